@@ -55,10 +55,12 @@ def questions(config_path: str, dataset: str, out: str) -> None:
     """Load, normalise, shuffle and truncate one dataset's questions."""
     from selfreflect.artifacts import write_table
     from selfreflect.config import dataset_spec, load_config
+    from selfreflect.fileio import check_writable
     from selfreflect.questions import load_questions
 
     config = load_config(config_path)
     spec = dataset_spec(config, dataset, source=config_path)
+    check_writable(out)
     table = load_questions(dataset, spec, config["questions"]["num_questions"], config["seed"])
     write_table("questions", table, out, {"dataset": dataset, "seed": config["seed"]})
     click.echo(f"{len(table)} questions written to {out}")
@@ -84,6 +86,7 @@ def answers(
     from selfreflect.artifacts import read_table, write_table
     from selfreflect.backends import open_generator
     from selfreflect.config import load_config, model_spec
+    from selfreflect.fileio import check_writable
     from selfreflect.provenance import provenance
 
     config = load_config(config_path)
@@ -92,6 +95,8 @@ def answers(
     table = sharding.shard(read_table("questions", questions_path), shard, shards)
     key = checkpoints.fingerprint(spec, settings, config["seed"])
     directory = checkpoints.checkpoint_dir(out, key)
+    check_writable(out)
+    check_writable(directory)
     with open_generator(spec) as generator:
 
         def sample(chunk):
@@ -126,10 +131,12 @@ def merge(
     from selfreflect import sharding
     from selfreflect.artifacts import read_metadata, read_table, write_table
     from selfreflect.config import load_config
+    from selfreflect.fileio import check_writable
     from selfreflect.scoring.score import write_metrics
 
     if metrics_path and not (kind == "scores" and config_path):
         raise click.UsageError("--metrics needs scores and --config")
+    check_writable(out)
     tables = [read_table(kind, part) for part in parts]
     order = read_table("questions", questions_path)["id"]
     merged = sharding.merge(tables, order, list(parts))
@@ -146,8 +153,10 @@ def merge(
 def export_answers(answers_path: str, out: str) -> None:
     """Write an answers table in the reference test-answers JSON format."""
     from selfreflect.artifacts import read_table
+    from selfreflect.fileio import check_writable
     from selfreflect.reference_format import write_reference_answers
 
+    check_writable(out)
     write_reference_answers(read_table("answers", answers_path), out)
 
 
@@ -157,8 +166,10 @@ def export_answers(answers_path: str, out: str) -> None:
 def import_answers(json_path: str, out: str) -> None:
     """Convert a reference test-answers JSON file into an answers table."""
     from selfreflect.artifacts import write_table
+    from selfreflect.fileio import check_writable
     from selfreflect.reference_format import read_reference_answers
 
+    check_writable(out)
     write_table("answers", read_reference_answers(json_path), out, {"source": json_path})
 
 
@@ -174,10 +185,16 @@ def main() -> None:
     except click.exceptions.Abort:
         sys.exit(130)
     except click.ClickException as err:
-        err.show()
+        context = getattr(err, "ctx", None)
+        hint = f" (see '{context.command_path} --help')" if context else ""
+        click.echo(f"error: {err.format_message()}{hint}", err=True)
         sys.exit(err.exit_code)
     except SelfReflectError as err:
         click.echo(f"error: {err}", err=True)
+        sys.exit(1)
+    except OSError as err:  # e.g. an unwritable folder or a full disk, found mid-way
+        where = f"{err.filename}: " if err.filename else ""
+        click.echo(f"error: {where}{err.strerror or err}", err=True)
         sys.exit(1)
 
 

@@ -15,21 +15,33 @@ from typing import Any
 
 import yaml
 
-from selfreflect.errors import ConfigError
+from selfreflect.errors import ConfigError, SelfReflectError
 
 SCHEMA_PATH = Path(str(resources.files("selfreflect") / "data" / "config.schema.yaml"))
 
 
 def load_config(path: str | os.PathLike) -> dict[str, Any]:
     """Read a YAML config file, validate it and fill in defaults."""
+    return validate_config(read_config_file(path), source=str(path))
+
+
+def read_config_file(path: str | os.PathLike) -> dict[str, Any]:
+    """The mapping in a YAML config file; one-line :class:`ConfigError` naming the file."""
     path = Path(path)
     if not path.is_file():
         raise ConfigError(f"{path}: config file not found")
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = yaml.safe_load(path.read_text(encoding="utf-8-sig"))
+    except yaml.MarkedYAMLError as err:
+        line = err.problem_mark.line + 1 if err.problem_mark else "?"
+        raise ConfigError(f"{path}: malformed YAML at line {line}: {err.problem}") from None
     except yaml.YAMLError as err:
-        raise ConfigError(f"{path}: malformed YAML: {err}".replace("\n", " ")) from None
-    return validate_config(data, source=str(path))
+        raise ConfigError(f"{path}: malformed YAML: {' '.join(str(err).split())}") from None
+    except UnicodeDecodeError as err:
+        raise ConfigError(f"{path}: not UTF-8 text ({err.reason})") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: expected a mapping of config keys at the top level")
+    return data
 
 
 def validate_config(config: Any, source: str = "config") -> dict[str, Any]:
@@ -51,9 +63,35 @@ def validate_config(config: Any, source: str = "config") -> dict[str, Any]:
         if not isinstance(cause, ValidationError):
             raise ConfigError(f"{source}: {err}".replace("\n", " ")) from None
         where = ".".join(str(p) for p in cause.absolute_path) or "(top level)"
-        raise ConfigError(f"{source}: {where}: {cause.message}") from None
+        raise ConfigError(f"{source}: {where}: {_message(cause)}") from None
     _check_model_references(config, source)
     return _canonical(config)
+
+
+SECRET_KEYS = {"api_key_env"}  # a user may paste the key itself here: never echo the value
+
+
+def _message(error: Any) -> str:
+    """The schema error's message, without the offending value where it may be a secret."""
+    if error.absolute_path and error.absolute_path[-1] in SECRET_KEYS:
+        return "must name an environment variable, not hold the key (value not shown)"
+    return error.message
+
+
+def check_model_paths(config: dict[str, Any], source: str, built: tuple[str, ...] = ()) -> None:
+    """One-line :class:`ConfigError` for a local model that does not exist, before any job runs.
+
+    ``built`` are paths an upstream job creates (the workflow's tiny model); hub ids pass.
+    """
+    from selfreflect.backends import check_model_path
+
+    for name, spec in config["models"].items():
+        if spec["backend"] == "openai" or os.path.normpath(spec["path"]) in built:
+            continue
+        try:
+            check_model_path(spec["path"])
+        except SelfReflectError as err:
+            raise ConfigError(f"{source}: models.{name}.path: {err}") from None
 
 
 def _canonical(config: dict[str, Any]) -> dict[str, Any]:

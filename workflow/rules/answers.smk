@@ -10,6 +10,7 @@ rule answers_shard:
         answers=config["answers"],
         seed=config["seed"],
         shards=config["shards"],
+        code=code_digest("answers.py", "chat.py", "backends"),
     resources:
         gpu=lambda w: gpus(w.subject),
     conda:

@@ -3,6 +3,7 @@ import sys
 
 from selfreflect import paths
 from selfreflect.config import (
+    check_model_paths,
     model_gpus,
     summarized_datasets,
     validate_config,
@@ -10,12 +11,14 @@ from selfreflect.config import (
 )
 from selfreflect.fileio import file_digest
 from selfreflect.errors import ConfigError
+from selfreflect.provenance import code_digest
 from selfreflect.strategies import check_strategies, strategy_settings
 
-_source = ", ".join(map(str, workflow.config_settings.configfiles)) or "config"
+_source = ", ".join(map(str, workflow.config_settings.configfiles)) or DEFAULT_CONFIG
 try:
     config = validate_config(config, source=_source)
     check_strategies(config, _source)
+    check_model_paths(config, _source, built=(paths.TINY_MODEL,))
 except ConfigError as err:
     sys.exit(f"error: {err}")
 
@@ -29,7 +32,12 @@ wildcard_constraints:
     strategy=r"[A-Za-z0-9_.-]+",
     shard=r"\d+",
 
-RESOLVED_CONFIG = write_resolved_config(config, paths.RESOLVED_CONFIG.format(run=RUN))
+RESOLVED_CONFIG = paths.RESOLVED_CONFIG.format(run=RUN)
+
+
+onstart:  # not on a dry run: a dry run with another config must not touch a running run's file
+    write_resolved_config(config, RESOLVED_CONFIG)
+
 LOGS = paths.LOGS.format(run=RUN)
 ENV = "../../environment.yml"
 

@@ -1,6 +1,8 @@
 rule tiny_model:
     output:
         directory(paths.TINY_MODEL),
+    params:
+        code=code_digest("tiny_model.py"),
     conda:
         ENV
     log:

@@ -9,6 +9,7 @@ rule questions:
         digest=dataset_digest,
         questions=config["questions"],
         seed=config["seed"],
+        code=code_digest("questions.py"),
     conda:
         ENV
     log:

@@ -11,6 +11,7 @@ rule score_shard:
         scoring=config["scoring"],
         seed=config["seed"],
         shards=config["shards"],
+        code=code_digest("scoring", "chat.py"),
     resources:
         gpu=lambda w: gpus(w.judge),
     conda:
@@ -36,6 +37,7 @@ rule score:
     params:
         config=RESOLVED_CONFIG,
         scoring=config["scoring"],
+        code=code_digest("scoring/score.py", "stats.py"),
     conda:
         ENV
     log:

@@ -10,6 +10,7 @@ rule summaries:
         summarizer=lambda w: config["models"][config["summarizer"] or w.subject],
         summaries=lambda w: strategy_settings(config["summaries"], w.strategy),
         seed=config["seed"],
+        code=code_digest("strategies", "chat.py", "backends", "data/prompts.yaml"),
     wildcard_constraints:
         strategy=r"[A-Za-z0-9_.-]+",
     resources:

@@ -63,9 +63,12 @@ def load_plugin(name: str, target: str) -> Callable[[Context], str]:
     if os.getcwd() not in sys.path:
         sys.path.insert(0, os.getcwd())
     try:
-        return getattr(importlib.import_module(module_name), function)
-    except (ImportError, AttributeError) as err:
+        fn = getattr(importlib.import_module(module_name), function)
+    except (ImportError, AttributeError, ValueError) as err:
         raise StrategyError(f"strategy '{name}': cannot load plug-in {target}: {err}") from None
+    if not callable(fn):
+        raise StrategyError(f"strategy '{name}': plug-in {target} is not a function")
+    return fn
 
 
 def plugin_strategy(name: str, target: str) -> StrategyFn:

@@ -52,11 +52,18 @@ def unknown_message(name: str, plugins: dict[str, str]) -> str:
 
 
 def check_strategies(config: dict[str, Any], source: str = "config") -> None:
-    """One-line :class:`ConfigError` for an unknown strategy or a plug-in hiding a built-in."""
+    """One-line :class:`ConfigError` for an unknown strategy, a plug-in hiding a built-in or a
+    plug-in that cannot be imported."""
+    from selfreflect.strategies.plugins import load_plugin
+
     summaries = config["summaries"]
-    for name in summaries["plugins"]:
+    for name, target in summaries["plugins"].items():
         if name in _BUILTIN:
             raise ConfigError(f"{source}: summaries.plugins: '{name}' is a built-in strategy")
+        try:
+            load_plugin(name, target)
+        except StrategyError as err:
+            raise ConfigError(f"{source}: summaries.plugins.{name}: {err}") from None
     for name in summaries["strategies"]:
         if name not in _BUILTIN and name not in summaries["plugins"]:
             message = unknown_message(name, summaries["plugins"])
