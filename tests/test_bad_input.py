@@ -118,6 +118,7 @@ def export_case(name: str, writer, *expect: str) -> Case:
 
 SECRET = "sk-proj-Xy12secret"
 ANSWERS_CMD = ["answers", "--config", "{tmp}/c.yaml", "--subject", "tiny"]
+OUT_A = ["--out", "{tmp}/o/a.pq"]
 
 CASES = [
     # --- configs -------------------------------------------------------------------------------
@@ -266,33 +267,66 @@ CASES = [
     Case(
         "cli-shard-out-of-range",
         {"c.yaml": config(), "q.pq": artifact("questions", pd.DataFrame([QUESTIONS_ROW]))},
-        [*ANSWERS_CMD, "--questions", "{tmp}/q.pq", "--shard", "3", "--shards", "2"]
-        + ["--out", "{tmp}/o/a.pq"],
+        [*ANSWERS_CMD, "--questions", "{tmp}/q.pq", "--shard", "3", "--shards", "2", *OUT_A],
         ("shard 3",),
     ),
     Case(
         "cli-unknown-subject",
         {"c.yaml": config(), "q.pq": artifact("questions", pd.DataFrame([QUESTIONS_ROW]))},
-        ["answers", "--config", "{tmp}/c.yaml", "--subject", "big", "--questions", "{tmp}/q.pq"]
-        + ["--out", "{tmp}/o/a.pq"],
+        [
+            "answers",
+            "--config",
+            "{tmp}/c.yaml",
+            "--subject",
+            "big",
+            "--questions",
+            "{tmp}/q.pq",
+            *OUT_A,
+        ],
         ("c.yaml", "'big'"),
     ),
     Case(
         "cli-unknown-strategy",
         {"c.yaml": config(), "q.pq": artifact("questions", pd.DataFrame([QUESTIONS_ROW]))},
-        ["summarize", "--config", "{tmp}/c.yaml", "--subject", "tiny", "--strategy", "vote"]
-        + ["--questions", "{tmp}/q.pq", "--out", "{tmp}/o/s.pq"],
+        [
+            "summarize",
+            "--config",
+            "{tmp}/c.yaml",
+            "--subject",
+            "tiny",
+            "--strategy",
+            "vote",
+            "--questions",
+            "{tmp}/q.pq",
+            "--out",
+            "{tmp}/o/s.pq",
+        ],
         ("'vote'",),
     ),
     Case(
         "cli-unknown-judge",
         {"c.yaml": config(), "a.json": json.dumps(GOOD_ANSWERS)},
-        ["score", "--config", "{tmp}/c.yaml", "--judge", "big", "--answers", "{tmp}/a.json"]
-        + ["--summaries", "{tmp}/a.json", "--out", "{tmp}/o/s.json"],
+        [
+            "score",
+            "--config",
+            "{tmp}/c.yaml",
+            "--judge",
+            "big",
+            "--answers",
+            "{tmp}/a.json",
+            "--summaries",
+            "{tmp}/a.json",
+            "--out",
+            "{tmp}/o/s.json",
+        ],
         ("c.yaml", "'big'"),
     ),
-    Case("cli-batch-size-zero", {}, [*SCORE, "--summaries", "s", "--out", "o", "--batch-size", "0"],
-         ("--batch-size",)),
+    Case(
+        "cli-batch-size-zero",
+        {},
+        [*SCORE, "--summaries", "s", "--out", "o", "--batch-size", "0"],
+        ("--batch-size",),
+    ),
     Case(
         "cli-output-under-a-file",  # defect 2: one line, before any model loads
         {

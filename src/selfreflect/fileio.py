@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import glob
 import hashlib
 import json
 import os
@@ -38,19 +39,32 @@ def check_writable(path: str | os.PathLike) -> None:
 def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
     """Yield a temporary path beside ``path``; move it into place only if the block succeeds.
 
-    The file gets the mode a plain ``open`` would give it (0666 less the umask).
+    The file gets the mode a plain ``open`` would give it (0666 less the umask). A write that
+    fails (full disk, read-only folder) raises one ``InputError`` naming ``path`` and leaves
+    any earlier ``path`` as it was; temporary files of killed writers are removed on success.
     """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    except OSError as err:
+        raise InputError(f"{path}: cannot write ({_reason(err)})") from None
     os.fchmod(fd, 0o666 & ~_umask())
     os.close(fd)
     try:
         yield Path(tmp)
         os.replace(tmp, path)
+    except OSError as err:
+        raise InputError(f"{path}: cannot write ({_reason(err)})") from None
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)
+    for stale in path.parent.glob(f".{glob.escape(path.name)}.*.tmp"):
+        stale.unlink(missing_ok=True)
+
+
+def _reason(err: OSError) -> str:
+    return err.strerror or " ".join(str(err).split())
 
 
 def write_atomic(path: str | os.PathLike, write: Callable[[Path], Any]) -> None:

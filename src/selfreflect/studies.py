@@ -16,6 +16,7 @@ import pandas as pd
 from selfreflect import alt_metrics
 from selfreflect.answers import question_seed
 from selfreflect.controlled import mc_variants, pairs_table
+from selfreflect.progress import progress
 from selfreflect.scoring.judge import Judge
 from selfreflect.scoring.score import score_question
 from selfreflect.scoring.stopwords import IsStopword
@@ -32,7 +33,8 @@ def controlled_scores(
     pairs = pairs_table(answers, pair_types)
     by_id = answers.set_index("id")
     rows = []
-    for qid, group in pairs.groupby("id", sort=False):
+    groups = pairs.groupby("id", sort=False)
+    for qid, group in progress(groups, "controlled pairs: questions", groups.ngroups):
         answer = by_id.loc[qid]
         texts = {
             f"{p.pair_type}:{side}": getattr(p, side)
@@ -79,7 +81,8 @@ def mc_scores(
     """
     choices = questions.set_index("id")["choices"]
     rows = []
-    for answer in answers[answers["error"].isna()].itertuples(index=False):
+    ok = answers[answers["error"].isna()]
+    for answer in progress(ok.itertuples(index=False), "mc study: questions", len(ok)):
         options = choices.get(answer.id)
         if options is None or len(options) == 0:
             continue
@@ -133,7 +136,7 @@ def convergence_scores(
         ok = ok.head(settings["convergence_questions"])
     usable = summaries[summaries["error"].isna() & summaries["summary"].notna()]
     rows = []
-    for answer in ok.itertuples(index=False):
+    for answer in progress(ok.itertuples(index=False), "convergence: questions", len(ok)):
         texts = dict(usable.loc[usable["id"] == answer.id, ["strategy", "summary"]].values)
         if not texts:
             continue

@@ -16,6 +16,7 @@ from typing import TypeVar
 
 from selfreflect.backends import Generator, Sampling
 from selfreflect.chat import Message
+from selfreflect.progress import progress
 from selfreflect.strategies.context import Batch
 from selfreflect.strategies.registry import StrategyError, StrategyFn
 
@@ -77,7 +78,8 @@ def plugin_strategy(name: str, target: str) -> StrategyFn:
 
     def run(batch: Batch) -> dict[int, str]:
         summaries = {}
-        for row in batch.rows():
+        rows = batch.rows()
+        for row in progress(rows, f"strategy {name}: questions", len(rows)):
             try:
                 summary = fn(Context(batch, row))
             except QuestionFailed as failure:
