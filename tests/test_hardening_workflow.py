@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 from selfreflect.artifacts import read_table
-from tests.workflow_utils import clone_completed, copy_project, job_counts, run, snakemake
+from tests.workflow_utils import clone_completed, copy_project, job_counts, run
 
 pytestmark = pytest.mark.workflow
 
@@ -30,6 +30,12 @@ def write_config(project, name: str, edit) -> str:
     edit(config)
     (project / "config" / name).write_text(yaml.safe_dump(config, sort_keys=False))
     return f"config/{name}"
+
+
+def smk(project, *args: str, config: str = SMOKE, check: bool = True):
+    """``snakemake ARGS`` (targets first: ``--resources`` would take them as values)."""
+    command = ["snakemake", *args, "--configfile", config, "--cores", "2", "--resources", "gpu=1"]
+    return run(command, project, check=check)
 
 
 def last_line(result) -> str:
@@ -54,7 +60,7 @@ def test_late_failures_are_config_errors(project, edit, key):
     result = run(["snakemake", "-n", "--configfile", config], project, check=False)
     assert result.returncode != 0
     line = last_line(result)
-    assert line.startswith(f"error: {config}: {key}: "), line
+    assert line.startswith("error: ") and f"{config}: {key}: " in line, line
 
 
 @pytest.mark.parametrize("text", ["run: [paper\nseed: 1\n", ""], ids=["malformed", "empty"])
@@ -71,14 +77,14 @@ def test_dry_run_writes_nothing_and_a_run_writes_its_config_once(project, tmp_pa
     """Defect 4: `snakemake -n` with another config leaves the running run's config alone."""
     copy = clone_completed(project, tmp_path / "p")
     resolved = copy / "logs" / "smoke" / "config.yaml"
-    snakemake(copy, "-n")
+    smk(copy, "-n")
     assert not (copy / "logs").exists()
     target = "results/smoke/smoke/questions.parquet"
-    snakemake(copy, target)  # the job reads the resolved config: written before it runs
+    smk(copy, target)  # the job reads the resolved config: written before it runs
     written = resolved.read_text()
     assert yaml.safe_load(written)["seed"] == 1
     other = write_config(copy, "other.yaml", lambda c: c.update(seed=2))
-    run(["snakemake", "-n", "--configfile", other, target], copy)
+    smk(copy, "-n", target, config=other)
     assert resolved.read_text() == written
 
 
@@ -148,7 +154,7 @@ def test_killed_snakemake_run_resumes_to_identical_tables(smoke_run, tmp_path):
 
 def test_two_runs_with_different_names_do_not_touch_each_other(tmp_path):
     copy = copy_project(tmp_path / "p")
-    snakemake(copy, "results/models/tiny")  # the one output both runs share, built first
+    smk(copy, "results/models/tiny")  # the one output both runs share, built first
     names = ["left", "right"]
     commands = []
     for name in names:
