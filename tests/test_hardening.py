@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import os
 import stat
 import sys
@@ -12,6 +13,7 @@ import pytest
 from selfreflect.artifacts import read_table, write_table
 from selfreflect.cli import main
 from selfreflect.fileio import atomic_dir
+from selfreflect.progress import progress
 from selfreflect.questions import load_questions, question_id
 from selfreflect.reference_format import read_reference_answers
 
@@ -98,9 +100,11 @@ def test_question_ids_hash_the_normalised_question():
 
 
 def test_absent_summary_keys_are_not_failures_and_blank_summaries_warn(
-    tiny_model, tmp_path, monkeypatch, capsys
+    tiny_model, tmp_path, monkeypatch, capsys, caplog
 ):
-    """Defects 11 and 10: each question is scored on its own keys; a blank summary warns."""
+    """Defects 11 and 10: each question is scored on its own keys; a blank summary warns.
+    The job logs its progress."""
+    caplog.set_level(logging.INFO)
     answers = write_json(tmp_path / "a.json", ANSWERS)
     summaries = write_json(
         tmp_path / "s.json",
@@ -120,6 +124,19 @@ def test_absent_summary_keys_are_not_failures_and_blank_summaries_warn(
     counts = json.loads(metrics.read_text())
     assert {key: m["n_failed"] for key, m in counts.items()} == {"a": 0, "b": 0, "c": 0}
     assert counts["b"]["n_scored"] == 2
+    assert "scores: questions: 2/2 (100%)" in caplog.text
+
+
+def test_progress_lines_count_done_and_total(caplog):
+    caplog.set_level(logging.INFO)
+    assert list(progress("abc", "letters", 3, every=0)) == ["a", "b", "c"]
+    lines = [r.getMessage() for r in caplog.records if r.name == "selfreflect.progress"]
+    assert [line.split(",")[0] for line in lines] == [
+        "letters: 1/3 (33%)",
+        "letters: 2/3 (67%)",
+        "letters: 3/3 (100%)",
+    ]
+    assert all("elapsed, about" in line for line in lines)
 
 
 def test_unwritable_output_is_named_before_the_model_loads(tmp_path, monkeypatch, capsys):
