@@ -53,6 +53,7 @@ def validate_config(config: Any, source: str = "config") -> dict[str, Any]:
         where = ".".join(str(p) for p in cause.absolute_path) or "(top level)"
         raise ConfigError(f"{source}: {where}: {cause.message}") from None
     _check_model_references(config, source)
+    _fill_converted_paths(config, source)
     return _canonical(config)
 
 
@@ -87,6 +88,28 @@ def _check_model_references(config: dict[str, Any], source: str) -> None:
         if name not in models:
             known = ", ".join(sorted(models))
             raise ConfigError(f"{source}: {key}: unknown model '{name}' (models: {known})")
+
+
+def _fill_converted_paths(config: dict[str, Any], source: str) -> None:
+    """Give every GGUF model the folder it is converted into as its ``path``."""
+    from selfreflect.paths import CONVERTED_MODEL
+
+    for name, spec in config["models"].items():
+        if spec["package"] and not spec["gguf"]:
+            raise ConfigError(f"{source}: models.{name}.package: needs `gguf`, the file name")
+        if not spec["gguf"]:
+            continue
+        converted = CONVERTED_MODEL.format(model=name)
+        if spec.setdefault("path", converted) != converted:
+            raise ConfigError(
+                f"{source}: models.{name}.path: a gguf model is converted into {converted}"
+                " (leave `path` out)"
+            )
+
+
+def converted_models(config: dict[str, Any]) -> list[str]:
+    """Models the workflow converts from GGUF before any job loads them."""
+    return [name for name, spec in config["models"].items() if spec["gguf"]]
 
 
 def model_spec(config: dict[str, Any], name: str, source: str = "config") -> dict[str, Any]:

@@ -1,7 +1,7 @@
 rule answers_shard:
     input:
         questions=rules.questions.output[0],
-        model=rules.tiny_model.output[0],
+        models=lambda w: model_dirs(w.subject),
     output:
         temp(run_path(paths.ANSWERS_SHARD)),
     params:

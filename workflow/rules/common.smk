@@ -1,8 +1,10 @@
 # Config validation and the small helpers rules use to find their inputs and parameters.
+import re
 import sys
 
 from selfreflect import paths
 from selfreflect.config import (
+    converted_models,
     model_gpus,
     summarized_datasets,
     validate_config,
@@ -59,6 +61,18 @@ SUMMARIZED = summarized_datasets(config)
 def gpus(*models):
     """GPUs a job holding ``models`` takes (0 for models that run on the CPU)."""
     return model_gpus(config, *models)
+
+
+CONVERTED = converted_models(config)
+
+
+def model_dirs(*names):
+    """The model folders the workflow builds (the tiny model, converted GGUF models) that a job
+    holding the models ``names`` loads: inputs, so their rules run first."""
+    specs = [config["models"][name] for name in set(names)]
+    return sorted(
+        spec["path"] for spec in specs if spec["gguf"] or spec["path"] == paths.TINY_MODEL
+    )
 
 
 def summary_models(wildcards):

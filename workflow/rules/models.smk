@@ -9,3 +9,22 @@ rule tiny_model:
         "Building the tiny random-weight chat model"
     shell:
         "selfreflect tiny-model --out {output} 2> {log}"
+
+
+rule convert_model:
+    output:
+        directory(paths.CONVERTED_MODEL),
+    params:
+        config=RESOLVED_CONFIG,
+        source=lambda w: {k: config["models"][w.model][k] for k in ("gguf", "package", "dtype")},
+    wildcard_constraints:
+        model="|".join(map(re.escape, CONVERTED)) or "(?!)",
+    conda:
+        ENV
+    log:
+        "logs/models/{model}.log",
+    message:
+        "Converting the GGUF model {wildcards.model} to a safetensors folder"
+    shell:
+        "selfreflect convert-model --config {params.config} --model {wildcards.model}"
+        " --out {output} 2> {log}"

@@ -6,7 +6,7 @@ include: "report_common.smk"
 rule controlled_scores:
     input:
         answers=rules.answers.output[0],
-        model=rules.tiny_model.output[0],
+        models=lambda w: model_dirs(w.judge),
     output:
         run_path(paths.CONTROLLED),
     params:
@@ -31,7 +31,7 @@ rule mc_scores:
     input:
         questions=rules.questions.output[0],
         answers=rules.answers.output[0],
-        model=rules.tiny_model.output[0],
+        models=lambda w: model_dirs(w.judge),
     output:
         run_path(paths.MC),
     params:
@@ -57,7 +57,7 @@ rule convergence_scores:
     input:
         answers=rules.answers.output[0],
         summaries=strategy_summaries,
-        model=rules.tiny_model.output[0],
+        models=lambda w: model_dirs(w.judge),
     output:
         run_path(paths.CONVERGENCE),
     params:

@@ -2,7 +2,7 @@ rule score_shard:
     input:
         answers=rules.answers.output[0],
         summaries=rules.summaries.output[0],
-        model=rules.tiny_model.output[0],
+        models=lambda w: model_dirs(w.judge),
     output:
         temp(run_path(paths.SCORES_SHARD)),
     params:

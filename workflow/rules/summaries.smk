@@ -1,7 +1,7 @@
 rule summaries:
     input:
         questions=rules.questions.output[0],
-        model=rules.tiny_model.output[0],
+        models=lambda w: model_dirs(*summary_models(w)),
     output:
         run_path(paths.SUMMARIES),
     params:
