@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from selfreflect.controlled import (
+from selfreflect.report.controlled import (
     PAIR_TYPES,
     choice_counts,
     foreign_answers,

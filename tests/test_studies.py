@@ -4,9 +4,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from selfreflect.report.studies import controlled_scores, convergence_scores, mc_scores, subsample
 from selfreflect.scoring.judge import open_judge
 from selfreflect.scoring.stopwords import stopword_policy
-from selfreflect.studies import controlled_scores, convergence_scores, mc_scores, subsample
 
 SETTINGS = {"backend": "hf", "dtype": "auto", "batch_size": 8}
 

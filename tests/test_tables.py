@@ -6,8 +6,7 @@ import pytest
 
 from selfreflect import paths
 from selfreflect.errors import InputError
-from selfreflect.stats import krippendorff_alpha
-from selfreflect.tables import (
+from selfreflect.report.tables import (
     convergence_table,
     cost_table,
     human_agreement_table,
@@ -19,6 +18,7 @@ from selfreflect.tables import (
     with_intervals,
     write_table_files,
 )
+from selfreflect.stats import krippendorff_alpha
 
 KEYS = {"dataset": "d", "subject": "s", "judge": "j"}
 

@@ -12,7 +12,7 @@ import sys
 import click
 
 from selfreflect.errors import SelfReflectError
-from selfreflect.report_cli import report
+from selfreflect.report.cli import report
 from selfreflect.scoring.cli import score
 from selfreflect.strategies.cli import summarize
 

@@ -13,9 +13,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from selfreflect import alt_metrics
 from selfreflect.answers import question_seed
-from selfreflect.controlled import mc_variants, pairs_table
+from selfreflect.report import alt_metrics
+from selfreflect.report.controlled import mc_variants, pairs_table
 from selfreflect.scoring.judge import Judge
 from selfreflect.scoring.score import score_question
 from selfreflect.scoring.stopwords import IsStopword

@@ -137,7 +137,7 @@ def cost_table(summaries: pd.DataFrame, thinking: dict[str, bool]) -> pd.DataFra
 def validation_table(controlled: pd.DataFrame, confidence: float) -> pd.DataFrame:
     """Per experiment, pair type and metric: the fraction of pairs ranked correctly (ties count
     as wrong) with its Wilson interval; pairs where the metric failed on a side are left out."""
-    from selfreflect.alt_metrics import HIGHER_IS_BETTER  # (imports torch)
+    from selfreflect.report.alt_metrics import HIGHER_IS_BETTER  # (imports torch)
 
     rows = []
     keys = [*EXPERIMENT, "pair_type"]
