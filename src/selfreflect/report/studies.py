@@ -17,8 +17,10 @@ from selfreflect.answers import question_seed
 from selfreflect.report import alt_metrics
 from selfreflect.report.controlled import mc_variants, pairs_table
 from selfreflect.scoring.judge import Judge
-from selfreflect.scoring.score import score_question
+from selfreflect.scoring.score import score_question, upstream_error
 from selfreflect.scoring.stopwords import IsStopword
+
+SIDES = ("good", "bad")
 
 
 def controlled_scores(
@@ -28,40 +30,46 @@ def controlled_scores(
     temperature: float,
     is_stopword: IsStopword,
 ) -> pd.DataFrame:
-    """Every metric of both summaries of every controlled pair (long over ``side``)."""
+    """Every metric of both summaries of every controlled pair (long over ``side``); a pair
+    that cannot be made keeps its two rows with no summary and the reason in ``error``."""
     pairs = pairs_table(answers, pair_types)
     by_id = answers.set_index("id")
     rows = []
     for qid, group in pairs.groupby("id", sort=False):
-        answer = by_id.loc[qid]
+        made = group[group["error"].isna()]
         texts = {
-            f"{p.pair_type}:{side}": getattr(p, side)
-            for p in group.itertuples()
-            for side in ("good", "bad")
+            f"{p.pair_type}:{side}": getattr(p, side) for p in made.itertuples() for side in SIDES
         }
-        results = score_question(
-            judge,
-            answer["question"],
-            list(answer["test_answers"]),
-            list(answer["conditioning_answers"]),
-            texts,
-            temperature,
-            is_stopword,
-        )
-        for key, summary in texts.items():
-            pair_type, side = key.split(":")
-            score, _, error = results[key]
-            rows.append((qid, pair_type, side, summary, score, error))
+        answer = by_id.loc[qid]
+        results = {}
+        if texts:
+            results = score_question(
+                judge,
+                answer["question"],
+                list(answer["test_answers"]),
+                list(answer["conditioning_answers"]),
+                texts,
+                temperature,
+                is_stopword,
+            )
+        for pair in group.itertuples():
+            for side in SIDES:
+                score, _, error = results.get(f"{pair.pair_type}:{side}", (None, 0, pair.error))
+                summary = getattr(pair, side)
+                rows.append((qid, pair.pair_type, side, summary, score, error))
     table = pd.DataFrame(
         rows, columns=["id", "pair_type", "side", "summary", "selfreflect", "error"]
     )
+    made = table["summary"].notna()
     items = [
         (by_id.loc[qid, "question"], list(by_id.loc[qid, "conditioning_answers"]), summary)
-        for qid, summary in zip(table["id"], table["summary"], strict=True)
+        for qid, summary in zip(table.loc[made, "id"], table.loc[made, "summary"], strict=True)
     ]
-    table["llm_rating"] = alt_metrics.llm_ratings(judge, items)
-    table["p_true"] = alt_metrics.p_true(judge, items)
-    table["embedding"] = alt_metrics.embedding_similarity(items)
+    table[["llm_rating", "p_true", "embedding"]] = np.nan
+    if items:
+        table.loc[made, "llm_rating"] = alt_metrics.llm_ratings(judge, items)
+        table.loc[made, "p_true"] = alt_metrics.p_true(judge, items)
+        table.loc[made, "embedding"] = alt_metrics.embedding_similarity(items)
     return table
 
 
@@ -75,13 +83,21 @@ def mc_scores(
 ) -> pd.DataFrame:
     """SelfReflect and true W1 of each stated-distribution summary of each MC question.
 
-    Only questions with ``choices`` whose answers did not fail take part.
+    A question without ``choices`` or whose answers failed keeps one row per temperature with
+    no summary and the reason in ``error``.
     """
     choices = questions.set_index("id")["choices"]
+    temperatures = settings["mc_temperatures"]
     rows = []
-    for answer in answers[answers["error"].isna()].itertuples(index=False):
+    for answer in answers.itertuples(index=False):
         options = choices.get(answer.id)
+        excluded = None
         if options is None or len(options) == 0:
+            excluded = "not a multiple-choice question"
+        elif isinstance(answer.error, str):
+            excluded = f"answers failed: {answer.error}"
+        if excluded is not None:
+            rows += [(answer.id, t, None, None, None, excluded) for t in temperatures]
             continue
         variants = mc_variants(
             list(answer.conditioning_answers),
@@ -125,30 +141,41 @@ def convergence_scores(
     """Scores of every strategy with subsampled conditioning answers (test answers all) and
     with subsampled test answers (conditioning answers all), per size of the subsample.
 
-    The first ``convergence_questions`` questions (all if null) whose answers did not fail take
-    part; sizes above the number of answers are left out; failed summaries are skipped.
+    The first ``convergence_questions`` questions (all if null) take part. Every (question,
+    strategy, answer set, size) keeps its row: one that cannot be scored (failed answers or
+    summary, a size above the number of answers) has the reason in ``error``.
     """
-    ok = answers[answers["error"].isna()]
+    chosen = answers
     if settings["convergence_questions"] is not None:
-        ok = ok.head(settings["convergence_questions"])
-    usable = summaries[summaries["error"].isna() & summaries["summary"].notna()]
+        chosen = answers.head(settings["convergence_questions"])
+    strategies = list(dict.fromkeys(summaries["strategy"]))
+    lookup = {(r.id, r.strategy): r for r in summaries.itertuples(index=False)}
+    sizes = settings["convergence_sizes"]
     rows = []
-    for answer in ok.itertuples(index=False):
-        texts = dict(usable.loc[usable["id"] == answer.id, ["strategy", "summary"]].values)
-        if not texts:
-            continue
+    for answer in chosen.itertuples(index=False):
+        texts, reasons = {}, {}
+        for strategy in strategies:
+            reason = upstream_error(answer, lookup.get((answer.id, strategy)))
+            if reason is None:
+                texts[strategy] = lookup[answer.id, strategy].summary
+            else:
+                reasons[strategy] = reason
         seed = question_seed(run_seed, answer.id)
         test, conditioning = list(answer.test_answers), list(answer.conditioning_answers)
         for axis, pool in (("conditioning", conditioning), ("test", test)):
-            for size in settings["convergence_sizes"]:
+            for size in sizes:
+                results = {s: (None, 0, reason) for s, reason in reasons.items()}
                 if size > len(pool):
-                    continue
-                part = subsample(pool, size, seed)
-                args = (test, part) if axis == "conditioning" else (part, conditioning)
-                results = score_question(
-                    judge, answer.question, *args, texts, temperature, is_stopword
-                )
-                for strategy, (score, _, error) in results.items():
+                    too_few = f"only {len(pool)} {axis} answers"
+                    results |= {s: (None, 0, too_few) for s in texts}
+                elif texts:
+                    part = subsample(pool, size, seed)
+                    args = (test, part) if axis == "conditioning" else (part, conditioning)
+                    results |= score_question(
+                        judge, answer.question, *args, texts, temperature, is_stopword
+                    )
+                for strategy in strategies:
+                    score, _, error = results[strategy]
                     rows.append((answer.id, strategy, axis, size, score, error))
     columns = ["id", "strategy", "axis", "size", "score", "error"]
     return pd.DataFrame(rows, columns=columns)

@@ -55,7 +55,7 @@ def score_question(
     return {key: (metric.score(d), len(d), None) for key, d in zip(tasks, distances, strict=True)}
 
 
-def _upstream_error(answer: Any, summary: Any) -> str | None:
+def upstream_error(answer: Any, summary: Any) -> str | None:
     """Why a question cannot be scored before any task is built, or None."""
     if isinstance(answer.error, str):
         return f"answers failed: {answer.error}"
@@ -83,7 +83,7 @@ def score_table(
         results: dict[str, Result] = {}
         texts = {}
         for strategy in strategies:
-            error = _upstream_error(answer, lookup.get((answer.id, strategy)))
+            error = upstream_error(answer, lookup.get((answer.id, strategy)))
             if error is None:
                 texts[strategy] = lookup[answer.id, strategy].summary
             else:
