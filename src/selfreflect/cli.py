@@ -12,7 +12,7 @@ import sys
 import click
 
 from selfreflect.errors import SelfReflectError
-from selfreflect.report_cli import report
+from selfreflect.report.cli import report
 from selfreflect.scoring.cli import score
 from selfreflect.strategies.cli import summarize
 
@@ -101,6 +101,7 @@ def answers(
     from selfreflect.artifacts import read_table, write_table
     from selfreflect.backends import open_generator
     from selfreflect.config import load_config, model_spec
+    from selfreflect.failures import check_failures
     from selfreflect.provenance import provenance
 
     config = load_config(config_path)
@@ -117,6 +118,7 @@ def answers(
         result = checkpoints.run_chunked(
             "answers", table, sample, directory, settings["checkpoint_every"]
         )
+    check_failures(result, config["max_failed_share"], f"answers of {subject}")
     meta = provenance(config, [subject], subject=subject, settings=settings, shard=[shard, shards])
     write_table("answers", result, out, meta)
     checkpoints.clear(directory)
