@@ -15,10 +15,12 @@ _SKIP = shutil.ignore_patterns(
 
 
 def copy_project(dest: Path, config: str = "config/smoke.yaml") -> Path:
-    """A fresh copy of the project (git + DVC initialised) whose params.yaml is ``config``."""
+    """A fresh copy of the project (git + DVC initialised) whose params.yaml is ``config``, with
+    its dvc.yaml generated for that config."""
     shutil.copytree(REPO, dest, ignore=_SKIP, symlinks=True)
     (dest / "params.yaml").unlink()
     (dest / "params.yaml").symlink_to(config)
+    run(["selfreflect", "dvc-yaml"], dest)
     run(["git", "init", "-q"], dest)
     commit_all(dest, "copy")
     return dest

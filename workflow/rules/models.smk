@@ -1,4 +1,6 @@
 rule tiny_model:
+    input:
+        code=code("tiny_model.py", "data/tiny_corpus.txt"),
     output:
         directory(paths.TINY_MODEL),
     conda:
