@@ -53,6 +53,8 @@ def job_counts(dry_run_output: str) -> dict[str, int]:
 
 def run(args: list[str], cwd: Path, check: bool = True) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    if (Path(cwd) / "src" / "selfreflect").is_dir():  # a project copy runs its own code
+        env["PYTHONPATH"] = os.pathsep.join([str(Path(cwd) / "src"), env.get("PYTHONPATH", "")])
     result = subprocess.run(args, cwd=cwd, capture_output=True, text=True, env=env)
     if check and result.returncode != 0:
         raise AssertionError(

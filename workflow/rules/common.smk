@@ -34,7 +34,6 @@ wildcard_constraints:
 
 RESOLVED_CONFIG = write_resolved_config(config, paths.RESOLVED_CONFIG.format(run=RUN))
 LOGS = paths.LOGS.format(run=RUN)
-ENV = "../../environment.yml"
 
 
 def run_path(template):
@@ -75,8 +74,8 @@ def prompts(*keys):
 
 
 def code(*names):
-    """The package files and folders (relative to src/selfreflect) a rule runs, as inputs; ancient:
-    their timestamps rerun nothing, they become the DVC stage's code deps."""
+    """The package files and folders (relative to src/selfreflect) a rule runs, as ancient inputs
+    (their timestamps rerun nothing); they become the DVC stage's code deps."""
     return ancient(source_paths(names))
 
 
@@ -86,7 +85,7 @@ def models(*names):
 
     def built(wildcards):
         files = [config["models"][name.format(**wildcards)]["path"] for name in names]
-        return sorted({path for path in files if path.startswith(paths.MODELS + "/")})
+        return sorted({path for path in files if path.startswith(f"{paths.MODELS}/")})
 
     return built
 
@@ -106,6 +105,8 @@ def dataset_digest(wildcards):
 
 
 SUMMARIZED = summarized_datasets(config)
+# Every rule's conda environment (--use-conda) has vLLM's CUDA build if a model takes a GPU.
+ENV = "../envs/gpu.yaml" if model_gpus(config, *config["models"]) else "../envs/cpu.yaml"
 
 
 def gpus(*models):
