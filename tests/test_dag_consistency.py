@@ -114,6 +114,8 @@ def test_the_drifts_of_the_hand_written_dvc_yaml_are_gone(generated):
     assert (PROMPTS, "basic") in stages["summaries-smoke-tiny-basic"]["params"]
     assert (PROMPTS, "basic") not in stages["summaries-smoke-tiny-cot"]["params"]
     assert {"reports/smoke/tables/validation.csv"} <= stages["validation"]["outs"]
+    tracked = {key for stage in stages.values() for file, key in stage["params"] if file == PROMPTS}
+    assert tracked == set(yaml.safe_load((REPO / PROMPTS).read_text())), "every prompt is a param"
     deps = set().union(*(stage["deps"] for stage in stages.values()))
     assert "results/smoke" not in deps, "report stages depend on the files they read"
 

@@ -76,7 +76,8 @@ def snakemake_reruns(project: Path) -> set[str]:
     summary = run(args, project).stdout
     rows = csv.DictReader(io.StringIO(summary[summary.index("output_file") :]), delimiter="\t")
     stages = dvc_outs(project)
-    return {stages[row["output_file"]] for row in rows if row["plan"] != "no update"} - {None}
+    planned = {stages.get(row["output_file"]) for row in rows if row["plan"] != "no update"}
+    return planned - {None}
 
 
 def dvc_reruns(project: Path) -> set[str]:
