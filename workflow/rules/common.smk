@@ -51,13 +51,13 @@ def settings(*keys):
     paths (``[("models", name)]``, for names that may hold dots)."""
 
     def values(wildcards):
-        paths = []
+        key_paths = []
         for key in keys:
             if callable(key):
-                paths += key(wildcards)
+                key_paths += key(wildcards)
             else:
-                paths.append([part.format(**wildcards) for part in key.split(".")])
-        return setting_values(config, paths)
+                key_paths.append([part.format(**wildcards) for part in key.split(".")])
+        return setting_values(config, key_paths)
 
     return values
 
@@ -91,7 +91,7 @@ def models(*names):
 
 
 def dataset_files(wildcards):
-    """A dataset's local questions file or folder (an input, so the rule sees it); hub ids are not."""
+    """A dataset's local questions file or folder (an input, so the rule sees it), not a hub id."""
     path = config["datasets"][wildcards.dataset]["path"]
     local = config["datasets"][wildcards.dataset]["source"] == "local"
     return [path] if path and (local or os.path.exists(path)) else []
@@ -109,9 +109,9 @@ SUMMARIZED = summarized_datasets(config)
 ENV = "../envs/gpu.yaml" if model_gpus(config, *config["models"]) else "../envs/cpu.yaml"
 
 
-def gpus(*models):
-    """GPUs a job holding ``models`` takes (0 for models that run on the CPU)."""
-    return model_gpus(config, *models)
+def gpus(*names):
+    """GPUs a job holding the models ``names`` takes (0 for models that run on the CPU)."""
+    return model_gpus(config, *names)
 
 
 def summary_models(wildcards):
@@ -135,7 +135,11 @@ SCORING_PROMPTS = [
     "score_target_summary",
     "score_target_reference",
 ]
-VERBALIZE_PROMPTS = ["cluster_verbalize_first", "cluster_verbalize_more", "cluster_verbalize_separator"]
+VERBALIZE_PROMPTS = [
+    "cluster_verbalize_first",
+    "cluster_verbalize_more",
+    "cluster_verbalize_separator",
+]
 CONTROLLED_PROMPTS = [
     *SCORING_PROMPTS,
     *VERBALIZE_PROMPTS,

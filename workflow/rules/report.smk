@@ -202,8 +202,8 @@ rule cost_table:
     message:
         "Cost table: tokens and seconds per strategy"
     shell:
-        "selfreflect report cost-table --config {params.config} --out-dir {params.tables} {input.summaries}"
-        " 2> {log}"
+        "selfreflect report cost-table --config {params.config} --out-dir {params.tables}"
+        " {input.summaries} 2> {log}"
 
 
 rule human_agreement:
