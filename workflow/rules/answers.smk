@@ -1,14 +1,14 @@
 rule answers_shard:
     input:
         questions=rules.questions.output[0],
-        models=lambda w: model_dirs(w.subject),
+        models=models("{subject}"),
+        code=code("answers.py", "chat.py", "checkpoints.py", "sharding.py", "backends"),
     output:
         temp(run_path(paths.ANSWERS_SHARD)),
     params:
         config=RESOLVED_CONFIG,
-        model=lambda w: config["models"][w.subject],
-        answers=config["answers"],
-        seed=config["seed"],
+        settings=settings("seed", "answers", "models.{subject}"),
+        prompts=prompts(*SAMPLING_PROMPTS),
         shards=config["shards"],
     resources:
         gpu=lambda w: gpus(w.subject),
@@ -28,6 +28,7 @@ rule answers:
     input:
         questions=rules.questions.output[0],
         parts=expand(rules.answers_shard.output[0], shard=SHARDS, allow_missing=True),
+        code=code("sharding.py"),
     output:
         run_path(paths.ANSWERS),
     conda:

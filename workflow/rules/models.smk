@@ -1,4 +1,6 @@
 rule tiny_model:
+    input:
+        code=code("tiny_model.py", "data/tiny_corpus.txt"),
     output:
         directory(paths.TINY_MODEL),
     conda:
@@ -12,11 +14,13 @@ rule tiny_model:
 
 
 rule convert_model:
+    input:
+        code=code("model_sources.py"),
     output:
         directory(paths.CONVERTED_MODEL),
     params:
         config=RESOLVED_CONFIG,
-        source=lambda w: {k: config["models"][w.model][k] for k in ("gguf", "package", "dtype")},
+        settings=settings(lambda w: [("models", w.model, k) for k in ("gguf", "package", "dtype")]),
     wildcard_constraints:
         model="|".join(map(re.escape, CONVERTED)) or "(?!)",
     conda:

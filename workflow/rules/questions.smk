@@ -1,14 +1,13 @@
 rule questions:
     input:
         dataset_files,
+        code=code("questions.py"),
     output:
         run_path(paths.QUESTIONS),
     params:
         config=RESOLVED_CONFIG,
-        dataset=lambda w: config["datasets"][w.dataset],
+        settings=settings("seed", "questions", "datasets.{dataset}"),
         digest=dataset_digest,
-        questions=config["questions"],
-        seed=config["seed"],
     conda:
         ENV
     log:

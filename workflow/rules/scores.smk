@@ -2,14 +2,14 @@ rule score_shard:
     input:
         answers=rules.answers.output[0],
         summaries=rules.summaries.output[0],
-        models=lambda w: model_dirs(w.judge),
+        models=models("{judge}"),
+        code=code("scoring", "chat.py", "checkpoints.py", "sharding.py"),
     output:
         temp(run_path(paths.SCORES_SHARD)),
     params:
         config=RESOLVED_CONFIG,
-        judge=lambda w: config["models"][w.judge],
-        scoring=config["scoring"],
-        seed=config["seed"],
+        settings=settings("seed", "scoring", "models.{judge}"),
+        prompts=prompts(*SCORING_PROMPTS),
         shards=config["shards"],
     resources:
         gpu=lambda w: gpus(w.judge),
@@ -30,12 +30,13 @@ rule score:
     input:
         questions=rules.questions.output[0],
         parts=expand(rules.score_shard.output[0], shard=SHARDS, allow_missing=True),
+        code=code("sharding.py", "scoring", "stats.py"),
     output:
         scores=run_path(paths.SCORES),
         metrics=run_path(paths.METRICS),
     params:
         config=RESOLVED_CONFIG,
-        scoring=config["scoring"],
+        settings=settings("scoring"),
     conda:
         ENV
     log:
