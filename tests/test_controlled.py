@@ -1,14 +1,16 @@
 """Controlled summary pairs (paper Table 1) and the multiple-choice study's summaries."""
 
 import numpy as np
+import pandas as pd
 import pytest
 
-from selfreflect.controlled import (
+from selfreflect.report.controlled import (
     PAIR_TYPES,
     choice_counts,
     foreign_answers,
     mc_summary,
     mc_variants,
+    pairs_table,
     parse_choice,
     question_pairs,
     stated_percents,
@@ -92,3 +94,24 @@ def test_mc_variants_true_w1_by_hand():
     assert list(choice_counts(["B", "b)", "x2", "?"], choices)) == [0, 3, 1]
     assert list(stated_percents(np.array([0.333, 0.667]))) == [33, 67]
     assert mc_summary(np.array([0, 100, 0]), choices) == "Most likely B. x2 (about 100 %)."
+
+
+def test_pairs_table_keeps_every_question_and_pair_type_with_a_reason():
+    answers = pd.DataFrame(
+        {
+            "id": ["q1", "q2", "q3", "q4"],
+            "conditioning_answers": [ANSWERS, ["a", "a"], [], ["x"]],
+            "error": [None, None, None, "engine died"],
+        }
+    )
+    table = pairs_table(answers, ["majority_only", "idk"]).set_index(["id", "pair_type"])
+    assert len(table) == 4 * 2
+    assert table.loc[("q1", "majority_only"), "bad"] == "Paris"
+    assert table["error"].dropna().to_dict() == {
+        ("q2", "majority_only"): "no majority_only pair: a single answer group",
+        ("q3", "majority_only"): "no conditioning answers",
+        ("q3", "idk"): "no conditioning answers",
+        ("q4", "majority_only"): "answers failed: engine died",
+        ("q4", "idk"): "answers failed: engine died",
+    }
+    assert table.loc[table["error"].notna(), ["good", "bad"]].isna().all().all()

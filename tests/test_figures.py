@@ -4,8 +4,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from selfreflect.figures import convergence_figure, main_figure, mc_figure, validation_figure
-from selfreflect.tables import convergence_table, main_table, mc_table, validation_table
+from selfreflect.report.figures import convergence_figure, main_figure, mc_figure, validation_figure
+from selfreflect.report.tables import convergence_table, main_table, mc_table, validation_table
 
 KEYS = {"dataset": "d", "subject": "s", "judge": "j"}
 STRATEGIES = ["greedy", "basic", "cot", "sample_and_summarize"]

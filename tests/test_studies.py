@@ -1,12 +1,11 @@
 """The judge-scored report studies on the tiny model (transformers judge, no vLLM engine)."""
 
-import numpy as np
 import pandas as pd
 import pytest
 
+from selfreflect.report.studies import controlled_scores, convergence_scores, mc_scores, subsample
 from selfreflect.scoring.judge import open_judge
 from selfreflect.scoring.stopwords import stopword_policy
-from selfreflect.studies import controlled_scores, convergence_scores, mc_scores, subsample
 
 SETTINGS = {"backend": "hf", "dtype": "auto", "batch_size": 8}
 
@@ -37,25 +36,33 @@ def test_controlled_scores_every_metric(judge):
     table = controlled_scores(
         judge, answers_frame(), ["majority_only", "idk"], 5.0, stopword_policy("none")
     )
-    assert set(table["id"]) == {"q1", "q2"}  # the failed question has no pairs
-    assert sorted(table.loc[table["id"] == "q1", "pair_type"]) == [
+    made = table[table["summary"].notna()]
+    assert sorted(made.loc[made["id"] == "q1", "pair_type"]) == [
         "idk",
         "idk",
         "majority_only",
         "majority_only",
     ]
-    assert table["error"].isna().all()
+    assert made["error"].isna().all()
     for column, (low, high) in {
         "selfreflect": (0, 1),
         "llm_rating": (1, 5),
         "p_true": (0, 1),
         "embedding": (-1, 1),
     }.items():
-        assert table[column].between(low, high).all(), column
+        assert made[column].between(low, high).all(), column
+    excluded = table[table["summary"].isna()]
+    assert len(table) == 3 * 2 * 2  # every question, pair type and side keeps its row
+    assert excluded.set_index(["id", "pair_type"])["error"].to_dict() == {
+        ("q2", "majority_only"): "no majority_only pair: a single answer group",
+        ("q3", "majority_only"): "answers failed: failed upstream",
+        ("q3", "idk"): "answers failed: failed upstream",
+    }
+    assert excluded[["selfreflect", "llm_rating", "p_true", "embedding"]].isna().all().all()
 
 
 def test_mc_scores_only_for_multiple_choice_questions(judge):
-    questions = pd.DataFrame({"id": ["q1", "q2"], "choices": [None, ["x", "y"]]})
+    questions = pd.DataFrame({"id": ["q1", "q2", "q3"], "choices": [None, ["x", "y"], ["x"]]})
     table = mc_scores(
         judge,
         questions,
@@ -64,10 +71,16 @@ def test_mc_scores_only_for_multiple_choice_questions(judge):
         5.0,
         stopword_policy("none"),
     )
-    assert table["id"].tolist() == ["q2", "q2"]
-    assert table["score"].notna().all()
+    scored = table[table["summary"].notna()]
+    assert scored["id"].tolist() == ["q2", "q2"]
+    assert scored["score"].notna().all()
     # test answers B, A -> (0.5, 0.5, 0); the sharper summary leans more on B, so is farther
-    assert table["w1"].iloc[0] > table["w1"].iloc[1]
+    assert scored["w1"].iloc[0] > scored["w1"].iloc[1]
+    excluded = table[table["summary"].isna()].drop_duplicates("id")
+    assert excluded["error"].tolist() == [
+        "not a multiple-choice question",
+        "answers failed: failed upstream",
+    ]
 
 
 def test_convergence_scores_subsample_sizes(judge):
@@ -83,12 +96,16 @@ def test_convergence_scores_subsample_sizes(judge):
     table = convergence_scores(
         judge, answers_frame(), summaries, settings, 1, 5.0, stopword_policy("none")
     )
-    q1 = table[table["id"] == "q1"]
-    assert set(q1["strategy"]) == {"a"}  # the failed summary is skipped
+    assert len(table) == 3 * 2 * 2 * 3  # question x strategy x answer set x size
+    q1 = table[(table["id"] == "q1") & table["score"].notna()]
+    assert set(q1["strategy"]) == {"a"}
     assert sorted(q1.loc[q1["axis"] == "conditioning", "size"]) == [1, 2, 3]
     assert sorted(q1.loc[q1["axis"] == "test", "size"]) == [1, 2]  # only 2 test answers
-    full = table[(table["id"] == "q1") & (table["axis"] == "conditioning") & (table["size"] == 3)]
-    assert np.isfinite(full["score"]).all()
+    reasons = table.loc[table["score"].isna()].groupby(["id", "strategy"])["error"].unique()
+    assert reasons["q1", "b"].tolist() == ["summary failed: x"]
+    assert reasons["q1", "a"].tolist() == ["only 2 test answers"]
+    assert reasons["q2", "b"].tolist() == ["no summary for this question"]
+    assert reasons["q3", "a"].tolist() == ["answers failed: failed upstream"]
 
 
 def test_subsample_is_nested_and_seeded():

@@ -6,8 +6,7 @@ import pytest
 
 from selfreflect import paths
 from selfreflect.errors import InputError
-from selfreflect.stats import krippendorff_alpha
-from selfreflect.tables import (
+from selfreflect.report.tables import (
     convergence_table,
     cost_table,
     human_agreement_table,
@@ -19,6 +18,7 @@ from selfreflect.tables import (
     with_intervals,
     write_table_files,
 )
+from selfreflect.stats import krippendorff_alpha
 
 KEYS = {"dataset": "d", "subject": "s", "judge": "j"}
 
@@ -89,6 +89,7 @@ def test_validation_table_counts_correct_rankings_per_direction():
                     "id": f"q{i}",
                     "pair_type": "idk",
                     "side": side,
+                    "summary": side,
                     "selfreflect": sr,
                     "llm_rating": 3.0,
                     "embedding": emb,
@@ -96,8 +97,12 @@ def test_validation_table_counts_correct_rankings_per_direction():
                     **KEYS,
                 }
             )
+    for side in ("good", "bad"):  # a question without an idk pair
+        rows.append({"id": "q4", "pair_type": "idk", "side": side, "summary": None, **KEYS})
     table = validation_table(pd.DataFrame(rows), 0.95).set_index("metric")
     assert table.loc["selfreflect", ["n_pairs", "n_correct"]].tolist() == [4, 3]
+    assert table.loc["selfreflect", ["n_failed", "n_excluded"]].tolist() == [0, 1]
+    assert table.loc["p_true", ["n_failed", "n_excluded"]].tolist() == [4, 1]
     assert table.loc["embedding", "fraction"] == 1.0
     assert table.loc["llm_rating", "n_correct"] == 0  # all ties
     assert table.loc["p_true", "n_pairs"] == 0 and np.isnan(table.loc["p_true", "fraction"])
@@ -108,15 +113,17 @@ def test_validation_table_counts_correct_rankings_per_direction():
 def test_mc_table_rank_correlation():
     mc = pd.DataFrame(
         {
-            "id": ["a"] * 4 + ["b"],
-            "w1": [0.1, 0.2, 0.3, 0.4, np.nan],
-            "score": [0.2, 0.3, 0.5, 0.9, 0.1],
+            "id": ["a"] * 4 + ["b", "c"],
+            "summary": ["s"] * 5 + [None],  # c: not a multiple-choice question
+            "w1": [0.1, 0.2, 0.3, 0.4, np.nan, np.nan],
+            "score": [0.2, 0.3, 0.5, 0.9, 0.1, np.nan],
             **KEYS,
         }
     )
     row = mc_table(mc).iloc[0]
     assert row["spearman_rho"] == pytest.approx(1.0)
-    assert (row["n_summaries"], row["n_failed"], row["n_questions"]) == (4, 1, 1)
+    counts = ["n_summaries", "n_failed", "n_questions", "n_excluded"]
+    assert row[counts].tolist() == [4, 1, 1, 1]
     constant = mc.assign(score=0.5)
     assert np.isnan(mc_table(constant).iloc[0]["spearman_rho"])
 
@@ -219,3 +226,18 @@ def test_human_agreement_without_matching_ratings_is_undefined():
     )
     table = human_agreement_table(ratings, scores_frame({"a": [0.1, 0.2]}))
     assert table["n_units"].eq(0).all() and table["alpha"].isna().all()
+
+
+def test_human_agreement_counts_rated_units_without_a_score():
+    ratings = pd.DataFrame(
+        {"question_id": ["q0", "q1"], "strategy": "a", "rater": "r1", "rating": [3, 4]}
+    )
+    scores = pd.concat(
+        [
+            scores_frame({"a": [0.1, None]}),
+            scores_frame({"a": [None, None]}).assign(dataset="all_failed", score=np.nan),
+        ]
+    )
+    table = human_agreement_table(ratings, scores).drop_duplicates("dataset").set_index("dataset")
+    assert table.loc["d", ["n_units", "n_excluded"]].tolist() == [1, 1]
+    assert table.loc["all_failed", ["n_units", "n_excluded"]].tolist() == [0, 2]

@@ -68,7 +68,7 @@ SCHEMAS: dict[str, pa.Schema] = {
             ("error", _STR),
         ]
     ),
-    # report studies (selfreflect.studies): metric values of constructed summaries
+    # report studies (selfreflect.report.studies): metric values of constructed summaries
     "controlled_scores": pa.schema(
         [
             ("id", _STR),

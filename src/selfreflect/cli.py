@@ -12,7 +12,7 @@ import sys
 import click
 
 from selfreflect.errors import SelfReflectError
-from selfreflect.report_cli import report
+from selfreflect.report.cli import report
 from selfreflect.scoring.cli import score
 from selfreflect.strategies.cli import summarize
 
@@ -45,6 +45,23 @@ def tiny_model(out: str, seed: int) -> None:
 
     build_tiny_model(out, seed=seed)
     click.echo(f"tiny model written to {out}")
+
+
+@cli.command("convert-model")
+@CONFIG
+@click.option("--model", required=True, help="Name of a `gguf` model in the config.")
+@OUT
+def convert_model(config_path: str, model: str, out: str) -> None:
+    """Dequantise a GGUF model (a file, or a file inside an installed package) to safetensors."""
+    from selfreflect.config import load_config, model_spec
+    from selfreflect.errors import ConfigError
+    from selfreflect.model_sources import convert_gguf
+
+    spec = model_spec(load_config(config_path), model, source=config_path)
+    if not spec["gguf"]:
+        raise ConfigError(f"{config_path}: models.{model}.gguf: not set (nothing to convert)")
+    convert_gguf(spec, out)
+    click.echo(f"{model} converted to {out}")
 
 
 @cli.command()
@@ -86,6 +103,7 @@ def answers(
     from selfreflect.artifacts import read_table, write_table
     from selfreflect.backends import open_generator
     from selfreflect.config import load_config, model_spec
+    from selfreflect.failures import check_failures
     from selfreflect.fileio import check_writable
     from selfreflect.provenance import provenance
 
@@ -105,6 +123,7 @@ def answers(
         result = checkpoints.run_chunked(
             "answers", table, sample, directory, settings["checkpoint_every"]
         )
+    check_failures(result, config["max_failed_share"], f"answers of {subject}")
     meta = provenance(config, [subject], subject=subject, settings=settings, shard=[shard, shards])
     write_table("answers", result, out, meta)
     checkpoints.clear(directory)
@@ -145,6 +164,36 @@ def merge(
     if metrics_path:
         write_metrics(metrics_path, merged, load_config(config_path))
     click.echo(f"{len(merged)} rows merged into {out}")
+
+
+DVC_YAML = "selfreflect dvc-yaml"
+
+
+@cli.command("dvc-yaml")
+@click.option(
+    "--params",
+    "params_path",
+    default="params.yaml",
+    show_default=True,
+    type=click.Path(dir_okay=False, exists=True),
+    help="DVC's params file: the config to build the DAG for.",
+)
+@click.option("--out", default="dvc.yaml", show_default=True, type=click.Path(dir_okay=False))
+@click.option("--check", is_flag=True, help="Write nothing; exit 1 if OUT is not up to date.")
+def dvc_yaml(params_path: str, out: str, check: bool) -> None:
+    """Write dvc.yaml from the Snakemake rules (run in the project folder)."""
+    from pathlib import Path
+
+    from selfreflect.errors import ConfigError
+    from selfreflect.fileio import write_text
+    from selfreflect.workflow import dvc_yaml
+
+    text = dvc_yaml(Path("Snakefile"), Path(params_path))
+    if not check:
+        write_text(out, text)
+        click.echo(f"{out} written for {params_path}")
+    elif not Path(out).is_file() or Path(out).read_text(encoding="utf-8") != text:
+        raise ConfigError(f"{out}: not up to date with the Snakemake rules; run {DVC_YAML}")
 
 
 @cli.command("export-answers")

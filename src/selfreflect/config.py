@@ -65,6 +65,7 @@ def validate_config(config: Any, source: str = "config") -> dict[str, Any]:
         where = ".".join(str(p) for p in cause.absolute_path) or "(top level)"
         raise ConfigError(f"{source}: {where}: {_message(cause)}") from None
     _check_model_references(config, source)
+    _fill_converted_paths(config, source)
     return _canonical(config)
 
 
@@ -78,15 +79,16 @@ def _message(error: Any) -> str:
     return error.message
 
 
-def check_model_paths(config: dict[str, Any], source: str, built: tuple[str, ...] = ()) -> None:
+def check_model_paths(config: dict[str, Any], source: str, built: str | None = None) -> None:
     """One-line :class:`ConfigError` for a local model that does not exist, before any job runs.
 
-    ``built`` are paths an upstream job creates (the workflow's tiny model); hub ids pass.
+    Models under the folder ``built`` are made by the workflow's own jobs; hub ids pass.
     """
     from selfreflect.backends import check_model_path
 
     for name, spec in config["models"].items():
-        if spec["backend"] == "openai" or os.path.normpath(spec["path"]) in built:
+        path = os.path.normpath(spec["path"])
+        if spec["backend"] == "openai" or (built and path.startswith(f"{built}/")):
             continue
         try:
             check_model_path(spec["path"])
@@ -125,6 +127,28 @@ def _check_model_references(config: dict[str, Any], source: str) -> None:
         if name not in models:
             known = ", ".join(sorted(models))
             raise ConfigError(f"{source}: {key}: unknown model '{name}' (models: {known})")
+
+
+def _fill_converted_paths(config: dict[str, Any], source: str) -> None:
+    """Give every GGUF model the folder it is converted into as its ``path``."""
+    from selfreflect.paths import CONVERTED_MODEL
+
+    for name, spec in config["models"].items():
+        if spec["package"] and not spec["gguf"]:
+            raise ConfigError(f"{source}: models.{name}.package: needs `gguf`, the file name")
+        if not spec["gguf"]:
+            continue
+        converted = CONVERTED_MODEL.format(model=name)
+        if spec.setdefault("path", converted) != converted:
+            raise ConfigError(
+                f"{source}: models.{name}.path: a gguf model is converted into {converted}"
+                " (leave `path` out)"
+            )
+
+
+def converted_models(config: dict[str, Any]) -> list[str]:
+    """Models the workflow converts from GGUF before any job loads them."""
+    return [name for name, spec in config["models"].items() if spec["gguf"]]
 
 
 def model_spec(config: dict[str, Any], name: str, source: str = "config") -> dict[str, Any]:

@@ -62,26 +62,6 @@ def _hub_revision(repo_id: str) -> str | None:
         return None
 
 
-PACKAGE = Path(__file__).parent
-
-
-def code_digest(*modules: str) -> str:
-    """Content hash of package ``modules`` (files or folders relative to the package, e.g.
-    ``"answers.py"``, ``"scoring"``): a rule passes it as a param, so editing that code reruns
-    the rule."""
-    digest = hashlib.sha256()
-    for module in modules:
-        root = PACKAGE / module
-        if not root.exists():
-            raise FileNotFoundError(f"code_digest: no module {module} in {PACKAGE}")
-        files = sorted(root.rglob("*")) if root.is_dir() else [root]
-        for file in files:
-            if file.is_file() and "__pycache__" not in file.parts:
-                digest.update(file.relative_to(PACKAGE).as_posix().encode())
-                digest.update(file.read_bytes())
-    return digest.hexdigest()[:16]
-
-
 def config_hash(config: dict[str, Any]) -> str:
     return hashlib.sha256(yaml.safe_dump(config, sort_keys=True).encode()).hexdigest()
 

@@ -126,6 +126,7 @@ def score(
     """
     from selfreflect import checkpoints, sharding
     from selfreflect.artifacts import write_table
+    from selfreflect.failures import check_failures
     from selfreflect.fileio import check_writable, file_digest, write_json
     from selfreflect.scoring.judge import open_judge
     from selfreflect.scoring.score import reference_scores, score_table, write_metrics
@@ -161,6 +162,7 @@ def score(
             directory,
             settings["checkpoint_every"],
         )
+    check_failures(scores, config["max_failed_share"], f"scoring with {spec['name']}", "strategy")
     if _is_json(out):
         write_json(out, reference_scores(answers, summaries, scores))
     else:

@@ -1,8 +1,9 @@
 """Score summaries against the held-out answers (SPEC §5): answers + summaries -> ``scores``.
 
 One row per question and strategy. A question that cannot be scored (no conditioning answers,
-no word to mask, prompt too long, failed upstream, judge error) keeps its row with ``error``
-set and ``score`` null, so it is counted, never dropped.
+no word to mask, prompt too long, failed upstream) keeps its row with ``error`` set and
+``score`` null, so it is counted, never dropped. A crash of the judge (out of memory, a bug) is
+no question's failure: it propagates and stops the job, which resumes from its checkpoint.
 """
 
 from __future__ import annotations
@@ -33,7 +34,8 @@ def score_question(
     temperature: float,
     is_stopword: IsStopword,
 ) -> dict[str, Result]:
-    """Each summary's score for one question; a failure gives every summary the same error."""
+    """Each summary's score for one question; a :class:`TaskError` gives every summary the
+    same error, any other exception propagates."""
     try:
         reference, tasks = question_tasks(
             judge.tokenizer,
@@ -50,13 +52,10 @@ def score_question(
         distances = judge.distances(reference, list(tasks.values()), temperature)
     except TaskError as err:
         return dict.fromkeys(summaries, (None, 0, str(err)))
-    except Exception as err:  # a judge failure is recorded; finished questions are kept
-        logger.exception("scoring failed for question %r", question)
-        return dict.fromkeys(summaries, (None, 0, f"{type(err).__name__}: {err}"))
     return {key: (metric.score(d), len(d), None) for key, d in zip(tasks, distances, strict=True)}
 
 
-def _upstream_error(answer: Any, summary: Any) -> str | None:
+def upstream_error(answer: Any, summary: Any) -> str | None:
     """Why a question cannot be scored before any task is built, or None."""
     if isinstance(answer.error, str):
         return f"answers failed: {answer.error}"
@@ -92,7 +91,7 @@ def score_table(
         texts = {}
         present = keys.get(answer.id, strategies)
         for strategy in present:
-            error = _upstream_error(answer, lookup.get((answer.id, strategy)))
+            error = upstream_error(answer, lookup.get((answer.id, strategy)))
             if error is None:
                 texts[strategy] = lookup[answer.id, strategy].summary
             else:

@@ -17,6 +17,7 @@ def summarize(config_path: str, subject: str, strategy: str, questions_path: str
 
     from selfreflect.artifacts import read_table, write_table
     from selfreflect.config import load_config, model_spec
+    from selfreflect.failures import check_failures
     from selfreflect.fileio import check_writable
     from selfreflect.strategies import open_models, resolve, strategy_settings
     from selfreflect.strategies import summarize as run_strategy
@@ -31,6 +32,7 @@ def summarize(config_path: str, subject: str, strategy: str, questions_path: str
     with ExitStack() as stack:
         models = open_models(config, subject, stack)
         table = run_strategy(strategy, questions, models, config, summarizer)
+    check_failures(table, config["max_failed_share"], f"strategy '{strategy}'")
     metadata = {
         "strategy": strategy,
         "subject": subject,

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from selfreflect.fileio import atomic_path
-from selfreflect.tables import EXPERIMENT
+from selfreflect.report.tables import EXPERIMENT
 
 STYLE = {
     "font.size": 8,

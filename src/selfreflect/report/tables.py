@@ -136,13 +136,16 @@ def cost_table(summaries: pd.DataFrame, thinking: dict[str, bool]) -> pd.DataFra
 
 def validation_table(controlled: pd.DataFrame, confidence: float) -> pd.DataFrame:
     """Per experiment, pair type and metric: the fraction of pairs ranked correctly (ties count
-    as wrong) with its Wilson interval; pairs where the metric failed on a side are left out."""
-    from selfreflect.alt_metrics import HIGHER_IS_BETTER  # (imports torch)
+    as wrong) with its Wilson interval. ``n_excluded`` questions had no such pair (their
+    reasons are in the study table); ``n_failed`` pairs lack the metric on a side."""
+    from selfreflect.report.alt_metrics import HIGHER_IS_BETTER  # (imports torch)
 
     rows = []
     keys = [*EXPERIMENT, "pair_type"]
     for values, cell in controlled.groupby(keys, sort=False):
-        wide = cell.pivot_table(index="id", columns="side", values=list(HIGHER_IS_BETTER))
+        made = cell[cell["summary"].notna()]
+        n_made = made["id"].nunique()
+        wide = made.pivot_table(index="id", columns="side", values=list(HIGHER_IS_BETTER))
         for metric, higher in HIGHER_IS_BETTER.items():
             pairs = wide[metric].dropna() if metric in wide else pd.DataFrame()
             good, bad = (pairs.get("good"), pairs.get("bad"))
@@ -154,6 +157,8 @@ def validation_table(controlled: pd.DataFrame, confidence: float) -> pd.DataFram
                     **dict(zip(keys, values, strict=True)),
                     "metric": metric,
                     "n_pairs": n,
+                    "n_failed": n_made - n,
+                    "n_excluded": cell["id"].nunique() - n_made,
                     "n_correct": correct,
                     "fraction": ci.estimate if ci else np.nan,
                     "ci_low": ci.low if ci else np.nan,
@@ -167,10 +172,15 @@ def validation_table(controlled: pd.DataFrame, confidence: float) -> pd.DataFram
 
 
 def mc_table(mc: pd.DataFrame) -> pd.DataFrame:
-    """Per experiment: Spearman correlation of SelfReflect with the true W1 over all summaries."""
+    """Per experiment: Spearman correlation of SelfReflect with the true W1 over all summaries.
+
+    ``n_excluded`` questions had no summaries (not multiple choice, failed answers);
+    ``n_failed`` summaries could not be scored; the reasons are in the study table.
+    """
     rows = []
     for values, cell in mc.groupby(EXPERIMENT, sort=False):
-        ok = cell.dropna(subset=["score", "w1"])
+        made = cell[cell["summary"].notna()]
+        ok = made.dropna(subset=["score", "w1"])
         rho, p = (np.nan, np.nan)
         if len(ok) >= 2 and ok["score"].nunique() > 1 and ok["w1"].nunique() > 1:
             rho, p = rank_correlation(ok["score"], ok["w1"])
@@ -179,7 +189,8 @@ def mc_table(mc: pd.DataFrame) -> pd.DataFrame:
                 **dict(zip(EXPERIMENT, values, strict=True)),
                 "n_questions": ok["id"].nunique(),
                 "n_summaries": len(ok),
-                "n_failed": len(cell) - len(ok),
+                "n_failed": len(made) - len(ok),
+                "n_excluded": cell["id"].nunique() - made["id"].nunique(),
                 "spearman_rho": rho,
                 "p_value": p,
             }
@@ -193,7 +204,8 @@ def mc_table(mc: pd.DataFrame) -> pd.DataFrame:
 def convergence_table(
     convergence: pd.DataFrame, n_resamples: int, confidence: float, seed: int
 ) -> pd.DataFrame:
-    """Per experiment, strategy, subsampled answer set and size: mean score with bootstrap CI."""
+    """Per experiment, strategy, subsampled answer set and size: mean score with bootstrap CI;
+    ``n_failed`` rows could not be scored (reasons in the study table)."""
     keys = [*EXPERIMENT, "strategy", "axis", "size"]
     rows = []
     for values, group in convergence.groupby(keys, sort=False):
@@ -239,10 +251,16 @@ def human_agreement_table(ratings: pd.DataFrame, scores: pd.DataFrame) -> pd.Dat
     Units are (question, strategy) pairs rated by someone and scored by SelfReflect. Raw
     ratings are compared at the interval level; SelfReflect (a distance) and the ratings are
     put on one scale as within-question ranks of the strategies (ordinal level).
+    ``n_excluded`` rated units of the experiment have no score (reasons in the scores table).
     """
+    rated_units = ratings[["question_id", "strategy"]].drop_duplicates()
+    rated_units = pd.MultiIndex.from_frame(rated_units, names=["id", "strategy"])
     rows = []
-    for values, cell in scores.dropna(subset=["score"]).groupby(EXPERIMENT, sort=False):
-        score = cell.pivot_table(index="id", columns="strategy", values="score")
+    for values, cell in scores.groupby(EXPERIMENT, sort=False):
+        unscored = cell[cell["score"].isna()].set_index(["id", "strategy"]).index
+        score = cell.dropna(subset=["score"]).pivot_table(
+            index="id", columns="strategy", values="score"
+        )
         rated = ratings[
             ratings["question_id"].isin(score.index) & ratings["strategy"].isin(score.columns)
         ]
@@ -255,6 +273,7 @@ def human_agreement_table(ratings: pd.DataFrame, scores: pd.DataFrame) -> pd.Dat
         units = sum(1 for _ in rated.groupby(["question_id", "strategy"]))
         base = dict(zip(EXPERIMENT, values, strict=True))
         base |= {"n_raters": len(by_rater), "n_units": units}
+        base |= {"n_excluded": int(unscored.isin(rated_units).sum())}
         for name, alpha in _alphas(by_rater, score).items():
             rows.append({**base, "comparison": name, "alpha": alpha})
     return pd.DataFrame(rows)

@@ -22,6 +22,14 @@ from selfreflect.stats import wasserstein_1
 from selfreflect.strategies.clustering import Cluster, cluster_answers, normalise
 
 PAIR_TYPES = ("majority_only", "no_likelihoods", "reversed", "extra_option", "idk")
+# why a pair type makes no pair for a question (its worse summary would equal the good one)
+NO_PAIR = {
+    "majority_only": "a single answer group",
+    "no_likelihoods": "answer groups equally frequent",
+    "reversed": "answer groups equally frequent",
+    "extra_option": "no answer of another question to add",
+    "idk": "the good summary already says I don't know",
+}
 
 Option = tuple[str, float]  # (answer text, share in [0, 1])
 
@@ -119,16 +127,33 @@ def foreign_answers(conditioning: Sequence[Sequence[str]]) -> list[str | None]:
 
 
 def pairs_table(answers: pd.DataFrame, pair_types: Sequence[str]) -> pd.DataFrame:
-    """One row (id, pair_type, good, bad) per pair of every question that did not fail."""
-    ok = answers[answers["error"].isna()]
-    conditioning = [list(a) for a in ok["conditioning_answers"]]
-    extras = foreign_answers(conditioning)
-    rows = [
-        (qid, pair.pair_type, pair.good, pair.bad)
-        for qid, cond, extra in zip(ok["id"], conditioning, extras, strict=True)
-        for pair in question_pairs(cond, pair_types, extra)
-    ]
-    return pd.DataFrame(rows, columns=["id", "pair_type", "good", "bad"])
+    """One row (id, pair_type, good, bad, error) per question and pair type; a pair that cannot
+    be made (failed answers, no answers, the type does not apply) has no summaries and the
+    reason in ``error``."""
+    ok = answers["error"].isna()
+    conditioning = [list(a) for a in answers.loc[ok, "conditioning_answers"]]
+    pairs = dict(zip(answers.loc[ok, "id"], conditioning, strict=True))
+    extras = dict(zip(pairs, foreign_answers(conditioning), strict=True))
+    rows = []
+    for qid, error in zip(answers["id"], answers["error"], strict=True):
+        made = {}
+        if qid in pairs:
+            made = {p.pair_type: p for p in question_pairs(pairs[qid], pair_types, extras[qid])}
+        for pair_type in pair_types:
+            if pair_type in made:
+                rows.append((qid, pair_type, made[pair_type].good, made[pair_type].bad, None))
+            else:
+                reason = _no_pair_reason(error, pairs.get(qid), pair_type)
+                rows.append((qid, pair_type, None, None, reason))
+    return pd.DataFrame(rows, columns=["id", "pair_type", "good", "bad", "error"])
+
+
+def _no_pair_reason(error: str | None, conditioning: list[str] | None, pair_type: str) -> str:
+    if conditioning is None:
+        return f"answers failed: {error}"
+    if not clusters_of(conditioning):
+        return "no conditioning answers"
+    return f"no {pair_type} pair: {NO_PAIR[pair_type]}"
 
 
 # --- multiple-choice study --------------------------------------------------------------------

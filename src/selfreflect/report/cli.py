@@ -17,8 +17,9 @@ from typing import Any
 import click
 import pandas as pd
 
-from selfreflect import paths, tables
+from selfreflect import paths
 from selfreflect.config import summarized_datasets
+from selfreflect.report import tables
 
 CONFIG = click.option(
     "--config", "config_path", required=True, type=click.Path(dir_okay=False), help="Config."
@@ -115,7 +116,7 @@ def report() -> None:
 def controlled_scores(config_path: str, judge: str, answers_path: str, out: str) -> None:
     """Score the controlled summary pairs (paper Table 1) with SelfReflect and alternatives."""
     from selfreflect.artifacts import read_table, write_table
-    from selfreflect.studies import controlled_scores as study
+    from selfreflect.report.studies import controlled_scores as study
 
     config = _config(config_path)
     answers = read_table("answers", answers_path)
@@ -135,7 +136,7 @@ def controlled_scores(config_path: str, judge: str, answers_path: str, out: str)
 def mc_scores(config_path: str, judge: str, questions_path: str, answers_path: str, out: str):
     """Score stated-distribution summaries of multiple-choice questions; true W1 alongside."""
     from selfreflect.artifacts import read_table, write_table
-    from selfreflect.studies import mc_scores as study
+    from selfreflect.report.studies import mc_scores as study
 
     config = _config(config_path)
     questions = read_table("questions", questions_path)
@@ -161,7 +162,7 @@ def convergence_scores(
 ) -> None:
     """Rescore the summaries FILES with subsampled conditioning / masked-out answers."""
     from selfreflect.artifacts import read_table, write_table
-    from selfreflect.studies import convergence_scores as study
+    from selfreflect.report.studies import convergence_scores as study
 
     config = _config(config_path)
     answers = read_table("answers", answers_path)
@@ -189,7 +190,7 @@ def main_table(
     config_path: str, out_dir: str, figure_dir: str, metrics_path: str | None, files
 ) -> None:
     """Table 2: SelfReflect per strategy and experiment from the scores FILES."""
-    from selfreflect.figures import main_figure
+    from selfreflect.report.figures import main_figure
 
     config = _config(config_path)
     scores = tables.read_keyed("scores", paths.SCORES, _files(config, paths.SCORES, files))
@@ -217,7 +218,7 @@ def main_table(
 @FILES
 def validation(config_path: str, out_dir: str, figure_dir: str, metrics_path, files) -> None:
     """Table 1: fraction of controlled pairs each metric ranks correctly (FILES: studies)."""
-    from selfreflect.figures import validation_figure
+    from selfreflect.report.figures import validation_figure
 
     config = _config(config_path)
     controlled = tables.read_keyed(
@@ -242,7 +243,7 @@ def validation(config_path: str, out_dir: str, figure_dir: str, metrics_path, fi
 @FILES
 def mc_study(config_path: str, out_dir: str, figure_dir: str, metrics_path, files) -> None:
     """Rank correlation of SelfReflect with the true W1 on multiple-choice questions."""
-    from selfreflect.figures import mc_figure
+    from selfreflect.report.figures import mc_figure
 
     config = _config(config_path)
     mc = tables.read_keyed("mc_scores", paths.MC, _files(config, paths.MC, files))
@@ -260,7 +261,7 @@ def mc_study(config_path: str, out_dir: str, figure_dir: str, metrics_path, file
 @FILES
 def convergence(config_path: str, out_dir: str, figure_dir: str, files) -> None:
     """Score vs number of conditioning / masked-out answers (FILES: convergence studies)."""
-    from selfreflect.figures import convergence_figure
+    from selfreflect.report.figures import convergence_figure
 
     config = _config(config_path)
     scores = tables.read_keyed(

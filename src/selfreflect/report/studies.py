@@ -1,0 +1,183 @@
+"""The report's judge-scored studies: controlled pairs, the MC study, convergence.
+
+Each takes a loaded judge and artifact tables and returns one study table
+(``artifacts.SCHEMAS``); SelfReflect scores come from the scorer's
+:func:`selfreflect.scoring.score.score_question`, so a study scores exactly as ``score`` does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from selfreflect.answers import question_seed
+from selfreflect.progress import progress
+from selfreflect.report import alt_metrics
+from selfreflect.report.controlled import mc_variants, pairs_table
+from selfreflect.scoring.judge import Judge
+from selfreflect.scoring.score import score_question, upstream_error
+from selfreflect.scoring.stopwords import IsStopword
+
+SIDES = ("good", "bad")
+
+
+def controlled_scores(
+    judge: Judge,
+    answers: pd.DataFrame,
+    pair_types: Sequence[str],
+    temperature: float,
+    is_stopword: IsStopword,
+) -> pd.DataFrame:
+    """Every metric of both summaries of every controlled pair (long over ``side``); a pair
+    that cannot be made keeps its two rows with no summary and the reason in ``error``."""
+    pairs = pairs_table(answers, pair_types)
+    by_id = answers.set_index("id")
+    rows = []
+    groups = pairs.groupby("id", sort=False)
+    for qid, group in progress(groups, "controlled pairs: questions", groups.ngroups):
+        made = group[group["error"].isna()]
+        texts = {
+            f"{p.pair_type}:{side}": getattr(p, side) for p in made.itertuples() for side in SIDES
+        }
+        answer = by_id.loc[qid]
+        results = {}
+        if texts:
+            results = score_question(
+                judge,
+                answer["question"],
+                list(answer["test_answers"]),
+                list(answer["conditioning_answers"]),
+                texts,
+                temperature,
+                is_stopword,
+            )
+        for pair in group.itertuples():
+            for side in SIDES:
+                score, _, error = results.get(f"{pair.pair_type}:{side}", (None, 0, pair.error))
+                summary = getattr(pair, side)
+                rows.append((qid, pair.pair_type, side, summary, score, error))
+    table = pd.DataFrame(
+        rows, columns=["id", "pair_type", "side", "summary", "selfreflect", "error"]
+    )
+    made = table["summary"].notna()
+    items = [
+        (by_id.loc[qid, "question"], list(by_id.loc[qid, "conditioning_answers"]), summary)
+        for qid, summary in zip(table.loc[made, "id"], table.loc[made, "summary"], strict=True)
+    ]
+    table[["llm_rating", "p_true", "embedding"]] = np.nan
+    if items:
+        table.loc[made, "llm_rating"] = alt_metrics.llm_ratings(judge, items)
+        table.loc[made, "p_true"] = alt_metrics.p_true(judge, items)
+        table.loc[made, "embedding"] = alt_metrics.embedding_similarity(items)
+    return table
+
+
+def mc_scores(
+    judge: Judge,
+    questions: pd.DataFrame,
+    answers: pd.DataFrame,
+    settings: dict[str, Any],
+    temperature: float,
+    is_stopword: IsStopword,
+) -> pd.DataFrame:
+    """SelfReflect and true W1 of each stated-distribution summary of each MC question.
+
+    A question without ``choices`` or whose answers failed keeps one row per temperature with
+    no summary and the reason in ``error``.
+    """
+    choices = questions.set_index("id")["choices"]
+    temperatures = settings["mc_temperatures"]
+    rows = []
+    for answer in progress(answers.itertuples(index=False), "mc study: questions", len(answers)):
+        options = choices.get(answer.id)
+        excluded = None
+        if options is None or len(options) == 0:
+            excluded = "not a multiple-choice question"
+        elif isinstance(answer.error, str):
+            excluded = f"answers failed: {answer.error}"
+        if excluded is not None:
+            rows += [(answer.id, t, None, None, None, excluded) for t in temperatures]
+            continue
+        variants = mc_variants(
+            list(answer.conditioning_answers),
+            list(answer.test_answers),
+            list(options),
+            settings["mc_temperatures"],
+            settings["mc_pseudo_count"],
+        )
+        texts = {str(t): summary for t, summary, _ in variants}
+        results = score_question(
+            judge,
+            answer.question,
+            list(answer.test_answers),
+            list(answer.conditioning_answers),
+            texts,
+            temperature,
+            is_stopword,
+        )
+        for t, summary, w1 in variants:
+            score, _, error = results[str(t)]
+            rows.append((answer.id, t, summary, w1, score, error))
+    columns = ["id", "temperature", "summary", "w1", "score", "error"]
+    return pd.DataFrame(rows, columns=columns)
+
+
+def subsample(answers: Sequence[str], size: int, seed: int) -> list[str]:
+    """The first ``size`` answers of a seeded permutation (nested across sizes)."""
+    order = np.random.default_rng(seed).permutation(len(answers))
+    return [answers[i] for i in order[:size]]
+
+
+def convergence_scores(
+    judge: Judge,
+    answers: pd.DataFrame,
+    summaries: pd.DataFrame,
+    settings: dict[str, Any],
+    run_seed: int,
+    temperature: float,
+    is_stopword: IsStopword,
+) -> pd.DataFrame:
+    """Scores of every strategy with subsampled conditioning answers (test answers all) and
+    with subsampled test answers (conditioning answers all), per size of the subsample.
+
+    The first ``convergence_questions`` questions (all if null) take part. Every (question,
+    strategy, answer set, size) keeps its row: one that cannot be scored (failed answers or
+    summary, a size above the number of answers) has the reason in ``error``.
+    """
+    chosen = answers
+    if settings["convergence_questions"] is not None:
+        chosen = answers.head(settings["convergence_questions"])
+    strategies = list(dict.fromkeys(summaries["strategy"]))
+    lookup = {(r.id, r.strategy): r for r in summaries.itertuples(index=False)}
+    sizes = settings["convergence_sizes"]
+    rows = []
+    for answer in progress(chosen.itertuples(index=False), "convergence: questions", len(chosen)):
+        texts, reasons = {}, {}
+        for strategy in strategies:
+            reason = upstream_error(answer, lookup.get((answer.id, strategy)))
+            if reason is None:
+                texts[strategy] = lookup[answer.id, strategy].summary
+            else:
+                reasons[strategy] = reason
+        seed = question_seed(run_seed, answer.id)
+        test, conditioning = list(answer.test_answers), list(answer.conditioning_answers)
+        for axis, pool in (("conditioning", conditioning), ("test", test)):
+            for size in sizes:
+                results = {s: (None, 0, reason) for s, reason in reasons.items()}
+                if size > len(pool):
+                    too_few = f"only {len(pool)} {axis} answers"
+                    results |= {s: (None, 0, too_few) for s in texts}
+                elif texts:
+                    part = subsample(pool, size, seed)
+                    args = (test, part) if axis == "conditioning" else (part, conditioning)
+                    results |= score_question(
+                        judge, answer.question, *args, texts, temperature, is_stopword
+                    )
+                for strategy in strategies:
+                    score, _, error = results[strategy]
+                    rows.append((answer.id, strategy, axis, size, score, error))
+    columns = ["id", "strategy", "axis", "size", "score", "error"]
+    return pd.DataFrame(rows, columns=columns)
