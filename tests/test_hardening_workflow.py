@@ -88,65 +88,60 @@ def test_dry_run_writes_nothing_and_a_run_writes_its_config_once(project, tmp_pa
     assert resolved.read_text() == written
 
 
-# --- reruns on code changes (defect 3) -------------------------------------------------------
+# --- reruns on code changes (defect 3), a killed run resumed --------------------------------
+
+EXPERIMENT = "results/smoke/smoke/tiny"
+TARGETS = [f"{EXPERIMENT}/scores/tiny/greedy.parquet", f"{EXPERIMENT}/metrics/tiny/greedy.json"]
 
 
 @pytest.fixture(scope="module")
-def completed(smoke_run, tmp_path_factory):
-    return clone_completed(smoke_run, tmp_path_factory.mktemp("code") / "base")
+def completed(tmp_path_factory):
+    """A project on which Snakemake made one strategy's scores (sampling, summary, scoring)."""
+    project = copy_project(tmp_path_factory.mktemp("code") / "base")
+    smk(project, *TARGETS)
+    return project
 
 
 @pytest.mark.parametrize(
     ("module", "rerun", "kept"),
     [
         ("scoring/metric.py", {"score_shard", "score"}, {"answers_shard", "summaries"}),
-        ("strategies/paper.py", {"summaries", "score_shard"}, {"answers_shard"}),
-        ("answers.py", {"answers_shard", "summaries", "score_shard"}, {"tiny_model"}),
+        ("strategies/paper.py", {"summaries", "score_shard", "score"}, {"answers_shard"}),
+        ("answers.py", {"answers_shard", "answers", "score_shard"}, {"questions", "summaries"}),
     ],
     ids=["metric", "strategy", "sampler"],
 )
 def test_code_changes_rerun_the_jobs_that_run_the_code(completed, tmp_path, module, rerun, kept):
-    """Editing the package's code reruns the rules whose code changed, and what follows."""
+    """Editing the package reruns the rules that run the edited code, and what follows."""
     copy = clone_completed(completed, tmp_path / "p")
+    assert job_counts(smk(copy, "-n", *TARGETS).stdout) == {}
     source = copy / "src" / "selfreflect" / module
     source.write_text(source.read_text() + "\n# an edit\n")
-    env = {**os.environ, "PYTHONPATH": str(copy / "src")}
-    dry = subprocess.run(
-        ["snakemake", "-n", "--configfile", SMOKE, "--cores", "2", "--resources", "gpu=1"],
-        cwd=copy, capture_output=True, text=True, env=env, check=True,
-    )  # fmt: skip
-    jobs = set(job_counts(dry.stdout))
+    jobs = set(job_counts(smk(copy, "-n", *TARGETS).stdout))
     assert rerun <= jobs and not kept & jobs, jobs
 
 
-# --- a killed run resumes (fault suite) --------------------------------------------------------
-
-
-def test_killed_snakemake_run_resumes_to_identical_tables(smoke_run, tmp_path):
+def test_killed_snakemake_run_resumes_to_identical_tables(completed, tmp_path):
     """kill -9 of Snakemake and its jobs once the answers exist; --rerun-incomplete then ends
-    with exactly the uninterrupted smoke run's scores."""
+    with exactly the uninterrupted run's scores and metrics."""
     copy = copy_project(tmp_path / "p")
-    experiment = "results/smoke/smoke/tiny"
-    targets = [f"{experiment}/scores/tiny/{s}.parquet" for s in ("greedy", "basic")]
-    targets += [f"{experiment}/metrics/tiny/{s}.json" for s in ("greedy", "basic")]
-    command = ["snakemake", "--configfile", SMOKE, "--cores", "2", "--resources", "gpu=1"]
+    command = ["snakemake", *TARGETS, "--configfile", SMOKE, "--cores", "2"]
     job = subprocess.Popen(
-        [*command, *targets], cwd=copy, start_new_session=True,
+        command, cwd=copy, start_new_session=True,
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
-    while not (copy / experiment / "answers.parquet").exists():
+    while not (copy / EXPERIMENT / "answers.parquet").exists():
         assert job.poll() is None, "the run ended before the kill point"
         time.sleep(0.1)
     os.killpg(job.pid, signal.SIGKILL)
     job.wait()
-    run([*command, "--rerun-incomplete", *targets], copy)
-    for target in targets:
-        if target.endswith(".parquet"):
-            pd.testing.assert_frame_equal(
-                read_table("scores", copy / target), read_table("scores", smoke_run / target)
-            )
-        else:
-            assert (copy / target).read_text() == (smoke_run / target).read_text()
+    run(["snakemake", "--unlock", "--configfile", SMOKE], copy)  # the killed run's lock
+    run([*command, "--rerun-incomplete"], copy)
+    scores, metrics = TARGETS
+    pd.testing.assert_frame_equal(
+        read_table("scores", copy / scores), read_table("scores", completed / scores)
+    )
+    assert (copy / metrics).read_text() == (completed / metrics).read_text()
 
 
 # --- two runs side by side ---------------------------------------------------------------------
