@@ -37,6 +37,7 @@ def summarize(config_path: str, subject: str, strategy: str, questions_path: str
         "summarizer": summarizer,
         "seed": config["seed"],
         "settings": strategy_settings(config["summaries"], strategy),
+        **table.attrs,
     }
     write_table("summaries", table, out, metadata)
     failed = int(table["error"].notna().sum())
