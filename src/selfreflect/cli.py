@@ -55,12 +55,13 @@ def questions(config_path: str, dataset: str, out: str) -> None:
     """Load, normalise, shuffle and truncate one dataset's questions."""
     from selfreflect.artifacts import write_table
     from selfreflect.config import dataset_spec, load_config
+    from selfreflect.provenance import provenance
     from selfreflect.questions import load_questions
 
     config = load_config(config_path)
     spec = dataset_spec(config, dataset, source=config_path)
     table = load_questions(dataset, spec, config["questions"]["num_questions"], config["seed"])
-    write_table("questions", table, out, {"dataset": dataset, "seed": config["seed"]})
+    write_table("questions", table, out, provenance(config, [], dataset=dataset, source=spec))
     click.echo(f"{len(table)} questions written to {out}")
 
 
@@ -128,6 +129,7 @@ def merge(
     from selfreflect import sharding
     from selfreflect.artifacts import read_metadata, read_table, write_table
     from selfreflect.config import load_config
+    from selfreflect.provenance import merged_provenance
     from selfreflect.scoring.score import write_metrics
 
     if metrics_path and not (kind == "scores" and config_path):
@@ -135,8 +137,7 @@ def merge(
     tables = [read_table(kind, part) for part in parts]
     order = read_table("questions", questions_path)["id"]
     merged = sharding.merge(tables, order, list(parts))
-    meta = {**read_metadata(parts[0]), "shard": None, "merged_from": len(parts)}
-    write_table(kind, merged, out, meta)
+    write_table(kind, merged, out, merged_provenance([read_metadata(p) for p in parts]))
     if metrics_path:
         write_metrics(metrics_path, merged, load_config(config_path))
     click.echo(f"{len(merged)} rows merged into {out}")
@@ -159,9 +160,11 @@ def export_answers(answers_path: str, out: str) -> None:
 def import_answers(json_path: str, out: str) -> None:
     """Convert a reference test-answers JSON file into an answers table."""
     from selfreflect.artifacts import write_table
+    from selfreflect.provenance import code_provenance
     from selfreflect.reference_format import read_reference_answers
 
-    write_table("answers", read_reference_answers(json_path), out, {"source": json_path})
+    meta = {"source": json_path, **code_provenance()}
+    write_table("answers", read_reference_answers(json_path), out, meta)
 
 
 cli.add_command(score)

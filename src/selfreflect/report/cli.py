@@ -19,6 +19,7 @@ import pandas as pd
 
 from selfreflect import paths
 from selfreflect.config import summarized_datasets
+from selfreflect.provenance import provenance
 from selfreflect.report import tables
 
 CONFIG = click.option(
@@ -123,7 +124,7 @@ def controlled_scores(config_path: str, judge: str, answers_path: str, out: str)
     model, temperature, is_stopword = _open_judge(config, judge, config_path)
     with model:
         table = study(model, answers, config["report"]["pair_types"], temperature, is_stopword)
-    write_table("controlled_scores", table, out, {"judge": judge})
+    write_table("controlled_scores", table, out, provenance(config, [judge], judge=judge))
     click.echo(f"{len(table)} controlled summaries scored into {out}")
 
 
@@ -147,7 +148,7 @@ def mc_scores(config_path: str, judge: str, questions_path: str, answers_path: s
             table = study(model, questions, answers, config["report"], temperature, is_stopword)
     else:  # not a multiple-choice dataset: nothing to score, no judge to load
         table = pd.DataFrame(columns=["id", "temperature", "summary", "w1", "score", "error"])
-    write_table("mc_scores", table, out, {"judge": judge})
+    write_table("mc_scores", table, out, provenance(config, [judge], judge=judge))
     click.echo(f"{len(table)} multiple-choice summaries scored into {out}")
 
 
@@ -173,7 +174,7 @@ def convergence_scores(
         table = study(
             model, answers, summaries, config["report"], config["seed"], temperature, is_stopword
         )
-    write_table("convergence_scores", table, out, {"judge": judge})
+    write_table("convergence_scores", table, out, provenance(config, [judge], judge=judge))
     click.echo(f"{len(table)} convergence scores written to {out}")
 
 

@@ -128,6 +128,7 @@ def score(
     from selfreflect.artifacts import write_table
     from selfreflect.failures import check_failures
     from selfreflect.fileio import file_digest, write_json
+    from selfreflect.provenance import provenance
     from selfreflect.scoring.judge import open_judge
     from selfreflect.scoring.score import reference_scores, score_table, write_metrics
     from selfreflect.scoring.stopwords import stopword_policy
@@ -156,7 +157,10 @@ def score(
     if _is_json(out):
         write_json(out, reference_scores(answers, summaries, scores))
     else:
-        write_table("scores", scores, out, {"judge": spec["name"], "settings": settings})
+        meta = provenance(
+            config, [spec["name"]], judge=spec["name"], settings=settings, shard=[shard, shards]
+        )
+        write_table("scores", scores, out, meta)
     if metrics_path:
         write_metrics(metrics_path, scores, config)
     checkpoints.clear(directory)

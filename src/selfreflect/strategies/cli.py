@@ -18,6 +18,7 @@ def summarize(config_path: str, subject: str, strategy: str, questions_path: str
     from selfreflect.artifacts import read_table, write_table
     from selfreflect.config import load_config, model_spec
     from selfreflect.failures import check_failures
+    from selfreflect.provenance import provenance
     from selfreflect.strategies import open_models, resolve, strategy_settings
     from selfreflect.strategies import summarize as run_strategy
     from selfreflect.strategies.runner import summarizer_name
@@ -31,14 +32,15 @@ def summarize(config_path: str, subject: str, strategy: str, questions_path: str
         models = open_models(config, subject, stack)
         table = run_strategy(strategy, questions, models, config, summarizer)
     check_failures(table, config["max_failed_share"], f"strategy '{strategy}'")
-    metadata = {
-        "strategy": strategy,
-        "subject": subject,
-        "summarizer": summarizer,
-        "seed": config["seed"],
-        "settings": strategy_settings(config["summaries"], strategy),
+    metadata = provenance(
+        config,
+        list(dict.fromkeys([subject, summarizer])),
+        strategy=strategy,
+        subject=subject,
+        summarizer=summarizer,
+        settings=strategy_settings(config["summaries"], strategy),
         **table.attrs,
-    }
+    )
     write_table("summaries", table, out, metadata)
     failed = int(table["error"].notna().sum())
     click.echo(f"{strategy}: {len(table)} summaries ({failed} failed) written to {out}")
