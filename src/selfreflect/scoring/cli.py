@@ -8,7 +8,9 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from selfreflect.config import schema_enum
 from selfreflect.errors import InputError
+from selfreflect.registry import JUDGES
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -102,10 +104,10 @@ def _read_summaries(path: str) -> pd.DataFrame:
     help="scores table (Parquet), or reference scores format if it ends in .json.",
 )
 @click.option("--metrics", "metrics_path", type=_FILE, help="Per-strategy metrics (JSON).")
-@click.option("--backend", type=click.Choice(["hf", "vllm", "reference"]), help="Judge engine.")
+@click.option("--backend", type=click.Choice(JUDGES.names()), help="Judge engine.")
 @click.option("--temperature", type=float, help="Post-hoc temperature (default 5).")
 @click.option("--stopwords", help="wordfreq, none, or a word-list file.")
-@click.option("--dtype", type=click.Choice(["auto", "float32", "bfloat16", "float16"]))
+@click.option("--dtype", type=click.Choice(schema_enum("scoring", "dtype")))
 @click.option("--batch-size", type=click.IntRange(min=1), help="Masked words per judge step.")
 @click.option("--shard", default=0, show_default=True, help="Which shard of the questions.")
 @click.option("--shards", default=1, show_default=True, help="Number of shards.")
