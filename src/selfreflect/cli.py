@@ -11,19 +11,11 @@ import sys
 
 import click
 
+from selfreflect.cli_options import CONFIG, OUT, QUESTIONS, SHARD, SHARDS, SUBJECT
 from selfreflect.errors import SelfReflectError
 from selfreflect.report.cli import report
 from selfreflect.scoring.cli import score
 from selfreflect.strategies.cli import summarize
-
-CONFIG = click.option(
-    "--config",
-    "config_path",
-    required=True,
-    type=click.Path(dir_okay=False),
-    help="Experiment config (YAML).",
-)
-OUT = click.option("--out", required=True, type=click.Path(), help="Output path.")
 
 
 @click.group()
@@ -65,14 +57,10 @@ def questions(config_path: str, dataset: str, out: str) -> None:
     click.echo(f"{len(table)} questions written to {out}")
 
 
-SHARD = click.option("--shard", default=0, show_default=True, help="Which shard (0-based).")
-SHARDS = click.option("--shards", default=1, show_default=True, help="Number of shards.")
-
-
 @cli.command()
 @CONFIG
-@click.option("--subject", required=True, help="Subject model name from the config.")
-@click.option("--questions", "questions_path", required=True, type=click.Path(dir_okay=False))
+@SUBJECT
+@QUESTIONS
 @SHARD
 @SHARDS
 @OUT
@@ -112,7 +100,7 @@ def answers(
 
 @cli.command()
 @click.argument("kind", type=click.Choice(["answers", "summaries", "scores"]))
-@click.option("--questions", "questions_path", required=True, type=click.Path(dir_okay=False))
+@QUESTIONS
 @OUT
 @click.option("--metrics", "metrics_path", type=click.Path(dir_okay=False), help="scores only.")
 @click.option("--config", "config_path", type=click.Path(dir_okay=False), help="For --metrics.")

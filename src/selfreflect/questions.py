@@ -19,23 +19,18 @@ import numpy as np
 import pandas as pd
 
 from selfreflect.artifacts import SCHEMAS
+from selfreflect.chat import question_form
 from selfreflect.errors import InputError
 from selfreflect.registry import DATASET_KINDS
 
 log = logging.getLogger(__name__)
 
-PREFIX = "Question: "
 LETTERS = "ABCDEFGHIJ"
 
 
 def normalize_question(text: str) -> str:
     """Strip; prefix ``Question: `` and suffix ``?`` unless already there."""
-    text = text.strip()
-    if not text.startswith(PREFIX):
-        text = PREFIX + text
-    if not text.endswith("?"):
-        text += "?"
-    return text
+    return question_form(text.strip())
 
 
 def question_id(question: str) -> str:

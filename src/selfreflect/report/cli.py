@@ -18,14 +18,11 @@ import click
 import pandas as pd
 
 from selfreflect import paths
+from selfreflect.cli_options import CONFIG, OUT, QUESTIONS
 from selfreflect.config import summarized_datasets
 from selfreflect.provenance import provenance
 from selfreflect.report import tables
 
-CONFIG = click.option(
-    "--config", "config_path", required=True, type=click.Path(dir_okay=False), help="Config."
-)
-OUT = click.option("--out", required=True, type=click.Path(), help="Output path.")
 FILES = click.argument("files", nargs=-1, type=click.Path(dir_okay=False))
 OUT_DIR = click.option("--out-dir", required=True, type=click.Path(), help="Tables folder.")
 FIGURE_DIR = click.option("--figure-dir", required=True, type=click.Path(), help="Figures folder.")
@@ -131,7 +128,7 @@ def controlled_scores(config_path: str, judge: str, answers_path: str, out: str)
 @report.command("mc-scores")
 @CONFIG
 @JUDGE
-@click.option("--questions", "questions_path", required=True, type=click.Path())
+@QUESTIONS
 @ANSWERS
 @OUT
 def mc_scores(config_path: str, judge: str, questions_path: str, answers_path: str, out: str):

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from selfreflect.cli_options import SHARD, SHARDS
 from selfreflect.config import schema_enum
 from selfreflect.errors import InputError
 from selfreflect.registry import JUDGES
@@ -109,8 +110,8 @@ def _read_summaries(path: str) -> pd.DataFrame:
 @click.option("--stopwords", help="wordfreq, none, or a word-list file.")
 @click.option("--dtype", type=click.Choice(schema_enum("scoring", "dtype")))
 @click.option("--batch-size", type=click.IntRange(min=1), help="Masked words per judge step.")
-@click.option("--shard", default=0, show_default=True, help="Which shard of the questions.")
-@click.option("--shards", default=1, show_default=True, help="Number of shards.")
+@SHARD
+@SHARDS
 def score(
     config_path: str | None,
     judge: str,

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import click
 
+from selfreflect.cli_options import CONFIG, OUT, QUESTIONS, SUBJECT
+
 
 @click.command()
-@click.option("--config", "config_path", required=True, type=click.Path(dir_okay=False))
-@click.option("--subject", required=True, help="Subject model name from the config.")
+@CONFIG
+@SUBJECT
 @click.option("--strategy", required=True, help="Built-in strategy or summaries.plugins name.")
-@click.option("--questions", "questions_path", required=True, type=click.Path(dir_okay=False))
-@click.option("--out", required=True, type=click.Path(), help="Output path.")
+@QUESTIONS
+@OUT
 def summarize(config_path: str, subject: str, strategy: str, questions_path: str, out: str) -> None:
     """Summarise the subject's answer distribution on each question with one strategy."""
     from contextlib import ExitStack
