@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from selfreflect.fileio import atomic_path
+from selfreflect.paths import FIGURE_FORMATS
 from selfreflect.report.tables import EXPERIMENT
 
 STYLE = {
@@ -34,7 +35,7 @@ SCORE_LABEL = "SelfReflect score (lower is better)"
 def save(fig: plt.Figure, stem: str | Path, dpi: int) -> list[Path]:
     """Write ``stem.png`` and ``stem.pdf`` atomically and close the figure."""
     paths = []
-    for ext in ("png", "pdf"):
+    for ext in FIGURE_FORMATS:
         path = Path(f"{stem}.{ext}")
         with atomic_path(path) as tmp:
             fig.savefig(tmp, format=ext, dpi=dpi, bbox_inches="tight")
