@@ -1,12 +1,22 @@
 # SelfReflect workflow. Run: snakemake --cores all --resources gpu=1 [--configfile config/smoke.yaml]
+import sys
+
 from snakemake.utils import min_version
 
 min_version("9.0")
 
 
+DEFAULT_CONFIG = "config/config.yaml"
 if not workflow.config_settings.configfiles:  # a --configfile replaces the paper config
+    from selfreflect.config import read_config_file
+    from selfreflect.errors import ConfigError
 
-    configfile: "config/config.yaml"
+    try:  # Snakemake's own error for a malformed file names no file
+        read_config_file(DEFAULT_CONFIG)
+    except ConfigError as err:
+        sys.exit(f"error: {err}")
+
+    configfile: DEFAULT_CONFIG
 
 
 include: "workflow/rules/common.smk"

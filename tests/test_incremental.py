@@ -1,36 +1,102 @@
 """Provably incremental: a change reruns exactly what it invalidates, in Snakemake and in DVC.
 
 One completed smoke run (Snakemake, then recorded for DVC with `dvc commit`) is copied per case;
-each case edits the config and reads the jobs a dry run schedules and the stages `dvc status`
-reports.
+each case makes one change (regenerating dvc.yaml, as after any change) and compares, stage by
+stage, what a Snakemake dry run schedules and what `dvc repro` may rerun (the stages `dvc status`
+reports and everything downstream of them) with the exact set the change invalidates.
 """
 
+import csv
+import io
 import json
+import re
+from pathlib import Path
 
 import pytest
 import yaml
 
-from tests.workflow_utils import clone_completed, job_counts, run, snakemake
+from tests.workflow_utils import clone_completed, run
 
 pytestmark = pytest.mark.workflow
 
-SAMPLING = {"tiny_model", "questions", "answers_shard", "answers"}
-SCORING = {"score", "score_shard"}
-STUDIES = {"controlled_scores", "mc_scores", "convergence_scores"}
-AGGREGATES = {
-    "main_table",
-    "validation",
-    "mc_study",
-    "convergence",
-    "cost_table",
-    "human_agreement",
+CONFIG = "config/smoke.yaml"
+STRATEGIES = yaml.safe_load(Path(__file__).parents[1].joinpath(CONFIG).read_text())["summaries"][
+    "strategies"
+]
+FIGURES = {"main_table", "validation", "mc_study", "convergence"}
+TABLES = FIGURES | {"cost_table", "human_agreement"}
+STUDIES = {
+    "controlled_scores-smoke-tiny-tiny",
+    "mc_scores-smoke-tiny-tiny",
+    "convergence_scores-smoke-tiny-tiny",
 }
-SUMMARIZED = 1  # summaries.datasets: [smoke]
+MMLU_STUDIES = {"controlled_scores-smoke_mmlu-tiny-tiny", "mc_scores-smoke_mmlu-tiny-tiny"}
+# what reads every summary of the summarised dataset, besides that summary's score
+SUMMARY_READERS = {"convergence_scores-smoke-tiny-tiny", "cost_table", "main_table"}
+SUMMARY_READERS |= {"human_agreement", "convergence"}
+
+
+def summaries_and_scores(*strategies: str) -> set[str]:
+    return {f"summaries-smoke-tiny-{s}" for s in strategies} | scores(*strategies)
+
+
+def scores(*strategies: str) -> set[str]:
+    return {f"score-smoke-tiny-tiny-{s}" for s in strategies}
+
+
+def edit_config(edit):
+    def apply(project: Path) -> None:
+        path = project / CONFIG
+        config = yaml.safe_load(path.read_text())
+        edit(config)
+        path.write_text(yaml.safe_dump(config, sort_keys=False))
+
+    return apply
+
+
+def edit_file(name: str, change):
+    def apply(project: Path) -> None:
+        path = project / name
+        path.write_text(change(path.read_text()))
+
+    return apply
+
+
+def dvc_outs(project: Path) -> dict[str, str]:
+    """Stage of each output DVC tracks."""
+    from dvc.repo import Repo
+
+    with Repo(str(project)) as repo:
+        return {str(out.def_path): stage.name for stage in repo.index.stages for out in stage.outs}
+
+
+def snakemake_reruns(project: Path) -> set[str]:
+    """The DVC stages of the outputs a Snakemake run would now update (shards: their merge)."""
+    args = ["snakemake", "--configfile", CONFIG, "--summary"]
+    summary = run(args, project).stdout
+    rows = csv.DictReader(io.StringIO(summary[summary.index("output_file") :]), delimiter="\t")
+    stages = dvc_outs(project)
+    planned = {stages.get(row["output_file"]) for row in rows if row["plan"] != "no update"}
+    return planned - {None}
+
+
+def dvc_reruns(project: Path) -> set[str]:
+    """The stages `dvc status` reports changed, and every stage downstream of them."""
+    import networkx as nx
+    from dvc.repo import Repo
+
+    changed = set(json.loads(run(["dvc", "status", "--json"], project).stdout or "{}"))
+    with Repo(str(project)) as repo:
+        graph = repo.index.graph  # edges point from a stage to the stages it depends on
+        stages = {stage.addressing: stage for stage in graph}
+        downstream = {s.name for name in changed for s in nx.ancestors(graph, stages[name])}
+    return changed | downstream
 
 
 @pytest.fixture(scope="module")
 def completed(smoke_run, tmp_path_factory):
     project = clone_completed(smoke_run, tmp_path_factory.mktemp("incremental") / "base")
+    run(["selfreflect", "dvc-yaml"], project)
     run(["dvc", "commit", "--force", "--quiet"], project)
     assert "up to date" in run(["dvc", "status"], project).stdout
     return project
@@ -38,65 +104,84 @@ def completed(smoke_run, tmp_path_factory):
 
 @pytest.fixture
 def changed(completed, tmp_path):
-    """Apply ``edit`` to the smoke config of a fresh copy; return Snakemake jobs and DVC stages."""
+    """A fresh copy of the completed run with ``change`` applied and dvc.yaml regenerated."""
 
-    def apply(edit):
+    def apply(change) -> Path:
         project = clone_completed(completed, tmp_path / "p")
-        path = project / "config" / "smoke.yaml"
-        config = yaml.safe_load(path.read_text())
-        edit(config)
-        path.write_text(yaml.safe_dump(config, sort_keys=False))
-        jobs = job_counts(snakemake(project, "-n").stdout)
-        status = json.loads(run(["dvc", "status", "--json"], project).stdout or "{}")
-        stages = {name.split("@")[0] for name in status}  # stages whose own inputs changed
-        return jobs, stages
+        change(project)
+        run(["selfreflect", "dvc-yaml"], project)
+        return project
 
     return apply
 
 
-def test_unchanged_config_schedules_nothing(changed):
-    jobs, stages = changed(lambda config: None)
-    assert jobs == {} and stages == set()
+def copy_plugin(project: Path) -> None:
+    """examples/vote.py: the example plug-in under another module name."""
+    (project / "examples" / "vote.py").write_text((project / "examples/plugins.py").read_text())
 
 
-def test_adding_a_strategy_runs_only_its_summary_and_score_jobs(changed):
+def move_plugin(project: Path) -> None:
+    copy_plugin(project)
+    plugins = {"majority_vote": "examples.vote:majority_vote"}
+    edit_config(lambda c: c["summaries"]["plugins"].update(plugins))(project)
+
+
+def add_strategy(project: Path) -> None:
+    copy_plugin(project)
+
     def add(config):
-        config["summaries"]["plugins"]["vote_again"] = "examples.plugins:majority_vote"
+        config["summaries"]["plugins"]["vote_again"] = "examples.vote:majority_vote"
         config["summaries"]["strategies"].append("vote_again")
 
-    jobs, stages = changed(add)
-    assert jobs["summaries"] == SUMMARIZED and jobs["score"] == SUMMARIZED
-    allowed = {"summaries", "convergence_scores"} | SCORING | AGGREGATES
-    assert set(jobs) <= allowed
-    assert stages <= allowed
-    assert {"summaries", "score"} <= stages
+    edit_config(add)(project)
 
 
-def test_judge_temperature_reruns_only_scoring_and_aggregates(changed):
-    jobs, stages = changed(lambda config: config["scoring"].update(temperature=1.0))
-    assert jobs and set(jobs) <= SCORING | STUDIES | AGGREGATES
-    assert "summaries" not in jobs and not SAMPLING & set(jobs)
-    assert stages and stages <= SCORING | STUDIES | AGGREGATES
+CASES = {
+    "nothing": (lambda project: None, set()),
+    "strategy_prompt": (
+        edit_file("src/selfreflect/data/prompts.yaml", lambda t: t.replace("all possible", "all")),
+        summaries_and_scores("basic") | SUMMARY_READERS,
+    ),
+    "strategy_plugin": (move_plugin, summaries_and_scores("majority_vote") | SUMMARY_READERS),
+    "new_strategy": (add_strategy, summaries_and_scores("vote_again") | SUMMARY_READERS),
+    "scoring_param": (
+        edit_config(lambda c: c["scoring"].update(temperature=1.0)),
+        scores(*STRATEGIES) | STUDIES | MMLU_STUDIES | FIGURES | {"human_agreement"},
+    ),
+    "figure_param": (edit_config(lambda c: c["report"].update(figure_dpi=150)), FIGURES),
+    "questions_file": (
+        edit_file("data/questions/smoke.jsonl", lambda t: t.replace("Australia", "Austria")),
+        {"questions-smoke", "answers-smoke-tiny"}
+        | summaries_and_scores(*STRATEGIES)
+        | STUDIES
+        | TABLES,
+    ),
+    "ratings_file": (
+        edit_file("data/human_ratings_example.csv", lambda t: re.sub(r",5\n", ",4\n", t, count=1)),
+        {"human_agreement"},
+    ),
+    "model": (
+        edit_config(lambda c: c["models"]["tiny"].update(max_model_len=1024)),
+        {"answers-smoke-tiny", "answers-smoke_mmlu-tiny"}
+        | summaries_and_scores(*STRATEGIES)
+        | STUDIES
+        | MMLU_STUDIES
+        | TABLES,
+    ),
+}
 
 
-def test_figure_setting_reruns_only_figures(changed):
-    jobs, stages = changed(lambda config: config["report"].update(figure_dpi=150))
-    assert jobs and set(jobs) <= AGGREGATES
-    assert stages and stages <= AGGREGATES
+@pytest.mark.parametrize("case", list(CASES))
+def test_a_change_reruns_exactly_what_it_invalidates(changed, case):
+    change, expected = CASES[case]
+    project = changed(change)
+    assert snakemake_reruns(project) == expected, "Snakemake"
+    assert dvc_reruns(project) == expected, "DVC"
 
 
-@pytest.mark.parametrize(
-    "edit",
-    [
-        lambda config: config["questions"].update(num_questions=19),
-        lambda config: config["models"]["tiny"].update(max_model_len=1024),
-    ],
-    ids=["num_questions", "subject_model"],
-)
-def test_sampling_changes_rerun_everything_downstream(changed, edit):
-    jobs, stages = changed(edit)
-    assert {"answers_shard", "answers", "summaries", "score"} <= set(jobs)
-    assert set(jobs) >= AGGREGATES
-    # DVC reports the stages whose own parameters changed; `dvc repro` then reruns everything
-    # whose inputs that changes, as it compares content hashes.
-    assert stages & {"questions", "answers"}
+@pytest.mark.parametrize("case", ["figure_param", "ratings_file"])
+def test_dvc_repro_reruns_exactly_those_stages(changed, case):
+    change, expected = CASES[case]
+    project = changed(change)
+    out = run(["dvc", "repro"], project).stdout
+    assert set(re.findall(r"Running stage '([^']+)'", out)) == expected

@@ -72,7 +72,7 @@ def test_question_id_is_stable_short_hex() -> None:
     assert qid == question_id("Question: What is X?")
     assert len(qid) == 16 and int(qid, 16) >= 0
     assert question_id("Question: Déjà vu?") != question_id("Question: Deja vu?")
-    assert question_id("abc") == "ba7816bf8f01cfea"  # sha256("abc")
+    assert question_id("abc") == "d2ac6275d877baed"  # sha256("Question: abc?"): normalised
 
 
 def test_format_mmlu() -> None:

@@ -1,9 +1,8 @@
 """Sharding gives the same answers as one job; a killed job resumes to the same result."""
 
-import os
 import signal
 import subprocess
-import time
+import sys
 
 import pandas as pd
 import pytest
@@ -98,20 +97,19 @@ def cli_config(tmp_path, tiny_model, questions):
     return path
 
 
-def kill_after_first_checkpoint(command, out):
-    """Start ``command``, SIGKILL it once it has checkpointed a chunk; return the count done."""
-    job = subprocess.Popen(
-        command, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+def kill_after_checkpoint(command, out, n=2):
+    """Run ``command`` (a ``selfreflect`` command line), SIGKILLed right after its ``n``-th
+    checkpoint is written (tests/kill_at.py: deterministic, whatever the machine's load);
+    return the number of checkpoints left."""
+    kill_at = [sys.executable, str(REPO / "tests" / "kill_at.py"), "after-checkpoint", str(n)]
+    killed = subprocess.run(
+        [*kill_at, "--", *command[1:]],
+        capture_output=True,
+        text=True,
     )
-    store = out.parent / f".{out.name}.checkpoints"
-    deadline = time.monotonic() + 300
-    while not any(store.glob("*/*.parquet")) and time.monotonic() < deadline:
-        assert job.poll() is None, "the job ended before it could be killed"
-        time.sleep(0.02)
-    os.killpg(job.pid, signal.SIGKILL)
-    job.wait()
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
     assert not out.exists(), "a killed job must not leave an output that looks complete"
-    return len(list(store.glob("*/*.parquet")))
+    return len(list((out.parent / f".{out.name}.checkpoints").glob("*/*.parquet")))
 
 
 def answers_command(config, tmp_path, out):
@@ -136,7 +134,7 @@ def test_killed_sampling_job_resumes_to_identical_answers(cli_config, tmp_path):
     )
 
     out = tmp_path / "answers.parquet"
-    assert 1 <= kill_after_first_checkpoint(answers_command(cli_config, tmp_path, out), out) < 7
+    assert kill_after_checkpoint(answers_command(cli_config, tmp_path, out), out) == 2
 
     subprocess.run(answers_command(cli_config, tmp_path, out), check=True, capture_output=True)
     pd.testing.assert_frame_equal(read_table("answers", out), read_table("answers", reference))
@@ -191,7 +189,7 @@ def test_killed_scoring_job_resumes_to_identical_scores(cli_config, tmp_path, qu
     reference = tmp_path / "reference.parquet"
     subprocess.run(command(reference), check=True, capture_output=True)
     out = tmp_path / "scores.parquet"
-    assert 1 <= kill_after_first_checkpoint(command(out), out) < 7
+    assert kill_after_checkpoint(command(out), out) == 2
     subprocess.run(command(out), check=True, capture_output=True)
     pd.testing.assert_frame_equal(read_table("scores", out), read_table("scores", reference))
     assert read_table("scores", out)["score"].notna().all()

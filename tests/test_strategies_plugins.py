@@ -122,7 +122,11 @@ def test_unknown_strategy():
     config = summaries_config(strategies=["basic"], plugins={"basic": "m:f"})
     with pytest.raises(ConfigError, match=r"summaries\.plugins: 'basic' is a built-in strategy"):
         check_strategies(config, "c.yaml")
-    check_strategies(summaries_config(strategies=["mine", "cot"], plugins={"mine": "m:f"}))
+    mine = {"mine": f"{MODULE}:echo_plugin"}
+    check_strategies(summaries_config(strategies=["mine", "cot"], plugins=mine))
+    config = summaries_config(strategies=["mine"], plugins={"mine": "m:f"})
+    with pytest.raises(ConfigError, match=r"^c.yaml: summaries\.plugins\.mine: .*cannot load"):
+        check_strategies(config, "c.yaml")  # at config time, before any job runs
 
 
 def test_plugin_target_must_name_a_function():

@@ -15,10 +15,12 @@ _SKIP = shutil.ignore_patterns(
 
 
 def copy_project(dest: Path, config: str = "config/smoke.yaml") -> Path:
-    """A fresh copy of the project (git + DVC initialised) whose params.yaml is ``config``."""
+    """A fresh copy of the project (git + DVC initialised) whose params.yaml is ``config``, with
+    its dvc.yaml generated for that config."""
     shutil.copytree(REPO, dest, ignore=_SKIP, symlinks=True)
     (dest / "params.yaml").unlink()
     (dest / "params.yaml").symlink_to(config)
+    run(["selfreflect", "dvc-yaml"], dest)
     run(["git", "init", "-q"], dest)
     commit_all(dest, "copy")
     return dest
@@ -51,6 +53,8 @@ def job_counts(dry_run_output: str) -> dict[str, int]:
 
 def run(args: list[str], cwd: Path, check: bool = True) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    if (Path(cwd) / "src" / "selfreflect").is_dir():  # a project copy runs its own code
+        env["PYTHONPATH"] = os.pathsep.join([str(Path(cwd) / "src"), env.get("PYTHONPATH", "")])
     result = subprocess.run(args, cwd=cwd, capture_output=True, text=True, env=env)
     if check and result.returncode != 0:
         raise AssertionError(

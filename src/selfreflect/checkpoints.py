@@ -17,6 +17,7 @@ from typing import Any
 import pandas as pd
 
 from selfreflect.artifacts import read_table, write_table
+from selfreflect.progress import Progress
 
 
 def fingerprint(*parts: Any) -> str:
@@ -40,15 +41,17 @@ def run_chunked(
 ) -> pd.DataFrame:
     """``work`` on consecutive chunks of ``items``, reusing chunks finished by an earlier run."""
     parts = []
+    tracker = Progress(f"{kind}: questions", len(items))
     for start in range(0, len(items), chunk_size):
         chunk = items.iloc[start : start + chunk_size]
         path = directory / f"{start:09d}-{fingerprint(list(chunk['id']))}.parquet"
         if path.is_file():
             parts.append(read_table(kind, path))
-            continue
-        result = work(chunk)
-        write_table(kind, result, path)
-        parts.append(result)
+        else:
+            result = work(chunk)
+            write_table(kind, result, path)
+            parts.append(result)
+        tracker.advance(len(chunk))
     return pd.concat(parts, ignore_index=True) if parts else work(items)
 
 

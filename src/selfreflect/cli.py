@@ -39,6 +39,23 @@ def tiny_model(out: str, seed: int) -> None:
     click.echo(f"tiny model written to {out}")
 
 
+@cli.command("convert-model")
+@CONFIG
+@click.option("--model", required=True, help="Name of a `gguf` model in the config.")
+@OUT
+def convert_model(config_path: str, model: str, out: str) -> None:
+    """Dequantise a GGUF model (a file, or a file inside an installed package) to safetensors."""
+    from selfreflect.config import load_config, model_spec
+    from selfreflect.errors import ConfigError
+    from selfreflect.model_sources import convert_gguf
+
+    spec = model_spec(load_config(config_path), model, source=config_path)
+    if not spec["gguf"]:
+        raise ConfigError(f"{config_path}: models.{model}.gguf: not set (nothing to convert)")
+    convert_gguf(spec, out)
+    click.echo(f"{model} converted to {out}")
+
+
 @cli.command()
 @CONFIG
 @click.option("--dataset", required=True, help="Dataset name from the config.")
@@ -47,11 +64,13 @@ def questions(config_path: str, dataset: str, out: str) -> None:
     """Load, normalise, shuffle and truncate one dataset's questions."""
     from selfreflect.artifacts import write_table
     from selfreflect.config import dataset_spec, load_config
+    from selfreflect.fileio import check_writable
     from selfreflect.provenance import provenance
     from selfreflect.questions import load_questions
 
     config = load_config(config_path)
     spec = dataset_spec(config, dataset, source=config_path)
+    check_writable(out)
     table = load_questions(dataset, spec, config["questions"]["num_questions"], config["seed"])
     write_table("questions", table, out, provenance(config, [], dataset=dataset, source=spec))
     click.echo(f"{len(table)} questions written to {out}")
@@ -74,6 +93,7 @@ def answers(
     from selfreflect.backends import open_generator
     from selfreflect.config import load_config, model_spec
     from selfreflect.failures import check_failures
+    from selfreflect.fileio import check_writable
     from selfreflect.provenance import provenance
 
     config = load_config(config_path)
@@ -82,6 +102,8 @@ def answers(
     table = sharding.shard(read_table("questions", questions_path), shard, shards)
     key = checkpoints.fingerprint(spec, settings, config["seed"])
     directory = checkpoints.checkpoint_dir(out, key)
+    check_writable(out)
+    check_writable(directory)
     with open_generator(spec) as generator:
 
         def sample(chunk):
@@ -117,11 +139,13 @@ def merge(
     from selfreflect import sharding
     from selfreflect.artifacts import read_metadata, read_table, write_table
     from selfreflect.config import load_config
+    from selfreflect.fileio import check_writable
     from selfreflect.provenance import merged_provenance
     from selfreflect.scoring.score import write_metrics
 
     if metrics_path and not (kind == "scores" and config_path):
         raise click.UsageError("--metrics needs scores and --config")
+    check_writable(out)
     tables = [read_table(kind, part) for part in parts]
     order = read_table("questions", questions_path)["id"]
     merged = sharding.merge(tables, order, list(parts))
@@ -131,14 +155,46 @@ def merge(
     click.echo(f"{len(merged)} rows merged into {out}")
 
 
+DVC_YAML = "selfreflect dvc-yaml"
+
+
+@cli.command("dvc-yaml")
+@click.option(
+    "--params",
+    "params_path",
+    default="params.yaml",
+    show_default=True,
+    type=click.Path(dir_okay=False, exists=True),
+    help="DVC's params file: the config to build the DAG for.",
+)
+@click.option("--out", default="dvc.yaml", show_default=True, type=click.Path(dir_okay=False))
+@click.option("--check", is_flag=True, help="Write nothing; exit 1 if OUT is not up to date.")
+def dvc_yaml(params_path: str, out: str, check: bool) -> None:
+    """Write dvc.yaml from the Snakemake rules (run in the project folder)."""
+    from pathlib import Path
+
+    from selfreflect.errors import ConfigError
+    from selfreflect.fileio import write_text
+    from selfreflect.workflow import dvc_yaml
+
+    text = dvc_yaml(Path("Snakefile"), Path(params_path))
+    if not check:
+        write_text(out, text)
+        click.echo(f"{out} written for {params_path}")
+    elif not Path(out).is_file() or Path(out).read_text(encoding="utf-8") != text:
+        raise ConfigError(f"{out}: not up to date with the Snakemake rules; run {DVC_YAML}")
+
+
 @cli.command("export-answers")
 @click.argument("answers_path", type=click.Path(dir_okay=False))
 @click.argument("out", type=click.Path(dir_okay=False))
 def export_answers(answers_path: str, out: str) -> None:
     """Write an answers table in the reference test-answers JSON format."""
     from selfreflect.artifacts import read_table
+    from selfreflect.fileio import check_writable
     from selfreflect.reference_format import write_reference_answers
 
+    check_writable(out)
     write_reference_answers(read_table("answers", answers_path), out)
 
 
@@ -148,9 +204,11 @@ def export_answers(answers_path: str, out: str) -> None:
 def import_answers(json_path: str, out: str) -> None:
     """Convert a reference test-answers JSON file into an answers table."""
     from selfreflect.artifacts import write_table
+    from selfreflect.fileio import check_writable
     from selfreflect.provenance import code_provenance
     from selfreflect.reference_format import read_reference_answers
 
+    check_writable(out)
     meta = {"source": json_path, **code_provenance()}
     write_table("answers", read_reference_answers(json_path), out, meta)
 
@@ -167,10 +225,16 @@ def main() -> None:
     except click.exceptions.Abort:
         sys.exit(130)
     except click.ClickException as err:
-        err.show()
+        context = getattr(err, "ctx", None)
+        hint = f" (see '{context.command_path} --help')" if context else ""
+        click.echo(f"error: {err.format_message()}{hint}", err=True)
         sys.exit(err.exit_code)
     except SelfReflectError as err:
         click.echo(f"error: {err}", err=True)
+        sys.exit(1)
+    except OSError as err:  # e.g. an unwritable folder or a full disk, found mid-way
+        where = f"{err.filename}: " if err.filename else ""
+        click.echo(f"error: {where}{err.strerror or err}", err=True)
         sys.exit(1)
 
 

@@ -15,21 +15,33 @@ from typing import Any
 
 import yaml
 
-from selfreflect.errors import ConfigError
+from selfreflect.errors import ConfigError, SelfReflectError
 
 SCHEMA_PATH = Path(str(resources.files("selfreflect") / "data" / "config.schema.yaml"))
 
 
 def load_config(path: str | os.PathLike) -> dict[str, Any]:
     """Read a YAML config file, validate it and fill in defaults."""
+    return validate_config(read_config_file(path), source=str(path))
+
+
+def read_config_file(path: str | os.PathLike) -> dict[str, Any]:
+    """The mapping in a YAML config file; one-line :class:`ConfigError` naming the file."""
     path = Path(path)
     if not path.is_file():
         raise ConfigError(f"{path}: config file not found")
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = yaml.safe_load(path.read_text(encoding="utf-8-sig"))
+    except yaml.MarkedYAMLError as err:
+        line = err.problem_mark.line + 1 if err.problem_mark else "?"
+        raise ConfigError(f"{path}: malformed YAML at line {line}: {err.problem}") from None
     except yaml.YAMLError as err:
-        raise ConfigError(f"{path}: malformed YAML: {err}".replace("\n", " ")) from None
-    return validate_config(data, source=str(path))
+        raise ConfigError(f"{path}: malformed YAML: {' '.join(str(err).split())}") from None
+    except UnicodeDecodeError as err:
+        raise ConfigError(f"{path}: not UTF-8 text ({err.reason})") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: expected a mapping of config keys at the top level")
+    return data
 
 
 def validate_config(config: Any, source: str = "config") -> dict[str, Any]:
@@ -51,9 +63,10 @@ def validate_config(config: Any, source: str = "config") -> dict[str, Any]:
         if not isinstance(cause, ValidationError):
             raise ConfigError(f"{source}: {err}".replace("\n", " ")) from None
         where = ".".join(str(p) for p in cause.absolute_path) or "(top level)"
-        raise ConfigError(f"{source}: {where}: {cause.message}") from None
+        raise ConfigError(f"{source}: {where}: {_message(cause)}") from None
     _check_model_references(config, source)
     _check_registered_names(config, source)
+    _fill_converted_paths(config, source)
     return _canonical(config)
 
 
@@ -77,6 +90,33 @@ def schema_enum(*keys: str) -> list[str]:
     for key in keys:
         node = node["properties"][key]
     return list(node["enum"])
+
+
+SECRET_KEYS = {"api_key_env"}  # a user may paste the key itself here: never echo the value
+
+
+def _message(error: Any) -> str:
+    """The schema error's message, without the offending value where it may be a secret."""
+    if error.absolute_path and error.absolute_path[-1] in SECRET_KEYS:
+        return "must name an environment variable, not hold the key (value not shown)"
+    return error.message
+
+
+def check_model_paths(config: dict[str, Any], source: str, built: str | None = None) -> None:
+    """One-line :class:`ConfigError` for a local model that does not exist, before any job runs.
+
+    Models under the folder ``built`` are made by the workflow's own jobs; hub ids pass.
+    """
+    from selfreflect.backends import check_model_path
+
+    for name, spec in config["models"].items():
+        path = os.path.normpath(spec["path"])
+        if spec["backend"] == "openai" or (built and path.startswith(f"{built}/")):
+            continue
+        try:
+            check_model_path(spec["path"])
+        except SelfReflectError as err:
+            raise ConfigError(f"{source}: models.{name}.path: {err}") from None
 
 
 def _canonical(config: dict[str, Any]) -> dict[str, Any]:
@@ -110,6 +150,28 @@ def _check_model_references(config: dict[str, Any], source: str) -> None:
         if name not in models:
             known = ", ".join(sorted(models))
             raise ConfigError(f"{source}: {key}: unknown model '{name}' (models: {known})")
+
+
+def _fill_converted_paths(config: dict[str, Any], source: str) -> None:
+    """Give every GGUF model the folder it is converted into as its ``path``."""
+    from selfreflect.paths import CONVERTED_MODEL
+
+    for name, spec in config["models"].items():
+        if spec["package"] and not spec["gguf"]:
+            raise ConfigError(f"{source}: models.{name}.package: needs `gguf`, the file name")
+        if not spec["gguf"]:
+            continue
+        converted = CONVERTED_MODEL.format(model=name)
+        if spec.setdefault("path", converted) != converted:
+            raise ConfigError(
+                f"{source}: models.{name}.path: a gguf model is converted into {converted}"
+                " (leave `path` out)"
+            )
+
+
+def converted_models(config: dict[str, Any]) -> list[str]:
+    """Models the workflow converts from GGUF before any job loads them."""
+    return [name for name, spec in config["models"].items() if spec["gguf"]]
 
 
 def model_spec(config: dict[str, Any], name: str, source: str = "config") -> dict[str, Any]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import glob
 import hashlib
 import json
 import os
@@ -15,19 +16,55 @@ from typing import Any
 from selfreflect.errors import InputError
 
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def check_writable(path: str | os.PathLike) -> None:
+    """Fail with one line naming ``path`` unless it can be created (checked before any work;
+    creates nothing)."""
+    path = Path(path).absolute()
+    folder = path.parent
+    while not folder.exists():
+        folder = folder.parent
+    if not folder.is_dir():
+        raise InputError(f"{path}: cannot write here ({folder} is not a folder)")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise InputError(f"{path}: cannot write here ({folder} is not writable)")
+
+
 @contextmanager
 def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
-    """Yield a temporary path beside ``path``; move it into place only if the block succeeds."""
+    """Yield a temporary path beside ``path``; move it into place only if the block succeeds.
+
+    The file gets the mode a plain ``open`` would give it (0666 less the umask). A write that
+    fails (full disk, read-only folder) raises one ``InputError`` naming ``path`` and leaves
+    any earlier ``path`` as it was; temporary files of killed writers are removed on success.
+    """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    except OSError as err:
+        raise InputError(f"{path}: cannot write ({_reason(err)})") from None
+    os.fchmod(fd, 0o666 & ~_umask())
     os.close(fd)
     try:
         yield Path(tmp)
         os.replace(tmp, path)
+    except OSError as err:
+        raise InputError(f"{path}: cannot write ({_reason(err)})") from None
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)
+    for stale in path.parent.glob(f".{glob.escape(path.name)}.*.tmp"):
+        stale.unlink(missing_ok=True)
+
+
+def _reason(err: OSError) -> str:
+    return err.strerror or " ".join(str(err).split())
 
 
 def write_atomic(path: str | os.PathLike, write: Callable[[Path], Any]) -> None:
@@ -50,7 +87,7 @@ def read_json(path: str | os.PathLike) -> Any:
     if not path.is_file():
         raise InputError(f"{path}: file not found")
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        return json.loads(path.read_text(encoding="utf-8-sig"))
     except json.JSONDecodeError as err:
         raise InputError(f"{path}: malformed JSON at line {err.lineno}: {err.msg}") from None
     except UnicodeDecodeError as err:
@@ -69,7 +106,7 @@ def atomic_dir(path: str | os.PathLike) -> Iterator[Path]:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", dir=path.parent))
-    tmp.chmod(0o755)
+    tmp.chmod(0o777 & ~_umask())
     try:
         yield tmp
         if path.exists():

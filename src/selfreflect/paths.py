@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
-TINY_MODEL = "results/models/tiny"
+MODELS = "results/models"  # models the workflow builds; other model paths are not inputs
+TINY_MODEL = f"{MODELS}/tiny"
+CONVERTED_MODEL = f"{MODELS}/{{model}}"  # a GGUF model, dequantised (model_sources.py)
 RESOLVED_CONFIG = "logs/{run}/config.yaml"  # what Snakemake ran with; not an artifact
 QUESTIONS = "results/{run}/{dataset}/questions.parquet"
 ANSWERS = "results/{run}/{dataset}/{subject}/answers.parquet"

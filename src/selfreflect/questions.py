@@ -34,8 +34,13 @@ def normalize_question(text: str) -> str:
 
 
 def question_id(question: str) -> str:
-    """Stable key: the first 16 hex digits of the SHA-256 of the (normalised) text."""
-    return hashlib.sha256(question.encode("utf-8")).hexdigest()[:16]
+    """Stable key: the first 16 hex digits of the SHA-256 of the normalised question.
+
+    Normalising first gives "Who wrote Hamlet" and "Question: Who wrote Hamlet?" one id, so
+    reference files with or without the prefix match the pipeline's questions (which are
+    stored normalised; normalising is idempotent).
+    """
+    return hashlib.sha256(normalize_question(question).encode("utf-8")).hexdigest()[:16]
 
 
 def format_mmlu(question: str, choices: list[str]) -> str:
@@ -99,7 +104,7 @@ def _lookup(record: Any, field: str) -> Any:
 
 def _read_json(path: Path) -> Records:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(path.read_text(encoding="utf-8-sig"))
     except json.JSONDecodeError as err:
         raise InputError(f"{path}: malformed JSON at line {err.lineno}: {err.msg}") from None
     if not isinstance(data, list):
@@ -109,7 +114,7 @@ def _read_json(path: Path) -> Records:
 
 def _read_jsonl(path: Path) -> Records:
     records = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+    for number, line in enumerate(path.read_text(encoding="utf-8-sig").splitlines(), start=1):
         if not line.strip():
             continue
         try:
@@ -120,7 +125,7 @@ def _read_jsonl(path: Path) -> Records:
 
 
 def _read_csv(path: Path) -> Records:
-    with path.open(encoding="utf-8", newline="") as handle:
+    with path.open(encoding="utf-8-sig", newline="") as handle:
         return [(f"row {i + 1}", row) for i, row in enumerate(csv.DictReader(handle))]
 
 

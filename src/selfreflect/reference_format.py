@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 from typing import Any
 
@@ -11,12 +12,16 @@ from selfreflect.errors import InputError
 from selfreflect.fileio import read_json, write_json
 from selfreflect.questions import question_id
 
+log = logging.getLogger(__name__)
+
 
 def _records(path: str | os.PathLike, required: dict[str, type]) -> list[dict[str, Any]]:
     """Records of a reference JSON file, each checked to have ``required`` fields and types."""
     data = read_json(path)
     if not isinstance(data, list):
         raise InputError(f"{path}: expected a JSON list of records")
+    if not data:
+        raise InputError(f"{path}: no records (the file holds an empty list)")
     for index, record in enumerate(data):
         if not isinstance(record, dict):
             raise InputError(f"{path}: record {index} is not an object")
@@ -28,8 +33,22 @@ def _records(path: str | os.PathLike, required: dict[str, type]) -> list[dict[st
     return data
 
 
+def _unique(records: list[dict[str, Any]], path: str | os.PathLike) -> list[dict[str, Any]]:
+    """``records`` without repeated questions (same id), keeping the first, as the loader does."""
+    first = {}
+    for record in records:
+        first.setdefault(question_id(record["question"]), record)
+    if len(first) < len(records):
+        log.warning("%s: dropped %d duplicate question(s)", path, len(records) - len(first))
+    return list(first.values())
+
+
 def read_reference_answers(path: str | os.PathLike) -> pd.DataFrame:
-    """A reference test-answers file as an ``answers`` table (backend ``reference``)."""
+    """A reference test-answers file as an ``answers`` table (backend ``reference``).
+
+    A record may carry an ``error`` (a string, written by :func:`write_reference_answers` for a
+    failed question); repeated questions are kept once.
+    """
     records = _records(
         path, {"question": str, "masked_out_task_answers": list, "conditioning_answers": list}
     )
@@ -37,6 +56,9 @@ def read_reference_answers(path: str | os.PathLike) -> pd.DataFrame:
         for name in ("masked_out_task_answers", "conditioning_answers"):
             if not all(isinstance(answer, str) for answer in record[name]):
                 raise InputError(f"{path}: record {index}: '{name}' must hold strings")
+        if not isinstance(record.get("error"), str | None):
+            raise InputError(f"{path}: record {index}: 'error' must be a string or null")
+    records = _unique(records, path)
     return pd.DataFrame(
         {
             "id": [question_id(r["question"]) for r in records],
@@ -46,24 +68,25 @@ def read_reference_answers(path: str | os.PathLike) -> pd.DataFrame:
             "backend": "reference",
             "model": str(path),
             "seed": pd.array([None] * len(records), dtype="Int64"),
-            "error": None,
+            "error": [r.get("error") for r in records],
         }
     )
 
 
 def write_reference_answers(answers: pd.DataFrame, path: str | os.PathLike) -> None:
-    """Write an ``answers`` table in the reference test-answers format."""
-    write_json(
-        path,
-        [
-            {
-                "question": row.question,
-                "masked_out_task_answers": list(row.test_answers),
-                "conditioning_answers": list(row.conditioning_answers),
-            }
-            for row in answers.itertuples(index=False)
-        ],
-    )
+    """Write an ``answers`` table in the reference test-answers format; a failed question keeps
+    its ``error`` (an extra field the reference tool ignores)."""
+    records = []
+    for row in answers.itertuples(index=False):
+        record = {
+            "question": row.question,
+            "masked_out_task_answers": list(row.test_answers),
+            "conditioning_answers": list(row.conditioning_answers),
+        }
+        if isinstance(row.error, str):
+            record["error"] = row.error
+        records.append(record)
+    write_json(path, records)
 
 
 def read_reference_summaries(path: str | os.PathLike) -> list[dict[str, Any]]:
@@ -73,4 +96,4 @@ def read_reference_summaries(path: str | os.PathLike) -> list[dict[str, Any]]:
         for key, summary in record["summaries"].items():
             if not isinstance(summary, str):
                 raise InputError(f"{path}: record {index}: summary '{key}' must be a string")
-    return records
+    return _unique(records, path)

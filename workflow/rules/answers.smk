@@ -1,14 +1,18 @@
 rule answers_shard:
     input:
         questions=rules.questions.output[0],
-        model=rules.tiny_model.output[0],
+        models=models("{subject}"),
+        code=code(
+            "answers.py", "chat.py", "checkpoints.py", "sharding.py", "backends", "failures.py",
+            "registry.py",
+        ),
     output:
         temp(run_path(paths.ANSWERS_SHARD)),
     params:
+        code=code_hash,
         config=RESOLVED_CONFIG,
-        model=lambda w: config["models"][w.subject],
-        answers=config["answers"],
-        seed=config["seed"],
+        settings=settings("seed", "answers", "models.{subject}"),
+        prompts=prompts(*SAMPLING_PROMPTS),
         shards=config["shards"],
     resources:
         gpu=lambda w: gpus(w.subject),
@@ -28,8 +32,11 @@ rule answers:
     input:
         questions=rules.questions.output[0],
         parts=expand(rules.answers_shard.output[0], shard=SHARDS, allow_missing=True),
+        code=code("sharding.py"),
     output:
         run_path(paths.ANSWERS),
+    params:
+        code=code_hash,
     conda:
         ENV
     log:

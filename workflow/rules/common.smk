@@ -1,8 +1,13 @@
 # Config validation and the small helpers rules use to find their inputs and parameters.
+import os
+import re
 import sys
+from pathlib import Path
 
 from selfreflect import paths
 from selfreflect.config import (
+    check_model_paths,
+    converted_models,
     model_gpus,
     summarized_datasets,
     validate_config,
@@ -10,12 +15,14 @@ from selfreflect.config import (
 )
 from selfreflect.fileio import file_digest
 from selfreflect.errors import ConfigError
-from selfreflect.strategies import check_strategies, strategy_settings
+from selfreflect.strategies import check_strategies, strategy_prompts, strategy_setting_keys
+from selfreflect.workflow import code_digest, prompt_texts, setting_values, source_paths
 
-_source = ", ".join(map(str, workflow.config_settings.configfiles)) or "config"
+_source = ", ".join(map(str, workflow.config_settings.configfiles)) or DEFAULT_CONFIG
 try:
     config = validate_config(config, source=_source)
     check_strategies(config, _source)
+    check_model_paths(config, _source, built=paths.MODELS)
 except ConfigError as err:
     sys.exit(f"error: {err}")
 
@@ -29,9 +36,13 @@ wildcard_constraints:
     strategy=r"[A-Za-z0-9_.-]+",
     shard=r"\d+",
 
-RESOLVED_CONFIG = write_resolved_config(config, paths.RESOLVED_CONFIG.format(run=RUN))
+RESOLVED_CONFIG = paths.RESOLVED_CONFIG.format(run=RUN)
+
+
+onstart:  # not on a dry run: a dry run with another config must not touch a running run's file
+    write_resolved_config(config, RESOLVED_CONFIG)
+
 LOGS = paths.LOGS.format(run=RUN)
-ENV = "../../environment.yml"
 
 
 def run_path(template):
@@ -42,28 +53,123 @@ def run_path(template):
 SHARDS = list(range(config["shards"]))
 
 
+def settings(*keys):
+    """The config values a rule's jobs depend on, ``{dotted key: value}``: Snakemake reruns a job
+    when one changes, and `selfreflect dvc-yaml` makes the keys its DVC stage's params. A key is
+    a template of the job's wildcards (``"models.{judge}"``) or a function of them giving key
+    paths (``[("models", name)]``, for names that may hold dots)."""
+
+    def values(wildcards):
+        key_paths = []
+        for key in keys:
+            if callable(key):
+                key_paths += key(wildcards)
+            else:
+                key_paths.append([part.format(**wildcards) for part in key.split(".")])
+        return setting_values(config, key_paths)
+
+    return values
+
+
+def prompts(*keys):
+    """The prompts.yaml texts a rule's jobs render, ``{key: text}`` (a function of the
+    wildcards gives keys, e.g. a strategy's): reruns and DVC params, like ``settings``."""
+
+    def texts(wildcards):
+        names = [k(wildcards) if callable(k) else [k] for k in keys]
+        return prompt_texts(name for group in names for name in group)
+
+    return texts
+
+
+def code(*names):
+    """The package files and folders (relative to src/selfreflect) a rule runs, as ancient inputs
+    (their timestamps rerun nothing); they become the DVC stage's code deps."""
+    return ancient(source_paths(names))
+
+
+def code_hash(wildcards, input):
+    """Param: content hash of a rule's ``code`` inputs, so Snakemake reruns a job whose code
+    changed (ancient inputs alone rerun nothing)."""
+    return code_digest(input.code)
+
+
+def models(*names):
+    """Input function: the models among ``names`` (wildcard templates) that a rule of this
+    workflow builds (under results/models/); hub and local models outside it are not inputs."""
+
+    def built(wildcards):
+        files = [config["models"][name.format(**wildcards)]["path"] for name in names]
+        return sorted({path for path in files if path.startswith(f"{paths.MODELS}/")})
+
+    return built
+
+
 def dataset_files(wildcards):
-    """The local questions file of a dataset (an input, so the rule sees it)."""
-    spec = config["datasets"][wildcards.dataset]
-    return [spec["path"]] if spec["source"] == "local" else []
+    """A dataset's local questions file or folder (an input, so the rule sees it), not a hub id."""
+    path = config["datasets"][wildcards.dataset]["path"]
+    local = config["datasets"][wildcards.dataset]["source"] == "local"
+    return [path] if path and (local or os.path.exists(path)) else []
 
 
 def dataset_digest(wildcards):
-    """Content hash of a local questions file: reruns are triggered by params, not mtimes."""
-    return [file_digest(path) for path in dataset_files(wildcards)]
+    """Content hashes of a dataset's local files: reruns are triggered by params, not mtimes."""
+    files = [Path(path) for path in dataset_files(wildcards)]
+    files = [f for path in files for f in sorted(path.rglob("*") if path.is_dir() else [path])]
+    return [file_digest(path) for path in files if path.is_file()]
 
 
 SUMMARIZED = summarized_datasets(config)
+# Every rule's conda environment (--use-conda) has vLLM's CUDA build if a model takes a GPU.
+ENV = "../envs/gpu.yaml" if model_gpus(config, *config["models"]) else "../envs/cpu.yaml"
 
 
-def gpus(*models):
-    """GPUs a job holding ``models`` takes (0 for models that run on the CPU)."""
-    return model_gpus(config, *models)
+def gpus(*names):
+    """GPUs a job holding the models ``names`` takes (0 for models that run on the CPU)."""
+    return model_gpus(config, *names)
+
+
+CONVERTED = converted_models(config)  # GGUF models the convert_model rule builds
 
 
 def summary_models(wildcards):
     """The models a summary job loads: the subject (fresh answers) and the summariser."""
     return [wildcards.subject, config["summarizer"] or wildcards.subject]
+
+
+def summary_settings(wildcards):
+    """The config key paths one strategy's summaries depend on (not the other strategies')."""
+    names = [("models", name) for name in dict.fromkeys(summary_models(wildcards))]
+    return [*names, *strategy_setting_keys(config["summaries"], wildcards.strategy)]
+
+
+# The prompts.yaml keys each kind of job renders (strategies declare theirs when registered).
+SAMPLING_PROMPTS = ["system"]
+SCORING_PROMPTS = [
+    "system",
+    "answer_list_item",
+    "score_reference_question_suffix",
+    "score_masked_word",
+    "score_target_summary",
+    "score_target_reference",
+]
+VERBALIZE_PROMPTS = [
+    "cluster_verbalize_first",
+    "cluster_verbalize_more",
+    "cluster_verbalize_separator",
+]
+CONTROLLED_PROMPTS = [
+    *SCORING_PROMPTS,
+    *VERBALIZE_PROMPTS,
+    "controlled_either",
+    "controlled_either_separator",
+    "controlled_idk",
+    "judge_rating",
+    "judge_rating_scale",
+    "judge_p_true",
+    "judge_p_true_options",
+]
+MC_PROMPTS = [*SCORING_PROMPTS, *VERBALIZE_PROMPTS, "mc_option", "mc_other"]
 
 
 def all_targets():

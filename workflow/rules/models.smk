@@ -1,6 +1,10 @@
 rule tiny_model:
+    input:
+        code=code("tiny_model.py", "data/tiny_corpus.txt"),
     output:
         directory(paths.TINY_MODEL),
+    params:
+        code=code_hash,
     conda:
         ENV
     log:
@@ -9,3 +13,25 @@ rule tiny_model:
         "Building the tiny random-weight chat model"
     shell:
         "selfreflect tiny-model --out {output} 2> {log}"
+
+
+rule convert_model:
+    input:
+        code=code("model_sources.py"),
+    output:
+        directory(paths.CONVERTED_MODEL),
+    params:
+        code=code_hash,
+        config=RESOLVED_CONFIG,
+        settings=settings(lambda w: [("models", w.model, k) for k in ("gguf", "package", "dtype")]),
+    wildcard_constraints:
+        model="|".join(map(re.escape, CONVERTED)) or "(?!)",
+    conda:
+        ENV
+    log:
+        "logs/models/{model}.log",
+    message:
+        "Converting the GGUF model {wildcards.model} to a safetensors folder"
+    shell:
+        "selfreflect convert-model --config {params.config} --model {wildcards.model}"
+        " --out {output} 2> {log}"

@@ -1,14 +1,14 @@
 rule questions:
     input:
         dataset_files,
+        code=code("questions.py", "chat.py", "registry.py"),
     output:
         run_path(paths.QUESTIONS),
     params:
+        code=code_hash,
         config=RESOLVED_CONFIG,
-        dataset=lambda w: config["datasets"][w.dataset],
+        settings=settings("seed", "questions", "datasets.{dataset}"),
         digest=dataset_digest,
-        questions=config["questions"],
-        seed=config["seed"],
     conda:
         ENV
     log:

@@ -6,14 +6,18 @@ include: "report_common.smk"
 rule controlled_scores:
     input:
         answers=rules.answers.output[0],
-        model=rules.tiny_model.output[0],
+        models=models("{judge}"),
+        code=code(
+            "report/controlled.py", "report/alt_metrics.py", "report/studies.py", "scoring",
+            "chat.py", "registry.py", "strategies/clustering.py",
+        ),
     output:
         run_path(paths.CONTROLLED),
     params:
+        code=code_hash,
         config=RESOLVED_CONFIG,
-        judge=lambda w: config["models"][w.judge],
-        scoring=config["scoring"],
-        pair_types=config["report"]["pair_types"],
+        settings=settings("scoring", "report.pair_types", "models.{judge}"),
+        prompts=prompts(*CONTROLLED_PROMPTS),
     resources:
         gpu=lambda w: gpus(w.judge),
     conda:
@@ -31,15 +35,20 @@ rule mc_scores:
     input:
         questions=rules.questions.output[0],
         answers=rules.answers.output[0],
-        model=rules.tiny_model.output[0],
+        models=models("{judge}"),
+        code=code(
+            "report/controlled.py", "report/studies.py", "scoring", "chat.py", "registry.py",
+            "strategies/clustering.py",
+        ),
     output:
         run_path(paths.MC),
     params:
+        code=code_hash,
         config=RESOLVED_CONFIG,
-        judge=lambda w: config["models"][w.judge],
-        scoring=config["scoring"],
-        temperatures=config["report"]["mc_temperatures"],
-        pseudo_count=config["report"]["mc_pseudo_count"],
+        settings=settings(
+            "scoring", "report.mc_temperatures", "report.mc_pseudo_count", "models.{judge}"
+        ),
+        prompts=prompts(*MC_PROMPTS),
     resources:
         gpu=lambda w: gpus(w.judge),
     conda:
@@ -57,16 +66,21 @@ rule convergence_scores:
     input:
         answers=rules.answers.output[0],
         summaries=strategy_summaries,
-        model=rules.tiny_model.output[0],
+        models=models("{judge}"),
+        code=code("report/studies.py", "scoring", "chat.py", "registry.py"),
     output:
         run_path(paths.CONVERGENCE),
     params:
+        code=code_hash,
         config=RESOLVED_CONFIG,
-        judge=lambda w: config["models"][w.judge],
-        scoring=config["scoring"],
-        sizes=config["report"]["convergence_sizes"],
-        questions=config["report"]["convergence_questions"],
-        seed=config["seed"],
+        settings=settings(
+            "seed",
+            "scoring",
+            "report.convergence_sizes",
+            "report.convergence_questions",
+            "models.{judge}",
+        ),
+        prompts=prompts(*SCORING_PROMPTS),
     resources:
         gpu=lambda w: gpus(w.judge),
     conda:
@@ -82,16 +96,18 @@ rule convergence_scores:
 
 rule main_table:
     input:
-        expand(run_path(paths.SCORES), **SUMMARY_EXPERIMENTS, strategy=STRATEGIES),
+        scores=expand(run_path(paths.SCORES), **SUMMARY_EXPERIMENTS, strategy=STRATEGIES),
+        code=code("report/tables.py", "report/figures.py", "stats.py"),
     output:
         table=table_files("main", "Main table"),
         figure=figure_files("main", "Main table"),
         metrics=report_metrics("main"),
     params:
+        code=code_hash,
         config=RESOLVED_CONFIG,
         tables=lambda w, output: os.path.dirname(output.table[0]),
         figures=lambda w, output: os.path.dirname(output.figure[0]),
-        report=config["report"],
+        settings=settings("seed", *STATS_SETTINGS, "report.baseline", *FIGURE_SETTINGS),
     conda:
         ENV
     log:
@@ -100,21 +116,23 @@ rule main_table:
         "Main table: SelfReflect per strategy with bootstrap CIs and paired tests"
     shell:
         "selfreflect report main-table --config {params.config} --out-dir {params.tables}"
-        " --figure-dir {params.figures} --metrics {output.metrics} {input} 2> {log}"
+        " --figure-dir {params.figures} --metrics {output.metrics} {input.scores} 2> {log}"
 
 
 rule validation:
     input:
-        expand(run_path(paths.CONTROLLED), **EXPERIMENTS),
+        controlled=expand(run_path(paths.CONTROLLED), **EXPERIMENTS),
+        code=code("report/tables.py", "report/figures.py", "stats.py"),
     output:
         table=table_files("validation", "Metric validation"),
         figure=figure_files("validation", "Metric validation"),
         metrics=report_metrics("validation"),
     params:
+        code=code_hash,
         config=RESOLVED_CONFIG,
         tables=lambda w, output: os.path.dirname(output.table[0]),
         figures=lambda w, output: os.path.dirname(output.figure[0]),
-        confidence=config["report"]["confidence"],
+        settings=settings("report.confidence", *FIGURE_SETTINGS),
     conda:
         ENV
     log:
@@ -123,21 +141,23 @@ rule validation:
         "Metric validation table: controlled pairs ranked correctly per metric"
     shell:
         "selfreflect report validation --config {params.config} --out-dir {params.tables}"
-        " --figure-dir {params.figures} --metrics {output.metrics} {input} 2> {log}"
+        " --figure-dir {params.figures} --metrics {output.metrics} {input.controlled} 2> {log}"
 
 
 rule mc_study:
     input:
-        expand(run_path(paths.MC), **EXPERIMENTS),
+        mc=expand(run_path(paths.MC), **EXPERIMENTS),
+        code=code("report/tables.py", "report/figures.py", "stats.py"),
     output:
         table=table_files("mc_study", "Multiple-choice study"),
         figure=figure_files("mc_study", "Multiple-choice study"),
         metrics=report_metrics("mc_study"),
     params:
+        code=code_hash,
         config=RESOLVED_CONFIG,
         tables=lambda w, output: os.path.dirname(output.table[0]),
         figures=lambda w, output: os.path.dirname(output.figure[0]),
-        report=config["report"],
+        settings=settings(*FIGURE_SETTINGS),
     conda:
         ENV
     log:
@@ -146,20 +166,22 @@ rule mc_study:
         "Multiple-choice study: SelfReflect against the true 1-Wasserstein distance"
     shell:
         "selfreflect report mc-study --config {params.config} --out-dir {params.tables}"
-        " --figure-dir {params.figures} --metrics {output.metrics} {input} 2> {log}"
+        " --figure-dir {params.figures} --metrics {output.metrics} {input.mc} 2> {log}"
 
 
 rule convergence:
     input:
-        expand(run_path(paths.CONVERGENCE), **SUMMARY_EXPERIMENTS),
+        convergence=expand(run_path(paths.CONVERGENCE), **SUMMARY_EXPERIMENTS),
+        code=code("report/tables.py", "report/figures.py", "stats.py"),
     output:
         table=table_files("convergence", "Convergence"),
         figure=figure_files("convergence", "Convergence"),
     params:
+        code=code_hash,
         config=RESOLVED_CONFIG,
         tables=lambda w, output: os.path.dirname(output.table[0]),
         figures=lambda w, output: os.path.dirname(output.figure[0]),
-        report=config["report"],
+        settings=settings("seed", *STATS_SETTINGS, *FIGURE_SETTINGS),
     conda:
         ENV
     log:
@@ -168,23 +190,25 @@ rule convergence:
         "Convergence figure: score vs number of answers"
     shell:
         "selfreflect report convergence --config {params.config} --out-dir {params.tables}"
-        " --figure-dir {params.figures} {input} 2> {log}"
+        " --figure-dir {params.figures} {input.convergence} 2> {log}"
 
 
 rule cost_table:
     input:
-        expand(
+        summaries=expand(
             run_path(paths.SUMMARIES),
             dataset=SUMMARIZED,
             subject=config["subjects"],
             strategy=STRATEGIES,
         ),
+        code=code("report/tables.py"),
     output:
         table=table_files("cost", "Cost"),
     params:
+        code=code_hash,
         config=RESOLVED_CONFIG,
         tables=lambda w, output: os.path.dirname(output.table[0]),
-        models=config["models"],
+        settings=settings("models"),
     conda:
         ENV
     log:
@@ -192,18 +216,22 @@ rule cost_table:
     message:
         "Cost table: tokens and seconds per strategy"
     shell:
-        "selfreflect report cost-table --config {params.config} --out-dir {params.tables} {input} 2> {log}"
+        "selfreflect report cost-table --config {params.config} --out-dir {params.tables}"
+        " {input.summaries} 2> {log}"
 
 
 rule human_agreement:
     input:
         ratings=config["report"]["human_ratings"] or [],
         scores=expand(run_path(paths.SCORES), **SUMMARY_EXPERIMENTS, strategy=STRATEGIES),
+        code=code("report/tables.py", "stats.py"),
     output:
         table=table_files("human_agreement", "Human agreement"),
     params:
+        code=code_hash,
         config=RESOLVED_CONFIG,
         tables=lambda w, output: os.path.dirname(output.table[0]),
+        settings=settings("report.human_ratings"),
     conda:
         ENV
     log:

@@ -7,6 +7,8 @@ STRATEGIES = config["summaries"]["strategies"]
 EXPERIMENTS = dict(dataset=config["datasets"], subject=config["subjects"], judge=config["judges"])
 SUMMARY_EXPERIMENTS = {**EXPERIMENTS, "dataset": SUMMARIZED}
 SHORT_CAPTION = "../report/{}.rst"
+STATS_SETTINGS = ["report.bootstrap_resamples", "report.confidence"]
+FIGURE_SETTINGS = ["report.figure_width", "report.figure_dpi"]
 
 
 def table_files(name, category):

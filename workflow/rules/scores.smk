@@ -2,14 +2,17 @@ rule score_shard:
     input:
         answers=rules.answers.output[0],
         summaries=rules.summaries.output[0],
-        model=rules.tiny_model.output[0],
+        models=models("{judge}"),
+        code=code(
+            "scoring", "chat.py", "checkpoints.py", "sharding.py", "failures.py", "registry.py"
+        ),
     output:
         temp(run_path(paths.SCORES_SHARD)),
     params:
+        code=code_hash,
         config=RESOLVED_CONFIG,
-        judge=lambda w: config["models"][w.judge],
-        scoring=config["scoring"],
-        seed=config["seed"],
+        settings=settings("seed", "scoring", "models.{judge}"),
+        prompts=prompts(*SCORING_PROMPTS),
         shards=config["shards"],
     resources:
         gpu=lambda w: gpus(w.judge),
@@ -30,12 +33,14 @@ rule score:
     input:
         questions=rules.questions.output[0],
         parts=expand(rules.score_shard.output[0], shard=SHARDS, allow_missing=True),
+        code=code("sharding.py", "scoring", "stats.py"),
     output:
         scores=run_path(paths.SCORES),
         metrics=run_path(paths.METRICS),
     params:
+        code=code_hash,
         config=RESOLVED_CONFIG,
-        scoring=config["scoring"],
+        settings=settings("scoring"),
     conda:
         ENV
     log:

@@ -1,15 +1,17 @@
 rule summaries:
     input:
         questions=rules.questions.output[0],
-        model=rules.tiny_model.output[0],
+        models=lambda w: models(*summary_models(w))(w),
+        code=code(
+            "strategies", "chat.py", "checkpoints.py", "backends", "failures.py", "registry.py"
+        ),
     output:
         run_path(paths.SUMMARIES),
     params:
+        code=code_hash,
         config=RESOLVED_CONFIG,
-        subject=lambda w: config["models"][w.subject],
-        summarizer=lambda w: config["models"][config["summarizer"] or w.subject],
-        summaries=lambda w: strategy_settings(config["summaries"], w.strategy),
-        seed=config["seed"],
+        settings=settings("seed", summary_settings),
+        prompts=prompts(lambda w: strategy_prompts(w.strategy)),
     wildcard_constraints:
         strategy=r"[A-Za-z0-9_.-]+",
     resources:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -22,6 +23,8 @@ from selfreflect.errors import InputError
 
 logging.getLogger("httpx").setLevel(logging.WARNING)  # one INFO line per request otherwise
 
+_ENV_NAME = re.compile(r"^[A-Z_][A-Z0-9_]*$")  # anything else may be a pasted key: not echoed
+
 
 def api_key(spec: dict[str, Any]) -> str:
     """The key from ``api_key_env``; servers that need none (``null``) get a placeholder."""
@@ -29,7 +32,8 @@ def api_key(spec: dict[str, Any]) -> str:
     if variable is None:
         return "EMPTY"
     if not os.environ.get(variable):
-        raise InputError(f"model '{spec['name']}': environment variable {variable} is not set")
+        shown = variable if _ENV_NAME.match(variable) else "(name not shown: not UPPER_CASE)"
+        raise InputError(f"model '{spec['name']}': environment variable {shown} is not set")
     return os.environ[variable]
 
 

@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from selfreflect.answers import question_seed
+from selfreflect.progress import progress
 from selfreflect.report import alt_metrics
 from selfreflect.report.controlled import mc_variants, pairs_table
 from selfreflect.scoring.judge import Judge
@@ -35,7 +36,8 @@ def controlled_scores(
     pairs = pairs_table(answers, pair_types)
     by_id = answers.set_index("id")
     rows = []
-    for qid, group in pairs.groupby("id", sort=False):
+    groups = pairs.groupby("id", sort=False)
+    for qid, group in progress(groups, "controlled pairs: questions", groups.ngroups):
         made = group[group["error"].isna()]
         texts = {
             f"{p.pair_type}:{side}": getattr(p, side) for p in made.itertuples() for side in SIDES
@@ -89,7 +91,7 @@ def mc_scores(
     choices = questions.set_index("id")["choices"]
     temperatures = settings["mc_temperatures"]
     rows = []
-    for answer in answers.itertuples(index=False):
+    for answer in progress(answers.itertuples(index=False), "mc study: questions", len(answers)):
         options = choices.get(answer.id)
         excluded = None
         if options is None or len(options) == 0:
@@ -152,7 +154,7 @@ def convergence_scores(
     lookup = {(r.id, r.strategy): r for r in summaries.itertuples(index=False)}
     sizes = settings["convergence_sizes"]
     rows = []
-    for answer in chosen.itertuples(index=False):
+    for answer in progress(chosen.itertuples(index=False), "convergence: questions", len(chosen)):
         texts, reasons = {}, {}
         for strategy in strategies:
             reason = upstream_error(answer, lookup.get((answer.id, strategy)))

@@ -130,7 +130,7 @@ def score(
     from selfreflect import checkpoints, sharding
     from selfreflect.artifacts import write_table
     from selfreflect.failures import check_failures
-    from selfreflect.fileio import file_digest, write_json
+    from selfreflect.fileio import check_writable, file_digest, write_json
     from selfreflect.provenance import provenance
     from selfreflect.scoring.judge import open_judge
     from selfreflect.scoring.score import reference_scores, score_table, write_metrics
@@ -144,8 +144,18 @@ def score(
     unknown = set(summaries["id"]) - set(answers["id"])
     if unknown and shards == 1:
         click.echo(f"warning: {len(unknown)} summaries lack a question in the answers", err=True)
+    blank = summaries["summary"].map(lambda text: isinstance(text, str) and not text.strip())
+    if blank.any():
+        keys = ", ".join(dict.fromkeys(summaries["strategy"][blank]))
+        click.echo(
+            f"warning: {summaries_path}: {int(blank.sum())} blank summaries ({keys}),"
+            " scored as given",
+            err=True,
+        )
     inputs = [file_digest(answers_path), file_digest(summaries_path), shard, shards]
     directory = checkpoints.checkpoint_dir(out, checkpoints.fingerprint(spec, settings, inputs))
+    for path in [out, directory, *([metrics_path] if metrics_path else [])]:
+        check_writable(path)
     with open_judge(spec, settings) as model:
         scores = checkpoints.run_chunked(
             "scores",

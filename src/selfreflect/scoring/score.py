@@ -75,14 +75,22 @@ def score_table(
     temperature: float,
     is_stopword: IsStopword,
 ) -> pd.DataFrame:
-    """A ``scores`` table: every question of ``answers`` x every strategy of ``summaries``."""
+    """A ``scores`` table: each question of ``answers`` x each strategy it has a summary of.
+
+    A question with no summary at all gets a failed row for every strategy; a summary key a
+    question never had (reference files where questions carry different keys) gets no row.
+    """
     strategies = list(dict.fromkeys(summaries["strategy"]))
     lookup = {(row.id, row.strategy): row for row in summaries.itertuples(index=False)}
+    keys: dict[str, list[str]] = {}
+    for qid, strategy in lookup:
+        keys.setdefault(qid, []).append(strategy)
     rows = []
     for answer in answers.itertuples(index=False):
         results: dict[str, Result] = {}
         texts = {}
-        for strategy in strategies:
+        present = keys.get(answer.id, strategies)
+        for strategy in present:
             error = upstream_error(answer, lookup.get((answer.id, strategy)))
             if error is None:
                 texts[strategy] = lookup[answer.id, strategy].summary
@@ -98,7 +106,7 @@ def score_table(
                 temperature,
                 is_stopword,
             )
-        for strategy in strategies:
+        for strategy in present:
             score, num_tasks, error = results[strategy]
             rows.append((answer.id, strategy, judge.name, score, num_tasks, error))
         logger.info("question %s scored: %s", answer.id, {k: v[0] for k, v in results.items()})

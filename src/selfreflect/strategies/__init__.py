@@ -16,6 +16,8 @@ from selfreflect.strategies.registry import (
     check_strategies,
     register,
     resolve,
+    strategy_prompts,
+    strategy_setting_keys,
     strategy_settings,
 )
 from selfreflect.strategies.runner import open_models, summarize
@@ -31,6 +33,8 @@ __all__ = [
     "open_models",
     "register",
     "resolve",
+    "strategy_prompts",
+    "strategy_setting_keys",
     "strategy_settings",
     "summarize",
 ]

@@ -20,6 +20,7 @@ def summarize(config_path: str, subject: str, strategy: str, questions_path: str
     from selfreflect.artifacts import read_table, write_table
     from selfreflect.config import load_config, model_spec
     from selfreflect.failures import check_failures
+    from selfreflect.fileio import check_writable
     from selfreflect.provenance import provenance
     from selfreflect.strategies import open_models, resolve, strategy_settings
     from selfreflect.strategies import summarize as run_strategy
@@ -29,6 +30,7 @@ def summarize(config_path: str, subject: str, strategy: str, questions_path: str
     model_spec(config, subject, source=config_path)
     resolve(strategy, config["summaries"]["plugins"])  # unknown names fail before any loading
     questions = read_table("questions", questions_path)
+    check_writable(out)
     summarizer = summarizer_name(config, subject)
     with ExitStack() as stack:
         models = open_models(config, subject, stack)

@@ -14,14 +14,14 @@ def greedy(batch: Batch) -> dict[int, str]:
     return batch.summarize({r: question_chat(q) for r, q in batch.rows().items()})
 
 
-@register("basic")
+@register("basic", prompts=("basic",))
 def basic(batch: Batch) -> dict[int, str]:
     """The model asked to summarise all its possible answers (thinking mode where supported)."""
     chats = {r: user_chat(prompt("basic", question=q)) for r, q in batch.rows().items()}
     return batch.summarize(chats, thinking=True)
 
 
-@register("cot")
+@register("cot", prompts=("cot",))
 def cot(batch: Batch) -> dict[int, str]:
     """Reasoning about plausible answers; the summary is the ``Summary:`` line."""
     chats = {r: user_chat(prompt("cot", question=q)) for r, q in batch.rows().items()}
@@ -35,7 +35,7 @@ def sample_and_summarize_chat(question: str, answers: list[str]) -> list[Message
     return user_chat(text)
 
 
-@register("sample_and_summarize")
+@register("sample_and_summarize", prompts=("sample_and_summarize", "answer_list_item"))
 def sample_and_summarize(batch: Batch) -> dict[int, str]:
     """Fresh answers, then the model summarises them (thinking mode where supported)."""
     questions = batch.questions
@@ -46,7 +46,7 @@ def sample_and_summarize(batch: Batch) -> dict[int, str]:
     return batch.summarize(chats, thinking=True)
 
 
-@register("concatenated_answers")
+@register("concatenated_answers", prompts=("answer_list_item",))
 def concatenated_answers(batch: Batch) -> dict[int, str]:
     """No model call: the formatted block of the fresh answers."""
     return {r: format_answers(answers) for r, answers in batch.fresh_answers().items()}
@@ -61,7 +61,7 @@ def twostep_cot_chat(question: str, analysis: str) -> list[Message]:
     ]
 
 
-@register("twostep_cot")
+@register("twostep_cot", prompts=("twostep_cot_brainstorm", "twostep_cot_distill"))
 def twostep_cot(batch: Batch) -> dict[int, str]:
     """A greedy brainstorm of plausible answers, then a summary of it in the same chat."""
     rows = batch.rows()

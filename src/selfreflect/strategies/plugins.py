@@ -16,6 +16,7 @@ from typing import TypeVar
 
 from selfreflect.backends import Generator, Sampling
 from selfreflect.chat import Message
+from selfreflect.progress import progress
 from selfreflect.strategies.context import Batch
 from selfreflect.strategies.registry import StrategyError, StrategyFn
 
@@ -63,9 +64,12 @@ def load_plugin(name: str, target: str) -> Callable[[Context], str]:
     if os.getcwd() not in sys.path:
         sys.path.insert(0, os.getcwd())
     try:
-        return getattr(importlib.import_module(module_name), function)
-    except (ImportError, AttributeError) as err:
+        fn = getattr(importlib.import_module(module_name), function)
+    except (ImportError, AttributeError, ValueError) as err:
         raise StrategyError(f"strategy '{name}': cannot load plug-in {target}: {err}") from None
+    if not callable(fn):
+        raise StrategyError(f"strategy '{name}': plug-in {target} is not a function")
+    return fn
 
 
 def plugin_strategy(name: str, target: str) -> StrategyFn:
@@ -74,7 +78,8 @@ def plugin_strategy(name: str, target: str) -> StrategyFn:
 
     def run(batch: Batch) -> dict[int, str]:
         summaries = {}
-        for row in batch.rows():
+        rows = batch.rows()
+        for row in progress(rows, f"strategy {name}: questions", len(rows)):
             try:
                 summary = fn(Context(batch, row))
             except QuestionFailed as failure:

@@ -13,19 +13,23 @@ StrategyFn = Callable[[Batch], dict[int, str]]
 """A strategy: summaries by row for the questions of a batch (failed rows via ``batch.fail``)."""
 
 _BUILTIN: dict[str, StrategyFn] = {}
+_PROMPTS: dict[str, tuple[str, ...]] = {}
+_NOT_SETTINGS = ("strategies", "datasets", "plugins")  # which jobs exist, not how they run
 
 
 class StrategyError(SelfReflectError):
     """A strategy is unknown or failed as a whole; the message names it."""
 
 
-def register(name: str) -> Callable[[StrategyFn], StrategyFn]:
-    """Decorator: make ``fn`` the built-in strategy ``name``."""
+def register(name: str, prompts: tuple[str, ...] = ()) -> Callable[[StrategyFn], StrategyFn]:
+    """Decorator: make ``fn`` the built-in strategy ``name``, rendering the prompts.yaml keys
+    ``prompts`` (besides the system message; its jobs rerun when one of them changes)."""
 
     def add(fn: StrategyFn) -> StrategyFn:
         if name in _BUILTIN:
             raise ValueError(f"strategy '{name}' is registered twice")
         _BUILTIN[name] = fn
+        _PROMPTS[name] = prompts
         return fn
 
     return add
@@ -52,15 +56,34 @@ def unknown_message(name: str, plugins: dict[str, str]) -> str:
 
 
 def check_strategies(config: dict[str, Any], source: str = "config") -> None:
-    """One-line :class:`ConfigError` for an unknown strategy or a plug-in hiding a built-in."""
+    """One-line :class:`ConfigError` for an unknown strategy, a plug-in hiding a built-in or a
+    plug-in that cannot be imported."""
+    from selfreflect.strategies.plugins import load_plugin
+
     summaries = config["summaries"]
-    for name in summaries["plugins"]:
+    for name, target in summaries["plugins"].items():
         if name in _BUILTIN:
             raise ConfigError(f"{source}: summaries.plugins: '{name}' is a built-in strategy")
+        try:
+            load_plugin(name, target)
+        except StrategyError as err:
+            raise ConfigError(f"{source}: summaries.plugins.{name}: {err}") from None
     for name in summaries["strategies"]:
         if name not in _BUILTIN and name not in summaries["plugins"]:
             message = unknown_message(name, summaries["plugins"])
             raise ConfigError(f"{source}: summaries.strategies: {message}")
+
+
+def strategy_prompts(name: str) -> list[str]:
+    """The prompts.yaml keys strategy ``name`` renders (a plug-in's own texts are its code)."""
+    return ["system", *_PROMPTS.get(name, ())]
+
+
+def strategy_setting_keys(summaries: dict[str, Any], name: str) -> list[tuple[str, ...]]:
+    """The ``summaries`` key paths one strategy depends on (not other strategies' plug-ins,
+    the list of strategies or of datasets)."""
+    keys = [("summaries", key) for key in summaries if key not in _NOT_SETTINGS]
+    return keys + ([("summaries", "plugins", name)] if name in summaries["plugins"] else [])
 
 
 def strategy_settings(summaries: dict[str, Any], name: str) -> dict[str, Any]:

@@ -28,6 +28,9 @@ def stated(clusters: Sequence[Cluster], min_share: float) -> list[tuple[str, int
     ]
 
 
+VERBALIZE = ("cluster_verbalize_first", "cluster_verbalize_more", "cluster_verbalize_separator")
+
+
 def verbalize(clusters: Sequence[Cluster], min_share: float) -> str:
     """The template summary: most likely the first, could also be each further cluster."""
     parts = [
@@ -58,7 +61,7 @@ def fresh_clusters(batch: Batch) -> dict[int, tuple[int, list[Cluster]]]:
     return out
 
 
-@register("cluster_and_verbalize")
+@register("cluster_and_verbalize", prompts=VERBALIZE)
 def cluster_and_verbalize(batch: Batch) -> dict[int, str]:
     min_share = batch.settings["cluster"]["min_share"]
     return {r: verbalize(c, min_share) for r, (_, c) in fresh_clusters(batch).items()}
@@ -72,19 +75,19 @@ def _cluster_prompts(batch: Batch, key: str) -> dict[int, str]:
     }
 
 
-@register("cluster_and_verbalize_llm")
+@register("cluster_and_verbalize_llm", prompts=("cluster_and_verbalize_llm", "cluster_line"))
 def cluster_and_verbalize_llm(batch: Batch) -> dict[int, str]:
     chats = _cluster_prompts(batch, "cluster_and_verbalize_llm")
     return batch.summarize({r: user_chat(text) for r, text in chats.items()})
 
 
-@register("sayself_rationale")
+@register("sayself_rationale", prompts=("sayself_rationale", "cluster_line"))
 def sayself_rationale(batch: Batch) -> dict[int, str]:
     chats = _cluster_prompts(batch, "sayself_rationale")
     return batch.summarize({r: user_chat(text) for r, text in chats.items()})
 
 
-@register("verbalized_confidence")
+@register("verbalized_confidence", prompts=("verbalized_confidence",))
 def verbalized_confidence(batch: Batch) -> dict[int, str]:
     rows = batch.rows()
     chats = {r: user_chat(prompt("verbalized_confidence", question=q)) for r, q in rows.items()}

@@ -1,0 +1,63 @@
+"""Run ``selfreflect ARGS`` and SIGKILL it at a deterministic point, for the fault suite.
+
+    python tests/kill_at.py POINT N -- ARGS...
+
+POINT is ``after-checkpoint`` (the N-th checkpoint chunk is on disk) or ``before-rename`` (the
+N-th atomic write has its temporary file complete but not yet renamed into place). The real
+code runs unchanged up to that point; the process then dies as ``kill -9`` would kill it.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+from collections.abc import Callable
+from typing import Any
+
+from selfreflect import checkpoints, fileio
+from selfreflect.cli import main
+
+
+def dying_on_call(fn: Callable, n: int, after: bool) -> Callable:
+    """``fn`` that kills the process at its ``n``-th call, before or after doing its work."""
+    calls = 0
+
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        nonlocal calls
+        calls += 1
+        if calls == n and not after:
+            os.kill(os.getpid(), signal.SIGKILL)
+        result = fn(*args, **kwargs)
+        if calls == n and after:
+            os.kill(os.getpid(), signal.SIGKILL)
+        return result
+
+    return wrapper
+
+
+class _Os:
+    """``os`` for :mod:`selfreflect.fileio` only, with one function replaced."""
+
+    def __init__(self, **replaced: Callable) -> None:
+        self.__dict__.update(replaced)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(os, name)
+
+
+def arm(point: str, n: int) -> None:
+    if point == "after-checkpoint":
+        checkpoints.write_table = dying_on_call(checkpoints.write_table, n, after=True)
+    elif point == "before-rename":
+        fileio.os = _Os(replace=dying_on_call(os.replace, n, after=False))
+    else:
+        raise SystemExit(f"unknown kill point {point}")
+
+
+if __name__ == "__main__":
+    point, n, separator, *args = sys.argv[1:]
+    assert separator == "--"
+    arm(point, int(n))
+    sys.argv = ["selfreflect", *args]
+    main()

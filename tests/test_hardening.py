@@ -1,0 +1,167 @@
+"""Defects found by probing the CLI as a new user (issue 11), each pinned by a test."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import stat
+import sys
+
+import pytest
+
+from selfreflect.artifacts import read_table, write_table
+from selfreflect.cli import main
+from selfreflect.fileio import atomic_dir
+from selfreflect.progress import progress
+from selfreflect.questions import load_questions, question_id
+from selfreflect.reference_format import read_reference_answers
+
+ANSWERS = [
+    {
+        "question": "Question: Who wrote Hamlet?",
+        "masked_out_task_answers": ["Shakespeare wrote it", "Marlowe wrote it"],
+        "conditioning_answers": ["Shakespeare wrote Hamlet", "It was Shakespeare"],
+    },
+    {
+        "question": "Question: What is the capital of France?",
+        "masked_out_task_answers": ["Paris is the capital", "Lyon"],
+        "conditioning_answers": ["Paris", "The capital is Paris"],
+    },
+]
+
+
+def selfreflect(args: list[str], monkeypatch, capsys) -> tuple[int, str, str]:
+    """Run the CLI in-process: exit status, stdout, stderr."""
+    monkeypatch.setattr(sys, "argv", ["selfreflect", *map(str, args)])
+    try:
+        main()
+        code = 0
+    except SystemExit as exit_:
+        code = exit_.code
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_export_then_import_keeps_a_failed_question(tmp_path, monkeypatch, capsys):
+    """Defect 1: a failed question stays failed, with its reason, through the JSON format."""
+    answers = read_reference_answers(write_json(tmp_path / "in.json", ANSWERS))
+    answers.at[1, "test_answers"], answers.at[1, "conditioning_answers"] = [], []
+    answers.at[1, "error"] = "engine died"
+    write_table("answers", answers, tmp_path / "a.parquet")
+    assert selfreflect(["export-answers", tmp_path / "a.parquet", tmp_path / "a.json"],
+                       monkeypatch, capsys)[0] == 0  # fmt: skip
+    assert json.loads((tmp_path / "a.json").read_text())[1]["error"] == "engine died"
+    assert "error" not in json.loads((tmp_path / "a.json").read_text())[0]
+    back = tmp_path / "back.parquet"
+    assert selfreflect(["import-answers", tmp_path / "a.json", back], monkeypatch, capsys)[0] == 0
+    assert list(read_table("answers", back)["error"]) == [None, "engine died"]
+
+
+def write_json(path, data):
+    path.write_text(json.dumps(data))
+    return path
+
+
+def test_duplicate_reference_questions_are_scored_once(tmp_path):
+    """Defect 5: as the questions loader, the JSON importer keeps a repeated question once."""
+    path = write_json(tmp_path / "dup.json", [ANSWERS[0], ANSWERS[1], ANSWERS[0]])
+    assert list(read_reference_answers(path)["question"]) == [a["question"] for a in ANSWERS]
+
+
+def test_utf8_csv_with_byte_order_mark_is_read(tmp_path):
+    """Defect 8: spreadsheet programs save UTF-8 CSV with a BOM."""
+    path = tmp_path / "q.csv"
+    path.write_bytes("question,notes\nWho wrote Hamlet,x\nWhere is Paris,y\n".encode("utf-8-sig"))
+    table = load_questions("d", {"source": "local", "path": str(path)}, 10, seed=1)
+    assert sorted(table["question"]) == ["Question: Where is Paris?", "Question: Who wrote Hamlet?"]
+
+
+@pytest.mark.parametrize("umask", [0o022, 0o002, 0o077], ids=oct)
+def test_artifacts_get_the_modes_of_the_umask(tmp_path, umask):
+    """Defect 9: colleagues on shared storage can read results (the umask decides, not 0600)."""
+    previous = os.umask(umask)
+    try:
+        write_table("answers", read_reference_answers(write_json(tmp_path / "a.json", ANSWERS)),
+                    tmp_path / "a.parquet")  # fmt: skip
+        with atomic_dir(tmp_path / "model") as folder:
+            (folder / "x").write_text("x")
+    finally:
+        os.umask(previous)
+    assert stat.S_IMODE((tmp_path / "a.parquet").stat().st_mode) == 0o666 & ~umask
+    assert stat.S_IMODE((tmp_path / "model").stat().st_mode) == 0o777 & ~umask
+
+
+def test_question_ids_hash_the_normalised_question():
+    """Defect 10: one rule, so reference files without the prefix match the pipeline's ids."""
+    assert question_id("Who wrote Hamlet") == question_id("Question: Who wrote Hamlet?")
+    assert question_id("  Who wrote Hamlet?  ") == question_id("Question: Who wrote Hamlet?")
+    assert question_id("Who wrote Hamlet") != question_id("Who wrote Macbeth")
+
+
+def test_absent_summary_keys_are_not_failures_and_blank_summaries_warn(
+    tiny_model, tmp_path, monkeypatch, capsys, caplog
+):
+    """Defects 11 and 10: each question is scored on its own keys; a blank summary warns.
+    The job logs its progress."""
+    caplog.set_level(logging.INFO)
+    answers = write_json(tmp_path / "a.json", ANSWERS)
+    summaries = write_json(
+        tmp_path / "s.json",
+        [
+            {"question": ANSWERS[0]["question"], "summaries": {"a": "Shakespeare", "b": "   "}},
+            {"question": ANSWERS[1]["question"], "summaries": {"b": "Paris", "c": "Lyon"}},
+        ],
+    )
+    out, metrics = tmp_path / "scores.json", tmp_path / "metrics.json"
+    args = ["score", "--test-answers", answers, "--summaries", summaries, "--judge", tiny_model,
+            "--out", out, "--metrics", metrics, "--stopwords", "none"]  # fmt: skip
+    code, stdout, stderr = selfreflect(args, monkeypatch, capsys)
+    assert code == 0, stderr
+    assert "4 scores (0 failed)" in stdout
+    assert "s.json: 1 blank summaries (b)" in stderr
+    assert [set(record) for record in json.loads(out.read_text())] == [{"a", "b"}, {"b", "c"}]
+    counts = json.loads(metrics.read_text())
+    assert {key: m["n_failed"] for key, m in counts.items()} == {"a": 0, "b": 0, "c": 0}
+    assert counts["b"]["n_scored"] == 2
+    assert "scores: questions: 2/2 (100%)" in caplog.text
+
+
+def test_progress_lines_count_done_and_total(caplog):
+    caplog.set_level(logging.INFO)
+    assert list(progress("abc", "letters", 3, every=0)) == ["a", "b", "c"]
+    lines = [r.getMessage() for r in caplog.records if r.name == "selfreflect.progress"]
+    assert [line.split(",")[0] for line in lines] == [
+        "letters: 1/3 (33%)",
+        "letters: 2/3 (67%)",
+        "letters: 3/3 (100%)",
+    ]
+    assert all("elapsed, about" in line for line in lines)
+
+
+def test_unwritable_output_is_named_before_the_model_loads(tmp_path, monkeypatch, capsys):
+    """Defect 2 (folder case): a path under a file; the judge does not exist, so the error must
+    come before any model loads."""
+    answers = write_json(tmp_path / "a.json", ANSWERS)
+    summaries = write_json(
+        tmp_path / "s.json", [{"question": ANSWERS[0]["question"], "summaries": {"a": "b"}}]
+    )
+    (tmp_path / "out").write_text("a file")
+    args = ["score", "--answers", answers, "--summaries", summaries, "--judge", tmp_path / "none",
+            "--out", tmp_path / "out" / "scores.parquet"]  # fmt: skip
+    code, _, stderr = selfreflect(args, monkeypatch, capsys)
+    assert code == 1
+    assert stderr.strip() == f"error: {tmp_path}/out/scores.parquet: cannot write here" + (
+        f" ({tmp_path}/out is not a folder)"
+    )
+
+
+def test_pasted_key_is_not_echoed_when_its_variable_is_missing():
+    """Defect 12: a key that matches the variable-name pattern (hf_...) is not echoed either."""
+    from selfreflect.backends.openai_engine import api_key
+    from selfreflect.errors import InputError
+
+    with pytest.raises(InputError) as err:
+        api_key({"name": "m", "api_key_env": "hf_AbCdEfSecret123"})
+    assert "hf_AbCdEfSecret123" not in str(err.value)
+    assert "name not shown" in str(err.value)

@@ -1,0 +1,172 @@
+"""Workflow-level hardening (issue 11): config errors before any job, dry runs that write
+nothing, reruns on code changes, a killed Snakemake run resumed, two runs side by side."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+
+import pandas as pd
+import pytest
+import yaml
+
+from selfreflect.artifacts import read_table
+from tests.workflow_utils import clone_completed, copy_project, job_counts, run
+
+pytestmark = pytest.mark.workflow
+
+SMOKE = "config/smoke.yaml"
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory):
+    return copy_project(tmp_path_factory.mktemp("hardening") / "project")
+
+
+def write_config(project, name: str, edit) -> str:
+    config = yaml.safe_load((project / SMOKE).read_text())
+    edit(config)
+    (project / "config" / name).write_text(yaml.safe_dump(config, sort_keys=False))
+    return f"config/{name}"
+
+
+def smk(project, *args: str, config: str = SMOKE, check: bool = True):
+    """``snakemake ARGS`` (targets first: ``--resources`` would take them as values)."""
+    command = ["snakemake", *args, "--configfile", config, "--cores", "2", "--resources", "gpu=1"]
+    return run(command, project, check=check)
+
+
+def last_line(result) -> str:
+    assert "Traceback" not in result.stderr, result.stderr
+    return result.stderr.strip().splitlines()[-1]
+
+
+@pytest.mark.parametrize(
+    ("edit", "key"),
+    [
+        (lambda c: c["summaries"]["plugins"].update(majority_vote="examples.plugins:nope"),
+         "summaries.plugins.majority_vote"),
+        (lambda c: c["summaries"]["plugins"].update(majority_vote="examples.gone:vote"),
+         "summaries.plugins.majority_vote"),
+        (lambda c: c["models"]["tiny-hf"].update(path="./models/none"), "models.tiny-hf.path"),
+    ],
+    ids=["plugin-function", "plugin-module", "model-path"],
+)  # fmt: skip
+def test_late_failures_are_config_errors(project, edit, key):
+    """Defect 6: caught while the DAG is built, naming the config file and key."""
+    config = write_config(project, "late.yaml", edit)
+    result = run(["snakemake", "-n", "--configfile", config], project, check=False)
+    assert result.returncode != 0
+    line = last_line(result)
+    assert line.startswith("error: ") and f"{config}: {key}: " in line, line
+
+
+@pytest.mark.parametrize("text", ["run: [paper\nseed: 1\n", ""], ids=["malformed", "empty"])
+def test_malformed_default_config_is_one_line(project, tmp_path, text):
+    """Defect 13: the Snakefile's own config (no --configfile) fails naming the file."""
+    broken = clone_completed(project, tmp_path / "p")
+    (broken / "config" / "config.yaml").write_text(text)
+    result = run(["snakemake", "-n"], broken, check=False)
+    assert result.returncode != 0
+    assert last_line(result).startswith("error: config/config.yaml: ")
+
+
+def test_dry_run_writes_nothing_and_a_run_writes_its_config_once(project, tmp_path):
+    """Defect 4: `snakemake -n` with another config leaves the running run's config alone."""
+    copy = clone_completed(project, tmp_path / "p")
+    resolved = copy / "logs" / "smoke" / "config.yaml"
+    smk(copy, "-n")
+    assert not (copy / "logs").exists()
+    target = "results/smoke/smoke/questions.parquet"
+    smk(copy, target)  # the job reads the resolved config: written before it runs
+    written = resolved.read_text()
+    assert yaml.safe_load(written)["seed"] == 1
+    other = write_config(copy, "other.yaml", lambda c: c.update(seed=2))
+    smk(copy, "-n", target, config=other)
+    assert resolved.read_text() == written
+
+
+# --- reruns on code changes (defect 3), a killed run resumed --------------------------------
+
+EXPERIMENT = "results/smoke/smoke/tiny"
+TARGETS = [f"{EXPERIMENT}/scores/tiny/greedy.parquet", f"{EXPERIMENT}/metrics/tiny/greedy.json"]
+
+
+@pytest.fixture(scope="module")
+def completed(tmp_path_factory):
+    """A project on which Snakemake made one strategy's scores (sampling, summary, scoring)."""
+    project = copy_project(tmp_path_factory.mktemp("code") / "base")
+    smk(project, *TARGETS)
+    return project
+
+
+@pytest.mark.parametrize(
+    ("module", "rerun", "kept"),
+    [
+        ("scoring/metric.py", {"score_shard", "score"}, {"answers_shard", "summaries"}),
+        ("strategies/paper.py", {"summaries", "score_shard", "score"}, {"answers_shard"}),
+        ("answers.py", {"answers_shard", "answers", "score_shard"}, {"questions", "summaries"}),
+    ],
+    ids=["metric", "strategy", "sampler"],
+)
+def test_code_changes_rerun_the_jobs_that_run_the_code(completed, tmp_path, module, rerun, kept):
+    """Editing the package reruns the rules that run the edited code, and what follows."""
+    copy = clone_completed(completed, tmp_path / "p")
+    assert job_counts(smk(copy, "-n", *TARGETS).stdout) == {}
+    source = copy / "src" / "selfreflect" / module
+    source.write_text(source.read_text() + "\n# an edit\n")
+    jobs = set(job_counts(smk(copy, "-n", *TARGETS).stdout))
+    assert rerun <= jobs and not kept & jobs, jobs
+
+
+def test_killed_snakemake_run_resumes_to_identical_tables(completed, tmp_path):
+    """kill -9 of Snakemake and its jobs once the answers exist; --rerun-incomplete then ends
+    with exactly the uninterrupted run's scores and metrics."""
+    copy = copy_project(tmp_path / "p")
+    command = ["snakemake", *TARGETS, "--configfile", SMOKE, "--cores", "2"]
+    job = subprocess.Popen(
+        command, cwd=copy, start_new_session=True,
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    while not (copy / EXPERIMENT / "answers.parquet").exists():
+        assert job.poll() is None, "the run ended before the kill point"
+        time.sleep(0.1)
+    os.killpg(job.pid, signal.SIGKILL)
+    job.wait()
+    run(["snakemake", "--unlock", "--configfile", SMOKE], copy)  # the killed run's lock
+    run([*command, "--rerun-incomplete"], copy)
+    scores, metrics = TARGETS
+    pd.testing.assert_frame_equal(
+        read_table("scores", copy / scores), read_table("scores", completed / scores)
+    )
+    assert (copy / metrics).read_text() == (completed / metrics).read_text()
+
+
+# --- two runs side by side ---------------------------------------------------------------------
+
+
+def test_two_runs_with_different_names_do_not_touch_each_other(tmp_path):
+    copy = copy_project(tmp_path / "p")
+    smk(copy, "results/models/tiny")  # the one output both runs share, built first
+    names = ["left", "right"]
+    commands = []
+    for name in names:
+        config = write_config(copy, f"{name}.yaml", lambda c, name=name: c.update(run=name))
+        target = f"results/{name}/smoke/tiny/summaries/greedy.parquet"
+        commands.append(["snakemake", "--configfile", config, "--cores", "1", target])
+    jobs = [subprocess.Popen(c, cwd=copy, stderr=subprocess.PIPE, text=True) for c in commands]
+    for job in jobs:
+        assert job.wait() == 0, job.stderr.read()
+    for name, command in zip(names, commands, strict=True):
+        resolved = yaml.safe_load((copy / "logs" / name / "config.yaml").read_text())
+        assert resolved["run"] == name
+        files = {
+            p.relative_to(copy / "results" / name) for p in (copy / "results" / name).rglob("*")
+        }
+        assert {"smoke/questions.parquet", "smoke/tiny/summaries/greedy.parquet"} <= {
+            str(f) for f in files
+        }
+        assert "Nothing to be done" in run([*command, "-n"], copy).stdout
+    assert sorted(p.name for p in (copy / "results").iterdir()) == ["left", "models", "right"]

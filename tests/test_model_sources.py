@@ -1,0 +1,73 @@
+"""Model sources: a GGUF file, or one shipped inside an installed package, converted once."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from selfreflect.config import converted_models, validate_config
+from selfreflect.errors import ConfigError, InputError
+from selfreflect.model_sources import SOURCE_FILE, package_file
+from tests.conftest import SMOLLM2_FILE, SMOLLM2_PACKAGE
+
+
+def _config(model: dict) -> dict:
+    return {
+        "models": {"m": model},
+        "subjects": ["m"],
+        "judges": ["m"],
+        "datasets": {"d": {"source": "local", "path": "q.jsonl"}},
+    }
+
+
+def test_gguf_model_is_converted_into_results_models():
+    config = validate_config(_config({"gguf": SMOLLM2_FILE, "package": SMOLLM2_PACKAGE}))
+    assert config["models"]["m"]["path"] == "results/models/m"
+    assert converted_models(config) == ["m"]
+    assert converted_models(validate_config(_config({"path": "some/model"}))) == []
+
+
+@pytest.mark.parametrize(
+    ("model", "message"),
+    [
+        ({}, "models.m"),
+        ({"package": SMOLLM2_PACKAGE, "path": "x"}, "models.m.package: needs `gguf`"),
+        ({"gguf": "x.gguf", "path": "elsewhere"}, "models.m.path: a gguf model is converted"),
+    ],
+)
+def test_model_source_errors_name_the_key(model, message):
+    with pytest.raises(ConfigError, match=message):
+        validate_config(_config(model), source="c.yaml")
+
+
+def test_package_file_is_found_without_importing_the_package():
+    path = package_file(SMOLLM2_PACKAGE, SMOLLM2_FILE)
+    assert path.is_file() and path.stat().st_size > 50 * 2**20
+
+
+@pytest.mark.parametrize(
+    ("package", "name", "message"),
+    [
+        ("no-such-package-xyz", "a.gguf", "package 'no-such-package-xyz' is not installed"),
+        (SMOLLM2_PACKAGE, "missing.gguf", "no file named 'missing.gguf'"),
+    ],
+)
+def test_package_file_errors(package, name, message):
+    with pytest.raises(InputError, match=message):
+        package_file(package, name)
+
+
+def test_converted_folder_loads_and_records_its_source(smollm2_model):
+    from transformers import AutoConfig, AutoTokenizer
+
+    from selfreflect.provenance import model_fingerprint
+
+    source = json.loads((smollm2_model / SOURCE_FILE).read_text())
+    assert source["package"] == SMOLLM2_PACKAGE and len(source["sha256"]) == 64
+    assert source["dtype"] == "float32"
+    config = AutoConfig.from_pretrained(smollm2_model)
+    assert config.head_dim == 64 and config.vocab_size == 49152
+    assert not hasattr(config, "quantization_config")
+    assert AutoTokenizer.from_pretrained(smollm2_model).eos_token == "<|im_end|>"
+    assert model_fingerprint(str(smollm2_model))["sha256"]
