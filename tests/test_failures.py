@@ -12,7 +12,7 @@ import pytest
 import torch
 import yaml
 
-from selfreflect.artifacts import write_table
+from selfreflect.artifacts import read_metadata, write_table
 from selfreflect.failures import TooManyFailures, check_failures
 from selfreflect.scoring.hf_judge import HfJudge
 from selfreflect.scoring.score import score_table
@@ -105,7 +105,9 @@ def test_scoring_job_where_every_question_fails_exits_non_zero(project):
     )
     assert not out.exists()
     assert score(project, "lenient", out).returncode == 0
-    assert out.exists()
+    meta = read_metadata(out)  # the scores carry their provenance
+    assert meta["judge"] == "tiny" and len(meta["models"]["tiny"]["sha256"]) == 64
+    assert meta["git_commit"] and len(meta["config_hash"]) == 64
 
 
 def test_summary_job_where_every_question_fails_exits_non_zero(project):
@@ -120,6 +122,8 @@ def test_summary_job_where_every_question_fails_exits_non_zero(project):
     )
     assert not out.exists()
     assert selfreflect(*args, "--config", str(project / "lenient.yaml")).returncode == 0
+    meta = read_metadata(out)  # the summaries carry their provenance
+    assert meta["strategy"] == "never" and len(meta["models"]["tiny"]["sha256"]) == 64
 
 
 def test_share_is_checked_per_group_and_reasons_are_counted():

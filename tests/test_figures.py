@@ -4,7 +4,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from selfreflect.report.figures import convergence_figure, main_figure, mc_figure, validation_figure
+from selfreflect.report.figures import (
+    convergence_figure,
+    experiments,
+    main_figure,
+    mc_figure,
+    validation_figure,
+)
 from selfreflect.report.tables import convergence_table, main_table, mc_table, validation_table
 
 KEYS = {"dataset": "d", "subject": "s", "judge": "j"}
@@ -31,6 +37,7 @@ def synthetic_controlled(rng):
                         "id": f"q{i}",
                         "pair_type": pair_type,
                         "side": side,
+                        "summary": side,
                         "selfreflect": rng.uniform() * 0.2 + shift,
                         "llm_rating": rng.uniform(1, 5),
                         "embedding": rng.uniform(),
@@ -46,6 +53,7 @@ def synthetic_mc(rng):
     return pd.DataFrame(
         {
             "id": [f"q{i // 5}" for i in range(40)],
+            "summary": "s",
             "w1": w1,
             "score": w1 * 0.3 + rng.normal(0, 0.03, 40),
             "temperature": np.tile([0.25, 0.5, 1.0, 2.0, 4.0], 8),
@@ -138,3 +146,34 @@ def test_figures_without_data(tmp_path, name):
     }
     files = empty[name]()
     assert files[0].read_bytes().startswith(b"\x89PNG") and files[1].stat().st_size > 0
+
+
+def png_height(path) -> int:
+    return int.from_bytes(path.read_bytes()[20:24], "big")
+
+
+def two_experiments(frame: pd.DataFrame) -> pd.DataFrame:
+    return pd.concat([frame, frame.assign(dataset="d2")], ignore_index=True)
+
+
+def test_one_panel_per_experiment_and_missing_values_are_not_zero(tmp_path):
+    rng = np.random.default_rng(0)
+    stats = {"n_resamples": 200, "confidence": 0.95, "seed": 0}
+    validation = validation_table(two_experiments(synthetic_controlled(rng)), 0.95)
+    assert [title for title, _ in experiments(validation)] == ["d", "d2"]
+    assert experiments(validation[validation["dataset"] == "d"])[0][0] == ""
+    mc = two_experiments(synthetic_mc(rng))
+    convergence = convergence_table(two_experiments(synthetic_convergence(rng)), **stats)
+    figures = {
+        "validation": lambda table, stem: validation_figure(table, stem, 3.3, 150),
+        "mc": lambda table, stem: mc_figure(table, mc_table(table), stem, 3.3, 150),
+        "convergence": lambda table, stem: convergence_figure(table, stem, 3.3, 150),
+    }
+    for (name, draw), table in zip(figures.items(), [validation, mc, convergence], strict=True):
+        one = draw(table[table["dataset"] == "d"], tmp_path / f"{name}-1")[0]
+        two = draw(table, tmp_path / f"{name}-2")[0]
+        assert 1.7 < png_height(two) / png_height(one) < 2.3, name
+    missing = validation.assign(fraction=np.nan, ci_low=np.nan, ci_high=np.nan)
+    assert_figure_files(validation_figure(missing, tmp_path / "na", 3.3, 150), tmp_path, "na")
+    scores = main_table(synthetic_scores(rng).assign(score=np.nan), "greedy", **stats)
+    assert_figure_files(main_figure(scores, tmp_path / "main", 3.3, 150), tmp_path, "main")

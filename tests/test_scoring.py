@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from selfreflect.artifacts import read_table, write_table
-from selfreflect.chat import encode, render
+from selfreflect.chat import encode, format_answers, render
 from selfreflect.errors import InputError
 from selfreflect.reference_format import read_reference_answers
 from selfreflect.scoring import metric
@@ -25,7 +25,6 @@ from selfreflect.scoring.tasks import (
     context_tasks,
     masked_words,
     question_tasks,
-    reference_context,
     scoring_question,
 )
 from tests.conftest import REFERENCE
@@ -131,10 +130,10 @@ def test_masked_answer_replaces_one_word():
     ]
 
 
-def test_scoring_question_and_reference_context():
+def test_scoring_question_and_answer_list():
     assert scoring_question("Why\n") == "Question: Why?"
     assert scoring_question("Question: Why?") == "Question: Why?"
-    assert reference_context(["a b", "c"]) == "x_1 = 'a b'\nx_2 = 'c'"
+    assert format_answers(["a b", "c"]) == "x_1 = 'a b'\nx_2 = 'c'"
 
 
 def test_target_tokens_are_the_extra_tokens_of_the_chat_ending_with_the_word(hf_model):

@@ -2,14 +2,13 @@
 
 import pytest
 
-from selfreflect.chat import question_chat, render
+from selfreflect.chat import format_answers, question_chat, render
 from selfreflect.strategies.clustering import Cluster, cluster_answers, normalise
 from selfreflect.strategies.paper import sample_and_summarize_chat, twostep_cot_chat
 from selfreflect.strategies.related import verbalize
 from selfreflect.strategies.text import (
     after_reasoning,
     cot_summary,
-    format_answers,
     prompt,
     user_chat,
 )

@@ -7,6 +7,7 @@ is tokenised as it is: no special tokens are added on top.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import cache
 from importlib import resources
 from typing import Any
@@ -21,6 +22,23 @@ def prompts() -> dict[str, str]:
     """All prompt texts, from the package's ``prompts.yaml``."""
     text = (resources.files("selfreflect") / "data" / "prompts.yaml").read_text(encoding="utf-8")
     return yaml.safe_load(text)
+
+
+QUESTION_PREFIX = "Question: "
+
+
+def question_form(text: str) -> str:
+    """``text`` with the ``Question: `` prefix and a final ``?``, unless already there."""
+    if not text.startswith(QUESTION_PREFIX):
+        text = QUESTION_PREFIX + text
+    return text if text.endswith("?") else text + "?"
+
+
+def format_answers(answers: Sequence[str]) -> str:
+    """Answers as ``x_1 = '…'\\nx_2 = '…'…``: the scorer's reference context and the
+    strategies' answer block (SPEC §4, §5)."""
+    item = prompts()["answer_list_item"]
+    return "\n".join(item.format(index=i, answer=a) for i, a in enumerate(answers, 1))
 
 
 def system_message() -> Message:

@@ -11,19 +11,11 @@ import sys
 
 import click
 
+from selfreflect.cli_options import CONFIG, OUT, QUESTIONS, SHARD, SHARDS, SUBJECT
 from selfreflect.errors import SelfReflectError
 from selfreflect.report.cli import report
 from selfreflect.scoring.cli import score
 from selfreflect.strategies.cli import summarize
-
-CONFIG = click.option(
-    "--config",
-    "config_path",
-    required=True,
-    type=click.Path(dir_okay=False),
-    help="Experiment config (YAML).",
-)
-OUT = click.option("--out", required=True, type=click.Path(), help="Output path.")
 
 
 @click.group()
@@ -73,24 +65,21 @@ def questions(config_path: str, dataset: str, out: str) -> None:
     from selfreflect.artifacts import write_table
     from selfreflect.config import dataset_spec, load_config
     from selfreflect.fileio import check_writable
+    from selfreflect.provenance import provenance
     from selfreflect.questions import load_questions
 
     config = load_config(config_path)
     spec = dataset_spec(config, dataset, source=config_path)
     check_writable(out)
     table = load_questions(dataset, spec, config["questions"]["num_questions"], config["seed"])
-    write_table("questions", table, out, {"dataset": dataset, "seed": config["seed"]})
+    write_table("questions", table, out, provenance(config, [], dataset=dataset, source=spec))
     click.echo(f"{len(table)} questions written to {out}")
-
-
-SHARD = click.option("--shard", default=0, show_default=True, help="Which shard (0-based).")
-SHARDS = click.option("--shards", default=1, show_default=True, help="Number of shards.")
 
 
 @cli.command()
 @CONFIG
-@click.option("--subject", required=True, help="Subject model name from the config.")
-@click.option("--questions", "questions_path", required=True, type=click.Path(dir_okay=False))
+@SUBJECT
+@QUESTIONS
 @SHARD
 @SHARDS
 @OUT
@@ -133,7 +122,7 @@ def answers(
 
 @cli.command()
 @click.argument("kind", type=click.Choice(["answers", "summaries", "scores"]))
-@click.option("--questions", "questions_path", required=True, type=click.Path(dir_okay=False))
+@QUESTIONS
 @OUT
 @click.option("--metrics", "metrics_path", type=click.Path(dir_okay=False), help="scores only.")
 @click.option("--config", "config_path", type=click.Path(dir_okay=False), help="For --metrics.")
@@ -151,6 +140,7 @@ def merge(
     from selfreflect.artifacts import read_metadata, read_table, write_table
     from selfreflect.config import load_config
     from selfreflect.fileio import check_writable
+    from selfreflect.provenance import merged_provenance
     from selfreflect.scoring.score import write_metrics
 
     if metrics_path and not (kind == "scores" and config_path):
@@ -159,8 +149,7 @@ def merge(
     tables = [read_table(kind, part) for part in parts]
     order = read_table("questions", questions_path)["id"]
     merged = sharding.merge(tables, order, list(parts))
-    meta = {**read_metadata(parts[0]), "shard": None, "merged_from": len(parts)}
-    write_table(kind, merged, out, meta)
+    write_table(kind, merged, out, merged_provenance([read_metadata(p) for p in parts]))
     if metrics_path:
         write_metrics(metrics_path, merged, load_config(config_path))
     click.echo(f"{len(merged)} rows merged into {out}")
@@ -216,10 +205,12 @@ def import_answers(json_path: str, out: str) -> None:
     """Convert a reference test-answers JSON file into an answers table."""
     from selfreflect.artifacts import write_table
     from selfreflect.fileio import check_writable
+    from selfreflect.provenance import code_provenance
     from selfreflect.reference_format import read_reference_answers
 
     check_writable(out)
-    write_table("answers", read_reference_answers(json_path), out, {"source": json_path})
+    meta = {"source": json_path, **code_provenance()}
+    write_table("answers", read_reference_answers(json_path), out, meta)
 
 
 cli.add_command(score)

@@ -65,8 +65,31 @@ def validate_config(config: Any, source: str = "config") -> dict[str, Any]:
         where = ".".join(str(p) for p in cause.absolute_path) or "(top level)"
         raise ConfigError(f"{source}: {where}: {_message(cause)}") from None
     _check_model_references(config, source)
+    _check_registered_names(config, source)
     _fill_converted_paths(config, source)
     return _canonical(config)
+
+
+def _check_registered_names(config: dict[str, Any], source: str) -> None:
+    """Backends, judge engines and dataset kinds are names of their registries."""
+    from selfreflect.registry import BACKENDS, DATASET_KINDS, JUDGES
+
+    checks = [(f"models.{m}.backend", s["backend"], BACKENDS) for m, s in config["models"].items()]
+    checks += [
+        (f"datasets.{d}.source", s["source"], DATASET_KINDS) for d, s in config["datasets"].items()
+    ]
+    checks.append(("scoring.backend", config["scoring"]["backend"], JUDGES))
+    for where, value, registry in checks:
+        if value not in registry.names():
+            raise ConfigError(f"{source}: {where}: {value!r} is not one of {registry.names()}")
+
+
+def schema_enum(*keys: str) -> list[str]:
+    """The schema's ``enum`` at ``properties`` path ``keys`` (e.g. ``scoring``, ``dtype``)."""
+    node = yaml.safe_load(SCHEMA_PATH.read_text(encoding="utf-8"))
+    for key in keys:
+        node = node["properties"][key]
+    return list(node["enum"])
 
 
 SECRET_KEYS = {"api_key_env"}  # a user may paste the key itself here: never echo the value

@@ -23,6 +23,9 @@ CONVERGENCE = "results/{run}/{dataset}/{subject}/studies/{judge}/convergence.par
 TABLES = "reports/{run}/tables"
 FIGURES = "reports/{run}/figures"
 REPORT_METRICS = "reports/{run}/metrics/{name}.json"
+# the files of one table and of one figure; the first is the one the Snakemake report shows
+TABLE_FORMATS = ("csv", "md", "tex")
+FIGURE_FORMATS = ("png", "pdf")
 
 
 def for_run(template: str, run: str) -> str:

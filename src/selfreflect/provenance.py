@@ -66,13 +66,24 @@ def config_hash(config: dict[str, Any]) -> str:
     return hashlib.sha256(yaml.safe_dump(config, sort_keys=True).encode()).hexdigest()
 
 
+def code_provenance() -> dict[str, Any]:
+    """The code that produced an artifact: commit and package versions."""
+    return {"git_commit": git_commit(), "packages": package_versions()}
+
+
 def provenance(config: dict[str, Any], models: list[str], **extra: Any) -> dict[str, Any]:
     """The provenance block stored in an artifact's metadata."""
     return {
-        "git_commit": git_commit(),
-        "packages": package_versions(),
+        **code_provenance(),
         "models": {name: model_fingerprint(config["models"][name]["path"]) for name in models},
         "seed": config["seed"],
         "config_hash": config_hash(config),
         **extra,
     }
+
+
+def merged_provenance(shards: list[dict[str, Any]]) -> dict[str, Any]:
+    """Metadata of a table merged from shards: the fields all ``shards`` agree on, and each
+    shard's own metadata under ``shards``."""
+    common = {k: v for k, v in shards[0].items() if all(s.get(k) == v for s in shards[1:])}
+    return {**common, "shard": None, "merged_from": len(shards), "shards": shards}

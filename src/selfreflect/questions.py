@@ -19,22 +19,18 @@ import numpy as np
 import pandas as pd
 
 from selfreflect.artifacts import SCHEMAS
+from selfreflect.chat import question_form
 from selfreflect.errors import InputError
+from selfreflect.registry import DATASET_KINDS
 
 log = logging.getLogger(__name__)
 
-PREFIX = "Question: "
 LETTERS = "ABCDEFGHIJ"
 
 
 def normalize_question(text: str) -> str:
     """Strip; prefix ``Question: `` and suffix ``?`` unless already there."""
-    text = text.strip()
-    if not text.startswith(PREFIX):
-        text = PREFIX + text
-    if not text.endswith("?"):
-        text += "?"
-    return text
+    return question_form(text.strip())
 
 
 def question_id(question: str) -> str:
@@ -80,15 +76,14 @@ class Preset:
     choices: str | None = None
 
 
-PRESETS: dict[str, Preset] = {
-    "natural_questions": Preset(
-        "google-research-datasets/natural_questions", "dev", "validation", "question.text"
-    ),
-    "trivia_qa": Preset("mandarjoshi/trivia_qa", "rc", "test", "question", _answer_value),
-    "simpleqa": Preset("basicv8vc/SimpleQA", None, "test", "problem", _simpleqa_answer),
-    "mmlu": Preset("cais/mmlu", "all", "test", "question", choices="choices"),
-    "local": Preset(None, None, None, "question"),
-}
+# the dataset kinds of selfreflect.registry.DATASET_KINDS
+NATURAL_QUESTIONS = Preset(
+    "google-research-datasets/natural_questions", "dev", "validation", "question.text"
+)
+TRIVIA_QA = Preset("mandarjoshi/trivia_qa", "rc", "test", "question", _answer_value)
+SIMPLEQA = Preset("basicv8vc/SimpleQA", None, "test", "problem", _simpleqa_answer)
+MMLU = Preset("cais/mmlu", "all", "test", "question", choices="choices")
+LOCAL = Preset(None, None, None, "question")
 
 
 # --- reading records -------------------------------------------------------------------------
@@ -271,10 +266,10 @@ def load_questions(name: str, spec: dict[str, Any], num_questions: int, seed: in
     with ``seed``; the first ``num_questions`` are kept. ``source_index`` is the record's
     position in the source.
     """
-    preset = PRESETS.get(str(spec.get("source")))
-    if preset is None:
-        known = ", ".join(PRESETS)
-        raise InputError(f"dataset '{name}': unknown source kind '{spec.get('source')}' ({known})")
+    try:
+        preset = DATASET_KINDS.load(str(spec.get("source")))
+    except InputError as err:
+        raise InputError(f"dataset '{name}': {err}") from None
     field = spec.get("field") or preset.field
     source, records = _records(spec, preset, field)
     rows: dict[str, dict[str, Any]] = {}

@@ -2,7 +2,10 @@ rule answers_shard:
     input:
         questions=rules.questions.output[0],
         models=models("{subject}"),
-        code=code("answers.py", "chat.py", "checkpoints.py", "sharding.py", "backends"),
+        code=code(
+            "answers.py", "chat.py", "checkpoints.py", "sharding.py", "backends", "failures.py",
+            "registry.py",
+        ),
     output:
         temp(run_path(paths.ANSWERS_SHARD)),
     params:

@@ -1,7 +1,7 @@
 rule questions:
     input:
         dataset_files,
-        code=code("questions.py"),
+        code=code("questions.py", "chat.py", "registry.py"),
     output:
         run_path(paths.QUESTIONS),
     params:

@@ -7,7 +7,10 @@ rule controlled_scores:
     input:
         answers=rules.answers.output[0],
         models=models("{judge}"),
-        code=code("report/controlled.py", "report/alt_metrics.py", "report/studies.py", "scoring", "chat.py"),
+        code=code(
+            "report/controlled.py", "report/alt_metrics.py", "report/studies.py", "scoring",
+            "chat.py", "registry.py", "strategies/clustering.py",
+        ),
     output:
         run_path(paths.CONTROLLED),
     params:
@@ -33,7 +36,10 @@ rule mc_scores:
         questions=rules.questions.output[0],
         answers=rules.answers.output[0],
         models=models("{judge}"),
-        code=code("report/controlled.py", "report/studies.py", "scoring", "chat.py"),
+        code=code(
+            "report/controlled.py", "report/studies.py", "scoring", "chat.py", "registry.py",
+            "strategies/clustering.py",
+        ),
     output:
         run_path(paths.MC),
     params:
@@ -61,7 +67,7 @@ rule convergence_scores:
         answers=rules.answers.output[0],
         summaries=strategy_summaries,
         models=models("{judge}"),
-        code=code("report/studies.py", "scoring", "chat.py"),
+        code=code("report/studies.py", "scoring", "chat.py", "registry.py"),
     output:
         run_path(paths.CONVERGENCE),
     params:

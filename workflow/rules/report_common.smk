@@ -13,14 +13,14 @@ FIGURE_SETTINGS = ["report.figure_width", "report.figure_dpi"]
 
 def table_files(name, category):
     """CSV (shown in the report), Markdown and LaTeX of table ``name``."""
-    csv = report(f"{TABLES}/{name}.csv", caption=SHORT_CAPTION.format(name), category=category)
-    return [csv, f"{TABLES}/{name}.md", f"{TABLES}/{name}.tex"]
+    shown, *others = (f"{TABLES}/{name}.{ext}" for ext in paths.TABLE_FORMATS)
+    return [report(shown, caption=SHORT_CAPTION.format(name), category=category), *others]
 
 
 def figure_files(name, category):
     """PNG (shown in the report) and PDF of figure ``name``."""
-    png = report(f"{FIGURES}/{name}.png", caption=SHORT_CAPTION.format(name), category=category)
-    return [png, f"{FIGURES}/{name}.pdf"]
+    shown, *others = (f"{FIGURES}/{name}.{ext}" for ext in paths.FIGURE_FORMATS)
+    return [report(shown, caption=SHORT_CAPTION.format(name), category=category), *others]
 
 
 def report_metrics(name):

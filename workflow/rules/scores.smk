@@ -3,7 +3,9 @@ rule score_shard:
         answers=rules.answers.output[0],
         summaries=rules.summaries.output[0],
         models=models("{judge}"),
-        code=code("scoring", "chat.py", "checkpoints.py", "sharding.py"),
+        code=code(
+            "scoring", "chat.py", "checkpoints.py", "sharding.py", "failures.py", "registry.py"
+        ),
     output:
         temp(run_path(paths.SCORES_SHARD)),
     params:

@@ -2,7 +2,9 @@ rule summaries:
     input:
         questions=rules.questions.output[0],
         models=lambda w: models(*summary_models(w))(w),
-        code=code("strategies", "chat.py", "checkpoints.py", "backends"),
+        code=code(
+            "strategies", "chat.py", "checkpoints.py", "backends", "failures.py", "registry.py"
+        ),
     output:
         run_path(paths.SUMMARIES),
     params:

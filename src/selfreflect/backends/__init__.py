@@ -3,7 +3,9 @@
 A :class:`Generator` turns chats into sampled completions. ``vllm`` (offline engine) and
 ``hf`` (transformers ``generate``) run a local model, ``openai`` calls an OpenAI-compatible
 endpoint; every backend honours the same
-:class:`Sampling` semantics, including a per-prompt seed.
+:class:`Sampling` semantics, including a per-prompt seed. A new backend is a
+:class:`Generator` subclass taking the model's spec, named in
+:data:`selfreflect.registry.BACKENDS`.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import Any
 
 from selfreflect.chat import Message, render
 from selfreflect.errors import InputError
+from selfreflect.registry import BACKENDS
 
 
 @dataclass(frozen=True)
@@ -48,6 +51,7 @@ class Generator(ABC):
     name: str
     tokenizer: Any
     max_model_len: int
+    local: bool = True  # runs model files from ``path`` (checked before loading)
 
     def chat(
         self,
@@ -101,17 +105,10 @@ def check_model_path(path: str) -> None:
 
 def open_generator(spec: dict[str, Any]) -> Generator:
     """Load the model of a validated ``models`` entry (with ``name``) on its backend."""
-    if spec["backend"] == "openai":
-        from selfreflect.backends.openai_engine import OpenaiGenerator
-
-        return OpenaiGenerator(spec)
-    check_model_path(spec["path"])
-    if spec["backend"] == "vllm":
-        from selfreflect.backends.vllm_engine import VllmGenerator
-
-        return VllmGenerator(spec)
-    if spec["backend"] == "hf":
-        from selfreflect.backends.hf_engine import HfGenerator
-
-        return HfGenerator(spec)
-    raise InputError(f"model '{spec['name']}': unknown backend '{spec['backend']}'")
+    try:
+        backend = BACKENDS.load(spec["backend"])
+    except InputError as err:
+        raise InputError(f"model '{spec['name']}': {err}") from None
+    if backend.local:
+        check_model_path(spec["path"])
+    return backend(spec)

@@ -9,8 +9,6 @@ from tqdm.auto import tqdm
 from selfreflect.backends import Generation, Generator, Sampling
 from selfreflect.chat import encode
 
-_DTYPES = {"auto": "auto", "float32": "float32", "bfloat16": "bfloat16", "float16": "float16"}
-
 
 def load_hf_model(spec: dict[str, Any]):
     """Tokenizer and causal LM (eval mode, on GPU when one is available) for a model spec."""
@@ -19,7 +17,7 @@ def load_hf_model(spec: dict[str, Any]):
 
     device = "cuda" if torch.cuda.is_available() else "cpu"
     tokenizer = AutoTokenizer.from_pretrained(spec["path"])
-    model = AutoModelForCausalLM.from_pretrained(spec["path"], dtype=_DTYPES[spec["dtype"]])
+    model = AutoModelForCausalLM.from_pretrained(spec["path"], dtype=spec["dtype"])
     return tokenizer, model.to(device).eval()
 
 

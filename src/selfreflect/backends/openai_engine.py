@@ -61,6 +61,7 @@ def request_fields(sampling: Sampling, template_kwargs: dict[str, Any]) -> dict[
 
 class OpenaiGenerator(Generator):
     has_chat_template = True  # the server renders chats with the model's template
+    local = False  # the model lives at the endpoint
 
     def __init__(self, spec: dict[str, Any]) -> None:
         from openai import OpenAI

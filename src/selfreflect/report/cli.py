@@ -18,13 +18,11 @@ import click
 import pandas as pd
 
 from selfreflect import paths
+from selfreflect.cli_options import CONFIG, OUT, QUESTIONS
 from selfreflect.config import summarized_datasets
+from selfreflect.provenance import provenance
 from selfreflect.report import tables
 
-CONFIG = click.option(
-    "--config", "config_path", required=True, type=click.Path(dir_okay=False), help="Config."
-)
-OUT = click.option("--out", required=True, type=click.Path(), help="Output path.")
 FILES = click.argument("files", nargs=-1, type=click.Path(dir_okay=False))
 OUT_DIR = click.option("--out-dir", required=True, type=click.Path(), help="Tables folder.")
 FIGURE_DIR = click.option("--figure-dir", required=True, type=click.Path(), help="Figures folder.")
@@ -123,14 +121,14 @@ def controlled_scores(config_path: str, judge: str, answers_path: str, out: str)
     model, temperature, is_stopword = _open_judge(config, judge, config_path)
     with model:
         table = study(model, answers, config["report"]["pair_types"], temperature, is_stopword)
-    write_table("controlled_scores", table, out, {"judge": judge})
+    write_table("controlled_scores", table, out, provenance(config, [judge], judge=judge))
     click.echo(f"{len(table)} controlled summaries scored into {out}")
 
 
 @report.command("mc-scores")
 @CONFIG
 @JUDGE
-@click.option("--questions", "questions_path", required=True, type=click.Path())
+@QUESTIONS
 @ANSWERS
 @OUT
 def mc_scores(config_path: str, judge: str, questions_path: str, answers_path: str, out: str):
@@ -147,7 +145,7 @@ def mc_scores(config_path: str, judge: str, questions_path: str, answers_path: s
             table = study(model, questions, answers, config["report"], temperature, is_stopword)
     else:  # not a multiple-choice dataset: nothing to score, no judge to load
         table = pd.DataFrame(columns=["id", "temperature", "summary", "w1", "score", "error"])
-    write_table("mc_scores", table, out, {"judge": judge})
+    write_table("mc_scores", table, out, provenance(config, [judge], judge=judge))
     click.echo(f"{len(table)} multiple-choice summaries scored into {out}")
 
 
@@ -173,7 +171,7 @@ def convergence_scores(
         table = study(
             model, answers, summaries, config["report"], config["seed"], temperature, is_stopword
         )
-    write_table("convergence_scores", table, out, {"judge": judge})
+    write_table("convergence_scores", table, out, provenance(config, [judge], judge=judge))
     click.echo(f"{len(table)} convergence scores written to {out}")
 
 

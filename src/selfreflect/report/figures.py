@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from selfreflect.fileio import atomic_path
+from selfreflect.paths import FIGURE_FORMATS
 from selfreflect.report.tables import EXPERIMENT
 
 STYLE = {
@@ -34,7 +35,7 @@ SCORE_LABEL = "SelfReflect score (lower is better)"
 def save(fig: plt.Figure, stem: str | Path, dpi: int) -> list[Path]:
     """Write ``stem.png`` and ``stem.pdf`` atomically and close the figure."""
     paths = []
-    for ext in ("png", "pdf"):
+    for ext in FIGURE_FORMATS:
         path = Path(f"{stem}.{ext}")
         with atomic_path(path) as tmp:
             fig.savefig(tmp, format=ext, dpi=dpi, bbox_inches="tight")
@@ -49,23 +50,46 @@ def _experiment_labels(frame: pd.DataFrame) -> pd.Series:
     return frame[varying].astype(str).agg(" / ".join, axis=1)
 
 
+def experiments(frame: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
+    """(title, rows) of each experiment in order; one untitled panel for one or none."""
+    if frame.empty or all(frame[c].nunique() <= 1 for c in EXPERIMENT):
+        return [("", frame)]
+    labels = _experiment_labels(frame)
+    return [(label, frame[labels == label]) for label in dict.fromkeys(labels)]
+
+
+def _panels(n: int, width: float, height: float, **kwargs) -> tuple[plt.Figure, list[plt.Axes]]:
+    """A figure of ``n`` panels stacked vertically, each ``height`` inches tall."""
+    fig, axes = plt.subplots(n, 1, figsize=(width, height * n), squeeze=False, **kwargs)
+    return fig, list(axes[:, 0])
+
+
 def _no_data(ax: plt.Axes, text: str = "no data") -> None:
     ax.text(0.5, 0.5, text, ha="center", va="center", transform=ax.transAxes, color="0.4")
 
 
+def _missing(ax: plt.Axes, y: float) -> None:
+    """Mark a missing value at height ``y`` on the left edge (not drawn as 0)."""
+    transform = ax.get_yaxis_transform()  # x in axes fraction, y in data
+    ax.text(0.01, y, "n/a", transform=transform, va="center", fontsize=5, color="0.4")
+
+
 def main_figure(table: pd.DataFrame, stem: str | Path, width: float, dpi: int) -> list[Path]:
-    """Mean score per strategy with its CI, one marker colour per experiment."""
+    """Mean score per strategy with its CI, one marker colour per experiment; a strategy
+    without a scored question reads n/a."""
     with plt.rc_context(STYLE):
         strategies = list(dict.fromkeys(table["strategy"]))
         fig, ax = plt.subplots(figsize=(width, 0.9 + 0.28 * len(strategies)))
         labels = _experiment_labels(table) if len(table) else pd.Series(dtype=str)
         groups = list(dict.fromkeys(labels))
         for k, label in enumerate(groups):
-            rows = table[labels == label].dropna(subset=["mean"])
+            rows = table[labels == label]
             y = np.array([strategies.index(s) for s in rows["strategy"]], dtype=float)
             y += (k - (len(groups) - 1) / 2) * 0.2
             err = [rows["mean"] - rows["ci_low"], rows["ci_high"] - rows["mean"]]
             ax.errorbar(rows["mean"], y, xerr=err, fmt="o", ms=3, capsize=2, label=label)
+            for y_missing in y[rows["mean"].isna().to_numpy()]:
+                _missing(ax, y_missing)
         ax.set_yticks(range(len(strategies)), strategies)
         ax.invert_yaxis()
         ax.set_xlabel(SCORE_LABEL)
@@ -77,108 +101,140 @@ def main_figure(table: pd.DataFrame, stem: str | Path, width: float, dpi: int) -
 
 
 def validation_figure(table: pd.DataFrame, stem: str | Path, width: float, dpi: int) -> list[Path]:
-    """Fraction of pairs ranked correctly per pair type and metric, Wilson 95 % intervals."""
+    """Fraction of pairs ranked correctly per pair type and metric with Wilson intervals, one
+    panel per experiment; a metric without pairs reads n/a."""
     with plt.rc_context(STYLE):
         pair_types = list(dict.fromkeys(table["pair_type"]))
         metrics = list(dict.fromkeys(table["metric"]))
-        fig, ax = plt.subplots(figsize=(width, 1.0 + 0.45 * max(len(pair_types), 1)))
+        panels = experiments(table)
         height = 0.8 / max(len(metrics), 1)
-        cells = table.groupby(["pair_type", "metric"], sort=False).first()  # first experiment
-        for j, metric in enumerate(metrics):
-            rows = cells.xs(metric, level="metric").reindex(pair_types)
-            y = np.arange(len(pair_types)) - 0.4 + height * (j + 0.5)
-            err = np.nan_to_num(
-                [rows["fraction"] - rows["ci_low"], rows["ci_high"] - rows["fraction"]]
-            )
-            ax.barh(
-                y,
-                rows["fraction"].fillna(0),
-                height,
-                xerr=err,
-                capsize=1.5,
-                error_kw={"elinewidth": 0.6, "ecolor": "0.25"},
-                label=metric.replace("_", " "),
-            )
-        ax.axvline(0.5, color="0.5", lw=0.8, ls="--")
-        ax.set_yticks(range(len(pair_types)), [p.replace("_", " ") for p in pair_types])
-        ax.invert_yaxis()
-        ax.set_xlim(0, 1)
-        ax.set_xlabel("Pairs ranked correctly (fraction)")
+        fig, axes = _panels(len(panels), width, 1.0 + 0.45 * max(len(pair_types), 1), sharex=True)
+        for ax, (title, rows) in zip(axes, panels, strict=True):
+            cells = rows.set_index(["pair_type", "metric"])
+            for j, metric in enumerate(metrics):
+                index = pd.MultiIndex.from_product([pair_types, [metric]])
+                cell = cells.reindex(index)
+                y = np.arange(len(pair_types)) - 0.4 + height * (j + 0.5)
+                fraction = cell["fraction"].to_numpy(dtype=float)
+                err = [fraction - cell["ci_low"], cell["ci_high"] - fraction]
+                ax.barh(
+                    y,
+                    fraction,
+                    height,
+                    xerr=err,
+                    capsize=1.5,
+                    error_kw={"elinewidth": 0.6, "ecolor": "0.25"},
+                    label=metric.replace("_", " "),
+                    color=f"C{j}",
+                )
+                for y_missing in y[np.isnan(fraction)]:
+                    _missing(ax, y_missing)
+            ax.axvline(0.5, color="0.5", lw=0.8, ls="--")
+            ax.set_yticks(range(len(pair_types)), [p.replace("_", " ") for p in pair_types])
+            ax.invert_yaxis()
+            ax.set_xlim(0, 1)
+            ax.set_title(title)
+            if rows.empty:
+                _no_data(ax)
+        axes[-1].set_xlabel("Pairs ranked correctly (fraction)")
         if len(table):
-            ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=2, frameon=False)
-        else:
-            _no_data(ax)
+            axes[0].legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=2, frameon=False)
+        fig.tight_layout()
         return save(fig, stem, dpi)
 
 
 def mc_figure(
     mc: pd.DataFrame, table: pd.DataFrame, stem: str | Path, width: float, dpi: int
 ) -> list[Path]:
-    """SelfReflect score against the true W1 of each stated-distribution summary."""
+    """SelfReflect score against the true W1 of each stated-distribution summary, one panel
+    per experiment."""
     with plt.rc_context(STYLE):
-        fig, ax = plt.subplots(figsize=(width, width * 0.8))
+        panels = experiments(mc)
+        fig, axes = _panels(len(panels), width, width * 0.8)
         ok = mc.dropna(subset=["score", "w1"])
+        norm = None
         if len(ok):
-            points = ax.scatter(
-                ok["w1"], ok["score"], c=np.log2(ok["temperature"]), s=8, cmap="coolwarm", alpha=0.8
+            log_t = np.log2(ok["temperature"].astype(float))
+            norm = matplotlib.colors.Normalize(log_t.min(), log_t.max())
+        points = None
+        for ax, (title, rows) in zip(axes, panels, strict=True):
+            scored = rows.dropna(subset=["score", "w1"])
+            if len(scored):
+                points = ax.scatter(
+                    scored["w1"],
+                    scored["score"],
+                    c=np.log2(scored["temperature"].astype(float)),
+                    s=8,
+                    cmap="coolwarm",
+                    norm=norm,
+                    alpha=0.8,
+                )
+            else:
+                _no_data(ax)
+            rho = _rho(table, rows)
+            stat = (
+                f"Spearman ρ = {rho:.2f} (n = {len(scored)})"
+                if np.isfinite(rho)
+                else ("Spearman ρ undefined")
             )
-            bar = fig.colorbar(points, ax=ax)
+            ax.set_title(f"{title}: {stat}" if title else stat)
+            ax.set_xlabel("True 1-Wasserstein distance to test answers")
+            ax.set_ylabel(SCORE_LABEL)
+        if points is not None:
+            bar = fig.colorbar(points, ax=axes)
             bar.set_label("log$_2$ temperature (<0 sharper, >0 flatter)")
-        else:
-            _no_data(ax)
-        rho = table["spearman_rho"].iloc[0] if len(table) else np.nan
-        ax.set_title(
-            f"Spearman ρ = {rho:.2f} (n = {len(ok)})"
-            if np.isfinite(rho)
-            else "Spearman ρ undefined"
-        )
-        ax.set_xlabel("True 1-Wasserstein distance to test answers")
-        ax.set_ylabel(SCORE_LABEL)
         return save(fig, stem, dpi)
 
 
+def _rho(table: pd.DataFrame, rows: pd.DataFrame) -> float:
+    """The Spearman rho of ``table`` for the experiment of ``rows`` (NaN when absent)."""
+    if table.empty or rows.empty:
+        return np.nan
+    match = np.ones(len(table), dtype=bool)
+    for column in EXPERIMENT:
+        match &= (table[column] == rows[column].iloc[0]).to_numpy()
+    return float(table.loc[match, "spearman_rho"].iloc[0]) if match.any() else np.nan
+
+
 def convergence_figure(table: pd.DataFrame, stem: str | Path, width: float, dpi: int) -> list[Path]:
-    """Score vs number of conditioning answers (top) and of test answers (bottom), with CIs."""
+    """Score vs number of conditioning answers and of test answers, with CIs: two panels per
+    experiment, one colour per strategy throughout."""
     axes_names = {
         "conditioning": "Number of conditioning answers",
         "test": "Number of masked-out answers",
     }
     with plt.rc_context(STYLE):
-        fig, axes = plt.subplots(2, 1, figsize=(width, width * 1.45), sharey=True)
-        for ax, (axis, xlabel) in zip(axes, axes_names.items(), strict=True):
-            rows = table[table["axis"] == axis]
-            labels = rows["strategy"]
-            if len(rows) and len(rows.groupby(EXPERIMENT)) > 1:
-                labels = labels + " · " + _experiment_labels(rows)
-            for label, group in rows.groupby(labels, sort=False):
-                group = group.sort_values("size")
-                (line,) = ax.plot(group["size"], group["mean"], marker="o", ms=2.5, label=label)
-                ax.fill_between(
-                    group["size"],
-                    group["ci_low"],
-                    group["ci_high"],
-                    color=line.get_color(),
-                    alpha=0.15,
-                    lw=0,
-                )
-            if rows.empty:
-                _no_data(ax)
-            else:
-                ax.set_xscale("log", base=2)
-                ax.set_xticks(
-                    sorted(rows["size"].unique()), [str(s) for s in sorted(rows["size"].unique())]
-                )
-            ax.set_xlabel(xlabel)
-            ax.set_ylabel("SelfReflect score")
-        handles, labels = axes[0].get_legend_handles_labels()
-        if handles:
+        panels = experiments(table)
+        colors = {s: f"C{k % 10}" for k, s in enumerate(dict.fromkeys(table["strategy"]))}
+        fig, axes = _panels(2 * len(panels), width, width * 0.72, sharey=True)
+        shown: dict[str, plt.Line2D] = {}
+        for k, (title, experiment) in enumerate(panels):
+            for ax, (axis, xlabel) in zip(axes[2 * k :], axes_names.items(), strict=False):
+                rows = experiment[experiment["axis"] == axis]
+                for strategy, group in rows.groupby("strategy", sort=False):
+                    group = group.sort_values("size")
+                    color = colors[strategy]
+                    (line,) = ax.plot(group["size"], group["mean"], marker="o", ms=2.5, c=color)
+                    band = (group["ci_low"], group["ci_high"])
+                    ax.fill_between(group["size"], *band, color=color, alpha=0.15, lw=0)
+                    shown.setdefault(strategy, line)
+                if rows.empty:
+                    _no_data(ax)
+                else:
+                    sizes = sorted(rows["size"].unique())
+                    ax.set_xscale("log", base=2)
+                    ax.set_xticks(sizes, [str(s) for s in sizes])
+                ax.set_title(title)
+                ax.set_xlabel(xlabel)
+                ax.set_ylabel("SelfReflect score")
+        if shown:
             fig.legend(
-                handles,
-                labels,
+                list(shown.values()),
+                list(shown),
                 loc="lower center",
                 ncol=2,
                 frameon=False,
-                bbox_to_anchor=(0.5, -0.02 - 0.035 * ((len(labels) + 1) // 2)),
+                bbox_to_anchor=(0.5, -0.02 - 0.035 * ((len(shown) + 1) // 2) / len(panels)),
             )
         fig.tight_layout()
         return save(fig, stem, dpi)

@@ -17,6 +17,7 @@ import pandas as pd
 
 from selfreflect.artifacts import read_table
 from selfreflect.fileio import write_text
+from selfreflect.paths import TABLE_FORMATS
 from selfreflect.stats import (
     bootstrap_ci,
     krippendorff_alpha,
@@ -337,14 +338,16 @@ def write_table_files(
     """``name.csv`` (raw numbers), ``name.md`` and ``name.tex`` (display), written atomically."""
     out_dir = Path(out_dir)
     display = display.map(lambda v: _fmt(v) if isinstance(v, float) else v)
-    files = {
-        "csv": raw.to_csv(index=False),
-        "md": f"{caption}\n\n{display.to_markdown(index=False)}\n",
-        "tex": display.to_latex(index=False, caption=caption, label=f"tab:{name}", escape=True),
+    render = {
+        "csv": lambda: raw.to_csv(index=False),
+        "md": lambda: f"{caption}\n\n{display.to_markdown(index=False)}\n",
+        "tex": lambda: display.to_latex(
+            index=False, caption=caption, label=f"tab:{name}", escape=True
+        ),
     }
-    paths = []
-    for ext, text in files.items():
+    files = []
+    for ext in TABLE_FORMATS:
         path = out_dir / f"{name}.{ext}"
-        write_text(path, text)
-        paths.append(path)
-    return paths
+        write_text(path, render[ext]())
+        files.append(path)
+    return files

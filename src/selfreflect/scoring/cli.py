@@ -8,7 +8,10 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from selfreflect.cli_options import SHARD, SHARDS
+from selfreflect.config import schema_enum
 from selfreflect.errors import InputError
+from selfreflect.registry import JUDGES
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -102,13 +105,13 @@ def _read_summaries(path: str) -> pd.DataFrame:
     help="scores table (Parquet), or reference scores format if it ends in .json.",
 )
 @click.option("--metrics", "metrics_path", type=_FILE, help="Per-strategy metrics (JSON).")
-@click.option("--backend", type=click.Choice(["hf", "vllm", "reference"]), help="Judge engine.")
+@click.option("--backend", type=click.Choice(JUDGES.names()), help="Judge engine.")
 @click.option("--temperature", type=float, help="Post-hoc temperature (default 5).")
 @click.option("--stopwords", help="wordfreq, none, or a word-list file.")
-@click.option("--dtype", type=click.Choice(["auto", "float32", "bfloat16", "float16"]))
+@click.option("--dtype", type=click.Choice(schema_enum("scoring", "dtype")))
 @click.option("--batch-size", type=click.IntRange(min=1), help="Masked words per judge step.")
-@click.option("--shard", default=0, show_default=True, help="Which shard of the questions.")
-@click.option("--shards", default=1, show_default=True, help="Number of shards.")
+@SHARD
+@SHARDS
 def score(
     config_path: str | None,
     judge: str,
@@ -128,6 +131,7 @@ def score(
     from selfreflect.artifacts import write_table
     from selfreflect.failures import check_failures
     from selfreflect.fileio import check_writable, file_digest, write_json
+    from selfreflect.provenance import provenance
     from selfreflect.scoring.judge import open_judge
     from selfreflect.scoring.score import reference_scores, score_table, write_metrics
     from selfreflect.scoring.stopwords import stopword_policy
@@ -166,7 +170,10 @@ def score(
     if _is_json(out):
         write_json(out, reference_scores(answers, summaries, scores))
     else:
-        write_table("scores", scores, out, {"judge": spec["name"], "settings": settings})
+        meta = provenance(
+            config, [spec["name"]], judge=spec["name"], settings=settings, shard=[shard, shards]
+        )
+        write_table("scores", scores, out, meta)
     if metrics_path:
         write_metrics(metrics_path, scores, config)
     checkpoints.clear(directory)

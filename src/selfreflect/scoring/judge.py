@@ -68,29 +68,44 @@ class Judge(ABC):
 def open_judge(spec: dict[str, Any], settings: dict[str, Any], llm: Any = None) -> Judge:
     """The judge for a validated ``models`` entry (with ``name``) and ``scoring`` settings.
 
-    ``settings["backend"]`` picks ``hf``, ``vllm`` or ``reference``; ``settings["dtype"]``
-    overrides the model's dtype unless ``auto``. ``llm`` wraps a running ``vllm.LLM``.
+    ``settings["backend"]`` picks the opener in :data:`selfreflect.registry.JUDGES`;
+    ``settings["dtype"]`` overrides the model's dtype unless ``auto``. ``llm`` wraps a running
+    ``vllm.LLM``.
     """
     from selfreflect.backends import check_model_path
+    from selfreflect.registry import JUDGES
 
+    opener = JUDGES.load(settings["backend"])
     check_model_path(spec["path"])
     if settings["dtype"] != "auto":
         spec = {**spec, "dtype": settings["dtype"]}
-    if settings["backend"] == "vllm":
-        from selfreflect.scoring.vllm_judge import VllmJudge
+    return opener(spec, settings, llm)
 
-        return VllmJudge(spec, settings["batch_size"], llm=llm)
+
+def open_vllm_judge(spec: dict[str, Any], settings: dict[str, Any], llm: Any = None) -> Judge:
+    from selfreflect.scoring.vllm_judge import VllmJudge
+
+    return VllmJudge(spec, settings["batch_size"], llm=llm)
+
+
+def open_hf_judge(spec: dict[str, Any], settings: dict[str, Any], llm: Any = None) -> Judge:
     from selfreflect.backends.hf_engine import load_hf_model
+    from selfreflect.scoring.hf_judge import HfJudge
 
     tokenizer, model = load_hf_model(spec)
-    if settings["backend"] == "hf":
-        from selfreflect.scoring.hf_judge import HfJudge
+    return _limits(HfJudge(spec["name"], tokenizer, model, settings["batch_size"]), spec)
 
-        judge: Judge = HfJudge(spec["name"], tokenizer, model, settings["batch_size"])
-    else:
-        from selfreflect.scoring.reference_judge import ReferenceJudge
 
-        judge = ReferenceJudge(spec["name"], tokenizer, model)
+def open_reference_judge(spec: dict[str, Any], settings: dict[str, Any], llm: Any = None) -> Judge:
+    from selfreflect.backends.hf_engine import load_hf_model
+    from selfreflect.scoring.reference_judge import ReferenceJudge
+
+    tokenizer, model = load_hf_model(spec)
+    return _limits(ReferenceJudge(spec["name"], tokenizer, model), spec)
+
+
+def _limits(judge: Judge, spec: dict[str, Any]) -> Judge:
+    """A transformers judge with the spec's ``max_model_len`` and thinking switched off."""
     judge.max_model_len = spec["max_model_len"]
     if spec.get("thinking"):
         judge.template_kwargs = {"enable_thinking": False}

@@ -20,7 +20,15 @@ from typing import Any
 
 import numpy as np
 
-from selfreflect.chat import Message, encode, prompts, render, system_message
+from selfreflect.chat import (
+    Message,
+    encode,
+    format_answers,
+    prompts,
+    question_form,
+    render,
+    system_message,
+)
 from selfreflect.scoring.stopwords import IsStopword, masked_positions
 
 
@@ -58,17 +66,8 @@ class ContextTasks:
 
 
 def scoring_question(question: str) -> str:
-    """The authors' scorer normalisation: ``Question: `` prefix, one trailing newline cut, ``?``."""
-    if not question.startswith("Question: "):
-        question = "Question: " + question
-    question = question.removesuffix("\n")
-    return question if question.endswith("?") else question + "?"
-
-
-def reference_context(conditioning_answers: Sequence[str]) -> str:
-    """The conditioning answers as ``x_1 = '…'\\nx_2 = '…'…``."""
-    item = prompts()["answer_list_item"]
-    return "\n".join(item.format(index=i, answer=a) for i, a in enumerate(conditioning_answers, 1))
+    """The authors' scorer normalisation: one trailing newline cut, ``Question: `` prefix, ``?``."""
+    return question_form(question.removesuffix("\n"))
 
 
 def masked_words(answers: Sequence[str], is_stopword: IsStopword) -> list[MaskedWord]:
@@ -158,7 +157,7 @@ def question_tasks(
     reference = context_tasks(
         tokenizer,
         q + text["score_reference_question_suffix"].format(n=len(conditioning_answers)),
-        reference_context(conditioning_answers),
+        format_answers(conditioning_answers),
         text["score_target_reference"],
         words,
         template_kwargs,

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import click
 
+from selfreflect.cli_options import CONFIG, OUT, QUESTIONS, SUBJECT
+
 
 @click.command()
-@click.option("--config", "config_path", required=True, type=click.Path(dir_okay=False))
-@click.option("--subject", required=True, help="Subject model name from the config.")
+@CONFIG
+@SUBJECT
 @click.option("--strategy", required=True, help="Built-in strategy or summaries.plugins name.")
-@click.option("--questions", "questions_path", required=True, type=click.Path(dir_okay=False))
-@click.option("--out", required=True, type=click.Path(), help="Output path.")
+@QUESTIONS
+@OUT
 def summarize(config_path: str, subject: str, strategy: str, questions_path: str, out: str) -> None:
     """Summarise the subject's answer distribution on each question with one strategy."""
     from contextlib import ExitStack
@@ -19,6 +21,7 @@ def summarize(config_path: str, subject: str, strategy: str, questions_path: str
     from selfreflect.config import load_config, model_spec
     from selfreflect.failures import check_failures
     from selfreflect.fileio import check_writable
+    from selfreflect.provenance import provenance
     from selfreflect.strategies import open_models, resolve, strategy_settings
     from selfreflect.strategies import summarize as run_strategy
     from selfreflect.strategies.runner import summarizer_name
@@ -33,13 +36,15 @@ def summarize(config_path: str, subject: str, strategy: str, questions_path: str
         models = open_models(config, subject, stack)
         table = run_strategy(strategy, questions, models, config, summarizer)
     check_failures(table, config["max_failed_share"], f"strategy '{strategy}'")
-    metadata = {
-        "strategy": strategy,
-        "subject": subject,
-        "summarizer": summarizer,
-        "seed": config["seed"],
-        "settings": strategy_settings(config["summaries"], strategy),
-    }
+    metadata = provenance(
+        config,
+        list(dict.fromkeys([subject, summarizer])),
+        strategy=strategy,
+        subject=subject,
+        summarizer=summarizer,
+        settings=strategy_settings(config["summaries"], strategy),
+        **table.attrs,
+    )
     write_table("summaries", table, out, metadata)
     failed = int(table["error"].notna().sum())
     click.echo(f"{strategy}: {len(table)} summaries ({failed} failed) written to {out}")

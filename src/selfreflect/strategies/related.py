@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from selfreflect.strategies.clustering import Cluster, cluster_answers
+from selfreflect.strategies.clustering import Cluster, cluster_answers, resolve_embedder
 from selfreflect.strategies.context import Batch
 from selfreflect.strategies.registry import register
 from selfreflect.strategies.text import prompt, user_chat
@@ -50,7 +50,8 @@ def fresh_clusters(batch: Batch) -> dict[int, tuple[int, list[Cluster]]]:
     """(number of answers, clusters) by row; rows whose fresh answers are all empty fail."""
     fresh = batch.fresh_answers()
     settings = batch.settings["cluster"]
-    groups = cluster_answers(list(fresh.values()), settings["embedder"], settings["threshold"])
+    embedder = batch.notes["embedder"] = resolve_embedder(settings["embedder"])
+    groups = cluster_answers(list(fresh.values()), embedder, settings["threshold"])
     out = {}
     for (row, answers), clusters in zip(fresh.items(), groups, strict=True):
         if clusters:

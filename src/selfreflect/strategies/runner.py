@@ -58,7 +58,8 @@ def summarize(
     config: dict[str, Any],
     summarizer: str,
 ) -> pd.DataFrame:
-    """One ``summaries`` row per question of ``questions`` (columns ``id``, ``question``)."""
+    """One ``summaries`` row per question of ``questions`` (columns ``id``, ``question``);
+    ``attrs`` holds what the strategy noted it used (e.g. the clustering ``embedder``)."""
     settings = config["summaries"]
     fn = resolve(strategy, settings["plugins"])
     batch = Batch(
@@ -93,4 +94,6 @@ def summarize(
                 "error": None if summary is not None else batch.errors.get(row, "no summary"),
             }
         )
-    return pd.DataFrame(rows)
+    table = pd.DataFrame(rows)
+    table.attrs.update(batch.notes)
+    return table

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 
 from selfreflect.chat import Message, prompts, question_chat
 
@@ -19,12 +18,6 @@ def prompt(key: str, **fields: object) -> str:
 def user_chat(content: str) -> list[Message]:
     """System message plus one user message."""
     return question_chat(content)
-
-
-def format_answers(answers: Sequence[str]) -> str:
-    """Answers as ``x_1 = '…'\\nx_2 = '…'…`` (SPEC §4, the same block as the scorer's)."""
-    item = prompts()["answer_list_item"]
-    return "\n".join(item.format(index=i, answer=a) for i, a in enumerate(answers, 1))
 
 
 def cot_summary(text: str) -> str:

@@ -1,0 +1,20 @@
+"""Command-line options that several ``selfreflect`` commands share."""
+
+from __future__ import annotations
+
+import click
+
+CONFIG = click.option(
+    "--config",
+    "config_path",
+    required=True,
+    type=click.Path(dir_okay=False),
+    help="Experiment config (YAML).",
+)
+OUT = click.option("--out", required=True, type=click.Path(), help="Output path.")
+SUBJECT = click.option("--subject", required=True, help="Subject model name from the config.")
+QUESTIONS = click.option(
+    "--questions", "questions_path", required=True, type=click.Path(dir_okay=False)
+)
+SHARD = click.option("--shard", default=0, show_default=True, help="Which shard (0-based).")
+SHARDS = click.option("--shards", default=1, show_default=True, help="Number of shards.")
