@@ -177,3 +177,15 @@ def test_one_panel_per_experiment_and_missing_values_are_not_zero(tmp_path):
     assert_figure_files(validation_figure(missing, tmp_path / "na", 3.3, 150), tmp_path, "na")
     scores = main_table(synthetic_scores(rng).assign(score=np.nan), "greedy", **stats)
     assert_figure_files(main_figure(scores, tmp_path / "main", 3.3, 150), tmp_path, "main")
+
+
+def test_every_pair_ranked_correctly_draws(tmp_path):
+    """A fraction of 1 whose Wilson bound lies a rounding error below it (seen on SmolLM2)."""
+    controlled = synthetic_controlled(np.random.default_rng(0))
+    controlled.loc[controlled["side"] == "bad", "selfreflect"] += 1.0  # all ranked correctly
+    table = validation_table(controlled, 0.95)
+    assert (table.query("metric == 'selfreflect'")["fraction"] == 1.0).all()
+    figure = validation_figure(
+        table.assign(ci_high=table["fraction"] - 1e-16), tmp_path / "v", 3.3, 150
+    )
+    assert_figure_files(figure, tmp_path, "v")

@@ -74,6 +74,14 @@ def _missing(ax: plt.Axes, y: float) -> None:
     ax.text(0.01, y, "n/a", transform=transform, va="center", fontsize=5, color="0.4")
 
 
+def _error_bars(center, low, high) -> np.ndarray:
+    """Distances from ``center`` to its interval bounds, shape (2, n); never negative (a
+    Wilson bound can sit a rounding error inside a fraction of 1), NaN where missing."""
+    center = np.asarray(center, dtype=float)
+    bars = np.array([center - np.asarray(low, float), np.asarray(high, float) - center])
+    return np.where(np.isnan(bars), bars, np.maximum(bars, 0.0))
+
+
 def main_figure(table: pd.DataFrame, stem: str | Path, width: float, dpi: int) -> list[Path]:
     """Mean score per strategy with its CI, one marker colour per experiment; a strategy
     without a scored question reads n/a."""
@@ -86,7 +94,7 @@ def main_figure(table: pd.DataFrame, stem: str | Path, width: float, dpi: int) -
             rows = table[labels == label]
             y = np.array([strategies.index(s) for s in rows["strategy"]], dtype=float)
             y += (k - (len(groups) - 1) / 2) * 0.2
-            err = [rows["mean"] - rows["ci_low"], rows["ci_high"] - rows["mean"]]
+            err = _error_bars(rows["mean"], rows["ci_low"], rows["ci_high"])
             ax.errorbar(rows["mean"], y, xerr=err, fmt="o", ms=3, capsize=2, label=label)
             for y_missing in y[rows["mean"].isna().to_numpy()]:
                 _missing(ax, y_missing)
@@ -116,7 +124,7 @@ def validation_figure(table: pd.DataFrame, stem: str | Path, width: float, dpi: 
                 cell = cells.reindex(index)
                 y = np.arange(len(pair_types)) - 0.4 + height * (j + 0.5)
                 fraction = cell["fraction"].to_numpy(dtype=float)
-                err = [fraction - cell["ci_low"], cell["ci_high"] - fraction]
+                err = _error_bars(fraction, cell["ci_low"], cell["ci_high"])
                 ax.barh(
                     y,
                     fraction,
