@@ -11,7 +11,7 @@ rule controlled_scores:
     output:
         run_path(paths.CONTROLLED),
     params:
-        code=code_hash,
+        code=code_hash("controlled_scores"),
         config=RESOLVED_CONFIG,
         settings=settings("scoring", "report.pair_types", "models.{judge}"),
         prompts=prompts(*CONTROLLED_PROMPTS),
@@ -37,7 +37,7 @@ rule mc_scores:
     output:
         run_path(paths.MC),
     params:
-        code=code_hash,
+        code=code_hash("mc_scores"),
         config=RESOLVED_CONFIG,
         settings=settings(
             "scoring", "report.mc_temperatures", "report.mc_pseudo_count", "models.{judge}"
@@ -65,7 +65,7 @@ rule convergence_scores:
     output:
         run_path(paths.CONVERGENCE),
     params:
-        code=code_hash,
+        code=code_hash("convergence_scores"),
         config=RESOLVED_CONFIG,
         settings=settings(
             "seed",
@@ -97,7 +97,7 @@ rule main_table:
         figure=figure_files("main", "Main table"),
         metrics=report_metrics("main"),
     params:
-        code=code_hash,
+        code=code_hash("main_table"),
         config=RESOLVED_CONFIG,
         tables=lambda w, output: os.path.dirname(output.table[0]),
         figures=lambda w, output: os.path.dirname(output.figure[0]),
@@ -122,7 +122,7 @@ rule validation:
         figure=figure_files("validation", "Metric validation"),
         metrics=report_metrics("validation"),
     params:
-        code=code_hash,
+        code=code_hash("validation"),
         config=RESOLVED_CONFIG,
         tables=lambda w, output: os.path.dirname(output.table[0]),
         figures=lambda w, output: os.path.dirname(output.figure[0]),
@@ -147,7 +147,7 @@ rule mc_study:
         figure=figure_files("mc_study", "Multiple-choice study"),
         metrics=report_metrics("mc_study"),
     params:
-        code=code_hash,
+        code=code_hash("mc_study"),
         config=RESOLVED_CONFIG,
         tables=lambda w, output: os.path.dirname(output.table[0]),
         figures=lambda w, output: os.path.dirname(output.figure[0]),
@@ -171,7 +171,7 @@ rule convergence:
         table=table_files("convergence", "Convergence"),
         figure=figure_files("convergence", "Convergence"),
     params:
-        code=code_hash,
+        code=code_hash("convergence"),
         config=RESOLVED_CONFIG,
         tables=lambda w, output: os.path.dirname(output.table[0]),
         figures=lambda w, output: os.path.dirname(output.figure[0]),
@@ -199,7 +199,7 @@ rule cost_table:
     output:
         table=table_files("cost", "Cost"),
     params:
-        code=code_hash,
+        code=code_hash("cost_table"),
         config=RESOLVED_CONFIG,
         tables=lambda w, output: os.path.dirname(output.table[0]),
         settings=settings("models"),
@@ -222,7 +222,7 @@ rule human_agreement:
     output:
         table=table_files("human_agreement", "Human agreement"),
     params:
-        code=code_hash,
+        code=code_hash("human_agreement"),
         config=RESOLVED_CONFIG,
         tables=lambda w, output: os.path.dirname(output.table[0]),
         settings=settings("report.human_ratings"),
