@@ -81,11 +81,11 @@ def source_paths(names: Sequence[str]) -> list[str]:
     return [str(path) for path in paths]
 
 
-def code_digest(paths: Iterable[str]) -> str:
+def code_digest(paths: str | Iterable[str]) -> str:
     """Content hash of package files and folders (``code`` inputs): as a rule's param it makes
     Snakemake rerun a job whose code changed, as DVC does for the same deps."""
     digest = hashlib.sha256()
-    for path in map(Path, paths):
+    for path in map(Path, [paths] if isinstance(paths, str) else paths):
         for file in sorted(path.rglob("*")) if path.is_dir() else [path]:
             if file.is_file() and "__pycache__" not in file.parts:
                 digest.update(file.as_posix().encode())

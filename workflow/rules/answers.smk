@@ -9,7 +9,7 @@ rule answers_shard:
     output:
         temp(run_path(paths.ANSWERS_SHARD)),
     params:
-        code=code_hash,
+        code=code_hash("answers_shard"),
         config=RESOLVED_CONFIG,
         settings=settings("seed", "answers", "models.{subject}"),
         prompts=prompts(*SAMPLING_PROMPTS),
@@ -36,7 +36,7 @@ rule answers:
     output:
         run_path(paths.ANSWERS),
     params:
-        code=code_hash,
+        code=code_hash("answers"),
     conda:
         ENV
     log:

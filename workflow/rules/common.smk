@@ -88,10 +88,11 @@ def code(*names):
     return ancient(source_paths(names))
 
 
-def code_hash(wildcards, input):
-    """Param: content hash of a rule's ``code`` inputs, so Snakemake reruns a job whose code
-    changed (ancient inputs alone rerun nothing)."""
-    return code_digest(input.code)
+def code_hash(rule):
+    """Param: content hash of the ``code`` inputs of ``rule`` (this rule's name), so Snakemake
+    reruns a job whose code changed: ancient inputs rerun nothing, and a param computed from
+    ``input`` is not compared."""
+    return lambda wildcards: code_digest(getattr(rules, rule).input.code)
 
 
 def models(*names):

@@ -4,7 +4,7 @@ rule tiny_model:
     output:
         directory(paths.TINY_MODEL),
     params:
-        code=code_hash,
+        code=code_hash("tiny_model"),
     conda:
         ENV
     log:
@@ -21,7 +21,7 @@ rule convert_model:
     output:
         directory(paths.CONVERTED_MODEL),
     params:
-        code=code_hash,
+        code=code_hash("convert_model"),
         config=RESOLVED_CONFIG,
         settings=settings(lambda w: [("models", w.model, k) for k in ("gguf", "package", "dtype")]),
     wildcard_constraints:

@@ -5,7 +5,7 @@ rule questions:
     output:
         run_path(paths.QUESTIONS),
     params:
-        code=code_hash,
+        code=code_hash("questions"),
         config=RESOLVED_CONFIG,
         settings=settings("seed", "questions", "datasets.{dataset}"),
         digest=dataset_digest,

@@ -14,7 +14,7 @@ rule controlled_scores:
     output:
         run_path(paths.CONTROLLED),
     params:
-        code=code_hash,
+        code=code_hash("controlled_scores"),
         config=RESOLVED_CONFIG,
         settings=settings("scoring", "report.pair_types", "models.{judge}"),
         prompts=prompts(*CONTROLLED_PROMPTS),
@@ -43,7 +43,7 @@ rule mc_scores:
     output:
         run_path(paths.MC),
     params:
-        code=code_hash,
+        code=code_hash("mc_scores"),
         config=RESOLVED_CONFIG,
         settings=settings(
             "scoring", "report.mc_temperatures", "report.mc_pseudo_count", "models.{judge}"
@@ -71,7 +71,7 @@ rule convergence_scores:
     output:
         run_path(paths.CONVERGENCE),
     params:
-        code=code_hash,
+        code=code_hash("convergence_scores"),
         config=RESOLVED_CONFIG,
         settings=settings(
             "seed",
@@ -103,7 +103,7 @@ rule main_table:
         figure=figure_files("main", "Main table"),
         metrics=report_metrics("main"),
     params:
-        code=code_hash,
+        code=code_hash("main_table"),
         config=RESOLVED_CONFIG,
         tables=lambda w, output: os.path.dirname(output.table[0]),
         figures=lambda w, output: os.path.dirname(output.figure[0]),
@@ -128,7 +128,7 @@ rule validation:
         figure=figure_files("validation", "Metric validation"),
         metrics=report_metrics("validation"),
     params:
-        code=code_hash,
+        code=code_hash("validation"),
         config=RESOLVED_CONFIG,
         tables=lambda w, output: os.path.dirname(output.table[0]),
         figures=lambda w, output: os.path.dirname(output.figure[0]),
@@ -153,7 +153,7 @@ rule mc_study:
         figure=figure_files("mc_study", "Multiple-choice study"),
         metrics=report_metrics("mc_study"),
     params:
-        code=code_hash,
+        code=code_hash("mc_study"),
         config=RESOLVED_CONFIG,
         tables=lambda w, output: os.path.dirname(output.table[0]),
         figures=lambda w, output: os.path.dirname(output.figure[0]),
@@ -177,7 +177,7 @@ rule convergence:
         table=table_files("convergence", "Convergence"),
         figure=figure_files("convergence", "Convergence"),
     params:
-        code=code_hash,
+        code=code_hash("convergence"),
         config=RESOLVED_CONFIG,
         tables=lambda w, output: os.path.dirname(output.table[0]),
         figures=lambda w, output: os.path.dirname(output.figure[0]),
@@ -205,7 +205,7 @@ rule cost_table:
     output:
         table=table_files("cost", "Cost"),
     params:
-        code=code_hash,
+        code=code_hash("cost_table"),
         config=RESOLVED_CONFIG,
         tables=lambda w, output: os.path.dirname(output.table[0]),
         settings=settings("models"),
@@ -228,7 +228,7 @@ rule human_agreement:
     output:
         table=table_files("human_agreement", "Human agreement"),
     params:
-        code=code_hash,
+        code=code_hash("human_agreement"),
         config=RESOLVED_CONFIG,
         tables=lambda w, output: os.path.dirname(output.table[0]),
         settings=settings("report.human_ratings"),

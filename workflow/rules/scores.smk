@@ -9,7 +9,7 @@ rule score_shard:
     output:
         temp(run_path(paths.SCORES_SHARD)),
     params:
-        code=code_hash,
+        code=code_hash("score_shard"),
         config=RESOLVED_CONFIG,
         settings=settings("seed", "scoring", "models.{judge}"),
         prompts=prompts(*SCORING_PROMPTS),
@@ -38,7 +38,7 @@ rule score:
         scores=run_path(paths.SCORES),
         metrics=run_path(paths.METRICS),
     params:
-        code=code_hash,
+        code=code_hash("score"),
         config=RESOLVED_CONFIG,
         settings=settings("scoring"),
     conda:

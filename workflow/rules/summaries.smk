@@ -8,7 +8,7 @@ rule summaries:
     output:
         run_path(paths.SUMMARIES),
     params:
-        code=code_hash,
+        code=code_hash("summaries"),
         config=RESOLVED_CONFIG,
         settings=settings("seed", summary_settings),
         prompts=prompts(lambda w: strategy_prompts(w.strategy)),
