@@ -2,6 +2,7 @@
 # A single-node SLURM cluster with accounting on this machine, to run the workflow through
 # `snakemake --workflow-profile workflow/profiles/slurm` as on a real cluster (CI runs it so).
 #
+#   sudo scripts/slurm_cluster.sh install  # the Debian packages, if missing
 #   sudo scripts/slurm_cluster.sh start    # install if missing, configure, start (idempotent)
 #   scripts/slurm_cluster.sh status        # daemons, partitions, node, accounts
 #   sudo scripts/slurm_cluster.sh stop
@@ -16,7 +17,7 @@
 # - slurmctld schedules; slurmd runs the jobs on the one node, sized from `slurmd -C` (this
 #   machine's CPUs and memory). A cluster has many nodes, grouped in node sets.
 # - Two partitions on the one node: `cpu` (the default) and `gpu`. With no GPU here, the GPUs
-#   are a fake generic resource (GRES) `gpu` of SLURM_FAKE_GPUS units (default 2) whose device
+#   are a fake generic resource (GRES) `gpu` of SLURM_FAKE_GPUS units (default 1) whose device
 #   files are null devices, so `--gpus=N` is scheduled and accounted like on GPU nodes; nothing
 #   runs on a GPU. A cluster declares its real GPUs in gres.conf (`AutoDetect=nvml`) and puts only GPU
 #   nodes in its GPU partitions.
@@ -29,7 +30,7 @@ set -euo pipefail
 
 CLUSTER=selfreflect
 ACCOUNT=selfreflect
-FAKE_GPUS=${SLURM_FAKE_GPUS:-2}
+FAKE_GPUS=${SLURM_FAKE_GPUS:-1}
 CONF=/etc/slurm
 STATE=/var/lib/slurm
 LOGS=/var/log/slurm
@@ -84,6 +85,7 @@ AccountingStorageType=accounting_storage/slurmdbd
 AccountingStorageHost=localhost
 AccountingStorageEnforce=associations
 AccountingStorageTRES=gres/gpu
+AccountingStoreFlags=job_comment  # sacct shows the rule and wildcards the plugin puts there
 JobAcctGatherType=jobacct_gather/linux
 JobAcctGatherFrequency=30
 JobCompType=jobcomp/none
@@ -217,8 +219,9 @@ status() {
 }
 
 case ${1:-} in
+  install) install_packages ;;
   start) start ;;
   stop) stop ;;
   status) status ;;
-  *) echo "usage: $0 start|stop|status" >&2; exit 2 ;;
+  *) echo "usage: $0 install|start|stop|status" >&2; exit 2 ;;
 esac

@@ -11,7 +11,7 @@ rule answers_shard:
         seed=config["seed"],
         shards=config["shards"],
     resources:
-        gpu=lambda w: gpus(w.subject),
+        **model_resources(lambda w: [w.subject]),
     conda:
         ENV
     log:

@@ -15,7 +15,7 @@ rule controlled_scores:
         scoring=config["scoring"],
         pair_types=config["report"]["pair_types"],
     resources:
-        gpu=lambda w: gpus(w.judge),
+        **model_resources(lambda w: [w.judge]),
     conda:
         ENV
     log:
@@ -41,7 +41,7 @@ rule mc_scores:
         temperatures=config["report"]["mc_temperatures"],
         pseudo_count=config["report"]["mc_pseudo_count"],
     resources:
-        gpu=lambda w: gpus(w.judge),
+        **model_resources(lambda w: [w.judge]),
     conda:
         ENV
     log:
@@ -68,7 +68,7 @@ rule convergence_scores:
         questions=config["report"]["convergence_questions"],
         seed=config["seed"],
     resources:
-        gpu=lambda w: gpus(w.judge),
+        **model_resources(lambda w: [w.judge]),
     conda:
         ENV
     log:

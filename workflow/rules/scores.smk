@@ -12,7 +12,7 @@ rule score_shard:
         seed=config["seed"],
         shards=config["shards"],
     resources:
-        gpu=lambda w: gpus(w.judge),
+        **model_resources(lambda w: [w.judge]),
     conda:
         ENV
     log:
