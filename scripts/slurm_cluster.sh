@@ -17,10 +17,10 @@
 # - slurmctld schedules; slurmd runs the jobs on the one node, sized from `slurmd -C` (this
 #   machine's CPUs and memory). A cluster has many nodes, grouped in node sets.
 # - Two partitions on the one node: `cpu` (the default) and `gpu`. With no GPU here, the GPUs
-#   are a fake generic resource (GRES) `gpu` of SLURM_FAKE_GPUS units (default 1) whose device
+#   are a fake generic resource (GRES) `gpu` of SLURM_FAKE_GPUS units (default 2) whose device
 #   files are null devices, so `--gpus=N` is scheduled and accounted like on GPU nodes; nothing
-#   runs on a GPU. A cluster declares its real GPUs in gres.conf (`AutoDetect=nvml`) and puts only GPU
-#   nodes in its GPU partitions.
+#   runs on a GPU. A cluster declares its real GPUs in gres.conf (`AutoDetect=nvml`) and puts
+#   only GPU nodes in its GPU partitions.
 # - Accounting: cluster `selfreflect`, account `selfreflect`, the calling user in it as its
 #   default account. A cluster's admin gives each user their accounts (`sacctmgr add user`);
 #   the account goes into the profile as `slurm_account`.
@@ -30,7 +30,7 @@ set -euo pipefail
 
 CLUSTER=selfreflect
 ACCOUNT=selfreflect
-FAKE_GPUS=${SLURM_FAKE_GPUS:-1}
+FAKE_GPUS=${SLURM_FAKE_GPUS:-2}
 CONF=/etc/slurm
 STATE=/var/lib/slurm
 LOGS=/var/log/slurm
@@ -41,10 +41,11 @@ PACKAGES=(munge slurmctld slurmd slurmdbd slurm-client mariadb-server)
 log() { echo "slurm_cluster: $*" >&2; }
 
 install_packages() {
-  if command -v slurmctld >/dev/null && command -v slurmdbd >/dev/null \
-    && command -v mariadbd >/dev/null && command -v munged >/dev/null; then
-    return
-  fi
+  local cmd missing=0
+  for cmd in munged slurmctld slurmd slurmdbd sbatch sacct mariadbd; do
+    command -v $cmd >/dev/null || missing=1
+  done
+  ((missing)) || return 0
   log "installing ${PACKAGES[*]}"
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq

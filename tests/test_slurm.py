@@ -28,7 +28,7 @@ MODEL_RULES = {
     "mc_scores",
     "convergence_scores",
 }
-# The profile's sizes are a real cluster's; this node has the machine's CPUs and one fake GPU.
+# The profile's sizes are a real cluster's; this node has the machine's CPUs and fake GPUs.
 SLURM_OPTIONS = [
     "--workflow-profile",
     "workflow/profiles/slurm",
