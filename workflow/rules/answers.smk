@@ -15,7 +15,7 @@ rule answers_shard:
         prompts=prompts(*SAMPLING_PROMPTS),
         shards=config["shards"],
     resources:
-        gpu=lambda w: gpus(w.subject),
+        **model_resources(lambda w: [w.subject]),
     conda:
         ENV
     log:

@@ -133,6 +133,19 @@ def gpus(*names):
 CONVERTED = converted_models(config)  # GGUF models the convert_model rule builds
 
 
+GPU_PARTITION = "gpu"  # the SLURM partition of jobs that take GPUs (workflow/profiles/slurm)
+
+
+def model_resources(models):
+    """Resources of a job loading the models ``models(wildcards)`` names: the GPUs they take
+    (``gpu``, asked of SLURM as ``--gpus``) and, if any, the GPU partition. All other jobs
+    (merges, tables, CPU-only models) go to the cluster's default partition."""
+    return dict(
+        gpu=lambda w: gpus(*models(w)),
+        slurm_partition=lambda w: GPU_PARTITION if gpus(*models(w)) else None,
+    )
+
+
 def summary_models(wildcards):
     """The models a summary job loads: the subject (fresh answers) and the summariser."""
     return [wildcards.subject, config["summarizer"] or wildcards.subject]

@@ -19,7 +19,7 @@ rule controlled_scores:
         settings=settings("scoring", "report.pair_types", "models.{judge}"),
         prompts=prompts(*CONTROLLED_PROMPTS),
     resources:
-        gpu=lambda w: gpus(w.judge),
+        **model_resources(lambda w: [w.judge]),
     conda:
         ENV
     log:
@@ -50,7 +50,7 @@ rule mc_scores:
         ),
         prompts=prompts(*MC_PROMPTS),
     resources:
-        gpu=lambda w: gpus(w.judge),
+        **model_resources(lambda w: [w.judge]),
     conda:
         ENV
     log:
@@ -82,7 +82,7 @@ rule convergence_scores:
         ),
         prompts=prompts(*SCORING_PROMPTS),
     resources:
-        gpu=lambda w: gpus(w.judge),
+        **model_resources(lambda w: [w.judge]),
     conda:
         ENV
     log:

@@ -15,7 +15,7 @@ rule score_shard:
         prompts=prompts(*SCORING_PROMPTS),
         shards=config["shards"],
     resources:
-        gpu=lambda w: gpus(w.judge),
+        **model_resources(lambda w: [w.judge]),
     conda:
         ENV
     log:

@@ -15,7 +15,7 @@ rule summaries:
     wildcard_constraints:
         strategy=r"[A-Za-z0-9_.-]+",
     resources:
-        gpu=lambda w: gpus(*summary_models(w)),
+        **model_resources(summary_models),
     conda:
         ENV
     log:

@@ -1,0 +1,141 @@
+"""The smoke DAG on a real SLURM cluster: scripts/slurm_cluster.sh starts a single-node cluster
+with accounting (slurmdbd on MariaDB), Snakemake submits every job through the SLURM executor
+plugin with the project's profile (workflow/profiles/slurm)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import time
+from collections import Counter
+
+import pandas as pd
+import pytest
+
+from selfreflect.artifacts import read_table
+from tests.workflow_utils import REPO, copy_project, job_counts, run
+
+pytestmark = [pytest.mark.slurm, pytest.mark.workflow]
+
+CLUSTER = ["bash", str(REPO / "scripts" / "slurm_cluster.sh")]
+# The rules whose jobs load a model: with the tiny model taking a GPU, they belong on `gpu`.
+MODEL_RULES = {
+    "answers_shard",
+    "summaries",
+    "score_shard",
+    "controlled_scores",
+    "mc_scores",
+    "convergence_scores",
+}
+# The profile's sizes are a real cluster's; this node has the machine's CPUs and fake GPUs.
+SLURM_OPTIONS = [
+    "--workflow-profile",
+    "workflow/profiles/slurm",
+    "--configfile",
+    "config/smoke.yaml",
+    "gpus.yaml",
+    "--default-resources",
+    "runtime=60",
+    "cpus_per_gpu=1",
+    "mem_mb_per_cpu=2000",
+    "--slurm-init-seconds-before-status-checks",
+    "2",
+]
+CANCELLED_RULE = "score_shard"
+
+
+@pytest.fixture(scope="module")
+def slurm_cluster():
+    """The cluster of scripts/slurm_cluster.sh, installed if missing, stopped if started here."""
+    if os.geteuid() != 0 or shutil.which("apt-get") is None:
+        pytest.skip("the SLURM cluster is installed with apt-get as root (Debian/Ubuntu)")
+    install = subprocess.run([*CLUSTER, "install"], capture_output=True, text=True)
+    if install.returncode != 0:
+        pytest.skip(f"the SLURM packages cannot be installed: {install.stderr[-1000:]}")
+    was_up = subprocess.run([*CLUSTER, "status"], capture_output=True).returncode == 0
+    run([*CLUSTER, "start"], REPO)
+    yield
+    if not was_up:
+        run([*CLUSTER, "stop"], REPO)
+
+
+def sacct_jobs(since: str) -> list[dict[str, str]]:
+    """SLURM's accounting records of the jobs submitted since ``since``, in submission order."""
+    fields = ["JobID", "JobName", "Partition", "State", "Comment", "AllocTRES"]
+    out = subprocess.run(
+        ["sacct", "-X", "-n", "-P", "-S", since, "-o", ",".join(fields)],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    rows = [dict(zip(fields, line.split("|"), strict=True)) for line in out.splitlines()]
+    return sorted(rows, key=lambda row: int(row["JobID"]))
+
+
+def rule_of(job: dict[str, str]) -> str:
+    """The rule of a job from the comment the plugin sets: rule_<rule>[_wildcards_<values>]."""
+    return job["Comment"].removeprefix("rule_").split("_wildcards_")[0]
+
+
+def cancel_first_running(rule: str, snakemake: subprocess.Popen) -> str:
+    """scancel the first job of ``rule`` seen running; its comment (rule and wildcards)."""
+    while snakemake.poll() is None:
+        queue = subprocess.run(
+            ["squeue", "-h", "-t", "RUNNING", "-o", "%i|%k"], capture_output=True, text=True
+        ).stdout
+        for line in queue.splitlines():
+            job_id, comment = line.split("|", 1)
+            if comment.startswith(f"rule_{rule}_"):
+                subprocess.run(["scancel", job_id], check=True)
+                return comment
+        time.sleep(0.5)
+    raise AssertionError(f"Snakemake ended before a {rule} job ran")
+
+
+def test_smoke_dag_on_slurm_matches_local_run_and_resumes(slurm_cluster, smoke_run, tmp_path):
+    project = copy_project(tmp_path / "project")
+    (project / "gpus.yaml").write_text("models:\n  tiny: {gpus: 1}\n")
+    dag = job_counts(run(["snakemake", "-n", *SLURM_OPTIONS[2:5]], project).stdout)
+    since = time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(time.time() - 1))
+
+    # First run: one running job is cancelled; --keep-going finishes all that does not need it.
+    with open(tmp_path / "first.log", "w") as log:
+        first = subprocess.Popen(
+            ["snakemake", *SLURM_OPTIONS, "--keep-going"],
+            cwd=project,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+        cancelled = cancel_first_running(CANCELLED_RULE, first)
+        assert first.wait() != 0
+    # Second run: only what did not complete runs again.
+    run(["snakemake", *SLURM_OPTIONS], project)
+
+    jobs = sacct_jobs(since)
+    run_names = list(dict.fromkeys(job["JobName"] for job in jobs))
+    assert len(run_names) == 2, run_names  # one SLURM job name per Snakemake run
+    first_jobs, second_jobs = ([job for job in jobs if job["JobName"] == n] for n in run_names)
+    done_first = {job["Comment"] for job in first_jobs if job["State"] == "COMPLETED"}
+    assert {job["Comment"] for job in first_jobs} - done_first == {cancelled}
+    assert all(job["State"] == "COMPLETED" for job in second_jobs)
+    rerun = {job["Comment"] for job in second_jobs}
+    assert cancelled in rerun
+    assert not rerun & done_first
+    # Every job of the DAG ran as a SLURM job, each in the partition its rule asks for.
+    assert Counter(rule_of(job) for job in jobs if job["State"] == "COMPLETED") == dag
+    for job in jobs:
+        on_gpu = rule_of(job) in MODEL_RULES
+        assert job["Partition"] == ("gpu" if on_gpu else "cpu"), job
+        assert ("gres/gpu=1" in job["AllocTRES"]) == on_gpu, job
+
+    for kind, pattern in [("answers", "answers.parquet"), ("scores", "scores/*/*.parquet")]:
+        local = sorted(smoke_run.glob(f"results/smoke/*/*/{pattern}"))
+        assert local
+        assert [p.relative_to(smoke_run) for p in local] == [
+            p.relative_to(project) for p in sorted(project.glob(f"results/smoke/*/*/{pattern}"))
+        ]
+        for path in local:
+            pd.testing.assert_frame_equal(
+                read_table(kind, project / path.relative_to(smoke_run)), read_table(kind, path)
+            )
