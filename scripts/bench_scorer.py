@@ -343,7 +343,7 @@ def print_case(case: dict) -> None:
     judges = case["judges"]
     for name, result in judges.items():
         print(
-            f"{name:>11}: {result['tasks_per_s']:9.2f} tasks/s  {result['seconds']:8.2f} s  "
+            f"{name:>11}: {result['tasks_per_s']:9.3g} tasks/s  {result['seconds']:8.2f} s  "
             f"({result['tasks']} tasks)"
         )
     print(
