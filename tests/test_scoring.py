@@ -21,11 +21,13 @@ from selfreflect.scoring.reference_judge import ReferenceJudge
 from selfreflect.scoring.score import score_question, score_table, strategy_metrics
 from selfreflect.scoring.stopwords import masked_positions, stopword_policy
 from selfreflect.scoring.tasks import (
+    ContextTasks,
     TaskError,
     context_tasks,
     masked_words,
     question_tasks,
     scoring_question,
+    token_tree,
 )
 from tests.conftest import REFERENCE
 
@@ -172,6 +174,17 @@ def test_question_without_conditioning_answers_or_words_fails(hf_model):
         question_tasks(tokenizer, "Q", ["", " "], ["c"], {"s": "x"}, NONE)
 
 
+def test_token_tree_computes_each_distinct_start_once():
+    tasks = ContextTasks([[1, 2, 3, 4, 5], [1, 2, 3, 6, 7, 8], [1, 2, 3, 4, 5]], [4, 4, 4], 2)
+    tree = token_tree(tasks, range(3))
+    # after the prefix and without the last tokens: [3, 4], [3, 6, 7], [3, 4]
+    assert tree.tokens == [3, 4, 6, 7]
+    assert tree.parents == [-1, 0, 0, 2]
+    assert tree.depths == [0, 1, 1, 2]
+    # targets 5 | 7, 8 | 5 are predicted by the nodes of 4 | 6, 7 | 4
+    assert tree.predictors == [1, 2, 3, 1]
+
+
 # --- metric --------------------------------------------------------------------------------
 
 
@@ -219,6 +232,24 @@ def test_identical_context_scores_zero_and_roles_are_symmetric(example_tasks, hf
     backward = hf_judge.distances(summary, [reference], 5.0)[0]
     assert torch.allclose(forward, backward, atol=1e-6)
     assert 0.0 < metric.score(forward) <= 1.0
+
+
+def test_hf_matches_reference_algorithm_with_a_sliding_window(example_tasks, hf_model):
+    from transformers import Qwen2Config, Qwen2ForCausalLM
+
+    tokenizer, model = hf_model
+    settings = {k: v for k, v in model.config.to_dict().items() if k != "layer_types"}
+    window = {"use_sliding_window": True, "sliding_window": 64, "max_window_layers": 1}
+    config = Qwen2Config(**{**settings, **window})
+    assert config.layer_types == ["full_attention", "sliding_attention"]
+    torch.manual_seed(0)
+    sliding = Qwen2ForCausalLM(config).eval()
+    reference, summaries = example_tasks["wordfreq"]
+    assert max(map(len, reference.sequences)) > 4 * 64
+    summary = summaries["greedy"]
+    fast = HfJudge("sliding", tokenizer, sliding, batch_size=4).distances(reference, [summary], 5.0)
+    slow = ReferenceJudge("sliding", tokenizer, sliding).distances(reference, [summary], 5.0)
+    assert torch.allclose(fast[0], slow[0], atol=1e-5)
 
 
 # --- scoring tables and failures -----------------------------------------------------------

@@ -1,9 +1,12 @@
-"""transformers judge with prefix sharing.
+"""transformers judge: each distinct token of a context computed once.
 
 Each context's shared prefix (system, question, context, start of the masked-word prompt) is
-prefilled once; its KV cache is reused for every batch of that context's masked-word suffixes.
-Suffixes are right-padded (causal attention never looks at the padding, so no mask is needed),
-only the target-predicting positions go through the LM head, and distances stay on the device.
+prefilled once; its KV cache is reused for every batch of that context's masked words. A batch's
+suffixes are merged into a prefix tree (:func:`~selfreflect.scoring.tasks.token_tree`: the words
+of one held-out answer share the answer's tokens before their masks, identical answers share
+everything) and packed into one row in which each node attends to the prefix and to its own
+ancestors, at its position in its sequences. Nothing is padded, only the target-predicting nodes
+go through the LM head, and distances stay on the device.
 """
 
 from __future__ import annotations
@@ -11,17 +14,22 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import torch
 
 from selfreflect.scoring.judge import Judge
-from selfreflect.scoring.tasks import ContextTasks
+from selfreflect.scoring.tasks import ContextTasks, TokenTree, token_tree
 
 Layers = list[tuple[torch.Tensor, torch.Tensor]]
+LAYER_TYPES = ("full_attention", "sliding_attention")
 
 
 @dataclass(frozen=True)
 class Prefix:
-    """A context's tasks with the key/value states of its shared prefix, each (1, H, P, D)."""
+    """A context's tasks with the key/value states of its shared prefix, each (1, H, P, D).
+
+    A sliding-window layer keeps only the prefix's last keys (fewer than P).
+    """
 
     tasks: ContextTasks
     layers: Layers | None
@@ -36,6 +44,10 @@ class HfJudge(Judge):
         self.batch_size = batch_size
         self.max_model_len = model.config.max_position_embeddings
         self.device = model.device
+        self.layer_types = getattr(model.config, "layer_types", None)
+        unsupported = set(self.layer_types or ()) - set(LAYER_TYPES)
+        if unsupported:
+            raise ValueError(f"hf judge: layer types {sorted(unsupported)} unsupported; use vllm")
 
     def prepare(self, tasks: ContextTasks) -> Prefix:
         if tasks.prefix_len == 0:
@@ -45,31 +57,70 @@ class HfJudge(Judge):
         return Prefix(tasks, [(layer.keys, layer.values) for layer in cache.layers])
 
     def logits(self, state: Prefix, rows: range) -> torch.Tensor:
-        tasks, skip = state.tasks, state.tasks.prefix_len
-        suffixes = [tasks.sequences[k][skip:] for k in rows]
-        ids = torch.zeros(len(rows), max(map(len, suffixes)), dtype=torch.long)
-        batch, position = [], []
-        for i, (k, suffix) in enumerate(zip(rows, suffixes, strict=True)):
-            ids[i, : len(suffix)] = torch.tensor(suffix)
-            # target j is predicted at sequence position j - 1, suffix position j - 1 - skip
-            first = tasks.starts[k] - 1 - skip
-            batch += [i] * (len(suffix) - first - 1)
-            position += range(first, len(suffix) - 1)
+        tree = token_tree(state.tasks, rows)
+        positions = state.tasks.prefix_len + torch.tensor(tree.depths)
         hidden = self.decoder(
-            input_ids=ids.to(self.device),
-            past_key_values=self._cache(state.layers, len(rows)),
+            input_ids=torch.tensor([tree.tokens], device=self.device),
+            position_ids=positions[None].to(self.device),
+            attention_mask=self._attention_mask(state, tree, positions),
+            past_key_values=self._cache(state.layers),
             use_cache=state.layers is not None,
         ).last_hidden_state
-        return self._lm_head(hidden[batch, position])
+        return self._lm_head(hidden[0, tree.predictors])
 
-    def _cache(self, layers: Layers | None, batch: int) -> Any:
-        """A fresh cache holding the prefix ``batch`` times (views; the model copies on append)."""
+    def _attention_mask(
+        self, state: Prefix, tree: TokenTree, positions: torch.Tensor
+    ) -> torch.Tensor | dict[str, torch.Tensor]:
+        """Additive masks (1, 1, nodes, cached + nodes): a node sees the prefix and its ancestors.
+
+        One mask per layer type; sliding-window layers also drop keys outside the window.
+        """
+        ancestors = np.zeros((len(tree.tokens),) * 2, dtype=bool)
+        for i, parent in enumerate(tree.parents):
+            if parent >= 0:
+                ancestors[i] = ancestors[parent]
+            ancestors[i, i] = True
+        tree_mask = torch.from_numpy(ancestors)
+        if self.layer_types is None:
+            return self._additive(tree_mask, positions, state, 0, None)
+        window = getattr(self.model.config, "sliding_window", None)
+        return {
+            kind: self._additive(
+                tree_mask,
+                positions,
+                state,
+                self.layer_types.index(kind),
+                window if kind == "sliding_attention" else None,
+            )
+            for kind in set(self.layer_types)
+        }
+
+    def _additive(
+        self,
+        tree_mask: torch.Tensor,
+        positions: torch.Tensor,
+        state: Prefix,
+        layer: int,
+        window: int | None,
+    ) -> torch.Tensor:
+        """The mask for layers like ``layer``, whose cache holds the prefix's last keys."""
+        prefix_len = state.tasks.prefix_len
+        cached = 0 if state.layers is None else state.layers[layer][0].shape[-2]
+        allowed = torch.cat([torch.ones(len(positions), cached, dtype=torch.bool), tree_mask], 1)
+        if window is not None:
+            keys = torch.cat([torch.arange(prefix_len - cached, prefix_len), positions])
+            allowed &= positions[:, None] - keys[None, :] < window
+        blocked = torch.finfo(self.model.dtype).min
+        mask = torch.zeros(allowed.shape, dtype=self.model.dtype).masked_fill_(~allowed, blocked)
+        return mask[None, None].to(self.device)
+
+    def _cache(self, layers: Layers | None) -> Any:
+        """A fresh cache holding the prefix (the model appends to copies, not to ``layers``)."""
         if layers is None:
             return None
         from transformers import DynamicCache
 
-        expanded = [(k.expand(batch, -1, -1, -1), v.expand(batch, -1, -1, -1)) for k, v in layers]
-        return DynamicCache(ddp_cache_data=expanded, config=self.model.config)
+        return DynamicCache(ddp_cache_data=layers, config=self.model.config)
 
     def _lm_head(self, hidden: torch.Tensor) -> torch.Tensor:
         """Logits of the final hidden states; (n, H) -> (n, V)."""

@@ -12,8 +12,8 @@ stopword when its Zipf frequency is at least :data:`ZIPF_THRESHOLD`. The thresho
 calibrated by rebuilding the authors' rule on a synthetic corpus of 18,846 documents (20
 Newsgroups' size, log-normal lengths with median 90 tokens) sampled from wordfreq's unigram
 distribution and fitting scikit-learn's ``TfidfVectorizer`` to it: the words whose mean TF-IDF
-exceeds 0.012 are exactly the most frequent ones, down to the Zipf value used here (see
-docs/performance.md, "Stopword threshold").
+exceeds 0.012 are the most frequent ones, down to about the Zipf value used here
+(``scripts/calibrate_stopwords.py`` prints the cutoff; docs/performance.md, "Stopword threshold").
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ Pure functions of a tokenizer and texts; no model is run here.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -63,6 +63,43 @@ class ContextTasks:
 
     def targets(self, k: int) -> list[int]:
         return self.sequences[k][self.starts[k] :]
+
+
+@dataclass(frozen=True)
+class TokenTree:
+    """Some sequences' tokens after their shared prefix, merged into a prefix tree.
+
+    Node ``i`` is token ``tokens[i]`` at ``depths[i]`` tokens after the prefix; its parent is
+    ``parents[i]`` (-1: the prefix itself) and precedes it. Sequences that start alike share
+    their first nodes, so each distinct start is computed once. ``predictors`` lists, for every
+    target token of the sequences in order, the node whose output predicts it.
+    """
+
+    tokens: list[int]
+    parents: list[int]
+    depths: list[int]
+    predictors: list[int]
+
+
+def token_tree(tasks: ContextTasks, rows: Iterable[int]) -> TokenTree:
+    """The tree of sequences ``rows`` after ``tasks.prefix_len``, up to their last predictor.
+
+    A sequence's last token predicts nothing, so it is left out.
+    """
+    tree = TokenTree([], [], [], [])
+    children: dict[tuple[int, int], int] = {}
+    for k in rows:
+        sequence, node, path = tasks.sequences[k], -1, []
+        for depth, token in enumerate(sequence[tasks.prefix_len : -1]):
+            child = children.setdefault((node, token), len(tree.tokens))
+            if child == len(tree.tokens):
+                tree.tokens.append(token)
+                tree.parents.append(node)
+                tree.depths.append(depth)
+            node = child
+            path.append(node)
+        tree.predictors.extend(path[tasks.starts[k] - 1 - tasks.prefix_len :])
+    return tree
 
 
 def scoring_question(question: str) -> str:

@@ -1,0 +1,159 @@
+"""Render the scorer's measured figures into docs/performance.md and README.md.
+
+The figures come from the runs that ``scripts/bench_scorer.py --json`` recorded under
+docs/benchmarks/: the latest CPU run and the latest CUDA run (by date), never the best one.
+Each figure lives between ``<!-- rendered: NAME -->`` and ``<!-- /rendered -->``; the text
+around the markers is kept as written.
+
+    python scripts/render_performance.py          # rewrite the rendered spans
+    python scripts/render_performance.py --check  # exit 1 if a span is stale
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+RUNS = REPO / "docs" / "benchmarks"
+DOCS = [REPO / "docs" / "performance.md", REPO / "README.md"]
+SPAN = re.compile(r"(<!-- rendered: ([\w-]+) -->\n).*?(<!-- /rendered -->)", re.DOTALL)
+
+
+def latest_runs(folder: Path = RUNS) -> dict[str, dict]:
+    """The latest recorded run per device kind (``cpu``, ``cuda``)."""
+    out: dict[str, dict] = {}
+    for path in sorted(folder.glob("*.json")):
+        run = json.loads(path.read_text())
+        kind = "cuda" if run["device"].startswith("cuda") else "cpu"
+        if kind not in out or run["date"] > out[kind]["date"]:
+            out[kind] = run
+    return out
+
+
+def table(header: list[str], rows: list[list[str]]) -> str:
+    """A Markdown table, the first column left-aligned and the others right-aligned."""
+    align = ["---", *["---:"] * (len(header) - 1)]
+    lines = [header, align, *rows]
+    return "".join("| " + " | ".join(line) + " |\n" for line in lines)
+
+
+def provenance(run: dict) -> str:
+    commit = f", commit `{run['commit']}`" if run.get("commit") else ""
+    load = run.get("load_average")
+    busy = f", load average {load:.1f} at the start" if load is not None else ""
+    return (
+        f"Run of {run['date'][:10]} on {run['device_name']} ({run['settings']['dtype']}, "
+        f"torch {run['torch']}{commit}{busy}):\n\n    {run['command']}\n\n"
+    )
+
+
+def speed_section(run: dict) -> str:
+    """Per number of conditioning answers: rates, speed-ups, matmul share, agreement."""
+    judges = [name for name in ("hf", "reference", "vllm") if name in run["cases"][0]["judges"]]
+    peak = run.get("peak_bf16_flop_per_s")
+    header = ["conditioning answers", "longest sequence", "tokens/task `hf` (before)"]
+    header += [f"`{name}` tasks/s" for name in judges]
+    header += [f"`hf` / `{name}`" for name in judges[1:]]
+    header += ["`hf` GFLOP/s", "share of matmul FLOP/s"]
+    header += ["share of bf16 peak"] if peak else []
+    header += ["max task difference"]
+    rows = []
+    for case in run["cases"]:
+        result, tokens = case["judges"], case["tokens_per_task"]
+        hf = result["hf"]
+        row = [
+            str(case["conditioning"]),
+            str(case["longest_sequence"]),
+            f"{tokens['hf']:.1f} ({tokens['hf_padded_rows']:.1f})",
+        ]
+        row += [f"{result[name]['tasks_per_s']:.3g}" for name in judges]
+        row += [f"{hf['tasks_per_s'] / result[name]['tasks_per_s']:.1f}x" for name in judges[1:]]
+        row += [f"{hf['flop_per_s'] / 1e9:.1f}", f"{hf['matmul_share']:.0%}"]
+        row += [f"{hf['flop_per_s'] / peak:.0%}"] if peak else []
+        row += [f"{max(case['agreement'].values()):.1e}"]
+        rows.append(row)
+    settings = run["settings"]
+    tasks = ", ".join(f"{name} {run['cases'][0]['judges'][name]['tasks']}" for name in judges)
+    return (
+        provenance(run) + f"`{settings['preset']}` shape, {settings['questions']} question(s) x "
+        f"{settings['answers']} held-out answer(s), one summary, batch size "
+        f"{settings['batch_size']}; tasks timed per case: {tasks}.\n\n" + table(header, rows)
+    )
+
+
+def tokens_section(run: dict) -> str:
+    """Tokens computed per task by each algorithm, counted on every example question."""
+    header = ["held-out answers", "conditioning answers", "tasks", "`reference`"]
+    header += ["`hf` before (padded rows)", "`hf` (token tree)", "fewer than before"]
+    rows = []
+    for count in run["token_counts"]:
+        tokens = count["tokens_per_task"]
+        rows.append(
+            [
+                str(count["answers"]),
+                str(count["conditioning"]),
+                str(count["tasks"]),
+                f"{tokens['reference']:.0f}",
+                f"{tokens['hf_padded_rows']:.1f}",
+                f"{tokens['hf']:.1f}",
+                f"{1 - tokens['hf'] / tokens['hf_padded_rows']:.0%}",
+            ]
+        )
+    return f"Batch size {run['settings']['batch_size']}.\n\n" + table(header, rows)
+
+
+def readme_section(run: dict) -> str:
+    """The README's speed figure: the latest CPU run's first case."""
+    case = run["cases"][0]
+    judges = case["judges"]
+    speedup = judges["hf"]["tasks_per_s"] / judges["reference"]["tasks_per_s"]
+    return (
+        f"Latest recorded scorer benchmark ({run['date'][:10]}, {run['settings']['preset']} "
+        f"shape on {run['device']}, {case['conditioning']} conditioning answers): `hf` "
+        f"{speedup:.1f}× `reference`.\n"
+    )
+
+
+def sections(runs: dict[str, dict]) -> dict[str, str]:
+    """The text of every rendered span."""
+    cpu = runs["cpu"]
+    gpu = runs.get("cuda")
+    return {
+        "tokens": tokens_section(cpu),
+        "cpu": speed_section(cpu),
+        "gpu": speed_section(gpu) if gpu else "No GPU run has been recorded yet.\n",
+        "readme": readme_section(cpu),
+    }
+
+
+def render(text: str, spans: dict[str, str]) -> str:
+    return SPAN.sub(lambda m: m[1] + spans[m[2]] + m[3], text)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--check", action="store_true", help="only check that nothing is stale")
+    args = parser.parse_args()
+    from selfreflect.fileio import write_text
+
+    spans = sections(latest_runs())
+    stale = []
+    for path in DOCS:
+        text = path.read_text(encoding="utf-8")
+        new = render(text, spans)
+        if new != text:
+            stale.append(path)
+            if not args.check:
+                write_text(path, new)
+    if args.check and stale:
+        names = ", ".join(str(p.relative_to(REPO)) for p in stale)
+        sys.exit(f"{names}: stale; run python scripts/render_performance.py")
+    print(f"rewrote {', '.join(map(str, stale))}" if stale else "up to date")
+
+
+if __name__ == "__main__":
+    main()
