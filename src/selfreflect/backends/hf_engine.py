@@ -7,7 +7,7 @@ from typing import Any
 from tqdm.auto import tqdm
 
 from selfreflect.backends import Generation, Generator, Sampling
-from selfreflect.chat import encode
+from selfreflect.families import PromptFormat
 
 _DTYPES = {"auto": "auto", "float32": "float32", "bfloat16": "bfloat16", "float16": "float16"}
 
@@ -27,7 +27,8 @@ class HfGenerator(Generator):
     def __init__(self, spec: dict[str, Any]) -> None:
         self.name = spec["name"]
         self.tokenizer, self.model = load_hf_model(spec)
-        self.max_model_len = spec["max_model_len"]
+        self.format = PromptFormat.for_model(self.tokenizer, spec)
+        self.max_model_len = spec["max_model_len"] or self.model.config.max_position_embeddings
 
     def generate(self, prompts: list[str], sampling: list[Sampling]) -> list[Generation]:
         pairs = list(zip(prompts, sampling, strict=True))
@@ -36,8 +37,7 @@ class HfGenerator(Generator):
     def _one(self, prompt: str, sampling: Sampling) -> Generation:
         import torch
 
-        ids = encode(self.tokenizer, prompt)
-        error = self.too_long(ids, sampling)
+        ids, error = self.prompt_ids(prompt, sampling)
         if error is not None:
             return Generation(prompt_tokens=len(ids), error=error)
         if sampling.seed is not None:

@@ -13,6 +13,7 @@ from typing import Any
 
 import torch
 
+from selfreflect.families import PromptFormat
 from selfreflect.scoring import metric
 from selfreflect.scoring.tasks import ContextTasks
 
@@ -22,9 +23,9 @@ class Judge(ABC):
 
     name: str
     tokenizer: Any
+    format: PromptFormat  # renders the scoring chats (thinking off) for the judge's family
     max_model_len: int
     batch_size: int | None = None
-    template_kwargs: dict[str, Any] = {}  # noqa: RUF012 - read-only default
 
     def prepare(self, tasks: ContextTasks) -> Any:
         """State reused for every batch of one context (default: the tasks themselves)."""
@@ -83,15 +84,14 @@ def open_judge(spec: dict[str, Any], settings: dict[str, Any], llm: Any = None) 
     from selfreflect.backends.hf_engine import load_hf_model
 
     tokenizer, model = load_hf_model(spec)
+    fmt = PromptFormat.for_model(tokenizer, spec)
     if settings["backend"] == "hf":
         from selfreflect.scoring.hf_judge import HfJudge
 
-        judge: Judge = HfJudge(spec["name"], tokenizer, model, settings["batch_size"])
+        judge: Judge = HfJudge(spec["name"], fmt, model, settings["batch_size"])
     else:
         from selfreflect.scoring.reference_judge import ReferenceJudge
 
-        judge = ReferenceJudge(spec["name"], tokenizer, model)
-    judge.max_model_len = spec["max_model_len"]
-    if spec.get("thinking"):
-        judge.template_kwargs = {"enable_thinking": False}
+        judge = ReferenceJudge(spec["name"], fmt, model)
+    judge.max_model_len = spec["max_model_len"] or model.config.max_position_embeddings
     return judge
