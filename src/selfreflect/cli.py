@@ -77,7 +77,9 @@ def questions(config_path: str, dataset: str, out: str) -> None:
     config = load_config(config_path)
     spec = dataset_spec(config, dataset, source=config_path)
     table = load_questions(dataset, spec, config["questions"]["num_questions"], config["seed"])
-    write_table("questions", table, out, {"dataset": dataset, "seed": config["seed"]})
+    dropped = table.attrs["dropped_duplicates"]
+    metadata = {"dataset": dataset, "seed": config["seed"], "dropped_duplicates": dropped}
+    write_table("questions", table, out, metadata)
     click.echo(f"{len(table)} questions written to {out}")
 
 
