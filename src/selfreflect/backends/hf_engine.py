@@ -13,13 +13,22 @@ _DTYPES = {"auto": "auto", "float32": "float32", "bfloat16": "bfloat16", "float1
 
 
 def load_hf_model(spec: dict[str, Any]):
-    """Tokenizer and causal LM (eval mode, on GPU when one is available) for a model spec."""
+    """Tokenizer and causal LM (eval mode, on GPU when one is available) for a model spec.
+
+    The checkpoint's ``generation_config`` keeps only its special tokens: its sampling
+    defaults (e.g. a repetition penalty) would apply on top of the protocol's settings, which
+    neither vLLM (given explicit sampling parameters) nor the authors' tool does.
+    """
     import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from transformers import AutoModelForCausalLM, AutoTokenizer, GenerationConfig
 
     device = "cuda" if torch.cuda.is_available() else "cpu"
     tokenizer = AutoTokenizer.from_pretrained(spec["path"])
     model = AutoModelForCausalLM.from_pretrained(spec["path"], dtype=_DTYPES[spec["dtype"]])
+    tokens = ("bos_token_id", "eos_token_id", "pad_token_id")
+    model.generation_config = GenerationConfig(
+        **{name: getattr(model.generation_config, name) for name in tokens}
+    )
     return tokenizer, model.to(device).eval()
 
 
