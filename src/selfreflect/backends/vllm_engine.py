@@ -7,6 +7,8 @@ from typing import Any
 from selfreflect.backends import Generation, Generator, Sampling
 from selfreflect.families import PromptFormat
 
+CPU_KV_CACHE_BYTES = 2**30  # KV cache on a CPU unless kv_cache_memory_bytes says otherwise
+
 
 def engine_kwargs(spec: dict[str, Any], **overrides: Any) -> dict[str, Any]:
     """``vllm.LLM`` keyword arguments for a validated ``models`` entry."""
@@ -22,6 +24,8 @@ def engine_kwargs(spec: dict[str, Any], **overrides: Any) -> dict[str, Any]:
     if spec["kv_cache_memory_bytes"] is not None:
         kwargs["kv_cache_memory_bytes"] = spec["kv_cache_memory_bytes"]
     if _on_cpu():
+        # on a CPU, gpu_memory_utilization reserves that share of all memory: 0.9 by default
+        kwargs.setdefault("kv_cache_memory_bytes", CPU_KV_CACHE_BYTES)
         # vLLM's CPU sampler cannot rewind a seeded request's generator after a chunked
         # prefill ("CPU Generator does not use offset"); whole prefills avoid that.
         kwargs["enable_chunked_prefill"] = False
