@@ -41,6 +41,13 @@ def tiny_model_spec(path: str | os.PathLike, backend: str = "vllm") -> dict:
     return {"name": "tiny", **config["models"]["tiny"]}
 
 
+def tiny_format(tokenizer):
+    """The tiny model's :class:`PromptFormat` (generic family, original fidelity)."""
+    from selfreflect.families import PromptFormat, detect_family
+
+    return PromptFormat(tokenizer, detect_family("tiny"))
+
+
 @pytest.fixture(scope="session")
 def tiny_model(tmp_path_factory) -> Path:
     from selfreflect.tiny_model import build_tiny_model

@@ -46,9 +46,16 @@ def test_sampling_shapes_and_determinism(request, backend, questions, tmp_path):
     assert list(loaded["test_answers"].map(list)) == list(first["test_answers"].map(list))
 
 
-def test_too_long_prompt_is_a_recorded_failure(vllm_generator, questions):
+def test_too_long_prompt_is_cut_or_a_recorded_failure(tiny_spec, vllm_engine, questions):
+    """original (the authors') left-truncates it; corrected records a failure."""
+    from selfreflect.backends.vllm_engine import VllmGenerator
+
     long = questions.assign(question=["Question: " + "word " * 3000 + "?", questions.question[1]])
-    result = sample_answers(vllm_generator, long, SETTINGS, run_seed=1, backend="vllm")
+    original = VllmGenerator(tiny_spec, llm=vllm_engine)
+    result = sample_answers(original, long, SETTINGS, run_seed=1, backend="vllm")
+    assert result["error"].isna().all() and len(result["test_answers"][0]) == 3
+    corrected = VllmGenerator({**tiny_spec, "fidelity": "corrected"}, llm=vllm_engine)
+    result = sample_answers(corrected, long, SETTINGS, run_seed=1, backend="vllm")
     assert "max_model_len" in result["error"][0]
     assert list(result["test_answers"][0]) == []
     assert pd.isna(result["error"][1]) and len(result["test_answers"][1]) == 3

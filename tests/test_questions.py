@@ -11,6 +11,7 @@ os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 import datasets
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -75,9 +76,16 @@ def test_question_id_is_stable_short_hex() -> None:
     assert question_id("abc") == "d2ac6275d877baed"  # sha256("Question: abc?"): normalised
 
 
-def test_format_mmlu() -> None:
-    prompt = format_mmlu(" What is 2+2? ", ["3", "4", "5", "22"])
-    assert prompt == "What is 2+2?\nA. 3\nB. 4\nC. 5\nD. 22\nAnswer:"
+def test_format_mmlu_is_the_authors_prompt() -> None:
+    """issue 10 point 9: a header naming the subject; question and choices are not stripped."""
+    prompt = format_mmlu(" What is 2+2? ", ["3", " 4", "5", "22"], "elementary_mathematics")
+    assert prompt == (
+        "The following are multiple choice questions (with answers) about elementary"
+        " mathematics.\n\n What is 2+2? \nA. 3\nB.  4\nC. 5\nD. 22\nAnswer:"
+    )
+    assert format_mmlu("Q?", ["a"], None).startswith(
+        "The following are multiple choice questions (with answers).\n\nQ?\nA. a\n"
+    )
 
 
 # --- local files ------------------------------------------------------------------------------
@@ -134,15 +142,26 @@ def test_local_parquet_nested_field(tmp_path: Path) -> None:
     assert set(frame["question"]) <= {f"Question: Q{i}?" for i in range(5)}
 
 
-def test_duplicates_keep_first_and_are_logged(
+def test_duplicates_are_dropped_after_drawing_and_recorded(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
+    """issue 10 point 10: the draw is the authors' (shuffle all records, take the first n);
+    duplicates among the drawn are dropped afterwards, keeping the first drawn."""
     records = [{"question": "A"}, {"question": " Question: A? "}, {"question": "B"}]
     path = write_jsonl(tmp_path / "q.jsonl", records)
     with caplog.at_level(logging.INFO, logger="selfreflect.questions"):
         frame = load_questions("d", local(path), 10, seed=0)
-    assert sorted(frame["source_index"]) == [0, 2]
+    order = [int(i) for i in np.random.default_rng(0).permutation(3)]
+    later = max((0, 1), key=order.index)
+    assert list(frame["source_index"]) == [i for i in order if i != later]
+    assert frame.attrs["dropped_duplicates"] == [later]
     assert "dropped 1 duplicate" in caplog.text
+    # the draw is the first n of the shuffled records, duplicates or not
+    records = [{"question": f"Q{i % 4}"} for i in range(8)]
+    drawn = load_questions("d", local(write_jsonl(tmp_path / "w.jsonl", records)), 5, seed=4)
+    kept_and_dropped = [*drawn["source_index"], *drawn.attrs["dropped_duplicates"]]
+    assert sorted(kept_and_dropped) == sorted(np.random.default_rng(4).permutation(8)[:5])
+    assert drawn["id"].is_unique and len(drawn) < 5
 
 
 # --- shuffling --------------------------------------------------------------------------------
@@ -227,7 +246,10 @@ def test_mmlu_local_directory_with_readme_configs(tmp_path: Path) -> None:
     )
     frame = load_questions("mmlu", {"source": "mmlu", "path": str(root)}, 10, seed=0)
     frame = frame.set_index("source_index")
-    assert frame.loc[0, "question"] == "What is 2+2?\nA. 3\nB. 4\nC. 5\nD. 6\nAnswer:"
+    assert frame.loc[0, "question"] == (
+        "The following are multiple choice questions (with answers) about math.\n\n"
+        "What is 2+2?\nA. 3\nB. 4\nC. 5\nD. 6\nAnswer:"
+    )
     assert list(frame.loc[1, "choices"]) == ["Mars", "Jupiter", "Venus", "Earth"]
     assert list(frame["gold"]) == ["B", "B"]
     assert frame.loc[0, "id"] == question_id(frame.loc[0, "question"])

@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from selfreflect.artifacts import read_table, write_table
-from selfreflect.chat import encode, format_answers, render
+from selfreflect.chat import format_answers
 from selfreflect.errors import InputError
 from selfreflect.reference_format import read_reference_answers
 from selfreflect.scoring import metric
@@ -29,7 +29,7 @@ from selfreflect.scoring.tasks import (
     scoring_question,
     token_tree,
 )
-from tests.conftest import REFERENCE
+from tests.conftest import REFERENCE, tiny_format
 
 TEST_ANSWERS = REFERENCE / "example_test_answers.json"
 SUMMARIES = REFERENCE / "example_summaries.json"
@@ -47,13 +47,13 @@ def hf_model(tiny_model):
 @pytest.fixture(scope="module")
 def hf_judge(hf_model):
     tokenizer, model = hf_model
-    return HfJudge("tiny", tokenizer, model, batch_size=4)
+    return HfJudge("tiny", tiny_format(tokenizer), model, batch_size=4)
 
 
 @pytest.fixture(scope="module")
 def reference_judge(hf_model):
     tokenizer, model = hf_model
-    return ReferenceJudge("tiny", tokenizer, model)
+    return ReferenceJudge("tiny", tiny_format(tokenizer), model)
 
 
 @pytest.fixture(scope="module")
@@ -64,7 +64,7 @@ def example_tasks(hf_model):
     summaries = json.loads(SUMMARIES.read_text())[0]["summaries"]
     return {
         name: question_tasks(
-            tokenizer,
+            tiny_format(tokenizer),
             record["question"],
             record["masked_out_task_answers"],
             record["conditioning_answers"],
@@ -141,7 +141,7 @@ def test_scoring_question_and_answer_list():
 def test_target_tokens_are_the_extra_tokens_of_the_chat_ending_with_the_word(hf_model):
     tokenizer, _ = hf_model
     words = masked_words(["The easiest is backstroke."], NONE)
-    tasks = context_tasks(tokenizer, "Question: Q?", "ctx", "answer", words)
+    tasks = context_tasks(tiny_format(tokenizer), "Question: Q?", "ctx", "answer", words)
     for k, word in enumerate(words):
         sequence = tasks.sequences[k]
         assert tokenizer.decode(sequence[tasks.starts[k] :]) == word.word
@@ -150,11 +150,11 @@ def test_target_tokens_are_the_extra_tokens_of_the_chat_ending_with_the_word(hf_
 
 
 def test_without_word_chat_is_a_prefix_of_the_with_word_chat(hf_model):
-    tokenizer, _ = hf_model
+    fmt = tiny_format(hf_model[0])
     chat = [{"role": "user", "content": "x"}]
-    without = encode(tokenizer, render(tokenizer, chat))
+    without = fmt.encode(fmt.render(chat, thinking=True))  # no empty reasoning block
     full = [*chat, {"role": "assistant", "content": "backstroke"}]
-    with_word = encode(tokenizer, render(tokenizer, full, continue_final_message=True))
+    with_word = fmt.encode(fmt.render(full, continue_final_message=True))
     assert with_word[: len(without)] == without and len(with_word) > len(without)
 
 
@@ -169,9 +169,9 @@ def test_summaries_and_reference_tasks_align(example_tasks):
 def test_question_without_conditioning_answers_or_words_fails(hf_model):
     tokenizer, _ = hf_model
     with pytest.raises(TaskError, match="no conditioning answers"):
-        question_tasks(tokenizer, "Q", ["a b"], [], {"s": "x"}, NONE)
+        question_tasks(tiny_format(tokenizer), "Q", ["a b"], [], {"s": "x"}, NONE)
     with pytest.raises(TaskError, match="no held-out answer"):
-        question_tasks(tokenizer, "Q", ["", " "], ["c"], {"s": "x"}, NONE)
+        question_tasks(tiny_format(tokenizer), "Q", ["", " "], ["c"], {"s": "x"}, NONE)
 
 
 def test_token_tree_computes_each_distinct_start_once():
@@ -282,7 +282,7 @@ def test_score_table_records_and_counts_failures(hf_judge):
 
 def test_too_long_prompt_is_a_recorded_failure(hf_model):
     tokenizer, model = hf_model
-    judge = HfJudge("tiny", tokenizer, model, batch_size=4)
+    judge = HfJudge("tiny", tiny_format(tokenizer), model, batch_size=4)
     judge.max_model_len = 64
     result = score_question(judge, "Q", ["a b"], ["c"], {"s": "x"}, 5.0, NONE)
     assert result["s"][0] is None and "max_model_len is 64" in result["s"][2]

@@ -13,7 +13,7 @@ from selfreflect.scoring.reference_judge import ReferenceJudge
 from selfreflect.scoring.stopwords import stopword_policy
 from selfreflect.scoring.tasks import question_tasks
 from selfreflect.scoring.vllm_judge import VllmJudge
-from tests.conftest import REFERENCE
+from tests.conftest import REFERENCE, tiny_format
 
 pytestmark = pytest.mark.vllm
 
@@ -25,8 +25,8 @@ def judges(tiny_spec, vllm_engine):
     tokenizer, model = load_hf_model({**tiny_spec, "dtype": "float32"})
     return {
         "vllm": VllmJudge(tiny_spec, batch_size=64, llm=vllm_engine),
-        "hf": HfJudge("tiny", tokenizer, model, batch_size=8),
-        "reference": ReferenceJudge("tiny", tokenizer, model),
+        "hf": HfJudge("tiny", tiny_format(tokenizer), model, batch_size=8),
+        "reference": ReferenceJudge("tiny", tiny_format(tokenizer), model),
     }
 
 
@@ -39,7 +39,7 @@ def questions(judges):
     return {
         policy: [
             question_tasks(
-                tokenizer,
+                tiny_format(tokenizer),
                 record["question"],
                 record["masked_out_task_answers"],
                 record["conditioning_answers"],

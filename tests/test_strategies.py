@@ -7,13 +7,12 @@ import pytest
 
 from selfreflect.answers import sample_answers
 from selfreflect.backends import Generator
-from selfreflect.chat import render
 from selfreflect.config import validate_config
 from selfreflect.questions import question_id
 from selfreflect.strategies import Models, builtin_names, summarize
 from selfreflect.strategies.paper import sample_and_summarize_chat, twostep_cot_chat
 from selfreflect.strategies.runner import fresh_seed
-from tests.test_strategies_prompts import GOLDEN, QUESTION
+from tests.test_strategies_prompts import GOLDEN, NO_THINKING, QUESTION
 
 pytestmark = pytest.mark.vllm
 
@@ -35,6 +34,7 @@ class Recording(Generator):
         self.inner = inner
         self.name = inner.name
         self.tokenizer = inner.tokenizer
+        self.format = inner.format
         self.max_model_len = inner.max_model_len
         self.calls = []
 
@@ -92,7 +92,7 @@ def test_concatenated_answers_is_the_fresh_block(vllm_generator):
     subject = Recording(vllm_generator)
     table = run("concatenated_answers", vllm_generator, subject=subject)
     ((prompts, samplings, generations),) = subject.calls
-    assert prompts[0] == GOLDEN["greedy"]
+    assert prompts[0] == GOLDEN["greedy"] + NO_THINKING
     seeds = [fresh_seed(1, question_id(q)) for q in QUESTIONS]
     assert [(s.n, s.temperature, s.max_tokens, s.seed) for s in samplings] == [
         (4, 1.0, 8, seed) for seed in seeds
@@ -106,7 +106,7 @@ def test_concatenated_answers_is_the_fresh_block(vllm_generator):
 def test_one_step_strategies_send_golden_prompts(vllm_generator, strategy):
     recording = Recording(vllm_generator)
     run(strategy, recording, questions=[QUESTION])
-    assert [prompts for prompts, _, _ in recording.calls] == [[GOLDEN[strategy]]]
+    assert [prompts for prompts, _, _ in recording.calls] == [[GOLDEN[strategy] + NO_THINKING]]
 
 
 def test_cot_keeps_the_summary_line(vllm_generator):
@@ -124,7 +124,7 @@ def test_sample_and_summarize_prompts_the_fresh_answers(vllm_generator):
     (fresh, summary) = recording.calls
     answers = fresh[2][0].texts
     assert len(answers) == 4
-    expected = render(vllm_generator.tokenizer, sample_and_summarize_chat(QUESTION, answers))
+    expected = vllm_generator.format.render(sample_and_summarize_chat(QUESTION, answers))
     assert summary[0] == [expected]
 
 
@@ -132,37 +132,41 @@ def test_twostep_cot_continues_the_brainstorm(vllm_generator):
     recording = Recording(vllm_generator)
     table = run("twostep_cot", recording, questions=[QUESTION])
     (step1, step2) = recording.calls
-    assert step1[0] == [GOLDEN["twostep_cot"]]
+    assert step1[0] == [GOLDEN["twostep_cot"] + NO_THINKING]
     analysis = step1[2][0].texts[0]
-    assert step2[0] == [render(vllm_generator.tokenizer, twostep_cot_chat(QUESTION, analysis))]
+    assert step2[0] == [vllm_generator.format.render(twostep_cot_chat(QUESTION, analysis))]
     assert table["summary"][0] == step2[2][0].texts[0]
     assert table["prompt_tokens"][0] == step1[2][0].prompt_tokens + step2[2][0].prompt_tokens
 
 
-def test_thinking_summariser(vllm_generator):
-    """basic and sample_and_summarize sample in thinking mode; other strategies switch it off."""
+@pytest.mark.parametrize("strategy", ["greedy", "basic", "twostep_cot"])
+def test_thinking_summariser(vllm_generator, strategy):
+    """In thinking mode every strategy samples at 0.6/0.95/20 with thinking on, and the
+    reasoning is removed as the authors do (one "</think>\n\n", else the whole text)."""
     recording = Recording(vllm_generator)
-    table = run("basic", recording, thinking=True)
-    ((prompts, samplings, generations),) = recording.calls
-    assert prompts[0] == GOLDEN["basic"]  # enable_thinking=True: no empty reasoning block
-    assert {(s.temperature, s.top_p, s.top_k) for s in samplings} == {(0.6, 0.95, 20)}
-    for row, generation in zip(table.itertuples(), generations, strict=True):
-        text = generation.texts[0]
-        if "</think>" in text:
-            assert row.summary == text.partition("</think>")[2].lstrip()
-        else:
-            assert row.summary is None and "reasoning block never closed" in row.error
-
-    recording = Recording(vllm_generator)
-    run("greedy", recording, questions=[QUESTION], thinking=True)
-    ((prompts, samplings, _),) = recording.calls
-    assert prompts == [GOLDEN["greedy"] + "<think>\n\n</think>\n\n"]
-    assert samplings[0].temperature == 0
+    table = run(strategy, recording, questions=[QUESTION], thinking=True)
+    prompts = recording.calls[0][0]
+    if strategy != "twostep_cot":
+        assert prompts == [GOLDEN[strategy]]  # enable_thinking=True: no empty reasoning block
+    for _, samplings, _ in recording.calls:
+        assert {(s.temperature, s.top_p, s.top_k) for s in samplings} == {(0.6, 0.95, 20)}
+    text = recording.calls[-1][2][0].texts[0]
+    parts = text.split("</think>\n\n")
+    assert table["summary"][0] == (parts[1] if len(parts) == 2 else text)
 
 
-def test_failed_question_keeps_its_row(vllm_generator):
+def test_long_prompt_is_cut_or_fails_by_fidelity(vllm_generator, tiny_spec, vllm_engine):
+    """original left-truncates a prompt to max_model_len - max_tokens - 1 tokens; corrected
+    fails its question and keeps its row."""
+    from selfreflect.backends.vllm_engine import VllmGenerator
+
     long_question = "Question: " + "why " * 3000 + "?"
-    table = run("twostep_cot", vllm_generator, questions=[QUESTION, long_question])
+    recording = Recording(vllm_generator)
+    table = run("greedy", recording, questions=[QUESTION, long_question])
+    assert table["error"].isna().all()
+    assert recording.calls[0][2][1].prompt_tokens == 2048 - 12 - 1
+    corrected = VllmGenerator({**tiny_spec, "fidelity": "corrected"}, llm=vllm_engine)
+    table = run("twostep_cot", corrected, questions=[QUESTION, long_question])
     assert table["error"].isna().tolist() == [True, False]
     assert "max_model_len" in table["error"][1] and table["summary"][1] is None
 
@@ -190,12 +194,14 @@ def test_base_model_summaries_stop_at_period(tiny_model, tmp_path):
     shutil.copytree(tiny_model, base)
     (base / "chat_template.jinja").unlink()
     recording = Recording(HfGenerator(tiny_model_spec(base, backend="hf")))
-    assert not recording.has_chat_template
-    table = run("basic", recording, questions=[QUESTION])
-    ((prompts, samplings, _),) = recording.calls
+    assert not recording.format.has_chat_template
+    table = run("sample_and_summarize", recording, questions=[QUESTION])
+    fresh, (prompts, samplings, _) = recording.calls
+    assert fresh[1][0].stop == (". ",)
     assert prompts[0].startswith(
         "You are a friendly chatbot who always responds with short and concise answers.\n\n"
-        "Please respond to the following question 'Question: What is the capital of Australia?'."
+        "Below, you are given 4 individual answers to the question 'Question: What is the"
+        " capital of Australia?'"
     )
     assert samplings[0].stop == (". ",)
     assert ". " not in table["summary"][0]

@@ -2,23 +2,21 @@
 
 import pytest
 
-from selfreflect.chat import format_answers, question_chat, render
+from selfreflect.chat import format_answers, question_chat
+from selfreflect.families import PromptFormat, detect_family
 from selfreflect.strategies.clustering import Cluster, cluster_answers, normalise
 from selfreflect.strategies.paper import sample_and_summarize_chat, twostep_cot_chat
 from selfreflect.strategies.related import verbalize
-from selfreflect.strategies.text import (
-    after_reasoning,
-    cot_summary,
-    prompt,
-    user_chat,
-)
+from selfreflect.strategies.text import cot_summary, prompt, user_chat
 from selfreflect.tiny_model import build_tokenizer
 
 QUESTION = "Question: What is the capital of Australia?"
 ANSWERS = ["Canberra.", "It is Sydney."]
 ANALYSIS = "Canberra or Sydney."
 
-# The exact text the tiny model sees, written out from SPEC §1 and §4 (ChatML template).
+# The exact text the tiny model sees in thinking mode, written out from SPEC §1 and §4 (ChatML
+# template); with thinking off (the default) its template appends an empty reasoning block.
+NO_THINKING = "<think>\n\n</think>\n\n"
 GOLDEN = {
     "greedy": (
         "<|im_start|>system\n"
@@ -149,8 +147,8 @@ GOLDEN = {
 
 
 @pytest.fixture(scope="module")
-def tokenizer():
-    return build_tokenizer()
+def fmt():
+    return PromptFormat(build_tokenizer(), detect_family("tiny"))
 
 
 def rendered_chats():
@@ -165,8 +163,9 @@ def rendered_chats():
 
 
 @pytest.mark.parametrize("name", list(GOLDEN))
-def test_golden_rendered_prompt(tokenizer, name):
-    assert render(tokenizer, rendered_chats()[name]) == GOLDEN[name]
+def test_golden_rendered_prompt(fmt, name):
+    assert fmt.render(rendered_chats()[name], thinking=True) == GOLDEN[name]
+    assert fmt.render(rendered_chats()[name]) == GOLDEN[name] + NO_THINKING
 
 
 def test_format_answers():
@@ -186,19 +185,6 @@ def test_format_answers():
 )
 def test_cot_summary(output, summary):
     assert cot_summary(output) == summary
-
-
-@pytest.mark.parametrize(
-    ("output", "summary"),
-    [
-        ("<think>\nhmm\n</think>\n\nCanberra.", "Canberra."),
-        ("hmm</think>Canberra", "Canberra"),
-        ("<think>\nhmm, still thinking", None),
-        ("plain answer", None),
-    ],
-)
-def test_after_reasoning(output, summary):
-    assert after_reasoning(output) == summary
 
 
 def test_verbalize_states_clusters_with_shares():

@@ -54,6 +54,8 @@ def test_path_fields_reads_the_template():
 
 
 def test_main_table_means_counts_and_paired_test():
+    """Every strategy's mean and test cover the questions all strategies scored (issue 10
+    point 11): the fourth question, failed by greedy, is excluded from the others too."""
     greedy = [0.5, 0.6, 0.7, None]
     table = main_table(
         scores_frame({"greedy": greedy, "same": greedy, "better": [0.1, 0.2, 0.3, 0.4]}),
@@ -63,7 +65,9 @@ def test_main_table_means_counts_and_paired_test():
         0,
     ).set_index("strategy")
     assert table.loc["greedy", "mean"] == pytest.approx(0.6)
-    assert table.loc["greedy", ["n_scored", "n_failed"]].tolist() == [3, 1]
+    assert table.loc["greedy", ["n_scored", "n_failed", "n_excluded"]].tolist() == [3, 1, 0]
+    assert table.loc["better", ["n_scored", "n_failed", "n_excluded"]].tolist() == [3, 0, 1]
+    assert table.loc["better", "mean"] == pytest.approx(0.2)
     assert table.loc["greedy", "ci_low"] <= 0.6 <= table.loc["greedy", "ci_high"]
     assert np.isnan(table.loc["greedy", "p_value"])  # the baseline is not tested against itself
     # identical inputs: zero difference, p = 1

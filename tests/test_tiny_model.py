@@ -4,7 +4,8 @@ import filecmp
 
 import pytest
 
-from selfreflect.chat import encode, question_chat, render
+from selfreflect.chat import question_chat
+from selfreflect.families import CORRECTED, PromptFormat, detect_family
 from selfreflect.tiny_model import build_tiny_model
 
 
@@ -13,6 +14,15 @@ def tokenizer(tiny_model):
     from transformers import AutoTokenizer
 
     return AutoTokenizer.from_pretrained(tiny_model)
+
+
+@pytest.fixture(scope="module")
+def fmt(tokenizer):
+    return PromptFormat(tokenizer, detect_family("tiny"), CORRECTED)
+
+
+def render(fmt, chat, **kwargs):
+    return fmt.render(chat, thinking=True, **kwargs)
 
 
 def test_build_is_deterministic(tiny_model, tmp_path):
@@ -29,54 +39,52 @@ def test_architecture(tiny_model):
     assert config.head_dim == 64
 
 
-def test_chat_template_roles_and_generation_prompt(tokenizer):
-    text = render(tokenizer, question_chat("Question: Who?"))
+def test_chat_template_roles_and_generation_prompt(fmt):
+    text = render(fmt, question_chat("Question: Who?"))
     assert text.startswith("<|im_start|>system\nYou are a friendly chatbot")
     assert "<|im_start|>user\nQuestion: Who?<|im_end|>\n" in text
     assert text.endswith("<|im_start|>assistant\n")
 
 
-def test_continue_final_message_extends_generation_prompt(tokenizer):
+def test_continue_final_message_extends_generation_prompt(fmt):
     chat = [*question_chat("Question: Who?"), {"role": "assistant", "content": "Paris"}]
-    continued = render(tokenizer, chat, continue_final_message=True)
-    prompt = render(tokenizer, chat[:-1])
+    continued = render(fmt, chat, continue_final_message=True)
+    prompt = render(fmt, chat[:-1])
     assert continued == prompt + "Paris"
-    assert encode(tokenizer, continued)[: len(encode(tokenizer, prompt))] == encode(
-        tokenizer, prompt
-    )
+    assert fmt.encode(continued)[: len(fmt.encode(prompt))] == fmt.encode(prompt)
 
 
-def test_multi_turn_and_thinking_switch(tokenizer):
+def test_multi_turn_and_thinking_switch(fmt):
     chat = [
         *question_chat("Q?"),
         {"role": "assistant", "content": "A"},
         {"role": "user", "content": "More?"},
     ]
-    text = render(tokenizer, chat)
+    text = render(fmt, chat)
     assert text.count("<|im_start|>") == 5
-    assert render(tokenizer, chat, enable_thinking=False).endswith("<think>\n\n</think>\n\n")
+    assert fmt.render(chat, thinking=False).endswith("<think>\n\n</think>\n\n")
 
 
-def test_no_special_tokens_added(tokenizer):
-    text = render(tokenizer, question_chat("Q?"))
-    assert tokenizer.decode(encode(tokenizer, text)) == text
+def test_no_special_tokens_added(fmt, tokenizer):
+    text = render(fmt, question_chat("Q?"))
+    assert tokenizer.decode(fmt.encode(text)) == text
 
 
-def test_loads_in_transformers(tiny_model, tokenizer):
+def test_loads_in_transformers(tiny_model, tokenizer, fmt):
     import torch
     from transformers import AutoModelForCausalLM
 
     model = AutoModelForCausalLM.from_pretrained(tiny_model)
-    ids = torch.tensor([encode(tokenizer, render(tokenizer, question_chat("Q?")))])
+    ids = torch.tensor([fmt.encode(render(fmt, question_chat("Q?")))])
     logits = model(ids).logits
     assert logits.shape == (1, ids.shape[1], len(tokenizer))
 
 
-def test_loads_in_vllm(vllm_engine, tokenizer):
+def test_loads_in_vllm(vllm_engine, tokenizer, fmt):
     from vllm import SamplingParams
     from vllm.inputs import TokensPrompt
 
-    ids = encode(tokenizer, render(tokenizer, question_chat("Q?")))
+    ids = fmt.encode(render(fmt, question_chat("Q?")))
     params = SamplingParams(max_tokens=1, logprobs=-1, temperature=1.0)
     output = vllm_engine.generate([TokensPrompt(prompt_token_ids=ids)], params, use_tqdm=False)
     assert len(output[0].outputs[0].logprobs[0]) == len(tokenizer)

@@ -1,8 +1,7 @@
 """Chat construction and rendering (SPEC §1).
 
-Every prompt is a chat (system, then alternating user/assistant) rendered with the model's chat
-template, or, for base models without one, the contents joined with newlines. The rendered text
-is tokenised as it is: no special tokens are added on top.
+Every prompt is a chat (system, then alternating user/assistant); how a model renders and
+tokenises it depends on its family (:mod:`selfreflect.families`).
 """
 
 from __future__ import annotations
@@ -10,7 +9,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from functools import cache
 from importlib import resources
-from typing import Any
 
 import yaml
 
@@ -48,28 +46,3 @@ def system_message() -> Message:
 def question_chat(question: str) -> list[Message]:
     """System message plus the question as user message (answer sampling, ``greedy``)."""
     return [system_message(), {"role": "user", "content": question}]
-
-
-def render(
-    tokenizer: Any,
-    messages: list[Message],
-    *,
-    add_generation_prompt: bool = True,
-    continue_final_message: bool = False,
-    **template_kwargs: Any,
-) -> str:
-    """Render ``messages`` to the prompt text the model sees."""
-    if getattr(tokenizer, "chat_template", None) is None:
-        return "\n".join(message["content"] for message in messages)
-    return tokenizer.apply_chat_template(
-        messages,
-        tokenize=False,
-        add_generation_prompt=add_generation_prompt and not continue_final_message,
-        continue_final_message=continue_final_message,
-        **template_kwargs,
-    )
-
-
-def encode(tokenizer: Any, text: str) -> list[int]:
-    """Token ids of rendered chat text, with no special tokens added."""
-    return tokenizer(text, add_special_tokens=False)["input_ids"]

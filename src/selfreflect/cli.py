@@ -72,7 +72,8 @@ def questions(config_path: str, dataset: str, out: str) -> None:
     spec = dataset_spec(config, dataset, source=config_path)
     check_writable(out)
     table = load_questions(dataset, spec, config["questions"]["num_questions"], config["seed"])
-    write_table("questions", table, out, provenance(config, [], dataset=dataset, source=spec))
+    source = {**spec, "dropped_duplicates": table.attrs["dropped_duplicates"]}
+    write_table("questions", table, out, provenance(config, [], dataset=dataset, source=source))
     click.echo(f"{len(table)} questions written to {out}")
 
 

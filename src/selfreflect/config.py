@@ -175,10 +175,10 @@ def converted_models(config: dict[str, Any]) -> list[str]:
 
 
 def model_spec(config: dict[str, Any], name: str, source: str = "config") -> dict[str, Any]:
-    """The specification of model ``name``, with its ``name`` included."""
+    """The specification of model ``name``, with its ``name`` and the run's ``fidelity``."""
     if name not in config["models"]:
         raise ConfigError(f"{source}: models: unknown model '{name}'")
-    return {"name": name, **config["models"][name]}
+    return {"name": name, "fidelity": config["fidelity"], **config["models"][name]}
 
 
 def summarized_datasets(config: dict[str, Any]) -> list[str]:

@@ -1,4 +1,4 @@
-"""Question loaders (SPEC §2): read a dataset, normalise, de-duplicate, shuffle, truncate.
+"""Question loaders (SPEC §2): read a dataset, normalise, shuffle, draw, de-duplicate.
 
 Each loader yields raw records; :func:`load_questions` turns them into a ``questions`` table
 (``artifacts.SCHEMAS["questions"]``). Nothing here writes files.
@@ -43,10 +43,13 @@ def question_id(question: str) -> str:
     return hashlib.sha256(normalize_question(question).encode("utf-8")).hexdigest()[:16]
 
 
-def format_mmlu(question: str, choices: list[str]) -> str:
-    """Zero-shot multiple-choice prompt: the question, ``A. ...`` lines, then ``Answer:``."""
-    options = [f"{LETTERS[i]}. {choice.strip()}" for i, choice in enumerate(choices)]
-    return "\n".join([question.strip(), *options, "Answer:"])
+def format_mmlu(question: str, choices: list[str], subject: str | None) -> str:
+    """The authors' zero-shot multiple-choice prompt: a header naming the subject (underscores
+    as spaces), the question, ``A. ...`` lines, then ``Answer:``; texts are not stripped."""
+    about = f" about {subject.replace('_', ' ')}" if subject else ""
+    header = f"The following are multiple choice questions (with answers){about}.\n\n"
+    options = [f"{LETTERS[i]}. {choice}" for i, choice in enumerate(choices)]
+    return header + "\n".join([question, *options, "Answer:"])
 
 
 # --- dataset kinds -------------------------------------------------------------------------
@@ -245,7 +248,9 @@ def _row(record: dict[str, Any], preset: Preset, field: str, at: str) -> dict[st
         question, choices, gold = normalize_question(text), None, preset.gold(record)
     else:
         choices = _choices(record, preset.choices, at)
-        question, gold = format_mmlu(text, choices), _mmlu_gold(record, choices)
+        subject = record.get("subject")
+        question = format_mmlu(text, choices, subject if isinstance(subject, str) else None)
+        gold = _mmlu_gold(record, choices)
     return {"id": question_id(question), "question": question, "choices": choices, "gold": gold}
 
 
@@ -255,16 +260,17 @@ def _records(spec: dict[str, Any], preset: Preset, field: str) -> tuple[str, Rec
     if preset.path is None:  # local
         return str(path), _read_local(path)
     split = spec.get("split") or preset.split
-    columns = {field, field.split(".")[0], "answer", preset.choices or field}
+    columns = {field, field.split(".")[0], "answer", "subject", preset.choices or field}
     return str(path), _read_hub(str(path), spec.get("name") or preset.name, str(split), columns)
 
 
 def load_questions(name: str, spec: dict[str, Any], num_questions: int, seed: int) -> pd.DataFrame:
     """Load dataset ``name`` (one validated entry of the config's ``datasets``).
 
-    Questions are normalised (MMLU: formatted), de-duplicated by id keeping the first, shuffled
-    with ``seed``; the first ``num_questions`` are kept. ``source_index`` is the record's
-    position in the source.
+    Questions are normalised (MMLU: formatted), shuffled with ``seed``, the first
+    ``num_questions`` drawn, and duplicates among them (same id) dropped keeping the first, as
+    the authors' tool samples; the dropped source indices are logged and kept in the table's
+    ``attrs["dropped_duplicates"]``. ``source_index`` is the record's position in the source.
     """
     try:
         preset = DATASET_KINDS.load(str(spec.get("source")))
@@ -272,17 +278,24 @@ def load_questions(name: str, spec: dict[str, Any], num_questions: int, seed: in
         raise InputError(f"dataset '{name}': {err}") from None
     field = spec.get("field") or preset.field
     source, records = _records(spec, preset, field)
-    rows: dict[str, dict[str, Any]] = {}
+    rows = []
     for index, (where, record) in enumerate(records):
         at = f"{source}: {where}"
         if not isinstance(record, dict):
             raise InputError(f"{at}: expected an object, got {type(record).__name__}")
-        row = _row(record, preset, field, at)
-        rows.setdefault(row["id"], {**row, "dataset": name, "source_index": index})
+        rows.append({**_row(record, preset, field, at), "dataset": name, "source_index": index})
     if not rows:
         raise InputError(f"{source}: no questions (field '{field}')")
-    if len(rows) < len(records):
-        log.info("%s: dropped %d duplicate question(s)", source, len(records) - len(rows))
-    unique = list(rows.values())
-    order = np.random.default_rng(seed).permutation(len(unique))[:num_questions]
-    return pd.DataFrame([unique[i] for i in order], columns=SCHEMAS["questions"].names)
+    order = np.random.default_rng(seed).permutation(len(rows))[:num_questions]
+    drawn = pd.DataFrame([rows[i] for i in order], columns=SCHEMAS["questions"].names)
+    duplicated = drawn["id"].duplicated()
+    table = drawn[~duplicated].reset_index(drop=True)
+    table.attrs["dropped_duplicates"] = [int(i) for i in drawn["source_index"][duplicated]]
+    if duplicated.any():
+        log.info(
+            "%s: dropped %d duplicate question(s) among those drawn (source indices %s)",
+            source,
+            int(duplicated.sum()),
+            table.attrs["dropped_duplicates"],
+        )
+    return table

@@ -17,8 +17,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from selfreflect.chat import Message, render
+from selfreflect.chat import Message
 from selfreflect.errors import InputError
+from selfreflect.families import ORIGINAL, PromptFormat
 from selfreflect.registry import BACKENDS
 
 
@@ -50,6 +51,7 @@ class Generator(ABC):
 
     name: str
     tokenizer: Any
+    format: PromptFormat  # renders and tokenises chats for the model's family
     max_model_len: int
     local: bool = True  # runs model files from ``path`` (checked before loading)
 
@@ -57,27 +59,33 @@ class Generator(ABC):
         self,
         chats: Sequence[list[Message]],
         sampling: Sampling | Sequence[Sampling],
-        **template_kwargs: Any,
+        thinking: bool = False,
     ) -> list[Generation]:
         """Complete each chat (generation prompt added) under its ``sampling``."""
-        prompts = [render(self.tokenizer, chat, **template_kwargs) for chat in chats]
+        prompts = [self.format.render(chat, thinking=thinking) for chat in chats]
         per_prompt = [sampling] * len(prompts) if isinstance(sampling, Sampling) else sampling
         return self.generate(prompts, list(per_prompt))
 
     @abstractmethod
     def generate(self, prompts: list[str], sampling: list[Sampling]) -> list[Generation]:
-        """Complete rendered prompt texts (tokenised as they are, no special tokens added)."""
+        """Complete rendered prompt texts, tokenised by :meth:`prompt_ids`."""
 
-    @property
-    def has_chat_template(self) -> bool:
-        """Chats are rendered with a chat template (else their contents are joined, SPEC §1)."""
-        return getattr(self.tokenizer, "chat_template", None) is not None
+    def prompt_ids(self, prompt: str, sampling: Sampling) -> tuple[list[int], str | None]:
+        """Token ids of a prompt and why it cannot be run (``None`` when it can).
 
-    def too_long(self, prompt_ids: list[int], sampling: Sampling) -> str | None:
-        """Why a prompt cannot be run (it leaves no room to generate), or ``None``."""
-        if len(prompt_ids) >= self.max_model_len:
-            return f"prompt has {len(prompt_ids)} tokens; max_model_len is {self.max_model_len}"
-        return None
+        ``original`` fidelity left-truncates a prompt longer than ``max_model_len -
+        max_tokens - 1`` as the authors' tool does; ``corrected`` fails a prompt that leaves
+        no room to generate instead of cutting off its system message and question.
+        """
+        ids = self.format.encode(prompt)
+        if self.format.fidelity == ORIGINAL:
+            room = self.max_model_len - sampling.max_tokens - 1
+            if room < 1:
+                return ids, f"max_tokens {sampling.max_tokens} fills max_model_len"
+            return ids[-room:], None
+        if len(ids) >= self.max_model_len:
+            return ids, f"prompt has {len(ids)} tokens; max_model_len is {self.max_model_len}"
+        return ids, None
 
     def close(self) -> None:  # noqa: B027 - optional hook
         """Release the engine (optional)."""

@@ -7,17 +7,26 @@ from typing import Any
 from tqdm.auto import tqdm
 
 from selfreflect.backends import Generation, Generator, Sampling
-from selfreflect.chat import encode
+from selfreflect.families import PromptFormat
 
 
 def load_hf_model(spec: dict[str, Any]):
-    """Tokenizer and causal LM (eval mode, on GPU when one is available) for a model spec."""
+    """Tokenizer and causal LM (eval mode, on GPU when one is available) for a model spec.
+
+    The checkpoint's ``generation_config`` keeps only its special tokens: its sampling
+    defaults (e.g. a repetition penalty) would apply on top of the protocol's settings, which
+    neither vLLM (given explicit sampling parameters) nor the authors' tool does.
+    """
     import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from transformers import AutoModelForCausalLM, AutoTokenizer, GenerationConfig
 
     device = "cuda" if torch.cuda.is_available() else "cpu"
     tokenizer = AutoTokenizer.from_pretrained(spec["path"])
     model = AutoModelForCausalLM.from_pretrained(spec["path"], dtype=spec["dtype"])
+    tokens = ("bos_token_id", "eos_token_id", "pad_token_id")
+    model.generation_config = GenerationConfig(
+        **{name: getattr(model.generation_config, name) for name in tokens}
+    )
     return tokenizer, model.to(device).eval()
 
 
@@ -25,7 +34,8 @@ class HfGenerator(Generator):
     def __init__(self, spec: dict[str, Any]) -> None:
         self.name = spec["name"]
         self.tokenizer, self.model = load_hf_model(spec)
-        self.max_model_len = spec["max_model_len"]
+        self.format = PromptFormat.for_model(self.tokenizer, spec)
+        self.max_model_len = spec["max_model_len"] or self.model.config.max_position_embeddings
 
     def generate(self, prompts: list[str], sampling: list[Sampling]) -> list[Generation]:
         pairs = list(zip(prompts, sampling, strict=True))
@@ -34,8 +44,7 @@ class HfGenerator(Generator):
     def _one(self, prompt: str, sampling: Sampling) -> Generation:
         import torch
 
-        ids = encode(self.tokenizer, prompt)
-        error = self.too_long(ids, sampling)
+        ids, error = self.prompt_ids(prompt, sampling)
         if error is not None:
             return Generation(prompt_tokens=len(ids), error=error)
         if sampling.seed is not None:

@@ -1,8 +1,10 @@
 """Any OpenAI-compatible endpoint (OpenAI, vLLM ``serve``, …) as a :class:`Generator`.
 
 Chats go to ``/chat/completions`` (the server applies the chat template), rendered prompts to
-``/completions``. ``n``, ``seed`` and ``stop`` are sent as API fields, ``top_k`` and chat-template
-switches (``enable_thinking``) as vLLM's extra fields; token counts come from ``usage``.
+``/completions``. ``n``, ``seed`` and ``stop`` are sent as API fields, ``top_k`` and, for the
+open-weight families (:mod:`selfreflect.families`), the ``enable_thinking`` switch as vLLM's
+extra fields; token counts come from ``usage``. The server renders chats with its template, so
+a reasoning family's ``</think>`` suffix and a base family's joined contents are not applied.
 A request the endpoint rejects (HTTP 400, e.g. too long) fails its prompt; an endpoint that
 cannot be reached or refuses the key raises. The API key is read from the environment variable
 named by ``api_key_env`` and never logged, stored or echoed in an error.
@@ -20,6 +22,7 @@ from typing import Any
 from selfreflect.backends import Generation, Generator, Sampling
 from selfreflect.chat import Message
 from selfreflect.errors import InputError
+from selfreflect.families import PromptFormat
 
 logging.getLogger("httpx").setLevel(logging.WARNING)  # one INFO line per request otherwise
 
@@ -60,7 +63,6 @@ def request_fields(sampling: Sampling, template_kwargs: dict[str, Any]) -> dict[
 
 
 class OpenaiGenerator(Generator):
-    has_chat_template = True  # the server renders chats with the model's template
     local = False  # the model lives at the endpoint
 
     def __init__(self, spec: dict[str, Any]) -> None:
@@ -69,6 +71,7 @@ class OpenaiGenerator(Generator):
         self.name = spec["name"]
         self.model = spec["path"]
         self.tokenizer = None
+        self.format = PromptFormat.for_model(None, spec)
         self.max_model_len = spec["max_model_len"]
         self.workers = spec["max_concurrency"]
         self._key = api_key(spec)
@@ -78,11 +81,15 @@ class OpenaiGenerator(Generator):
         self,
         chats: Sequence[list[Message]],
         sampling: Sampling | Sequence[Sampling],
-        **template_kwargs: Any,
+        thinking: bool = False,
     ) -> list[Generation]:
+        generic = self.format.family.name == "generic"
+        template_kwargs = {} if generic and not thinking else {"enable_thinking": thinking}
+
         def one(chat: list[Message], spec: Sampling) -> Any:
+            messages = self.format.messages(chat)
             return self.client.chat.completions.create(
-                model=self.model, messages=chat, **request_fields(spec, template_kwargs)
+                model=self.model, messages=messages, **request_fields(spec, template_kwargs)
             )
 
         return self._run(one, chats, sampling, lambda choice: choice.message.content or "")

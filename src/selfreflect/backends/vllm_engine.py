@@ -5,7 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from selfreflect.backends import Generation, Generator, Sampling
-from selfreflect.chat import encode
+from selfreflect.families import PromptFormat
+
+CPU_KV_CACHE_BYTES = 2**30  # KV cache on a CPU unless kv_cache_memory_bytes says otherwise
 
 
 def engine_kwargs(spec: dict[str, Any], **overrides: Any) -> dict[str, Any]:
@@ -22,6 +24,8 @@ def engine_kwargs(spec: dict[str, Any], **overrides: Any) -> dict[str, Any]:
     if spec["kv_cache_memory_bytes"] is not None:
         kwargs["kv_cache_memory_bytes"] = spec["kv_cache_memory_bytes"]
     if _on_cpu():
+        # on a CPU, gpu_memory_utilization reserves that share of all memory: 0.9 by default
+        kwargs.setdefault("kv_cache_memory_bytes", CPU_KV_CACHE_BYTES)
         # vLLM's CPU sampler cannot rewind a seeded request's generator after a chunked
         # prefill ("CPU Generator does not use offset"); whole prefills avoid that.
         kwargs["enable_chunked_prefill"] = False
@@ -57,6 +61,7 @@ class VllmGenerator(Generator):
         self.name = spec["name"]
         self.llm = llm if llm is not None else LLM(**engine_kwargs(spec))
         self.tokenizer = self.llm.get_tokenizer()
+        self.format = PromptFormat.for_model(self.tokenizer, spec)
         self.max_model_len = self.llm.llm_engine.model_config.max_model_len
 
     def generate(self, prompts: list[str], sampling: list[Sampling]) -> list[Generation]:
@@ -65,9 +70,8 @@ class VllmGenerator(Generator):
         results = [Generation() for _ in prompts]
         runnable, requests, params = [], [], []
         for i, (prompt, spec) in enumerate(zip(prompts, sampling, strict=True)):
-            ids = encode(self.tokenizer, prompt)
+            ids, results[i].error = self.prompt_ids(prompt, spec)
             results[i].prompt_tokens = len(ids)
-            results[i].error = self.too_long(ids, spec)
             if results[i].error is None:
                 runnable.append(i)
                 requests.append(TokensPrompt(prompt_token_ids=ids))

@@ -23,15 +23,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from selfreflect.chat import (
-    QUESTION_PREFIX,
-    Message,
-    encode,
-    format_answers,
-    prompts,
-    render,
-    system_message,
-)
+from selfreflect.chat import QUESTION_PREFIX, Message, format_answers, prompts, system_message
 from selfreflect.scoring.judge import Judge
 from selfreflect.scoring.tasks import ContextTasks, scoring_question
 from selfreflect.strategies.clustering import minilm
@@ -41,8 +33,7 @@ HIGHER_IS_BETTER = {"selfreflect": False, "llm_rating": True, "embedding": True,
 
 def next_token_logprobs(judge: Judge, chats: Sequence[list[Message]]) -> torch.Tensor:
     """Log-probabilities of the judge's next token after each chat; shape (n, V)."""
-    kwargs = judge.template_kwargs
-    ids = [encode(judge.tokenizer, render(judge.tokenizer, chat, **kwargs)) for chat in chats]
+    ids = [judge.format.encode(judge.format.render(chat)) for chat in chats]
     # one dummy target token per sequence: the judge returns the logits predicting it
     tasks = ContextTasks([[*seq, 0] for seq in ids], [len(seq) for seq in ids], 0)
     step = judge.batch_size or len(ids)
@@ -57,7 +48,7 @@ def next_token_logprobs(judge: Judge, chats: Sequence[list[Message]]) -> torch.T
 
 def option_tokens(tokenizer: Any, options: Sequence[str]) -> list[int]:
     """The first token of each option; they must differ."""
-    tokens = [encode(tokenizer, option)[0] for option in options]
+    tokens = [tokenizer(option, add_special_tokens=False)["input_ids"][0] for option in options]
     if len(set(tokens)) < len(tokens):
         raise ValueError(f"options {list(options)} share a first token in this tokenizer")
     return tokens

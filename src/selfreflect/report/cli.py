@@ -198,13 +198,14 @@ def main_table(
         {"score": ("mean", "ci_low", "ci_high"), "vs_baseline": ("diff", "diff_low", "diff_high")},
     )
     caption = (
-        f"SelfReflect score (lower is better): mean over questions with "
+        f"SelfReflect score (lower is better): mean over the questions every strategy scored "
+        f"(n_excluded: scored, but failed by another strategy), with "
         f"{config['report']['confidence']:.0%} bootstrap CI; vs_baseline is the paired "
         f"difference to {config['report']['baseline']} with its CI and Wilcoxon p-value."
     )
     tables.write_table_files(table, display, out_dir, "main", caption)
     main_figure(table, Path(figure_dir) / "main", **_figure_args(config))
-    fields = ["mean", "ci_low", "ci_high", "n_scored", "n_failed", "p_value"]
+    fields = ["mean", "ci_low", "ci_high", "n_scored", "n_failed", "n_excluded", "p_value"]
     _write_metrics(metrics_path, table, ["strategy"], fields)
 
 

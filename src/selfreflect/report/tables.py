@@ -66,19 +66,23 @@ def _interval(values: np.ndarray, n_resamples: int, confidence: float, seed: int
 def main_table(
     scores: pd.DataFrame, baseline: str, n_resamples: int, confidence: float, seed: int
 ) -> pd.DataFrame:
-    """Per experiment and strategy: mean score with bootstrap CI, scored/failed counts, and the
-    paired difference to ``baseline`` (Wilcoxon p) on the questions both scored."""
+    """Per experiment and strategy: mean score with bootstrap CI and the paired difference to
+    ``baseline`` (Wilcoxon p), all on the questions every strategy of the experiment scored,
+    as the authors' tool compares them. ``n_failed`` counts the strategy's own failures,
+    ``n_excluded`` the questions it scored that are left out because another strategy failed."""
     rows = []
     for keys, cell in scores.groupby(EXPERIMENT, sort=False):
         by_strategy = cell.pivot_table(index="id", columns="strategy", values="score", dropna=False)
+        common = by_strategy.dropna()
         for strategy, group in cell.groupby("strategy", sort=False):
-            scored = group["score"].dropna().to_numpy(dtype=float)
+            scored = common[strategy].to_numpy(dtype=float)
+            own = int(group["score"].notna().sum())
             interval = _interval(scored, n_resamples, confidence, seed)
             row = dict(zip(EXPERIMENT, keys, strict=True))
             row |= {"strategy": strategy, "n_scored": scored.size}
-            row |= {"n_failed": len(group) - scored.size}
+            row |= {"n_failed": len(group) - own, "n_excluded": own - scored.size}
             row |= dict(zip(["mean", "ci_low", "ci_high"], interval, strict=True))
-            row |= _versus(by_strategy, strategy, baseline, n_resamples, confidence, seed)
+            row |= _versus(common, strategy, baseline, n_resamples, confidence, seed)
             rows.append(row)
     return pd.DataFrame(rows)
 

@@ -50,7 +50,8 @@ def _config_and_judge(config_path: str | None, judge: str) -> tuple[dict[str, An
         raise InputError(f"{config_path}: models: unknown judge '{judge}' (not a directory)")
     name = Path(judge).name or judge
     defaults = _defaults(name, judge)
-    return config or defaults, {"name": name, **defaults["models"][name]}
+    config = config or defaults
+    return config, {**model_spec(defaults, name), "fidelity": config["fidelity"]}
 
 
 def _read_answers(path: str) -> pd.DataFrame:

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from selfreflect.families import PromptFormat
 from selfreflect.scoring.judge import Judge
 from selfreflect.scoring.tasks import ContextTasks, TokenTree, token_tree
 
@@ -36,9 +37,10 @@ class Prefix:
 
 
 class HfJudge(Judge):
-    def __init__(self, name: str, tokenizer: Any, model: Any, batch_size: int) -> None:
+    def __init__(self, name: str, fmt: PromptFormat, model: Any, batch_size: int) -> None:
         self.name = name
-        self.tokenizer = tokenizer
+        self.format = fmt
+        self.tokenizer = fmt.tokenizer
         self.model = model.eval()
         self.decoder = model.get_decoder()
         self.batch_size = batch_size

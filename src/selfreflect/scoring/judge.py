@@ -13,6 +13,7 @@ from typing import Any
 
 import torch
 
+from selfreflect.families import PromptFormat
 from selfreflect.scoring import metric
 from selfreflect.scoring.tasks import ContextTasks
 
@@ -22,9 +23,9 @@ class Judge(ABC):
 
     name: str
     tokenizer: Any
+    format: PromptFormat  # renders the scoring chats (thinking off) for the judge's family
     max_model_len: int
     batch_size: int | None = None
-    template_kwargs: dict[str, Any] = {}  # noqa: RUF012 - read-only default
 
     def prepare(self, tasks: ContextTasks) -> Any:
         """State reused for every batch of one context (default: the tasks themselves)."""
@@ -93,7 +94,8 @@ def open_hf_judge(spec: dict[str, Any], settings: dict[str, Any], llm: Any = Non
     from selfreflect.scoring.hf_judge import HfJudge
 
     tokenizer, model = load_hf_model(spec)
-    return _limits(HfJudge(spec["name"], tokenizer, model, settings["batch_size"]), spec)
+    fmt = PromptFormat.for_model(tokenizer, spec)
+    return _limits(HfJudge(spec["name"], fmt, model, settings["batch_size"]), spec)
 
 
 def open_reference_judge(spec: dict[str, Any], settings: dict[str, Any], llm: Any = None) -> Judge:
@@ -101,12 +103,11 @@ def open_reference_judge(spec: dict[str, Any], settings: dict[str, Any], llm: An
     from selfreflect.scoring.reference_judge import ReferenceJudge
 
     tokenizer, model = load_hf_model(spec)
-    return _limits(ReferenceJudge(spec["name"], tokenizer, model), spec)
+    fmt = PromptFormat.for_model(tokenizer, spec)
+    return _limits(ReferenceJudge(spec["name"], fmt, model), spec)
 
 
 def _limits(judge: Judge, spec: dict[str, Any]) -> Judge:
-    """A transformers judge with the spec's ``max_model_len`` and thinking switched off."""
-    judge.max_model_len = spec["max_model_len"]
-    if spec.get("thinking"):
-        judge.template_kwargs = {"enable_thinking": False}
+    """A transformers judge limited to the spec's ``max_model_len`` (default: the model's)."""
+    judge.max_model_len = spec["max_model_len"] or judge.model.config.max_position_embeddings
     return judge

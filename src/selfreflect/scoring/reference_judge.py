@@ -12,14 +12,16 @@ from typing import Any
 
 import torch
 
+from selfreflect.families import PromptFormat
 from selfreflect.scoring.judge import Judge
 from selfreflect.scoring.tasks import ContextTasks
 
 
 class ReferenceJudge(Judge):
-    def __init__(self, name: str, tokenizer: Any, model: Any) -> None:
+    def __init__(self, name: str, fmt: PromptFormat, model: Any) -> None:
         self.name = name
-        self.tokenizer = tokenizer
+        self.format = fmt
+        self.tokenizer = fmt.tokenizer
         self.model = model.eval()
         self.batch_size = None  # the whole question at once
         self.max_model_len = model.config.max_position_embeddings

@@ -38,13 +38,12 @@ def score_question(
     same error, any other exception propagates."""
     try:
         reference, tasks = question_tasks(
-            judge.tokenizer,
+            judge.format,
             question,
             test_answers,
             conditioning_answers,
             summaries,
             is_stopword,
-            judge.template_kwargs,
         )
         longest = max(len(s) for t in [reference, *tasks.values()] for s in t.sequences)
         if longest > judge.max_model_len:

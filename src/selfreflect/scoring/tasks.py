@@ -9,26 +9,19 @@ longer chat" whenever the shorter chat tokenises to a prefix of the longer one; 
 tokenizer merge tokens across the boundary, the merged tokens count as targets too, so every
 target is predicted from a context the judge really sees. One task = one target token.
 
-Pure functions of a tokenizer and texts; no model is run here.
+Pure functions of the judge's :class:`PromptFormat` (tokenizer, family, fidelity) and texts,
+rendered with thinking off; no model is run here.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
-from selfreflect.chat import (
-    Message,
-    encode,
-    format_answers,
-    prompts,
-    question_form,
-    render,
-    system_message,
-)
+from selfreflect.chat import Message, format_answers, prompts, question_form, system_message
+from selfreflect.families import PromptFormat
 from selfreflect.scoring.stopwords import IsStopword, masked_positions
 
 
@@ -126,27 +119,16 @@ def common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
     return int(np.flatnonzero(np.asarray(a[:n]) != np.asarray(b[:n]))[0])
 
 
-def _task_tokens(
-    tokenizer: Any, chat: list[Message], word: str, template_kwargs: dict[str, Any]
-) -> tuple[list[int], int]:
+def _task_tokens(fmt: PromptFormat, chat: list[Message], word: str) -> tuple[list[int], int]:
     """Token ids of ``chat`` answered with ``word`` and the index of its first target token."""
     full = [*chat, {"role": "assistant", "content": word}]
-    with_word = encode(
-        tokenizer, render(tokenizer, full, continue_final_message=True, **template_kwargs)
-    )
-    without = encode(
-        tokenizer, render(tokenizer, chat, add_generation_prompt=True, **template_kwargs)
-    )
+    with_word = fmt.encode(fmt.render(full, continue_final_message=True))
+    without = fmt.encode(fmt.render(chat, add_generation_prompt=True))
     return with_word, common_prefix(with_word, without)
 
 
 def context_tasks(
-    tokenizer: Any,
-    question: str,
-    context: str,
-    target: str,
-    words: Sequence[MaskedWord],
-    template_kwargs: dict[str, Any] | None = None,
+    fmt: PromptFormat, question: str, context: str, target: str, words: Sequence[MaskedWord]
 ) -> ContextTasks:
     """The sequences of one context (``target`` names it in the masked-word prompt)."""
     template = prompts()["score_masked_word"]
@@ -159,7 +141,7 @@ def context_tasks(
     for masked in words:
         prompt = template.format(target=target, masked_answer=masked.masked_answer)
         chat = [*head, {"role": "user", "content": prompt}]
-        tokens, start = _task_tokens(tokenizer, chat, masked.word, template_kwargs or {})
+        tokens, start = _task_tokens(fmt, chat, masked.word)
         if start == len(tokens):
             raise TaskError(f"masked word {masked.word!r} has no target tokens")
         sequences.append(tokens)
@@ -171,13 +153,12 @@ def context_tasks(
 
 
 def question_tasks(
-    tokenizer: Any,
+    fmt: PromptFormat,
     question: str,
     test_answers: Sequence[str],
     conditioning_answers: Sequence[str],
     summaries: dict[str, str],
     is_stopword: IsStopword,
-    template_kwargs: dict[str, Any] | None = None,
 ) -> tuple[ContextTasks, dict[str, ContextTasks]]:
     """The reference context's tasks and each summary's, aligned task by task.
 
@@ -192,18 +173,15 @@ def question_tasks(
     text = prompts()
     q = scoring_question(question)
     reference = context_tasks(
-        tokenizer,
+        fmt,
         q + text["score_reference_question_suffix"].format(n=len(conditioning_answers)),
         format_answers(conditioning_answers),
         text["score_target_reference"],
         words,
-        template_kwargs,
     )
     out = {}
     for key, summary in summaries.items():
-        tasks = context_tasks(
-            tokenizer, q, summary, text["score_target_summary"], words, template_kwargs
-        )
+        tasks = context_tasks(fmt, q, summary, text["score_target_summary"], words)
         for k in range(len(words)):
             if tasks.targets(k) != reference.targets(k):
                 raise TaskError(

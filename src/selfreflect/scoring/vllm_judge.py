@@ -11,6 +11,7 @@ from typing import Any
 
 import torch
 
+from selfreflect.families import PromptFormat
 from selfreflect.scoring.judge import Judge
 from selfreflect.scoring.tasks import ContextTasks
 
@@ -27,12 +28,11 @@ class VllmJudge(Judge):
             llm = LLM(**engine_kwargs(spec, max_logprobs=-1, enable_prefix_caching=True))
         self.llm = llm
         self.tokenizer = llm.get_tokenizer()
+        self.format = PromptFormat.for_model(self.tokenizer, spec)
         model_config = llm.llm_engine.model_config
         self.max_model_len = model_config.max_model_len
         self.vocab_size = model_config.get_vocab_size()
         self.batch_size = batch_size
-        if spec.get("thinking"):
-            self.template_kwargs = {"enable_thinking": False}
         self.params = SamplingParams(
             max_tokens=1, temperature=0.0, logprobs=-1, flat_logprobs=True, detokenize=False
         )

@@ -14,7 +14,6 @@ from typing import Any
 
 from selfreflect.backends import Generator, Sampling
 from selfreflect.chat import Message, question_chat
-from selfreflect.strategies.text import after_reasoning
 
 
 @dataclass
@@ -23,7 +22,7 @@ class Models:
 
     summarizer: Callable[[], Generator]
     subject: Callable[[], Generator]
-    thinking: bool = False  # the summariser has a thinking mode (its spec's ``thinking``)
+    thinking: bool = False  # the summariser runs in thinking mode (its spec's ``thinking``)
 
 
 @dataclass
@@ -57,7 +56,7 @@ class Batch:
         generator: Generator,
         chats: Mapping[int, list[Message]],
         sampling: Callable[[int], Sampling],
-        **template_kwargs: Any,
+        thinking: bool = False,
     ) -> dict[int, list[str]]:
         """Complete ``chats`` (by row) in one call; failed rows are recorded and left out."""
         rows = list(chats)
@@ -65,7 +64,7 @@ class Batch:
             return {}
         start = time.perf_counter()
         generations = generator.chat(
-            [chats[r] for r in rows], [sampling(r) for r in rows], **template_kwargs
+            [chats[r] for r in rows], [sampling(r) for r in rows], thinking=thinking
         )
         share = (time.perf_counter() - start) / len(rows)
         texts = {}
@@ -81,41 +80,41 @@ class Batch:
         return texts
 
     def fresh_answers(self, rows: Sequence[int] | None = None) -> dict[int, list[str]]:
-        """``num_fresh_answers`` new answers per question from the subject (SPEC §4)."""
+        """``num_fresh_answers`` new answers per question from the subject (SPEC §4), with
+        thinking off; a base model's stop at ``". "``."""
         questions = self.rows()
         wanted = questions if rows is None else [r for r in rows if r in questions]
         chats = {r: question_chat(questions[r]) for r in wanted}
         settings = self.settings
+        subject = self.models.subject()
 
         def sampling(row: int) -> Sampling:
             return Sampling(
                 n=settings["num_fresh_answers"],
                 temperature=settings["fresh_temperature"],
                 max_tokens=settings["fresh_max_tokens"],
+                stop=subject.format.summary_stop,
                 seed=self.seeds[row],
             )
 
-        return self.generate(self.models.subject(), chats, sampling)
+        return self.generate(subject, chats, sampling)
 
-    def summarize(
-        self, chats: Mapping[int, list[Message]], thinking: bool = False
-    ) -> dict[int, str]:
+    def summarize(self, chats: Mapping[int, list[Message]]) -> dict[int, str]:
         """The summariser's completion of each chat (SPEC §4 decoding), by row.
 
-        Greedy, or with ``thinking`` on a thinking summariser, sampled in thinking mode and
-        cut to the text after the reasoning block; a block that never closes fails the row.
+        Greedy with thinking off; a summariser with ``thinking`` on samples every chat in
+        thinking mode and keeps the text after its reasoning (as ``fidelity`` says; a row whose
+        reasoning cannot be removed fails).
         """
         generator = self.models.summarizer()
-        thinking = thinking and self.models.thinking
-        template_kwargs = {"enable_thinking": thinking} if self.models.thinking else {}
-        texts = self.generate(
-            generator, chats, self._summary_sampling(generator, thinking), **template_kwargs
-        )
+        thinking = self.models.thinking
+        sampling = self._summary_sampling(generator, thinking)
+        texts = self.generate(generator, chats, sampling, thinking=thinking)
         if not thinking:
             return {row: outputs[0] for row, outputs in texts.items()}
         summaries = {}
         for row, outputs in texts.items():
-            summary = after_reasoning(outputs[0])
+            summary = generator.format.after_reasoning(outputs[0])
             if summary is None:
                 self.fail(row, "thinking: the reasoning block never closed (no </think>)")
             else:
@@ -123,9 +122,8 @@ class Batch:
         return summaries
 
     def _summary_sampling(self, generator: Generator, thinking: bool) -> Callable[[int], Sampling]:
-        base = {"max_tokens": self.settings["max_tokens"]}
-        if not generator.has_chat_template:
-            base["stop"] = (". ",)
+        base: dict[str, Any] = {"max_tokens": self.settings["max_tokens"]}
+        base["stop"] = generator.format.summary_stop
         if thinking:
             base.update(self.settings["thinking"])
         return lambda row: Sampling(seed=self.seeds[row], **base)

@@ -16,9 +16,9 @@ def greedy(batch: Batch) -> dict[int, str]:
 
 @register("basic", prompts=("basic",))
 def basic(batch: Batch) -> dict[int, str]:
-    """The model asked to summarise all its possible answers (thinking mode where supported)."""
+    """The model asked to summarise all its possible answers."""
     chats = {r: user_chat(prompt("basic", question=q)) for r, q in batch.rows().items()}
-    return batch.summarize(chats, thinking=True)
+    return batch.summarize(chats)
 
 
 @register("cot", prompts=("cot",))
@@ -37,13 +37,13 @@ def sample_and_summarize_chat(question: str, answers: list[str]) -> list[Message
 
 @register("sample_and_summarize", prompts=("sample_and_summarize", "answer_list_item"))
 def sample_and_summarize(batch: Batch) -> dict[int, str]:
-    """Fresh answers, then the model summarises them (thinking mode where supported)."""
+    """Fresh answers, then the model summarises them."""
     questions = batch.questions
     chats = {
         r: sample_and_summarize_chat(questions[r], answers)
         for r, answers in batch.fresh_answers().items()
     }
-    return batch.summarize(chats, thinking=True)
+    return batch.summarize(chats)
 
 
 @register("concatenated_answers", prompts=("answer_list_item",))

@@ -6,7 +6,6 @@ import re
 
 from selfreflect.chat import Message, prompts, question_chat
 
-REASONING_END = "</think>"
 _SUMMARY_MARKER = re.compile(r"summary:\s*(.*)", re.IGNORECASE)
 
 
@@ -24,9 +23,3 @@ def cot_summary(text: str) -> str:
     """What follows the first case-insensitive ``summary:`` up to the end of that line."""
     match = _SUMMARY_MARKER.search(text)
     return match.group(1) if match else text
-
-
-def after_reasoning(text: str) -> str | None:
-    """The text after the reasoning block, or ``None`` when the block never closes."""
-    _, closed, answer = text.partition(REASONING_END)
-    return answer.lstrip() if closed else None
