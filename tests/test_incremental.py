@@ -88,7 +88,7 @@ def dvc_reruns(project: Path) -> set[str]:
     changed = set(json.loads(run(["dvc", "status", "--json"], project).stdout or "{}"))
     with Repo(str(project)) as repo:
         graph = repo.index.graph  # edges point from a stage to the stages it depends on
-        stages = {stage.addressing: stage for stage in graph}
+        stages = {stage.name: stage for stage in graph}
         downstream = {s.name for name in changed for s in nx.ancestors(graph, stages[name])}
     return changed | downstream
 
