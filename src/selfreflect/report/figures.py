@@ -145,9 +145,11 @@ def validation_figure(table: pd.DataFrame, stem: str | Path, width: float, dpi: 
             if rows.empty:
                 _no_data(ax)
         axes[-1].set_xlabel("Pairs ranked correctly (fraction)")
-        if len(table):
-            axes[0].legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=2, frameon=False)
         fig.tight_layout()
+        if len(table):
+            handles, labels = axes[0].get_legend_handles_labels()
+            above = {"loc": "lower center", "bbox_to_anchor": (0.5, 1.0), "ncol": 2}
+            fig.legend(handles, labels, frameon=False, **above)
         return save(fig, stem, dpi)
 
 
