@@ -58,7 +58,8 @@ def _answer_value(record: dict[str, Any]) -> str | None:
     return value if isinstance(value, str) and value not in ("", "<unk>") else None
 
 
-def _simpleqa_answer(record: dict[str, Any]) -> str | None:
+def _answer_string(record: dict[str, Any]) -> str | None:
+    """A string ``answer`` field (SimpleQA, local files), else None."""
     value = record.get("answer")
     return value if isinstance(value, str) else None
 
@@ -80,9 +81,9 @@ PRESETS: dict[str, Preset] = {
         "google-research-datasets/natural_questions", "dev", "validation", "question.text"
     ),
     "trivia_qa": Preset("mandarjoshi/trivia_qa", "rc", "test", "question", _answer_value),
-    "simpleqa": Preset("basicv8vc/SimpleQA", None, "test", "problem", _simpleqa_answer),
+    "simpleqa": Preset("basicv8vc/SimpleQA", None, "test", "problem", _answer_string),
     "mmlu": Preset("cais/mmlu", "all", "test", "question", choices="choices"),
-    "local": Preset(None, None, None, "question"),
+    "local": Preset(None, None, None, "question", _answer_string),
 }
 
 
