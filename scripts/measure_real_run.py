@@ -5,8 +5,9 @@
 
 The run happens in a fresh copy of the project's tracked files (so the GGUF conversion is
 timed too and the checkout's results are left alone). Peak memory is the largest total RSS of
-Snakemake and all its child processes, sampled every 0.2 s; the load average is sampled too,
-since other work on the machine slows the run.
+Snakemake and all its child processes, sampled every 0.2 s. CPU time (user + system of every
+process of the run) does not depend on other work on the machine, the wall time does: the load
+average is sampled too.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import contextlib
 import json
 import os
 import platform
+import resource
 import subprocess
 import sys
 import tempfile
@@ -72,6 +74,7 @@ def measure(config: str, cores: str) -> dict:
                 loads.append(os.getloadavg()[0])
                 time.sleep(0.2)
         seconds = time.perf_counter() - start
+        usage = resource.getrusage(resource.RUSAGE_CHILDREN)
         run = yaml.safe_load((project / config).read_text())["run"]
         main = project / "reports" / run / "tables" / "main.md"
         return {
@@ -79,6 +82,7 @@ def measure(config: str, cores: str) -> dict:
             "command": " ".join(command),
             "returncode": process.returncode,
             "seconds": round(seconds, 1),
+            "cpu_seconds": round(usage.ru_utime + usage.ru_stime, 1),
             "peak_rss_mib": round(peak / 2**20),
             "mean_load": round(sum(loads) / max(len(loads), 1), 1),
             "cpus": os.cpu_count(),
@@ -106,12 +110,14 @@ def render(result: dict) -> str:
         "| measure | value |",
         "| --- | --- |",
         f"| wall time | {minutes:.1f} min ({result['seconds']:.0f} s) |",
+        f"| CPU time, all processes | {result['cpu_seconds'] / 60:.1f} min |",
         f"| peak memory (RSS of Snakemake and all its jobs) | {result['peak_rss_mib']} MiB |",
         f"| exit status | {result['returncode']} |",
         f"| CPU cores / memory | {result['cpus']} / {result['memory_gib']} GiB |",
         f"| mean 1-min load average during the run | {result['mean_load']} |",
         "",
-        f"A load average above {result['cpus']} means other work shared the cores.",
+        f"A load average above {result['cpus']} means other work shared the cores: the wall time",
+        "is then longer than on an idle machine; the CPU time is not.",
         "",
     ]
     if result["main_table"]:
