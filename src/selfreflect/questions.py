@@ -62,7 +62,8 @@ def _answer_value(record: dict[str, Any]) -> str | None:
     return value if isinstance(value, str) and value not in ("", "<unk>") else None
 
 
-def _simpleqa_answer(record: dict[str, Any]) -> str | None:
+def _answer_string(record: dict[str, Any]) -> str | None:
+    """A string ``answer`` field (SimpleQA, local files), else None."""
     value = record.get("answer")
     return value if isinstance(value, str) else None
 
@@ -84,9 +85,9 @@ NATURAL_QUESTIONS = Preset(
     "google-research-datasets/natural_questions", "dev", "validation", "question.text"
 )
 TRIVIA_QA = Preset("mandarjoshi/trivia_qa", "rc", "test", "question", _answer_value)
-SIMPLEQA = Preset("basicv8vc/SimpleQA", None, "test", "problem", _simpleqa_answer)
+SIMPLEQA = Preset("basicv8vc/SimpleQA", None, "test", "problem", _answer_string)
 MMLU = Preset("cais/mmlu", "all", "test", "question", choices="choices")
-LOCAL = Preset(None, None, None, "question")
+LOCAL = Preset(None, None, None, "question", _answer_string)
 
 
 # --- reading records -------------------------------------------------------------------------

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections import defaultdict
+from dataclasses import replace
 from typing import Any
 
 from tqdm.auto import tqdm
@@ -31,58 +33,130 @@ def load_hf_model(spec: dict[str, Any]):
 
 
 class HfGenerator(Generator):
+    """Prompts that share their sampling settings (seed aside) are generated together, longest
+    first, up to ``batch_size`` sequences (prompts x ``n``) per ``generate`` call. Each prompt
+    samples from its own seeded random generator, so its completions do not depend on which
+    prompts share its batch."""
+
     def __init__(self, spec: dict[str, Any]) -> None:
         self.name = spec["name"]
         self.tokenizer, self.model = load_hf_model(spec)
         self.format = PromptFormat.for_model(self.tokenizer, spec)
         self.max_model_len = spec["max_model_len"] or self.model.config.max_position_embeddings
+        self.batch_size = spec["batch_size"]
 
     def generate(self, prompts: list[str], sampling: list[Sampling]) -> list[Generation]:
-        pairs = list(zip(prompts, sampling, strict=True))
-        return [self._one(prompt, spec) for prompt, spec in tqdm(pairs, desc="Generating")]
+        ids: list[list[int]] = []
+        results: dict[int, Generation] = {}
+        groups: dict[tuple[Sampling, int], list[int]] = defaultdict(list)
+        for i, (prompt, spec) in enumerate(zip(prompts, sampling, strict=True)):
+            tokens, error = self.prompt_ids(prompt, spec)
+            ids.append(tokens)
+            if error is not None:
+                results[i] = Generation(prompt_tokens=len(tokens), error=error)
+                continue
+            max_new = min(spec.max_tokens, self.max_model_len - len(tokens))
+            groups[replace(spec, seed=None), max_new].append(i)
+        with tqdm(total=len(prompts), desc="Generating") as progress:
+            for (spec, max_new), members in groups.items():
+                members.sort(key=lambda i: -len(ids[i]))
+                size = max(1, self.batch_size // spec.n)
+                for start in range(0, len(members), size):
+                    chunk = members[start : start + size]
+                    seeds = [sampling[i].seed for i in chunk]
+                    batch = self._batch([ids[i] for i in chunk], seeds, spec, max_new)
+                    for i, generation in zip(chunk, batch, strict=True):
+                        results[i] = generation
+                    progress.update(len(chunk))
+        return [results[i] for i in range(len(prompts))]
 
-    def _one(self, prompt: str, sampling: Sampling) -> Generation:
+    def _batch(
+        self, ids: list[list[int]], seeds: list[int | None], sampling: Sampling, max_new: int
+    ) -> list[Generation]:
+        """Complete left-padded prompts in one ``generate`` call, ``sampling.n`` times each."""
         import torch
 
-        ids, error = self.prompt_ids(prompt, sampling)
-        if error is not None:
-            return Generation(prompt_tokens=len(ids), error=error)
-        if sampling.seed is not None:
-            torch.manual_seed(sampling.seed)
-        input_ids = torch.tensor([ids], device=self.model.device)
-        max_new = min(sampling.max_tokens, self.max_model_len - len(ids))
+        pad = self.tokenizer.pad_token_id
+        pad = self.tokenizer.eos_token_id if pad is None else pad
+        width = max(map(len, ids))
+        rows = [row for row in ids for _ in range(sampling.n)]
+        input_ids = torch.tensor([[pad] * (width - len(row)) + row for row in rows])
+        mask = torch.tensor([[0] * (width - len(row)) + [1] * len(row) for row in rows])
+        processors = []
+        if sampling.temperature > 0:  # sampled by the processor; generate keeps its choice
+            processors.append(_SeededSampler(sampling, seeds))
         with torch.no_grad():
             output = self.model.generate(
-                input_ids,
-                attention_mask=torch.ones_like(input_ids),
+                input_ids.to(self.model.device),
+                attention_mask=mask.to(self.model.device),
                 max_new_tokens=max_new,
-                num_return_sequences=sampling.n,
-                pad_token_id=self.tokenizer.pad_token_id or self.tokenizer.eos_token_id,
+                do_sample=False,
+                temperature=None,
+                top_p=None,
+                top_k=None,
+                logits_processor=processors,
+                stop_strings=list(sampling.stop) or None,
+                pad_token_id=pad,
                 tokenizer=self.tokenizer,
-                **_decoding_kwargs(sampling),
             )
-        completions = output[:, len(ids) :]
-        texts, generated = [], 0
-        for row in completions:
-            tokens = _strip_after_eos(row.tolist(), self.model.generation_config.eos_token_id)
-            generated += len(tokens)
-            texts.append(
-                _cut_at_stop(self.tokenizer.decode(tokens, skip_special_tokens=True), sampling.stop)
+        eos = self.model.generation_config.eos_token_id
+        completions = output[:, width:].reshape(len(ids), sampling.n, -1).tolist()
+        generations = []
+        for row, samples in zip(ids, completions, strict=True):
+            tokens = [_strip_after_eos(sample, eos) for sample in samples]
+            texts = [self.tokenizer.decode(t, skip_special_tokens=True) for t in tokens]
+            generations.append(
+                Generation(
+                    texts=[_cut_at_stop(text, sampling.stop) for text in texts],
+                    prompt_tokens=len(row),
+                    completion_tokens=sum(map(len, tokens)),
+                )
             )
-        return Generation(texts=texts, prompt_tokens=len(ids), completion_tokens=generated)
+        return generations
 
 
-def _decoding_kwargs(sampling: Sampling) -> dict[str, Any]:
-    kwargs: dict[str, Any] = {"stop_strings": list(sampling.stop) or None}
-    if sampling.temperature == 0:
-        return {**kwargs, "do_sample": False, "temperature": None, "top_p": None, "top_k": None}
-    return {
-        **kwargs,
-        "do_sample": True,
-        "temperature": sampling.temperature,
-        "top_p": sampling.top_p,
-        "top_k": sampling.top_k or None,
-    }
+class _SeededSampler:
+    """A logits processor that samples each row's next token (temperature, top-k, top-p) from
+    its prompt's own seeded generator and leaves only that token possible, so greedy decoding
+    keeps it. Rows come ``n`` per prompt, in prompt order."""
+
+    def __init__(self, sampling: Sampling, seeds: list[int | None]) -> None:
+        import torch
+        from transformers.generation.logits_process import (
+            TemperatureLogitsWarper,
+            TopKLogitsWarper,
+            TopPLogitsWarper,
+        )
+
+        self.n = sampling.n
+        self.warpers = [TemperatureLogitsWarper(sampling.temperature)]
+        if sampling.top_k:
+            self.warpers.append(TopKLogitsWarper(sampling.top_k))
+        if sampling.top_p < 1:
+            self.warpers.append(TopPLogitsWarper(sampling.top_p))
+        self.generators = []
+        for seed in seeds:
+            generator = torch.Generator()
+            if seed is None:
+                generator.seed()
+            else:
+                generator.manual_seed(seed)
+            self.generators.append(generator)
+
+    def __call__(self, input_ids, scores):
+        import torch
+
+        for warper in self.warpers:
+            scores = warper(input_ids, scores)
+        probs = torch.softmax(scores.float(), dim=-1).cpu()
+        chosen = torch.cat(
+            [
+                torch.multinomial(probs[i * self.n : (i + 1) * self.n], 1, generator=generator)
+                for i, generator in enumerate(self.generators)
+            ]
+        ).to(scores.device)
+        only = torch.full_like(scores, float("-inf"))
+        return only.scatter_(1, chosen, 0.0)
 
 
 def _strip_after_eos(tokens: list[int], eos: int | list[int] | None) -> list[int]:

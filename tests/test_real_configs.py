@@ -1,0 +1,28 @@
+"""The real-model configs: valid, and their DAGs convert SmolLM2 and run every report rule."""
+
+import pytest
+import yaml
+
+from selfreflect.config import validate_config
+from tests.workflow_utils import copy_project, job_counts, run
+
+pytestmark = pytest.mark.workflow
+
+REPORT_RULES = ("main_table", "validation", "mc_study", "convergence", "cost_table")
+
+
+@pytest.mark.parametrize("name", ["laptop", "real"])
+def test_real_config_dag(tmp_path, name):
+    project = copy_project(tmp_path / "p")
+    config = validate_config(yaml.safe_load((project / "config" / f"{name}.yaml").read_text()))
+    args = ["snakemake", "--configfile", f"config/{name}.yaml", "--cores", "2", "-n"]
+    counts = job_counts(run([*args, "--resources", "gpu=1"], project).stdout)
+
+    strategies = len(config["summaries"]["strategies"])
+    datasets, summarized = len(config["datasets"]), len(config["summaries"]["datasets"])
+    assert "tiny_model" not in counts
+    assert counts["convert_model"] == len(config["models"])
+    assert counts["answers"] == counts["questions"] == datasets
+    assert counts["summaries"] == counts["score"] == strategies * summarized
+    assert counts["controlled_scores"] == counts["mc_scores"] == datasets
+    assert all(counts[rule] == 1 for rule in REPORT_RULES)
