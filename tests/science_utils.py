@@ -15,13 +15,13 @@ from selfreflect.answers import sample_answers
 from selfreflect.backends import Generator
 from selfreflect.config import validate_config
 from selfreflect.questions import format_mmlu, load_questions, question_id
+from selfreflect.report.studies import controlled_scores, mc_scores
+from selfreflect.report.tables import validation_table
 from selfreflect.scoring.judge import Judge
 from selfreflect.scoring.score import score_table
 from selfreflect.scoring.stopwords import stopword_policy
 from selfreflect.stats import paired_test, rank_correlation
 from selfreflect.strategies import Models, summarize
-from selfreflect.studies import controlled_scores, mc_scores
-from selfreflect.tables import validation_table
 
 DATA = Path(__file__).resolve().parent / "data"
 FACTS = DATA / "science_facts.jsonl"  # open factual questions with one known answer

@@ -12,9 +12,9 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from selfreflect.alt_metrics import p_true_chat, rating_chat
 from selfreflect.backends import Sampling
-from selfreflect.chat import encode, prompts, question_chat, render
+from selfreflect.chat import prompts, question_chat
+from selfreflect.report.alt_metrics import p_true_chat, rating_chat
 from selfreflect.scoring.stopwords import stopword_policy
 from selfreflect.scoring.tasks import masked_words, question_tasks
 from selfreflect.strategies import Models, summarize
@@ -39,13 +39,19 @@ def tokenizer(generator):
     return generator.tokenizer
 
 
-def _tasks(tokenizer, test_answers, summaries, conditioning=("Canberra.", "Sydney.")):
+@pytest.fixture(scope="module")
+def fmt(generator):
+    """The judge's prompt format for SmolLM2 (its family, the default fidelity)."""
+    return generator.format
+
+
+def _tasks(fmt, test_answers, summaries, conditioning=("Canberra.", "Sydney.")):
     return question_tasks(
-        tokenizer, QUESTION, test_answers, list(conditioning), summaries, stopword_policy("none")
+        fmt, QUESTION, test_answers, list(conditioning), summaries, stopword_policy("none")
     )
 
 
-def test_answers_cut_at_max_tokens_are_kept_and_scored(generator, tokenizer):
+def test_answers_cut_at_max_tokens_are_kept_and_scored(generator, fmt):
     sampling = Sampling(n=4, temperature=1.0, max_tokens=5, seed=3)
     [generation] = generator.chat([question_chat(QUESTION)], sampling)
     assert generation.error is None
@@ -54,16 +60,16 @@ def test_answers_cut_at_max_tokens_are_kept_and_scored(generator, tokenizer):
     words = masked_words(generation.texts, stopword_policy("none"))
     # the cut-off last word is masked like any other word
     assert {text.split()[-1] for text in generation.texts} <= {w.word for w in words}
-    reference, summaries = _tasks(tokenizer, generation.texts, {"s": generation.texts[0]})
+    reference, summaries = _tasks(fmt, generation.texts, {"s": generation.texts[0]})
     assert reference.num_tasks == summaries["s"].num_tasks > 0
 
 
-def test_multi_sentence_answers_split_on_whitespace(tokenizer):
+def test_multi_sentence_answers_split_on_whitespace(tokenizer, fmt):
     answer = "The capital is Canberra. It is not Sydney.\nMany people think so!"
     words = masked_words([answer], stopword_policy("none"))
     assert [w.word for w in words] == answer.split()
     assert words[3].masked_answer == "The capital is _ It is not Sydney. Many people think so!"
-    reference, summaries = _tasks(tokenizer, [answer], {"s": "Canberra. Or Sydney."})
+    reference, summaries = _tasks(fmt, [answer], {"s": "Canberra. Or Sydney."})
     for k, masked in enumerate(words):  # the target tokens spell exactly the masked word
         assert tokenizer.decode(reference.targets(k)) == masked.word
         assert summaries["s"].targets(k) == reference.targets(k)
@@ -72,9 +78,9 @@ def test_multi_sentence_answers_split_on_whitespace(tokenizer):
     assert "x_1 = 'Canberra.'\nx_2 = 'Sydney.'" in text
 
 
-def test_the_templates_default_system_prompt_never_appears(tokenizer):
+def test_the_templates_default_system_prompt_never_appears(tokenizer, fmt):
     system = prompts()["system"]
-    default = render(tokenizer, [{"role": "user", "content": "Hi"}])
+    default = fmt.render([{"role": "user", "content": "Hi"}])
     assert "SmolLM" in default and system not in default  # what a chat without one would get
     chats = [
         question_chat(QUESTION),
@@ -85,15 +91,15 @@ def test_the_templates_default_system_prompt_never_appears(tokenizer):
         rating_chat(QUESTION, ["Canberra."], "Canberra."),
         p_true_chat(QUESTION, ["Canberra."], "Canberra."),
     ]
-    texts = [render(tokenizer, chat) for chat in chats]
-    reference, summaries = _tasks(tokenizer, ["It is Canberra."], {"s": "Canberra."})
+    texts = [fmt.render(chat) for chat in chats]
+    reference, summaries = _tasks(fmt, ["It is Canberra."], {"s": "Canberra."})
     texts += [tokenizer.decode(seq) for seq in [*reference.sequences, *summaries["s"].sequences]]
     for text in texts:
         assert text.startswith(f"<|im_start|>system\n{system}{END_OF_TURN}\n")
         assert text.count("<|im_start|>system") == 1 and "SmolLM" not in text
 
 
-def test_end_of_turn_ends_a_generation_and_is_kept_inside_a_summary(generator, tokenizer):
+def test_end_of_turn_ends_a_generation_and_is_kept_inside_a_summary(generator, tokenizer, fmt):
     end = tokenizer.convert_tokens_to_ids(END_OF_TURN)
     assert generator.model.generation_config.eos_token_id == end == tokenizer.eos_token_id
     [generation] = generator.chat([question_chat(QUESTION)], Sampling(max_tokens=200))
@@ -101,11 +107,11 @@ def test_end_of_turn_ends_a_generation_and_is_kept_inside_a_summary(generator, t
     assert END_OF_TURN not in generation.texts[0]  # special tokens are skipped
     # a summary that spells the token is rendered and tokenised as it is (SPEC §1)
     summary = f"Canberra.{END_OF_TURN}\nSydney."
-    reference, summaries = _tasks(tokenizer, ["It is Canberra."], {"s": summary})
+    reference, summaries = _tasks(fmt, ["It is Canberra."], {"s": summary})
     sequence = summaries["s"].sequences[0]
     assert sequence.count(end) == reference.sequences[0].count(end) + 1
     assert summaries["s"].targets(0) == reference.targets(0)
-    assert encode(tokenizer, summary).count(end) == 1
+    assert fmt.encode(summary).count(end) == 1
 
 
 def test_cot_output_without_a_summary_line_is_the_summary(generator):
