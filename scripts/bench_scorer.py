@@ -258,15 +258,15 @@ def vllm_judge(model, tokenizer, device: str, dtype: str, batch_size: int, workd
     return VllmJudge(spec, batch_size)
 
 
-def question_work(tokenizer, items: list[dict]) -> list:
-    """Each question's (reference context, summary) tasks."""
+def question_work(fmt, items: list[dict]) -> list:
+    """Each question's (reference context, summary) tasks, prompts rendered by ``fmt``."""
     from selfreflect.scoring.stopwords import stopword_policy
     from selfreflect.scoring.tasks import question_tasks
 
     out = []
     for item in items:
         reference, summaries = question_tasks(
-            tokenizer,
+            fmt,
             item["question"],
             item["test"],
             item["conditioning"],
@@ -289,9 +289,9 @@ def work_per_task(work: list, batch_size: int) -> dict:
     return {"tasks": tasks, "tokens_per_task": {k: v / tasks for k, v in tokens.items()}}
 
 
-def bench_case(args, model, tokenizer, judges: dict, conditioning: int) -> dict:
+def bench_case(args, model, fmt, judges: dict, conditioning: int) -> dict:
     """Work, speed and agreement of every judge for one number of conditioning answers."""
-    work = question_work(tokenizer, inputs(args.questions, args.answers, conditioning))
+    work = question_work(fmt, inputs(args.questions, args.answers, conditioning))
     contexts = [tasks for pair in work for tasks in pair]
     case: dict = {
         "conditioning": conditioning,
@@ -383,6 +383,7 @@ def main() -> None:
     parser.add_argument("--json", type=Path, help="write the results to this JSON file")
     args = parser.parse_args()
 
+    from selfreflect.families import PromptFormat, detect_family
     from selfreflect.scoring.hf_judge import HfJudge
     from selfreflect.scoring.reference_judge import ReferenceJudge
     from selfreflect.tiny_model import build_tokenizer
@@ -399,6 +400,7 @@ def main() -> None:
         "settings": {k: v for k, v in vars(args).items() if k != "json"},
     }
     tokenizer = build_tokenizer()
+    fmt = PromptFormat(tokenizer, detect_family("tiny"))  # the tiny model's prompts
     model = build_model(args.preset, args.device, getattr(torch, args.dtype))
     print(f"{args.preset} on {record['device_name']} ({args.dtype})")
     record["token_counts"] = [
@@ -406,7 +408,7 @@ def main() -> None:
             "answers": answers,
             "conditioning": conditioning,
             **work_per_task(
-                question_work(tokenizer, inputs(None, answers, conditioning)),
+                question_work(fmt, inputs(None, answers, conditioning)),
                 args.batch_size,
             ),
         }
@@ -419,21 +421,21 @@ def main() -> None:
             f"{count['tasks']} tasks; {tokens_line(count['tokens_per_task'])}"
         )
     judges = {
-        "hf": HfJudge("bench", tokenizer, model, args.batch_size),
-        "reference": ReferenceJudge("bench", tokenizer, model),
+        "hf": HfJudge("bench", fmt, model, args.batch_size),
+        "reference": ReferenceJudge("bench", fmt, model),
     }
     with tempfile.TemporaryDirectory() as tmp:
         if args.vllm:
             judges["vllm"] = vllm_judge(
                 model, tokenizer, args.device, args.dtype, args.batch_size, Path(tmp)
             )
-        warm = question_work(tokenizer, inputs(1, 1, 1))
+        warm = question_work(fmt, inputs(1, 1, 1))
         for name, judge in judges.items():
             if name != "reference":  # kernels, engine; the baseline needs none
                 timed(judge, warm, args.temperature, args.device)
         record["cases"] = []
         for conditioning in args.conditioning:
-            case = bench_case(args, model, tokenizer, judges, conditioning)
+            case = bench_case(args, model, fmt, judges, conditioning)
             print_case(case)
             record["cases"].append(case)
     if args.device.startswith("cuda"):
