@@ -14,7 +14,7 @@ import pytest
 from selfreflect.scoring.judge import open_judge
 from tests import science_utils as science
 
-pytestmark = pytest.mark.vllm
+pytestmark = [pytest.mark.vllm, pytest.mark.science]
 
 NAME = "smollm2"
 SIZES = science.Sizes()
