@@ -18,7 +18,7 @@ from selfreflect.scoring.hf_judge import HfJudge
 from selfreflect.scoring.score import score_table
 from selfreflect.scoring.stopwords import stopword_policy
 from selfreflect.strategies import Context, QuestionFailed
-from tests.conftest import REPO
+from tests.conftest import REPO, tiny_format
 
 QUESTIONS = ["Question: What is the capital of France?", "Question: Who wrote Hamlet?"]
 
@@ -147,7 +147,7 @@ def test_judge_crash_is_not_recorded_as_a_question_failure(tiny_model):
     from selfreflect.backends.hf_engine import load_hf_model
 
     tokenizer, model = load_hf_model({"path": str(tiny_model), "dtype": "float32"})
-    judge = CrashingJudge("tiny", tokenizer, model, batch_size=4)
+    judge = CrashingJudge("tiny", tiny_format(tokenizer), model, batch_size=4)
     answers = answers_table(["Paris, the capital of France", "Shakespeare wrote Hamlet"])
     with pytest.raises(torch.OutOfMemoryError):
         score_table(judge, answers, summaries_table(), 5.0, stopword_policy("none"))
