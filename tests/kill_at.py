@@ -4,7 +4,9 @@
 
 POINT is ``after-checkpoint`` (the N-th checkpoint chunk is on disk) or ``before-rename`` (the
 N-th atomic write has its temporary file complete but not yet renamed into place). The real
-code runs unchanged up to that point; the process then dies as ``kill -9`` would kill it.
+code runs unchanged up to that point; the job then dies as ``kill -9`` would kill it: with
+its process group, as a scheduler kills a job. (Killing only the main process would leave
+vLLM's engine process running, holding the caller's output pipes open.)
 """
 
 from __future__ import annotations
@@ -19,6 +21,11 @@ from selfreflect import checkpoints, fileio
 from selfreflect.cli import main
 
 
+def die() -> None:
+    """SIGKILL this job: its own process group (see ``__main__``), engine processes included."""
+    os.killpg(os.getpgrp(), signal.SIGKILL)
+
+
 def dying_on_call(fn: Callable, n: int, after: bool) -> Callable:
     """``fn`` that kills the process at its ``n``-th call, before or after doing its work."""
     calls = 0
@@ -27,10 +34,10 @@ def dying_on_call(fn: Callable, n: int, after: bool) -> Callable:
         nonlocal calls
         calls += 1
         if calls == n and not after:
-            os.kill(os.getpid(), signal.SIGKILL)
+            die()
         result = fn(*args, **kwargs)
         if calls == n and after:
-            os.kill(os.getpid(), signal.SIGKILL)
+            die()
         return result
 
     return wrapper
@@ -56,6 +63,7 @@ def arm(point: str, n: int) -> None:
 
 
 if __name__ == "__main__":
+    os.setpgrp()  # a process group of its own: die() kills the job, never its caller
     point, n, separator, *args = sys.argv[1:]
     assert separator == "--"
     arm(point, int(n))
