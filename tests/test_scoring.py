@@ -247,8 +247,9 @@ def test_hf_matches_reference_algorithm_with_a_sliding_window(example_tasks, hf_
     reference, summaries = example_tasks["wordfreq"]
     assert max(map(len, reference.sequences)) > 4 * 64
     summary = summaries["greedy"]
-    fast = HfJudge("sliding", tokenizer, sliding, batch_size=4).distances(reference, [summary], 5.0)
-    slow = ReferenceJudge("sliding", tokenizer, sliding).distances(reference, [summary], 5.0)
+    fmt = tiny_format(tokenizer)
+    fast = HfJudge("sliding", fmt, sliding, batch_size=4).distances(reference, [summary], 5.0)
+    slow = ReferenceJudge("sliding", fmt, sliding).distances(reference, [summary], 5.0)
     assert torch.allclose(fast[0], slow[0], atol=1e-5)
 
 
