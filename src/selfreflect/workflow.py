@@ -155,7 +155,8 @@ def _stage(
     if params:
         stage["params"] = params
     outputs = jobs[-1].output
-    metrics = {str(path) for path in outputs.get("metrics", [])}
+    named = outputs.get("metrics", [])  # one file (a str) or a list of files
+    metrics = {str(named)} if isinstance(named, str) else {str(path) for path in named}
     kinds: dict[str, list[str]] = {"outs": [], "plots": [], "metrics": []}
     for path in map(str, outputs):
         kind = "metrics" if path in metrics else "plots" if path.endswith(".png") else "outs"
