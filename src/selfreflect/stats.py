@@ -12,7 +12,9 @@ from typing import Literal
 
 import numpy as np
 import numpy.typing as npt
-from scipy import stats as _st
+
+# scipy.stats is imported inside the functions that use it: importing it takes ~1 s, and every
+# `selfreflect` command imports this module.
 
 Level = Literal["nominal", "ordinal", "interval", "ratio"]
 
@@ -121,7 +123,9 @@ def paired_test(
     diff = bootstrap_ci(d, confidence=confidence, n_resamples=n_resamples, seed=seed)
     if not np.any(d != 0.0):
         return PairedResult(diff, 0.0, 1.0, int(d.size))
-    res = _st.wilcoxon(d, zero_method="wilcox", alternative="two-sided")
+    from scipy import stats
+
+    res = stats.wilcoxon(d, zero_method="wilcox", alternative="two-sided")
     return PairedResult(diff, float(res.statistic), float(res.pvalue), int(d.size))
 
 
@@ -135,7 +139,9 @@ def proportion_ci(successes: int, trials: int, confidence: float = 0.95) -> Inte
     if not 0 <= successes <= trials:
         raise ValueError(f"successes must be in [0, trials], got {successes} of {trials}")
     _check_confidence(confidence)
-    z = float(_st.norm.ppf(0.5 + confidence / 2.0))
+    from scipy import stats
+
+    z = float(stats.norm.ppf(0.5 + confidence / 2.0))
     p = successes / trials
     denom = 1.0 + z * z / trials
     centre = (p + z * z / (2.0 * trials)) / denom
@@ -182,7 +188,9 @@ def wasserstein_1(
     xs = _as_values(support, "support")
     if xs.shape != pp.shape:
         raise ValueError(f"support must have length {pp.size}, got {xs.size}")
-    return float(_st.wasserstein_distance(xs, xs, u_weights=pp, v_weights=qq))
+    from scipy import stats
+
+    return float(stats.wasserstein_distance(xs, xs, u_weights=pp, v_weights=qq))
 
 
 def rank_correlation(x: npt.ArrayLike, y: npt.ArrayLike) -> tuple[float, float]:
@@ -196,7 +204,9 @@ def rank_correlation(x: npt.ArrayLike, y: npt.ArrayLike) -> tuple[float, float]:
         raise ValueError(f"x and y must have the same length, got {xa.size} and {ya.size}")
     if xa.size < 2:
         raise ValueError("rank correlation needs at least 2 observations")
-    res = _st.spearmanr(xa, ya)
+    from scipy import stats
+
+    res = stats.spearmanr(xa, ya)
     return float(res.statistic), float(res.pvalue)
 
 

@@ -18,7 +18,7 @@ from selfreflect.progress import progress
 from selfreflect.report import alt_metrics
 from selfreflect.report.controlled import mc_variants, pairs_table
 from selfreflect.scoring.judge import Judge
-from selfreflect.scoring.score import score_question, upstream_error
+from selfreflect.scoring.score import score_answer, score_question, upstream_error
 from selfreflect.scoring.stopwords import IsStopword
 
 SIDES = ("good", "bad")
@@ -45,15 +45,7 @@ def controlled_scores(
         answer = by_id.loc[qid]
         results = {}
         if texts:
-            results = score_question(
-                judge,
-                answer["question"],
-                list(answer["test_answers"]),
-                list(answer["conditioning_answers"]),
-                texts,
-                temperature,
-                is_stopword,
-            )
+            results = score_answer(judge, answer, texts, temperature, is_stopword)
         for pair in group.itertuples():
             for side in SIDES:
                 score, _, error = results.get(f"{pair.pair_type}:{side}", (None, 0, pair.error))
@@ -109,15 +101,7 @@ def mc_scores(
             settings["mc_pseudo_count"],
         )
         texts = {str(t): summary for t, summary, _ in variants}
-        results = score_question(
-            judge,
-            answer.question,
-            list(answer.test_answers),
-            list(answer.conditioning_answers),
-            texts,
-            temperature,
-            is_stopword,
-        )
+        results = score_answer(judge, answer, texts, temperature, is_stopword)
         for t, summary, w1 in variants:
             score, _, error = results[str(t)]
             rows.append((answer.id, t, summary, w1, score, error))

@@ -54,6 +54,25 @@ def score_question(
     return {key: (metric.score(d), len(d), None) for key, d in zip(tasks, distances, strict=True)}
 
 
+def score_answer(
+    judge: Judge,
+    answer: Any,
+    summaries: dict[str, str],
+    temperature: float,
+    is_stopword: IsStopword,
+) -> dict[str, Result]:
+    """:func:`score_question` on a row of an ``answers`` table (its question and answers)."""
+    return score_question(
+        judge,
+        answer.question,
+        list(answer.test_answers),
+        list(answer.conditioning_answers),
+        summaries,
+        temperature,
+        is_stopword,
+    )
+
+
 def upstream_error(answer: Any, summary: Any) -> str | None:
     """Why a question cannot be scored before any task is built, or None."""
     if isinstance(answer.error, str):
@@ -96,15 +115,7 @@ def score_table(
             else:
                 results[strategy] = (None, 0, error)
         if texts:
-            results |= score_question(
-                judge,
-                answer.question,
-                list(answer.test_answers),
-                list(answer.conditioning_answers),
-                texts,
-                temperature,
-                is_stopword,
-            )
+            results |= score_answer(judge, answer, texts, temperature, is_stopword)
         for strategy in present:
             score, num_tasks, error = results[strategy]
             rows.append((answer.id, strategy, judge.name, score, num_tasks, error))
