@@ -79,7 +79,7 @@ def mc_questions() -> pd.DataFrame:
     rows = []
     for line in MULTIPLE_CHOICE.read_text(encoding="utf-8").splitlines():
         record = json.loads(line)
-        text = format_mmlu(record["question"], record["choices"])
+        text = format_mmlu(record["question"], record["choices"], record.get("subject"))
         rows.append({"id": question_id(text), "question": text, "choices": record["choices"]})
     return pd.DataFrame(rows)
 
