@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import subprocess
 
 import pytest
 import torch
@@ -82,3 +83,30 @@ def test_vllm_identical_context_scores_zero(judges, questions):
     reference, _ = questions["wordfreq"][0]
     distances = judges["vllm"].distances(reference, [reference], 5.0)[0]
     assert torch.equal(distances, torch.zeros_like(distances))
+
+
+@pytest.mark.parametrize("model", ["tiny_model", "smollm2_model"])
+def test_score_command_runs_a_vllm_judge_without_a_config(model, request, tmp_path):
+    """`selfreflect score --judge DIR --backend vllm`, no config: the schema's defaults start an
+    engine on this CPU, and its scores equal the hf judge's within 1e-4. Both get --dtype
+    float32: under `auto` vLLM runs a float32 checkpoint in bfloat16, transformers in float32
+    (on SmolLM2 that alone moves a score by 4e-4)."""
+    record = json.loads((REFERENCE / "example_test_answers.json").read_text())[0]
+    record["masked_out_task_answers"] = record["masked_out_task_answers"][:3]
+    summary = json.loads((REFERENCE / "example_summaries.json").read_text())[0]
+    answers, summaries = tmp_path / "answers.json", tmp_path / "summaries.json"
+    answers.write_text(json.dumps([record]))
+    summaries.write_text(json.dumps([summary]))
+    judge = str(request.getfixturevalue(model))
+    scores = {}
+    for backend in ("vllm", "hf"):
+        out = tmp_path / f"{backend}.json"
+        command = ["selfreflect", "score", "--judge", judge, "--backend", backend,
+                   "--dtype", "float32", "--test-answers", answers, "--summaries", summaries,
+                   "--out", out]  # fmt: skip
+        result = subprocess.run(command, capture_output=True, text=True)
+        assert result.returncode == 0, result.stderr[-3000:]
+        [scores[backend]] = json.loads(out.read_text())
+    assert set(scores["vllm"]) == set(summary["summaries"])
+    for key, value in scores["vllm"].items():
+        assert 0 < value < 1 and abs(value - scores["hf"][key]) < 1e-4, (key, scores)

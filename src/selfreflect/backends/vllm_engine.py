@@ -23,7 +23,10 @@ def engine_kwargs(spec: dict[str, Any], **overrides: Any) -> dict[str, Any]:
     }
     if spec["kv_cache_memory_bytes"] is not None:
         kwargs["kv_cache_memory_bytes"] = spec["kv_cache_memory_bytes"]
-    if _on_cpu():
+    on_cpu = _on_cpu()
+    if kwargs["enforce_eager"] is None:
+        kwargs["enforce_eager"] = on_cpu
+    if on_cpu:
         # on a CPU, gpu_memory_utilization reserves that share of all memory: 0.9 by default
         kwargs.setdefault("kv_cache_memory_bytes", CPU_KV_CACHE_BYTES)
         # vLLM's CPU sampler cannot rewind a seeded request's generator after a chunked
