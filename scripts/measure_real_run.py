@@ -1,13 +1,17 @@
-"""Time a whole real-model Snakemake run and render docs/real_model.md from what it measured.
+"""Time README command 1 (install, then the real-model Snakemake run); render docs/real_model.md.
 
-    python3 scripts/measure_real_run.py                 # run config/laptop.yaml, write both files
+    python3 scripts/measure_real_run.py                 # install + run config/laptop.yaml
+    python3 scripts/measure_real_run.py --no-install    # the run only, in this Python
     python3 scripts/measure_real_run.py --render-only   # re-render the doc from the JSON
 
 The run happens in a fresh copy of the project's tracked files (so the GGUF conversion is
-timed too and the checkout's results are left alone). Peak memory is the largest total RSS of
-Snakemake and all its child processes, sampled every 0.2 s. CPU time (user + system of every
-process of the run) does not depend on other work on the machine, the wall time does: the load
-average is sampled too.
+timed too and the checkout's results are left alone). Unless ``--no-install``,
+``scripts/install.sh`` first installs everything into a new virtual environment with pip's
+cache off, as on a fresh machine, and the run uses that environment. Peak memory is the largest
+total RSS of Snakemake and all its child processes, sampled every 0.2 s. CPU time (user +
+system of every process of the run) does not depend on other work on the machine, the wall time
+does: the load average is sampled too. ``python3 scripts/render_performance.py`` then renders
+the README's figure from the JSON.
 """
 
 from __future__ import annotations
@@ -58,16 +62,33 @@ def tree_rss(process: psutil.Process) -> int:
     return total
 
 
-def measure(config: str, cores: str) -> dict:
-    """Run Snakemake on ``config`` in a fresh copy; wall time, peak memory, load, outcome."""
+def fresh_environment(folder: Path, project: Path) -> tuple[dict[str, str], float]:
+    """A new virtual environment at ``folder`` with ``scripts/install.sh`` run into it (pip's
+    cache off); the environment variables that select it and the install's wall time."""
+    subprocess.run([sys.executable, "-m", "venv", folder], check=True)
+    path = f"{folder / 'bin'}:{os.environ['PATH']}"
+    env = {**os.environ, "PATH": path, "VIRTUAL_ENV": str(folder), "PIP_NO_CACHE_DIR": "1"}
+    start = time.perf_counter()
+    subprocess.run(["bash", "scripts/install.sh"], cwd=project, env=env, check=True)
+    return env, time.perf_counter() - start
+
+
+def measure(config: str, cores: str, install: bool) -> dict:
+    """Run Snakemake on ``config`` in a fresh copy (after installing into a fresh environment
+    if ``install``); wall time, peak memory, load, outcome."""
     with tempfile.TemporaryDirectory() as tmp:
-        project = Path(tmp)
+        project = Path(tmp) / "project"
         copy_tracked(project)
+        env, install_seconds = dict(os.environ), None
+        if install:
+            env, install_seconds = fresh_environment(Path(tmp) / "venv", project)
         command = ["snakemake", "--configfile", config, "--cores", cores, "--resources", "gpu=1"]
         log = project / "snakemake.log"
         start = time.perf_counter()
         with log.open("w") as handle:
-            process = psutil.Popen(command, cwd=project, stdout=handle, stderr=subprocess.STDOUT)
+            process = psutil.Popen(
+                command, cwd=project, env=env, stdout=handle, stderr=subprocess.STDOUT
+            )
             peak, loads = 0, []
             while process.poll() is None:
                 peak = max(peak, tree_rss(process))
@@ -78,7 +99,9 @@ def measure(config: str, cores: str) -> dict:
         run = yaml.safe_load((project / config).read_text())["run"]
         main = project / "reports" / run / "tables" / "main.md"
         return {
+            "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
             "config": config,
+            "install_seconds": None if install_seconds is None else round(install_seconds, 1),
             "command": " ".join(command),
             "returncode": process.returncode,
             "seconds": round(seconds, 1),
@@ -99,17 +122,23 @@ def measure(config: str, cores: str) -> dict:
 def render(result: dict) -> str:
     """docs/real_model.md from a measurement."""
     minutes = result["seconds"] / 60
+    seconds = result["install_seconds"]
+    install = "not measured (`--no-install`)" if seconds is None else f"{seconds / 60:.1f} min"
     lines = [
         "# The real-model run (measured)",
         "",
         "Rendered by `scripts/measure_real_run.py` from `docs/real_model.json`; do not edit.",
         "",
-        f"`{result['command']}` (Snakemake only; `bash scripts/install.sh` comes on top), run in",
-        "a fresh copy of the project, so converting SmolLM2 from its GGUF file is included:",
+        f"README command 1 on {result['date']}: "
+        + ("" if seconds is None else "`bash scripts/install.sh` into a new virtual environment")
+        + ("" if seconds is None else " with pip's cache off, then ")
+        + f"`{result['command']}` in a fresh copy of the project (so converting SmolLM2 from",
+        "its GGUF file is included):",
         "",
         "| measure | value |",
         "| --- | --- |",
-        f"| wall time | {minutes:.1f} min ({result['seconds']:.0f} s) |",
+        f"| install wall time | {install} |",
+        f"| Snakemake wall time | {minutes:.1f} min ({result['seconds']:.0f} s) |",
         f"| CPU time, all processes | {result['cpu_seconds'] / 60:.1f} min |",
         f"| peak memory (RSS of Snakemake and all its jobs) | {result['peak_rss_mib']} MiB |",
         f"| exit status | {result['returncode']} |",
@@ -134,12 +163,13 @@ def main() -> None:
     parser.add_argument("--cores", default="all")
     parser.add_argument("--json", type=Path, default=REPO / "docs" / "real_model.json")
     parser.add_argument("--doc", type=Path, default=REPO / "docs" / "real_model.md")
+    parser.add_argument("--no-install", action="store_true", help="run in this Python")
     parser.add_argument("--render-only", action="store_true")
     args = parser.parse_args()
     if args.render_only:
         result = json.loads(args.json.read_text())
     else:
-        result = measure(args.config, args.cores)
+        result = measure(args.config, args.cores, install=not args.no_install)
         args.json.write_text(json.dumps(result, indent=2) + "\n")
     args.doc.write_text(render(result))
     print(

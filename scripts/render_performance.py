@@ -1,7 +1,8 @@
-"""Render the scorer's measured figures into docs/performance.md and README.md.
+"""Render the measured figures into docs/performance.md and README.md.
 
-The figures come from the runs that ``scripts/bench_scorer.py --json`` recorded under
-docs/benchmarks/: the latest CPU run and the latest CUDA run (by date), never the best one.
+The scorer's figures come from the runs that ``scripts/bench_scorer.py --json`` recorded under
+docs/benchmarks/: the latest CPU run and the latest CUDA run (by date), never the best one. The
+real-model run's time and memory come from docs/real_model.json (``scripts/measure_real_run.py``).
 Each figure lives between ``<!-- rendered: NAME -->`` and ``<!-- /rendered -->``; the text
 around the markers is kept as written.
 
@@ -19,6 +20,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 RUNS = REPO / "docs" / "benchmarks"
+REAL_RUN = REPO / "docs" / "real_model.json"
 DOCS = [REPO / "docs" / "performance.md", REPO / "README.md"]
 SPAN = re.compile(r"(<!-- rendered: ([\w-]+) -->\n).*?(<!-- /rendered -->)", re.DOTALL)
 
@@ -118,7 +120,24 @@ def readme_section(run: dict) -> str:
     )
 
 
-def sections(runs: dict[str, dict]) -> dict[str, str]:
+def real_run_section(run: dict) -> str:
+    """The README's figure of the Quick start run (``scripts/measure_real_run.py``)."""
+    install = run["install_seconds"]
+    before = (
+        "the install before it was not part of this measurement"
+        if install is None
+        else f"after {install / 60:.1f} min of install into a new environment"
+    )
+    return (
+        f"Measured on a {run['cpus']}-core machine with {run['memory_gib']} GiB "
+        f"({run['date'][:10]}, mean load {run['mean_load']}): the Snakemake run takes "
+        f"{run['seconds'] / 60:.1f} min ({run['cpu_seconds'] / 60:.1f} min of CPU time), "
+        f"peak memory {run['peak_rss_mib']} MiB (all its processes); {before}. Details: "
+        "[docs/real_model.md](docs/real_model.md).\n"
+    )
+
+
+def sections(runs: dict[str, dict], real_run: dict) -> dict[str, str]:
     """The text of every rendered span."""
     cpu = runs["cpu"]
     gpu = runs.get("cuda")
@@ -127,6 +146,7 @@ def sections(runs: dict[str, dict]) -> dict[str, str]:
         "cpu": speed_section(cpu),
         "gpu": speed_section(gpu) if gpu else "No GPU run has been recorded yet.\n",
         "readme": readme_section(cpu),
+        "real-model-run": real_run_section(real_run),
     }
 
 
@@ -140,7 +160,7 @@ def main() -> None:
     args = parser.parse_args()
     from selfreflect.fileio import write_text
 
-    spans = sections(latest_runs())
+    spans = sections(latest_runs(), json.loads(REAL_RUN.read_text()))
     stale = []
     for path in DOCS:
         text = path.read_text(encoding="utf-8")

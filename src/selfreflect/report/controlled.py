@@ -86,7 +86,9 @@ def _worse(pair_type: str, options: list[Option], extra: str | None) -> str | No
     if pair_type == "extra_option":
         if extra is None:
             return None
-        added = min(shares[-1], 0.25)  # as likely as the rarest real answer, at most 25 %
+        # the rarest real answer's share before the real ones shrink to make room (at most
+        # 25 %): with equal shares the foreign answer comes first ("Most likely ...")
+        added = min(shares[-1], 0.25)
         return verbalize([*((a, s * (1 - added)) for a, s in options), (extra, added)])
     if pair_type == "idk":
         return text["controlled_idk"]
