@@ -126,7 +126,8 @@ def real_run_section(run: dict) -> str:
     before = (
         "the install before it was not part of this measurement"
         if install is None
-        else f"after {install / 60:.1f} min of install into a new environment"
+        else f"it follows {install / 60:.1f} min of install into a new environment, "
+        f"{(install + run['seconds']) / 60:.1f} min in all"
     )
     return (
         f"Measured on a {run['cpus']}-core machine with {run['memory_gib']} GiB "

@@ -44,7 +44,9 @@ def test_bench_scorer_records_a_run_that_the_docs_render(tmp_path):
     older["cases"][0]["judges"]["hf"]["tasks_per_s"] *= 1000
     (out.parent / "older.json").write_text(json.dumps(older))
     render = _renderer()
-    spans = render.sections(render.latest_runs(out.parent))
+    real_run = json.loads(render.REAL_RUN.read_text())
+    spans = render.sections(render.latest_runs(out.parent), real_run)
+    assert f"takes {real_run['seconds'] / 60:.1f} min" in spans["real-model-run"]
     speedup = case["judges"]["hf"]["tasks_per_s"] / case["judges"]["reference"]["tasks_per_s"]
     assert f"`hf` {speedup:.1f}× `reference`" in spans["readme"]
     assert f"| {case['judges']['hf']['tasks_per_s']:.3g} |" in spans["cpu"]
