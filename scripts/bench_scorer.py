@@ -252,7 +252,7 @@ def vllm_judge(model, tokenizer, device: str, dtype: str, batch_size: int, workd
         "max_model_len": 8192,
         "gpu_memory_utilization": 0.8,
         "tensor_parallel_size": 1,
-        "enforce_eager": device == "cpu",
+        "enforce_eager": None,  # engine_kwargs: eager on a CPU, compiled on a GPU
         "kv_cache_memory_bytes": 256 * 2**20 if device == "cpu" else None,
     }
     return VllmJudge(spec, batch_size)

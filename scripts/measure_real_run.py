@@ -124,16 +124,18 @@ def render(result: dict) -> str:
     minutes = result["seconds"] / 60
     seconds = result["install_seconds"]
     install = "not measured (`--no-install`)" if seconds is None else f"{seconds / 60:.1f} min"
+    installed = (
+        ""
+        if seconds is None
+        else "`bash scripts/install.sh` into a new virtual environment with pip's cache off, then "
+    )
     lines = [
         "# The real-model run (measured)",
         "",
         "Rendered by `scripts/measure_real_run.py` from `docs/real_model.json`; do not edit.",
         "",
-        f"README command 1 on {result['date']}: "
-        + ("" if seconds is None else "`bash scripts/install.sh` into a new virtual environment")
-        + ("" if seconds is None else " with pip's cache off, then ")
-        + f"`{result['command']}` in a fresh copy of the project (so converting SmolLM2 from",
-        "its GGUF file is included):",
+        f"README command 1 on {result['date']}: {installed}`{result['command']}` in a fresh",
+        "copy of the project (so converting SmolLM2 from its GGUF file is included):",
         "",
         "| measure | value |",
         "| --- | --- |",
