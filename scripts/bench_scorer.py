@@ -11,10 +11,12 @@ For each number of conditioning answers it scores every task with the `hf` judge
 the `reference` judge: each of the reference's tasks is a forward pass of its own, so a subset
 gives its rate. Printed, and written to ``--json``: tokens computed per task by the reference
 algorithm, by the previous `hf` judge (one right-padded row per masked word) and by the
-current one (a token tree per batch), also counted without timing for ``--count-answers``
-held-out answers; tasks/s and speed-ups; per-task agreement on the common tasks; the FLOP/s of
-plain matmuls of the model's layer shapes timed just before each case and the share of it the
-`hf` judge achieves (on CUDA also the share of the bf16 peak).
+current one (a token tree per batch), and the distinct tokens of each context (its prefix and
+one token tree of all its masked words: the fewest any exact judge can compute), also counted
+without timing for ``--count-answers`` held-out answers; tasks/s and speed-ups; per-task
+agreement on the common tasks; the FLOP/s of plain matmuls of the model's layer shapes timed
+just before each case and the share of it the `hf` judge achieves (on CUDA also the share of
+the bf16 peak).
 ``scripts/render_performance.py`` renders docs/performance.md from the recorded JSON files.
 
     python scripts/bench_scorer.py --preset tiny --answers 2
@@ -147,6 +149,15 @@ def tree_work(tasks, batch_size: int) -> dict[str, int]:
         tokens += len(tree.tokens)
         keys += sum(prefix + d + 1 for d in tree.depths)
     return {"tokens": tokens, "keys": keys}
+
+
+def distinct_work(tasks) -> dict[str, int]:
+    """The fewest tokens an exact judge computes: the prefix and every distinct token after it.
+
+    Positions after a masked word differ for every word in a causal model, so this is one
+    token tree of all the context's masked words.
+    """
+    return tree_work(tasks, len(tasks.sequences))
 
 
 def forward_flops(config, work: dict[str, int], lm_rows: int) -> float:
@@ -285,6 +296,7 @@ def work_per_task(work: list, batch_size: int) -> dict:
         "reference": sum(reference_work(t)["tokens"] for t in contexts),
         "hf_padded_rows": sum(padded_rows_work(t, batch_size)["tokens"] for t in contexts),
         "hf": sum(tree_work(t, batch_size)["tokens"] for t in contexts),
+        "distinct": sum(distinct_work(t)["tokens"] for t in contexts),
     }
     return {"tasks": tasks, "tokens_per_task": {k: v / tasks for k, v in tokens.items()}}
 
@@ -331,7 +343,8 @@ def tokens_line(tokens: dict[str, float]) -> str:
     return (
         f"tokens per task: reference {tokens['reference']:.0f}, hf padded rows "
         f"{tokens['hf_padded_rows']:.1f}, hf token tree {tokens['hf']:.1f} "
-        f"({1 - tokens['hf'] / tokens['hf_padded_rows']:.0%} fewer)"
+        f"({1 - tokens['hf'] / tokens['hf_padded_rows']:.0%} fewer), distinct tokens "
+        f"{tokens['distinct']:.1f}"
     )
 
 

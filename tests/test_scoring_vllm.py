@@ -88,9 +88,9 @@ def test_vllm_identical_context_scores_zero(judges, questions):
 @pytest.mark.parametrize("model", ["tiny_model", "smollm2_model"])
 def test_score_command_runs_a_vllm_judge_without_a_config(model, request, tmp_path):
     """`selfreflect score --judge DIR --backend vllm`, no config: the schema's defaults start an
-    engine on this CPU, and its scores equal the hf judge's within 1e-4. Both get --dtype
-    float32: under `auto` vLLM runs a float32 checkpoint in bfloat16, transformers in float32
-    (on SmolLM2 that alone moves a score by 4e-4)."""
+    engine on this CPU, and its scores equal the hf judge's within 1e-4: under the default
+    dtype `auto` both compute in the checkpoint's float32 (vLLM's own `auto` would run it in
+    bfloat16, which alone moves a SmolLM2 score by 4e-4)."""
     record = json.loads((REFERENCE / "example_test_answers.json").read_text())[0]
     record["masked_out_task_answers"] = record["masked_out_task_answers"][:3]
     summary = json.loads((REFERENCE / "example_summaries.json").read_text())[0]
@@ -102,7 +102,7 @@ def test_score_command_runs_a_vllm_judge_without_a_config(model, request, tmp_pa
     for backend in ("vllm", "hf"):
         out = tmp_path / f"{backend}.json"
         command = ["selfreflect", "score", "--judge", judge, "--backend", backend,
-                   "--dtype", "float32", "--test-answers", answers, "--summaries", summaries,
+                   "--test-answers", answers, "--summaries", summaries,
                    "--out", out]  # fmt: skip
         result = subprocess.run(command, capture_output=True, text=True)
         assert result.returncode == 0, result.stderr[-3000:]

@@ -14,7 +14,7 @@ def engine_kwargs(spec: dict[str, Any], **overrides: Any) -> dict[str, Any]:
     """``vllm.LLM`` keyword arguments for a validated ``models`` entry."""
     kwargs = {
         "model": spec["path"],
-        "dtype": spec["dtype"],
+        "dtype": checkpoint_dtype(spec),
         "max_model_len": spec["max_model_len"],
         "gpu_memory_utilization": spec["gpu_memory_utilization"],
         "tensor_parallel_size": spec["tensor_parallel_size"],
@@ -33,6 +33,20 @@ def engine_kwargs(spec: dict[str, Any], **overrides: Any) -> dict[str, Any]:
         # prefill ("CPU Generator does not use offset"); whole prefills avoid that.
         kwargs["enable_chunked_prefill"] = False
     return {**kwargs, **overrides}
+
+
+def checkpoint_dtype(spec: dict[str, Any]) -> str:
+    """``spec["dtype"]``, with ``auto`` read as transformers reads it: the checkpoint's own dtype.
+
+    vLLM's own ``auto`` runs a float32 checkpoint in 16 bits, so the ``vllm`` and ``hf`` backends
+    of one config would compute in different precisions.
+    """
+    if spec["dtype"] != "auto":
+        return spec["dtype"]
+    from transformers import AutoConfig
+
+    dtype = getattr(AutoConfig.from_pretrained(spec["path"]), "dtype", None)
+    return "auto" if dtype is None else str(dtype).removeprefix("torch.")
 
 
 def _on_cpu() -> bool:
