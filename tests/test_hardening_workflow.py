@@ -95,11 +95,9 @@ TARGETS = [f"{EXPERIMENT}/scores/tiny/greedy.parquet", f"{EXPERIMENT}/metrics/ti
 
 
 @pytest.fixture(scope="module")
-def completed(tmp_path_factory):
-    """A project on which Snakemake made one strategy's scores (sampling, summary, scoring)."""
-    project = copy_project(tmp_path_factory.mktemp("code") / "base")
-    smk(project, *TARGETS)
-    return project
+def completed(smoke_run, tmp_path_factory):
+    """A copy of the session's completed smoke run (it made ``TARGETS`` among the rest)."""
+    return clone_completed(smoke_run, tmp_path_factory.mktemp("code") / "base")
 
 
 @pytest.mark.parametrize(

@@ -9,8 +9,17 @@ import subprocess
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+# what a developer's own runs leave in the checkout (git-ignored; absent from a fresh clone)
 _SKIP = shutil.ignore_patterns(
-    ".git", "results", ".snakemake", "__pycache__", ".pytest_cache", ".ruff_cache", "tmp", "cache"
+    ".git",
+    "results",
+    "logs",
+    ".snakemake",
+    "__pycache__",
+    ".pytest_cache",
+    ".ruff_cache",
+    "tmp",
+    "cache",
 )
 
 
