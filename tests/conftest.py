@@ -56,6 +56,20 @@ def tiny_format(tokenizer):
     return PromptFormat(tokenizer, detect_family("tiny"))
 
 
+# Fixtures that run the whole smoke DAG once per session (minutes each): under pytest-xdist
+# every test that uses one goes to the same worker, so each is built once.
+SMOKE_RUNS = ("smoke_dvc_run", "smoke_run")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Group the tests for `--dist loadgroup`: by the smoke run they use, else by module (so a
+    module's fixtures are built on one worker)."""
+    for item in items:
+        uses = [name for name in SMOKE_RUNS if name in item.fixturenames]
+        group = uses[0] if uses else item.module.__name__
+        item.add_marker(pytest.mark.xdist_group(group))
+
+
 @pytest.fixture(scope="session")
 def tiny_model(tmp_path_factory) -> Path:
     from selfreflect.tiny_model import build_tiny_model

@@ -4,14 +4,17 @@ plugin with the project's profile (workflow/profiles/slurm)."""
 
 from __future__ import annotations
 
+import getpass
 import os
 import shutil
 import subprocess
 import time
 from collections import Counter
+from pathlib import Path
 
 import pandas as pd
 import pytest
+import yaml
 
 from selfreflect.artifacts import read_table
 from tests.workflow_utils import REPO, copy_project, job_counts, run
@@ -34,7 +37,7 @@ SLURM_OPTIONS = [
     "workflow/profiles/slurm",
     "--configfile",
     "config/smoke.yaml",
-    "gpus.yaml",
+    "slurm.yaml",
     "--default-resources",
     "runtime=60",
     "cpus_per_gpu=1",
@@ -43,6 +46,8 @@ SLURM_OPTIONS = [
     "2",
 ]
 CANCELLED_RULE = "score_shard"
+# Every rule of the smoke DAG, with two of its strategies (each strategy adds the same three jobs).
+STRATEGIES = ["greedy", "basic"]
 
 
 @pytest.fixture(scope="module")
@@ -55,14 +60,17 @@ def slurm_cluster():
         pytest.skip(f"the SLURM packages cannot be installed: {install.stderr[-1000:]}")
     was_up = subprocess.run([*CLUSTER, "status"], capture_output=True).returncode == 0
     run([*CLUSTER, "start"], REPO)
+    if not was_up:  # jobs recovered from an earlier session's saved state would hold the node
+        subprocess.run(["scancel", "--user", getpass.getuser()], check=True)
     yield
     if not was_up:
         run([*CLUSTER, "stop"], REPO)
 
 
-def sacct_jobs(since: str) -> list[dict[str, str]]:
-    """SLURM's accounting records of the jobs submitted since ``since``, in submission order."""
-    fields = ["JobID", "JobName", "Partition", "State", "Comment", "AllocTRES"]
+def sacct_jobs(since: str, project: Path) -> list[dict[str, str]]:
+    """SLURM's accounting records of the jobs run in ``project`` since ``since``, in submission
+    order (the cluster may hold other jobs, e.g. ones recovered from an earlier session)."""
+    fields = ["JobID", "JobName", "Partition", "State", "Comment", "AllocTRES", "WorkDir"]
     out = subprocess.run(
         ["sacct", "-X", "-n", "-P", "-S", since, "-o", ",".join(fields)],
         capture_output=True,
@@ -70,7 +78,8 @@ def sacct_jobs(since: str) -> list[dict[str, str]]:
         check=True,
     ).stdout
     rows = [dict(zip(fields, line.split("|"), strict=True)) for line in out.splitlines()]
-    return sorted(rows, key=lambda row: int(row["JobID"]))
+    ours = [row for row in rows if Path(row["WorkDir"]) == project]
+    return sorted(ours, key=lambda row: int(row["JobID"]))
 
 
 def rule_of(job: dict[str, str]) -> str:
@@ -78,15 +87,16 @@ def rule_of(job: dict[str, str]) -> str:
     return job["Comment"].removeprefix("rule_").split("_wildcards_")[0]
 
 
-def cancel_first_running(rule: str, snakemake: subprocess.Popen) -> str:
-    """scancel the first job of ``rule`` seen running; its comment (rule and wildcards)."""
+def cancel_first_running(rule: str, snakemake: subprocess.Popen, project: Path) -> str:
+    """scancel the first job of ``rule`` seen running in ``project``; its comment (rule and
+    wildcards)."""
     while snakemake.poll() is None:
         queue = subprocess.run(
-            ["squeue", "-h", "-t", "RUNNING", "-o", "%i|%k"], capture_output=True, text=True
+            ["squeue", "-h", "-t", "RUNNING", "-o", "%i|%Z|%k"], capture_output=True, text=True
         ).stdout
         for line in queue.splitlines():
-            job_id, comment = line.split("|", 1)
-            if comment.startswith(f"rule_{rule}_"):
+            job_id, workdir, comment = line.split("|", 2)
+            if Path(workdir) == project and comment.startswith(f"rule_{rule}_"):
                 subprocess.run(["scancel", job_id], check=True)
                 return comment
         time.sleep(0.5)
@@ -95,7 +105,8 @@ def cancel_first_running(rule: str, snakemake: subprocess.Popen) -> str:
 
 def test_smoke_dag_on_slurm_matches_local_run_and_resumes(slurm_cluster, smoke_run, tmp_path):
     project = copy_project(tmp_path / "project")
-    (project / "gpus.yaml").write_text("models:\n  tiny: {gpus: 1}\n")
+    overrides = {"models": {"tiny": {"gpus": 1}}, "summaries": {"strategies": STRATEGIES}}
+    (project / "slurm.yaml").write_text(yaml.safe_dump(overrides))
     dag = job_counts(run(["snakemake", "-n", *SLURM_OPTIONS[2:5]], project).stdout)
     since = time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(time.time() - 1))
 
@@ -107,12 +118,12 @@ def test_smoke_dag_on_slurm_matches_local_run_and_resumes(slurm_cluster, smoke_r
             stdout=log,
             stderr=subprocess.STDOUT,
         )
-        cancelled = cancel_first_running(CANCELLED_RULE, first)
-        assert first.wait() != 0
+        cancelled = cancel_first_running(CANCELLED_RULE, first, project)
+        assert first.wait() != 0, (tmp_path / "first.log").read_text()[-3000:]
     # Second run: only what did not complete runs again.
     run(["snakemake", *SLURM_OPTIONS], project)
 
-    jobs = sacct_jobs(since)
+    jobs = sacct_jobs(since, project)
     run_names = list(dict.fromkeys(job["JobName"] for job in jobs))
     assert len(run_names) == 2, run_names  # one SLURM job name per Snakemake run
     first_jobs, second_jobs = ([job for job in jobs if job["JobName"] == n] for n in run_names)
@@ -129,7 +140,9 @@ def test_smoke_dag_on_slurm_matches_local_run_and_resumes(slurm_cluster, smoke_r
         assert job["Partition"] == ("gpu" if on_gpu else "cpu"), job
         assert ("gres/gpu=1" in job["AllocTRES"]) == on_gpu, job
 
-    for kind, pattern in [("answers", "answers.parquet"), ("scores", "scores/*/*.parquet")]:
+    compared = [("answers", "answers.parquet")]
+    compared += [("scores", f"scores/*/{strategy}.parquet") for strategy in STRATEGIES]
+    for kind, pattern in compared:
         local = sorted(smoke_run.glob(f"results/smoke/*/*/{pattern}"))
         assert local
         assert [p.relative_to(smoke_run) for p in local] == [
