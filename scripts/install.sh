@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Install the package with the CPU vLLM engine and the test tools into the current Python.
-# On a CUDA machine use `pip install -e ".[gpu,test]"` (or workflow/envs/gpu.yaml) instead.
+# On a CUDA machine use `pip install -e ".[gpu,test]"` (or environment.yml) instead.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 python3 -m pip install --quiet --disable-pip-version-check -e ".[cpu,test]"
