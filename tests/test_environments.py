@@ -3,7 +3,6 @@ pip section in the file's own folder, so an editable path is relative to that fo
 
 import re
 import tomllib
-from pathlib import Path
 
 import pytest
 import yaml
