@@ -61,14 +61,18 @@ def tiny_format(tokenizer):
 SMOKE_RUNS = ("smoke_dvc_run", "smoke_run")
 
 
+def smoke_run_used(item: pytest.Item) -> str | None:
+    """The smoke run fixture ``item`` uses, if any."""
+    return next((name for name in SMOKE_RUNS if name in item.fixturenames), None)
+
+
 @pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Group the tests for `--dist loadgroup`: by the smoke run they use, else by module (so a
     module's fixtures are built on one worker). The smoke runs' groups, the longest, go first."""
     for item in items:
-        uses = [name for name in SMOKE_RUNS if name in item.fixturenames]
-        item.add_marker(pytest.mark.xdist_group(uses[0] if uses else item.module.__name__))
-    items.sort(key=lambda item: item.get_closest_marker("xdist_group").args[0] not in SMOKE_RUNS)
+        item.add_marker(pytest.mark.xdist_group(smoke_run_used(item) or item.module.__name__))
+    items.sort(key=lambda item: smoke_run_used(item) is None)
 
 
 @pytest.fixture(scope="session")
