@@ -1,15 +1,22 @@
-"""The openai backend against a real ``vllm serve`` of the tiny model on 127.0.0.1.
+"""The openai backend against a real ``vllm serve`` of the tiny model on 127.0.0.1, and against
+a stub endpoint that answers as a broken or overloaded server would.
 
 The server is this module's only vLLM engine (it needs no in-process one). Covers sampling
 fields and token counts, the ``summarize`` command for every strategy through the Snakemake
-DAG with hosted-style subject and summariser, refused endpoints, and that the API key never
-reaches a log or an artifact.
+DAG with hosted-style subject and summariser, refused endpoints, that the API key never
+reaches a log or an artifact, and that every malformed, short, slow or failed response fails
+its own prompt with the reason.
 """
 
+import json
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -18,12 +25,11 @@ import yaml
 from selfreflect.artifacts import read_table
 from selfreflect.backends import Sampling, open_generator
 from selfreflect.chat import question_chat
-from selfreflect.errors import InputError
+from selfreflect.config import validate_config
+from selfreflect.errors import ConfigError, InputError
 from selfreflect.strategies import builtin_names
 from tests.test_strategies import QUESTIONS
 from tests.workflow_utils import copy_project, free_port, run
-
-pytestmark = [pytest.mark.vllm, pytest.mark.workflow]
 
 KEY = "sk-test-9f8e7d6c5b4a-never-log-me"
 KEY_ENV = "SELFREFLECT_TEST_API_KEY"
@@ -66,7 +72,7 @@ def wait_healthy(url: str, process: subprocess.Popen, log: Path, timeout: float 
     raise RuntimeError(f"vllm serve not healthy after {timeout} s:\n{log.read_text()[-3000:]}")
 
 
-def api_spec(base_url: str, api_key_env: str | None = KEY_ENV) -> dict:
+def api_spec(base_url: str, api_key_env: str | None = KEY_ENV, **settings) -> dict:
     return {
         "name": "tiny-api",
         "path": "tiny",
@@ -75,6 +81,9 @@ def api_spec(base_url: str, api_key_env: str | None = KEY_ENV) -> dict:
         "api_key_env": api_key_env,
         "max_concurrency": 4,
         "max_model_len": 2048,
+        "timeout": 600,
+        "max_retries": 2,
+        **settings,
     }
 
 
@@ -83,6 +92,7 @@ def api_key(monkeypatch):
     monkeypatch.setenv(KEY_ENV, KEY)
 
 
+@pytest.mark.vllm
 def test_chat_samples_with_seed_and_counts_tokens(server, api_key):
     generator = open_generator(api_spec(server))
     chats = [question_chat(q) for q in QUESTIONS]
@@ -97,15 +107,17 @@ def test_chat_samples_with_seed_and_counts_tokens(server, api_key):
     ]
 
 
+@pytest.mark.vllm
 def test_too_long_prompt_fails_only_its_chat(server, api_key):
     generator = open_generator(api_spec(server))
     chats = [question_chat(QUESTIONS[0]), question_chat("why " * 3000)]
     ok, too_long = generator.chat(chats, Sampling(max_tokens=4))
     assert ok.error is None and ok.texts
-    assert too_long.error.startswith("endpoint rejected the request: BadRequestError")
+    assert too_long.error.startswith("endpoint failed the request: BadRequestError")
     assert KEY not in too_long.error
 
 
+@pytest.mark.vllm
 def test_missing_key_and_refused_endpoint(server, monkeypatch):
     monkeypatch.delenv(KEY_ENV, raising=False)
     with pytest.raises(InputError, match=f"environment variable {KEY_ENV} is not set"):
@@ -139,6 +151,8 @@ def snakemake_api(project: Path, *args: str, check: bool = True):
     return run(["snakemake", *args, *options], project, check=check)  # targets before --resources
 
 
+@pytest.mark.vllm
+@pytest.mark.workflow
 def test_dag_with_hosted_subject_and_summariser(server, tmp_path, monkeypatch):
     """Answers and every strategy's summaries come from the endpoint; the key leaks nowhere."""
     monkeypatch.setenv(KEY_ENV, KEY)
@@ -171,3 +185,145 @@ def test_dag_with_hosted_subject_and_summariser(server, tmp_path, monkeypatch):
     assert "error: strategy 'greedy': model 'tiny-api': endpoint http://127.0.0.1:" in log
     assert "APIConnectionError" in log
     assert (project / summary_targets(["basic"])[0]).read_bytes() == kept
+
+
+# --- a stub endpoint: broken, short, slow and overloaded responses -----------------------------
+
+
+@dataclass
+class Reply:
+    """One scripted HTTP response of the stub endpoint."""
+
+    body: bytes | dict
+    status: int = 200
+    content_type: str = "application/json"
+    delay: float = 0.0
+
+
+def completion(n: int) -> dict:
+    """A chat completion body with ``n`` choices."""
+    choices = [
+        {"index": i, "message": {"role": "assistant", "content": f"answer {i}"}} for i in range(n)
+    ]
+    usage = {"prompt_tokens": 5, "completion_tokens": 2 * n, "total_tokens": 5 + 2 * n}
+    return {"id": "c", "object": "chat.completion", "choices": choices, "usage": usage}
+
+
+class Stub:
+    """Answers each request with the next scripted :class:`Reply` (the last one repeats)."""
+
+    def __init__(self) -> None:
+        self.replies: list[Reply] = []
+        self.requests = 0
+        stub = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                self.rfile.read(int(self.headers["Content-Length"]))
+                reply = stub.replies[min(stub.requests, len(stub.replies) - 1)]
+                stub.requests += 1
+                time.sleep(reply.delay)
+                body = reply.body
+                data = body if isinstance(body, bytes) else json.dumps(body).encode()
+                try:
+                    self.send_response(reply.status)
+                    self.send_header("Content-Type", reply.content_type)
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+                except OSError:  # the client gave up waiting (timeout)
+                    pass
+
+            def log_message(self, *args) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.server.server_port}/v1"
+
+    def serve(self, *replies: Reply) -> None:
+        self.replies, self.requests = list(replies), 0
+
+
+@pytest.fixture
+def stub() -> Iterator[Stub]:
+    endpoint = Stub()
+    thread = threading.Thread(target=endpoint.server.serve_forever, args=(0.05,), daemon=True)
+    thread.start()
+    yield endpoint
+    endpoint.server.shutdown()
+    endpoint.server.server_close()
+
+
+def ask(stub: Stub, n: int = 3, **settings) -> str | None:
+    """The error of one chat sampled ``n`` times from the stub (``None``: it succeeded)."""
+    generator = open_generator(api_spec(stub.url, api_key_env=None, **settings))
+    (generation,) = generator.chat([question_chat("Hi?")], Sampling(n=n, max_tokens=4))
+    assert generation.error or len(generation.texts) == n
+    return generation.error
+
+
+HTML_502 = Reply(b"<html><body><h1>502 Bad Gateway</h1></body></html>", 502, "text/html")
+
+
+@pytest.mark.parametrize(
+    ("reply", "expected"),
+    [
+        (Reply(completion(0)), "endpoint returned 0 of 3 choices"),
+        (Reply(completion(2)), "endpoint returned 2 of 3 choices"),
+        (Reply({**completion(3), "choices": None}), "endpoint sent no choices"),
+        (Reply(b'{"id": "c", "choices": [{"ind'), "endpoint sent malformed JSON"),
+        (
+            Reply(b"<html>maintenance</html>", content_type="text/html"),
+            "endpoint sent no choices: <html>",
+        ),
+        (HTML_502, "endpoint failed the request: InternalServerError: Error code: 502"),
+        (Reply(completion(3), delay=3), "endpoint failed the request: APITimeoutError"),
+    ],
+    ids=[
+        "empty-choices",
+        "too-few-choices",
+        "no-choices",
+        "truncated-json",
+        "html-200",
+        "html-502",
+        "slow",
+    ],
+)
+def test_a_bad_response_fails_its_prompt_with_the_reason(stub, reply, expected):
+    stub.serve(reply)
+    error = ask(stub, timeout=0.5, max_retries=1)
+    assert error.startswith(expected) and "\n" not in error and len(error) <= 300, error
+    retried = reply.status >= 500 or reply.delay
+    assert stub.requests == (2 if retried else 1)
+
+
+def test_overload_is_retried_with_backoff_then_succeeds(stub):
+    stub.serve(Reply({"error": {"message": "slow down"}}, 429), HTML_502, Reply(completion(3)))
+    start = time.monotonic()
+    assert ask(stub, max_retries=2) is None
+    assert stub.requests == 3 and time.monotonic() - start >= 0.5  # two backoffs
+
+
+def test_each_response_is_judged_on_its_own(stub):
+    stub.serve(Reply(completion(2)), Reply(completion(1)), Reply(completion(2)))
+    generator = open_generator(api_spec(stub.url, api_key_env=None, max_concurrency=1))
+    chats = [question_chat(q) for q in ("A?", "B?", "C?")]
+    first, short, last = generator.chat(chats, Sampling(n=2, max_tokens=4))
+    assert first.texts == last.texts == ["answer 0", "answer 1"] and first.prompt_tokens == 5
+    assert short.texts == [] and short.error == "endpoint returned 1 of 2 choices"
+
+
+def test_openai_model_without_base_url_is_a_config_error():
+    config = {
+        "run": "t",
+        "models": {"api": {"path": "gpt", "backend": "openai", "timeout": 30}},
+        "subjects": ["api"],
+        "judges": ["api"],
+        "datasets": {"d": {"source": "local", "path": "q.jsonl"}},
+    }
+    with pytest.raises(ConfigError, match=r"^c\.yaml: models\.api\.base_url: required"):
+        validate_config(config, source="c.yaml")
+    config["models"]["api"]["timeout"] = 0
+    with pytest.raises(ConfigError, match=r"^c\.yaml: models\.api\.timeout: "):
+        validate_config(config, source="c.yaml")

@@ -66,6 +66,7 @@ def validate_config(config: Any, source: str = "config") -> dict[str, Any]:
         raise ConfigError(f"{source}: {where}: {_message(cause)}") from None
     _check_model_references(config, source)
     _check_registered_names(config, source)
+    _check_endpoints(config, source)
     _fill_converted_paths(config, source)
     return _canonical(config)
 
@@ -82,6 +83,13 @@ def _check_registered_names(config: dict[str, Any], source: str) -> None:
     for where, value, registry in checks:
         if value not in registry.names():
             raise ConfigError(f"{source}: {where}: {value!r} is not one of {registry.names()}")
+
+
+def _check_endpoints(config: dict[str, Any], source: str) -> None:
+    """Every openai model names its endpoint (none would mean the public OpenAI API)."""
+    for name, spec in config["models"].items():
+        if spec["backend"] == "openai" and spec["base_url"] is None:
+            raise ConfigError(f"{source}: models.{name}.base_url: required by backend openai")
 
 
 def schema_enum(*keys: str) -> list[str]:

@@ -5,14 +5,17 @@ Chats go to ``/chat/completions`` (the server applies the chat template), render
 open-weight families (:mod:`selfreflect.families`), the ``enable_thinking`` switch as vLLM's
 extra fields; token counts come from ``usage``. The server renders chats with its template, so
 a reasoning family's ``</think>`` suffix and a base family's joined contents are not applied.
-A request the endpoint rejects (HTTP 400, e.g. too long) fails its prompt; an endpoint that
-cannot be reached or refuses the key raises. The API key is read from the environment variable
-named by ``api_key_env`` and never logged, stored or echoed in an error.
+The client retries a request answered with 429 or 5xx, or not answered within ``timeout``
+seconds, ``max_retries`` times with exponential backoff. A request that still fails, that the
+endpoint rejects (HTTP 400, e.g. too long), or whose response is not a completion with exactly
+``n`` choices fails its prompt with the reason; an endpoint that cannot be reached, refuses the
+key or has no such model raises. The API key is read from the environment variable named by
+``api_key_env`` and never logged, stored or echoed in an error.
 """
 
 from __future__ import annotations
 
-import logging
+import json
 import os
 import re
 from collections.abc import Callable, Sequence
@@ -23,8 +26,6 @@ from selfreflect.backends import Generation, Generator, Sampling
 from selfreflect.chat import Message
 from selfreflect.errors import InputError
 from selfreflect.families import PromptFormat
-
-logging.getLogger("httpx").setLevel(logging.WARNING)  # one INFO line per request otherwise
 
 _ENV_NAME = re.compile(r"^[A-Z_][A-Z0-9_]*$")  # anything else may be a pasted key: not echoed
 
@@ -75,7 +76,12 @@ class OpenaiGenerator(Generator):
         self.max_model_len = spec["max_model_len"]
         self.workers = spec["max_concurrency"]
         self._key = api_key(spec)
-        self.client = OpenAI(base_url=spec["base_url"], api_key=self._key)
+        self.client = OpenAI(
+            base_url=spec["base_url"],
+            api_key=self._key,
+            timeout=spec["timeout"],
+            max_retries=spec["max_retries"],
+        )
 
     def chat(
         self,
@@ -92,7 +98,10 @@ class OpenaiGenerator(Generator):
                 model=self.model, messages=messages, **request_fields(spec, template_kwargs)
             )
 
-        return self._run(one, chats, sampling, lambda choice: choice.message.content or "")
+        def text(choice: Any) -> str | None:
+            return None if choice.message is None else choice.message.content or ""
+
+        return self._run(one, chats, sampling, text)
 
     def generate(self, prompts: list[str], sampling: list[Sampling]) -> list[Generation]:
         def one(prompt: str, spec: Sampling) -> Any:
@@ -107,38 +116,61 @@ class OpenaiGenerator(Generator):
         request: Callable[[Any, Sampling], Any],
         items: Sequence[Any],
         sampling: Sampling | Sequence[Sampling],
-        text: Callable[[Any], str],
+        text: Callable[[Any], str | None],
     ) -> list[Generation]:
         """Send one request per item, ``max_concurrency`` at a time, in order."""
         per_item = [sampling] * len(items) if isinstance(sampling, Sampling) else list(sampling)
 
         def call(pair: tuple[Any, Sampling]) -> Generation:
-            return self._generation(lambda: request(*pair), text)
+            return self._generation(lambda: request(*pair), pair[1].n, text)
 
         with ThreadPoolExecutor(self.workers) as pool:
             return list(pool.map(call, zip(items, per_item, strict=True)))
 
-    def _generation(self, send: Callable[[], Any], text: Callable[[Any], str]) -> Generation:
+    def _generation(
+        self, send: Callable[[], Any], n: int, text: Callable[[Any], str | None]
+    ) -> Generation:
+        """One request's completions; a failed request is a :class:`Generation` with the reason."""
         import openai
 
         try:
             response = send()
-        except openai.BadRequestError as err:
-            return Generation(error=f"endpoint rejected the request: {self._clean(err)}")
-        except openai.OpenAIError as err:
-            where = self.client.base_url
-            raise InputError(
-                f"model '{self.name}': endpoint {where} failed: {self._clean(err)}"
-            ) from None
-        choices = sorted(response.choices, key=lambda choice: choice.index)
+        except (
+            openai.AuthenticationError,
+            openai.PermissionDeniedError,
+            openai.NotFoundError,
+        ) as err:
+            raise self._endpoint_error(err) from None
+        except (openai.APIStatusError, openai.APITimeoutError) as err:
+            return Generation(error=f"endpoint failed the request: {self._clean(err)}")
+        except openai.OpenAIError as err:  # e.g. no connection
+            raise self._endpoint_error(err) from None
+        except json.JSONDecodeError as err:
+            return Generation(
+                error=f"endpoint sent malformed JSON: {err.msg} at character {err.pos}"
+            )
+        choices = getattr(response, "choices", None)
+        if not isinstance(choices, list):
+            return Generation(error=f"endpoint sent no choices: {self._clean(str(response))[:80]}")
+        if len(choices) != n or {choice.index for choice in choices} != set(range(n)):
+            return Generation(error=f"endpoint returned {len(choices)} of {n} choices")
+        texts = [text(choice) for choice in sorted(choices, key=lambda choice: choice.index)]
+        if not all(isinstance(t, str) for t in texts):
+            return Generation(error="endpoint returned a choice without text")
         usage = response.usage
         return Generation(
-            texts=[text(choice) for choice in choices],
-            prompt_tokens=usage.prompt_tokens if usage else 0,
-            completion_tokens=usage.completion_tokens if usage else 0,
+            texts=texts,
+            prompt_tokens=(usage and usage.prompt_tokens) or 0,
+            completion_tokens=(usage and usage.completion_tokens) or 0,
         )
 
-    def _clean(self, err: Exception) -> str:
-        """The error as one line, with the API key masked wherever it appears."""
-        message = f"{type(err).__name__}: {err}".replace("\n", " ")
-        return message.replace(self._key, "***") if self._key != "EMPTY" else message
+    def _endpoint_error(self, err: Exception) -> InputError:
+        where = self.client.base_url
+        return InputError(f"model '{self.name}': endpoint {where} failed: {self._clean(err)}")
+
+    def _clean(self, err: Exception | str) -> str:
+        """The error as one line (at most 300 characters), with the API key masked."""
+        message = err if isinstance(err, str) else f"{type(err).__name__}: {err}"
+        if self._key != "EMPTY":
+            message = message.replace(self._key, "***")
+        return " ".join(message.split())[:300]
