@@ -19,10 +19,11 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
+import pandas as pd
 import pytest
 import yaml
 
-from selfreflect.artifacts import read_table
+from selfreflect.artifacts import read_table, write_table
 from selfreflect.backends import Sampling, open_generator
 from selfreflect.chat import question_chat
 from selfreflect.config import validate_config
@@ -312,6 +313,36 @@ def test_each_response_is_judged_on_its_own(stub):
     first, short, last = generator.chat(chats, Sampling(n=2, max_tokens=4))
     assert first.texts == last.texts == ["answer 0", "answer 1"] and first.prompt_tokens == 5
     assert short.texts == [] and short.error == "endpoint returned 1 of 2 choices"
+
+
+def test_answers_job_on_short_responses_stops_with_one_quiet_line(stub, tmp_path):
+    """Too few choices fail every question; the job stops with one error line, and only its own
+    progress lines before it (no request logs)."""
+    stub.serve(Reply(completion(1)))
+    model = {"path": "gpt", "backend": "openai", "base_url": stub.url, "max_retries": 0}
+    config = {
+        "run": "t",
+        "models": {"api": model},
+        "subjects": ["api"],
+        "judges": ["api"],
+        "datasets": {"d": {"source": "local", "path": "q.jsonl"}},
+        "answers": {"num_answers": 2},
+    }
+    (tmp_path / "c.yaml").write_text(yaml.safe_dump(config))
+    questions = pd.DataFrame(
+        {"id": ["a", "b"], "question": ["Question: A?", "Question: B?"], "dataset": "d"}
+    ).assign(source_index=[0, 1], choices=None, gold=None)
+    write_table("questions", questions, tmp_path / "q.pq")
+    args = ["answers", "--config", "c.yaml", "--subject", "api", "--questions", "q.pq"]
+    result = run(["selfreflect", *args, "--out", "a.pq"], tmp_path, check=False)
+    assert result.returncode == 1 and stub.requests == 2
+    *progress, error = result.stderr.splitlines()
+    assert error == (
+        "error: answers of api: 2 of 2 questions failed, more than max_failed_share=0.5:"
+        " 2x 'endpoint returned 1 of 4 choices'"
+    )
+    assert all(line.startswith("INFO selfreflect.progress: ") for line in progress), progress
+    assert not (tmp_path / "a.pq").exists()
 
 
 def test_openai_model_without_base_url_is_a_config_error():

@@ -17,6 +17,9 @@ from selfreflect.report.cli import report
 from selfreflect.scoring.cli import score
 from selfreflect.strategies.cli import summarize
 
+# libraries that log every request or lock at INFO: warnings only, unless --verbose
+QUIET_LOGGERS = ("httpx", "httpx2", "httpcore", "openai", "urllib3", "filelock", "huggingface_hub")
+
 
 @click.group()
 @click.option("-v", "--verbose", is_flag=True, help="Log debug messages.")
@@ -26,6 +29,8 @@ def cli(verbose: bool) -> None:
         level=logging.DEBUG if verbose else logging.INFO,
         format="%(levelname)s %(name)s: %(message)s",
     )
+    for name in QUIET_LOGGERS:
+        logging.getLogger(name).setLevel(logging.NOTSET if verbose else logging.WARNING)
 
 
 @cli.command("tiny-model")
