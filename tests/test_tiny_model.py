@@ -1,6 +1,8 @@
 """The tiny model loads in transformers and vLLM and supports the chat calls the SPEC needs."""
 
 import filecmp
+import os
+import stat
 
 import pytest
 
@@ -29,6 +31,15 @@ def test_build_is_deterministic(tiny_model, tmp_path):
     again = build_tiny_model(tmp_path / "tiny")
     for name in ("model.safetensors", "tokenizer.json", "config.json"):
         assert filecmp.cmp(tiny_model / name, again / name, shallow=False)
+
+
+def test_files_get_the_modes_of_the_umask(tiny_model):
+    """Every file is readable as the umask allows (safetensors alone would write 0600)."""
+    umask = os.umask(0)
+    os.umask(umask)
+    assert {f.name: stat.S_IMODE(f.stat().st_mode) for f in tiny_model.iterdir()} == {
+        f.name: 0o666 & ~umask for f in tiny_model.iterdir()
+    }
 
 
 def test_architecture(tiny_model):

@@ -63,6 +63,15 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
         stale.unlink(missing_ok=True)
 
 
+def _apply_umask(folder: Path) -> None:
+    """Give ``folder``, its subfolders and files the modes ``mkdir`` and ``open`` would give
+    them (0777 or 0666, less the umask; executable files keep their execute bits)."""
+    mask = _umask()
+    for item in [folder, *folder.rglob("*")]:
+        full = 0o777 if item.is_dir() or item.stat().st_mode & 0o111 else 0o666
+        item.chmod(full & ~mask)
+
+
 def _reason(err: OSError) -> str:
     return err.strerror or " ".join(str(err).split())
 
@@ -102,13 +111,16 @@ def file_digest(path: str | os.PathLike) -> str:
 
 @contextmanager
 def atomic_dir(path: str | os.PathLike) -> Iterator[Path]:
-    """Yield a temporary directory beside ``path``; swap it into place if the block succeeds."""
+    """Yield a temporary directory beside ``path``; swap it into place if the block succeeds.
+
+    Everything in it gets the mode the umask gives (libraries such as safetensors write 0600).
+    """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", dir=path.parent))
-    tmp.chmod(0o777 & ~_umask())
     try:
         yield tmp
+        _apply_umask(tmp)
         if path.exists():
             shutil.rmtree(path)
         os.replace(tmp, path)
