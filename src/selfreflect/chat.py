@@ -9,8 +9,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from functools import cache
 from importlib import resources
+from pathlib import Path
 
-import yaml
+from selfreflect.fileio import read_yaml
 
 Message = dict[str, str]
 
@@ -18,8 +19,7 @@ Message = dict[str, str]
 @cache
 def prompts() -> dict[str, str]:
     """All prompt texts, from the package's ``prompts.yaml``."""
-    text = (resources.files("selfreflect") / "data" / "prompts.yaml").read_text(encoding="utf-8")
-    return yaml.safe_load(text)
+    return read_yaml(Path(str(resources.files("selfreflect") / "data" / "prompts.yaml")))
 
 
 QUESTION_PREFIX = "Question: "

@@ -2,13 +2,16 @@
 
 A killed job loses at most the chunk in flight. Checkpoints live in a directory named after a
 fingerprint of everything that determines the result (settings, seeds, model), so a rerun with
-other settings never reuses them; they are removed once the full result is written.
+other settings never reuses them; they are removed once the full result is written. A
+checkpoint that cannot be read (e.g. damaged on disk) is set aside, with a warning, in
+``.<output>.checkpoints/corrupt/`` and its chunk computed again.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -17,7 +20,10 @@ from typing import Any
 import pandas as pd
 
 from selfreflect.artifacts import read_table, write_table
+from selfreflect.errors import InputError
 from selfreflect.progress import Progress
+
+log = logging.getLogger(__name__)
 
 
 def fingerprint(*parts: Any) -> str:
@@ -45,14 +51,29 @@ def run_chunked(
     for start in range(0, len(items), chunk_size):
         chunk = items.iloc[start : start + chunk_size]
         path = directory / f"{start:09d}-{fingerprint(list(chunk['id']))}.parquet"
-        if path.is_file():
-            parts.append(read_table(kind, path))
-        else:
+        result = _reuse(kind, path, chunk) if path.is_file() else None
+        if result is None:
             result = work(chunk)
             write_table(kind, result, path)
-            parts.append(result)
+        parts.append(result)
         tracker.advance(len(chunk))
     return pd.concat(parts, ignore_index=True) if parts else work(items)
+
+
+def _reuse(kind: str, path: Path, chunk: pd.DataFrame) -> pd.DataFrame | None:
+    """The checkpoint at ``path`` of ``chunk``; ``None`` (its chunk is computed again) when it
+    is unreadable or holds other questions, after setting it aside with a warning."""
+    try:
+        result = read_table(kind, path)
+        if list(result["id"]) != list(chunk["id"]):
+            raise InputError(f"{path}: holds other questions than its chunk")
+    except InputError as err:
+        aside = path.parent.parent / "corrupt" / f"{path.parent.name}-{path.name}"
+        aside.parent.mkdir(exist_ok=True)
+        path.replace(aside)
+        log.warning("corrupt checkpoint moved to %s; computing its chunk again (%s)", aside, err)
+        return None
+    return result
 
 
 def clear(directory: Path) -> None:

@@ -141,7 +141,8 @@ def merge(
     config_path: str | None,
     parts: tuple[str, ...],
 ) -> None:
-    """Merge per-shard tables of one KIND into one table in question order."""
+    """Merge per-shard tables of one KIND into one table in question order (every shard of the
+    run of the questions, holding only its questions)."""
     from selfreflect import sharding
     from selfreflect.artifacts import read_metadata, read_table, write_table
     from selfreflect.config import load_config
@@ -154,8 +155,10 @@ def merge(
     check_writable(out)
     tables = [read_table(kind, part) for part in parts]
     order = read_table("questions", questions_path)["id"]
+    shards = [read_metadata(part) for part in parts]
+    sharding.check_run(read_metadata(questions_path).get("run"), shards, list(parts))
     merged = sharding.merge(tables, order, list(parts))
-    write_table(kind, merged, out, merged_provenance([read_metadata(p) for p in parts]))
+    write_table(kind, merged, out, merged_provenance(shards))
     if metrics_path:
         write_metrics(metrics_path, merged, load_config(config_path))
     click.echo(f"{len(merged)} rows merged into {out}")

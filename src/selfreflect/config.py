@@ -15,7 +15,8 @@ from typing import Any
 
 import yaml
 
-from selfreflect.errors import ConfigError, SelfReflectError
+from selfreflect.errors import ConfigError, InputError, SelfReflectError
+from selfreflect.fileio import read_yaml
 
 SCHEMA_PATH = Path(str(resources.files("selfreflect") / "data" / "config.schema.yaml"))
 
@@ -31,14 +32,9 @@ def read_config_file(path: str | os.PathLike) -> dict[str, Any]:
     if not path.is_file():
         raise ConfigError(f"{path}: config file not found")
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8-sig"))
-    except yaml.MarkedYAMLError as err:
-        line = err.problem_mark.line + 1 if err.problem_mark else "?"
-        raise ConfigError(f"{path}: malformed YAML at line {line}: {err.problem}") from None
-    except yaml.YAMLError as err:
-        raise ConfigError(f"{path}: malformed YAML: {' '.join(str(err).split())}") from None
-    except UnicodeDecodeError as err:
-        raise ConfigError(f"{path}: not UTF-8 text ({err.reason})") from None
+        data = read_yaml(path)
+    except InputError as err:
+        raise ConfigError(str(err)) from None
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: expected a mapping of config keys at the top level")
     return data
@@ -94,7 +90,7 @@ def _check_endpoints(config: dict[str, Any], source: str) -> None:
 
 def schema_enum(*keys: str) -> list[str]:
     """The schema's ``enum`` at ``properties`` path ``keys`` (e.g. ``scoring``, ``dtype``)."""
-    node = yaml.safe_load(SCHEMA_PATH.read_text(encoding="utf-8"))
+    node = read_yaml(SCHEMA_PATH)
     for key in keys:
         node = node["properties"][key]
     return list(node["enum"])

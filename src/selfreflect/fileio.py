@@ -1,4 +1,5 @@
-"""Atomic file writes: a reader never sees a half-written artifact."""
+"""Atomic file writes (a reader never sees a half-written artifact) and strict JSON and YAML
+reading (a repeated key is an error, not a silent overwrite)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+
+import yaml
 
 from selfreflect.errors import InputError
 
@@ -72,6 +75,14 @@ def _apply_umask(folder: Path) -> None:
         item.chmod(full & ~mask)
 
 
+def _write_errors() -> tuple[type[Exception], ...]:
+    """What a failed write raises: ``OSError``, or safetensors' own error (models are saved
+    with it; it reports a full disk as ``... (os error 28)``)."""
+    from safetensors import SafetensorError
+
+    return OSError, SafetensorError
+
+
 def _reason(err: OSError) -> str:
     return err.strerror or " ".join(str(err).split())
 
@@ -90,15 +101,68 @@ def write_json(path: str | os.PathLike, obj: Any) -> None:
     write_text(path, json.dumps(obj, indent=2, ensure_ascii=False) + "\n")
 
 
+class DuplicateKey(ValueError):
+    """A JSON object or YAML mapping names one key twice (the last would silently win)."""
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    mapping: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in mapping:
+            raise DuplicateKey(f"duplicate key '{key}'")
+        mapping[key] = value
+    return mapping
+
+
+def loads_json(text: str) -> Any:
+    """Parse JSON text, refusing an object with a repeated key (:class:`DuplicateKey`)."""
+    return json.loads(text, object_pairs_hook=_unique_keys)
+
+
 def read_json(path: str | os.PathLike) -> Any:
-    """Read a JSON file; a missing or malformed file raises one clear ``InputError``."""
+    """Read a JSON file; a missing, malformed or ambiguous file raises one clear ``InputError``."""
     path = Path(path)
     if not path.is_file():
         raise InputError(f"{path}: file not found")
     try:
-        return json.loads(path.read_text(encoding="utf-8-sig"))
+        return loads_json(path.read_text(encoding="utf-8-sig"))
     except json.JSONDecodeError as err:
         raise InputError(f"{path}: malformed JSON at line {err.lineno}: {err.msg}") from None
+    except DuplicateKey as err:
+        raise InputError(f"{path}: {err} in an object") from None
+    except UnicodeDecodeError as err:
+        raise InputError(f"{path}: not UTF-8 text ({err.reason})") from None
+
+
+class _StrictYamlLoader(yaml.SafeLoader):
+    """YAML's safe loader, refusing a mapping with a repeated key."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen = set()
+        for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":  # `<<: *base` keys may be overridden
+                continue
+            key = self.construct_object(key_node, deep=True)
+            if isinstance(key, str | int | float | bool) and key in seen:
+                problem = f"duplicate key '{key}'"
+                raise yaml.constructor.ConstructorError(None, None, problem, key_node.start_mark)
+            seen.add(key)
+        return super().construct_mapping(node, deep=deep)
+
+
+def read_yaml(path: str | os.PathLike) -> Any:
+    """Read a YAML file safely; a missing, malformed or ambiguous (repeated key) file raises
+    one ``InputError`` naming the file and line."""
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(f"{path}: file not found")
+    try:
+        return yaml.load(path.read_text(encoding="utf-8-sig"), Loader=_StrictYamlLoader)
+    except yaml.MarkedYAMLError as err:
+        line = err.problem_mark.line + 1 if err.problem_mark else "?"
+        raise InputError(f"{path}: malformed YAML at line {line}: {err.problem}") from None
+    except yaml.YAMLError as err:
+        raise InputError(f"{path}: malformed YAML: {' '.join(str(err).split())}") from None
     except UnicodeDecodeError as err:
         raise InputError(f"{path}: not UTF-8 text ({err.reason})") from None
 
@@ -114,16 +178,23 @@ def atomic_dir(path: str | os.PathLike) -> Iterator[Path]:
     """Yield a temporary directory beside ``path``; swap it into place if the block succeeds.
 
     Everything in it gets the mode the umask gives (libraries such as safetensors write 0600).
+    A write that fails (full disk) raises one ``InputError`` naming ``path``.
     """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", dir=path.parent))
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", dir=path.parent))
+    except OSError as err:
+        raise InputError(f"{path}: cannot write ({_reason(err)})") from None
     try:
         yield tmp
         _apply_umask(tmp)
         if path.exists():
             shutil.rmtree(path)
         os.replace(tmp, path)
+    except _write_errors() as err:
+        reason = _reason(err) if isinstance(err, OSError) else " ".join(str(err).split())
+        raise InputError(f"{path}: cannot write ({reason})") from None
     finally:
         if tmp.exists():
             shutil.rmtree(tmp)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import struct
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -101,16 +102,24 @@ def convert_gguf(spec: dict[str, Any], out_dir: str | os.PathLike) -> Path:
 
     Weights are stored in ``spec['dtype']`` (``auto``: float32, as GGUF tensors dequantise);
     ``source.json`` records the GGUF file's SHA-256 so the folder's fingerprint names it.
-    The folder appears atomically, complete or not at all.
+    The folder appears atomically, complete or not at all; a file that is not a readable GGUF
+    file (e.g. truncated) is an ``InputError`` naming it.
     """
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
+    from transformers.utils import logging as transformers_logging
+
+    transformers_logging.disable_progress_bar()  # a bar per shard; an error stays one line
 
     dtype = getattr(torch, "float32" if spec["dtype"] == "auto" else spec["dtype"])
     with gguf_file(spec) as source:
         kwargs = {"gguf_file": source.name}
-        tokenizer = AutoTokenizer.from_pretrained(str(source.parent), **kwargs)
-        model = AutoModelForCausalLM.from_pretrained(str(source.parent), dtype=dtype, **kwargs)
+        try:
+            tokenizer = AutoTokenizer.from_pretrained(str(source.parent), **kwargs)
+            model = AutoModelForCausalLM.from_pretrained(str(source.parent), dtype=dtype, **kwargs)
+        except (ValueError, KeyError, IndexError, EOFError, struct.error) as err:  # e.g. truncated
+            reason = " ".join(f"{type(err).__name__}: {err}".split())
+            raise InputError(f"{spec['gguf']}: not a readable GGUF file ({reason})") from None
         digest = file_digest(source)
     model.hf_quantizer = None  # dequantised already; save_pretrained refuses a quantized model
     if hasattr(model.config, "quantization_config"):

@@ -75,6 +75,7 @@ def provenance(config: dict[str, Any], models: list[str], **extra: Any) -> dict[
     """The provenance block stored in an artifact's metadata."""
     return {
         **code_provenance(),
+        "run": config["run"],
         "models": {name: model_fingerprint(config["models"][name]["path"]) for name in models},
         "seed": config["seed"],
         "config_hash": config_hash(config),

@@ -21,6 +21,7 @@ import pandas as pd
 from selfreflect.artifacts import SCHEMAS
 from selfreflect.chat import question_form
 from selfreflect.errors import InputError
+from selfreflect.fileio import DuplicateKey, loads_json, read_json
 from selfreflect.registry import DATASET_KINDS
 
 log = logging.getLogger(__name__)
@@ -107,10 +108,7 @@ def _lookup(record: Any, field: str) -> Any:
 
 
 def _read_json(path: Path) -> Records:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8-sig"))
-    except json.JSONDecodeError as err:
-        raise InputError(f"{path}: malformed JSON at line {err.lineno}: {err.msg}") from None
+    data = read_json(path)
     if not isinstance(data, list):
         raise InputError(f"{path}: expected a JSON list of records, got {type(data).__name__}")
     return [(f"record {i}", record) for i, record in enumerate(data)]
@@ -122,15 +120,40 @@ def _read_jsonl(path: Path) -> Records:
         if not line.strip():
             continue
         try:
-            records.append((f"line {number}", json.loads(line)))
+            records.append((f"line {number}", loads_json(line)))
         except json.JSONDecodeError as err:
             raise InputError(f"{path}: line {number}: malformed JSON: {err.msg}") from None
+        except DuplicateKey as err:
+            raise InputError(f"{path}: line {number}: {err}") from None
     return records
 
 
 def _read_csv(path: Path) -> Records:
+    """Rows of a CSV file with a header; bad quoting, a repeated column or a row with more
+    fields than the header (an unquoted comma) is an error naming the line."""
+    records = []
     with path.open(encoding="utf-8-sig", newline="") as handle:
-        return [(f"row {i + 1}", row) for i, row in enumerate(csv.DictReader(handle))]
+        reader = csv.DictReader(handle, strict=True)
+        start = 1  # the line the record being read starts on
+        try:
+            header = reader.fieldnames or []
+            repeated = [name for name in header if header.count(name) > 1]
+            if repeated:
+                raise InputError(f"{path}: line 1: column '{repeated[0]}' appears twice")
+            start = reader.line_num + 1
+            for row in reader:
+                if None in row:
+                    fields = len(header) + len(row[None])
+                    raise InputError(
+                        f"{path}: line {start}: {fields} fields, the header has {len(header)}"
+                        " (quote a field that holds a comma)"
+                    )
+                records.append((f"row {len(records) + 1}", row))
+                start = reader.line_num + 1
+        except csv.Error as err:
+            hint = " (a quote is never closed)" if "end of data" in str(err) else ""
+            raise InputError(f"{path}: line {start}: malformed CSV: {err}{hint}") from None
+    return records
 
 
 def _read_parquet(path: Path) -> Records:

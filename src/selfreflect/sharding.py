@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pandas as pd
 
@@ -19,8 +21,14 @@ def shard(questions: pd.DataFrame, index: int, count: int) -> pd.DataFrame:
 def merge(parts: list[pd.DataFrame], order: pd.Series, names: list[str]) -> pd.DataFrame:
     """Concatenate shard tables and order them as ``order`` (question ids).
 
-    Every id must appear exactly once across the shards; ``names`` name the shard files.
+    Every id must appear exactly once across the shards, and no shard may hold a question
+    that is not in ``order``; ``names`` name the shard files.
     """
+    known = set(order)
+    for part, name in zip(parts, names, strict=True):
+        foreign = part["id"][~part["id"].isin(known)]
+        if len(foreign):
+            raise InputError(f"{name}: question {foreign.iloc[0]} is not among the questions")
     merged = pd.concat(parts, ignore_index=True)
     duplicated = merged["id"][merged["id"].duplicated()]
     if len(duplicated):
@@ -29,3 +37,13 @@ def merge(parts: list[pd.DataFrame], order: pd.Series, names: list[str]) -> pd.D
     if missing:
         raise InputError(f"{', '.join(names)}: no shard holds question {sorted(missing)[0]}")
     return merged.set_index("id").loc[list(order)].reset_index()
+
+
+def check_run(run: str | None, shards: list[dict[str, Any]], names: list[str]) -> None:
+    """Refuse a shard whose metadata (``shards``) names another run than its questions' ``run``
+    (artifacts written before runs were recorded name none and pass)."""
+    for meta, name in zip(shards, names, strict=True):
+        if run and meta.get("run") and meta["run"] != run:
+            raise InputError(
+                f"{name}: a shard of run '{meta['run']}', not of run '{run}' (its questions')"
+            )

@@ -60,8 +60,11 @@ def build_tiny_model(out_dir: str | os.PathLike, seed: int = 0) -> Path:
     """
     import torch
     from transformers import GenerationConfig, Qwen2Config, Qwen2ForCausalLM
+    from transformers.utils import logging as transformers_logging
 
     from selfreflect.fileio import atomic_dir
+
+    transformers_logging.disable_progress_bar()  # a bar per shard; an error stays one line
 
     tokenizer = build_tokenizer()
     eos = tokenizer.convert_tokens_to_ids("<|im_end|>")

@@ -19,6 +19,7 @@ from typing import Any
 import yaml
 
 from selfreflect.errors import ConfigError
+from selfreflect.fileio import read_yaml
 
 PROMPTS_FILE = "src/selfreflect/data/prompts.yaml"
 PACKAGE = Path("src/selfreflect")
@@ -185,7 +186,7 @@ def dvc_yaml(snakefile: Path, params_file: Path) -> str:
     """The text of ``dvc.yaml`` for the config ``params_file`` (DVC's params file)."""
     jobs, workflow = snakemake_jobs(snakefile, params_file)
     resolved = str(workflow.globals["RESOLVED_CONFIG"])
-    present = yaml.safe_load(params_file.read_text(encoding="utf-8")) or {}
+    present = read_yaml(params_file) or {}
     stages = dvc_stages(jobs, resolved, params_file.name, present)
     body = yaml.safe_dump({"stages": stages}, sort_keys=False, width=100)
     target = f"{params_file.name} -> {params_file.resolve().relative_to(Path.cwd().resolve())}"

@@ -9,6 +9,7 @@ from selfreflect.config import (
     check_model_paths,
     converted_models,
     model_gpus,
+    read_config_file,
     summarized_datasets,
     validate_config,
     write_resolved_config,
@@ -20,6 +21,8 @@ from selfreflect.workflow import code_digest, prompt_texts, setting_values, sour
 
 _source = ", ".join(map(str, workflow.config_settings.configfiles)) or DEFAULT_CONFIG
 try:
+    for _configfile in workflow.config_settings.configfiles:  # a repeated key is an error
+        read_config_file(_configfile)  # (Snakemake's own reading keeps the last silently)
     config = validate_config(config, source=_source)
     check_strategies(config, _source)
     check_model_paths(config, _source, built=paths.MODELS)

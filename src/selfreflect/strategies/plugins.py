@@ -65,8 +65,9 @@ def load_plugin(name: str, target: str) -> Callable[[Context], str]:
         sys.path.insert(0, os.getcwd())
     try:
         fn = getattr(importlib.import_module(module_name), function)
-    except (ImportError, AttributeError, ValueError) as err:
-        raise StrategyError(f"strategy '{name}': cannot load plug-in {target}: {err}") from None
+    except Exception as err:  # importing runs the module: any error means it cannot be loaded
+        reason = " ".join(f"{type(err).__name__}: {err}".split())
+        raise StrategyError(f"strategy '{name}': cannot load plug-in {target}: {reason}") from None
     if not callable(fn):
         raise StrategyError(f"strategy '{name}': plug-in {target} is not a function")
     return fn
