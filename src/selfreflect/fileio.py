@@ -143,7 +143,9 @@ class _StrictYamlLoader(yaml.SafeLoader):
             if key_node.tag == "tag:yaml.org,2002:merge":  # `<<: *base` keys may be overridden
                 continue
             key = self.construct_object(key_node, deep=True)
-            if isinstance(key, str | int | float | bool) and key in seen:
+            if not isinstance(key, str | int | float | bool):
+                continue  # an unhashable key is the safe loader's own error
+            if key in seen:
                 problem = f"duplicate key '{key}'"
                 raise yaml.constructor.ConstructorError(None, None, problem, key_node.start_mark)
             seen.add(key)
