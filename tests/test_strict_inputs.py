@@ -112,7 +112,9 @@ CASES = [
         "required",
     ),
     c_case("openai-timeout-zero", openai_model(timeout=0), "c.yaml", "models.tiny.timeout"),
-    c_case("openai-retries-negative", openai_model(max_retries=-1), "models.tiny.max_retries"),
+    c_case(
+        "openai-retries-negative", openai_model(max_retries=-1), "c.yaml", "models.tiny.max_retries"
+    ),
     # --- CSV: quoting, repeated and extra columns -----------------------------------------------
     q_case(
         "csv-unterminated-quote",
@@ -155,7 +157,7 @@ CASES = [
         "import no_such_dependency_xyz\n",
         "no_such_dependency_xyz",
     ),
-    plugin_case("plugin-no-function", "plugin_empty", "x = 1\n", "vote"),
+    plugin_case("plugin-no-function", "plugin_empty", "x = 1\n", "AttributeError"),
     # --- GGUF files -------------------------------------------------------------------------------
     gguf_case("gguf-not-gguf", b"hello, not a model", "magic"),
     gguf_case("gguf-truncated-header", smollm2_head(100)),
