@@ -22,7 +22,7 @@ QUIET_LOGGERS = ("httpx", "httpx2", "httpcore", "openai", "urllib3", "filelock",
 
 
 @click.group()
-@click.option("-v", "--verbose", is_flag=True, help="Log debug messages.")
+@click.option("-v", "--verbose", is_flag=True, help="Log debug messages and every HTTP request.")
 def cli(verbose: bool) -> None:
     """SelfReflect: how well do LLM summaries describe the model's own answer distribution?"""
     logging.basicConfig(
