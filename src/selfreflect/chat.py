@@ -13,6 +13,7 @@ from importlib import resources
 import yaml
 
 Message = dict[str, str]
+PROMPT_KEYS = ("system", "answer_list_item")  # the prompts.yaml texts this module renders
 
 
 @cache
@@ -20,16 +21,6 @@ def prompts() -> dict[str, str]:
     """All prompt texts, from the package's ``prompts.yaml``."""
     text = (resources.files("selfreflect") / "data" / "prompts.yaml").read_text(encoding="utf-8")
     return yaml.safe_load(text)
-
-
-QUESTION_PREFIX = "Question: "
-
-
-def question_form(text: str) -> str:
-    """``text`` with the ``Question: `` prefix and a final ``?``, unless already there."""
-    if not text.startswith(QUESTION_PREFIX):
-        text = QUESTION_PREFIX + text
-    return text if text.endswith("?") else text + "?"
 
 
 def format_answers(answers: Sequence[str]) -> str:

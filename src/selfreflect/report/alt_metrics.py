@@ -23,12 +23,19 @@ from typing import Any
 import numpy as np
 import torch
 
-from selfreflect.chat import QUESTION_PREFIX, Message, format_answers, prompts, system_message
+from selfreflect.chat import Message, format_answers, prompts, system_message
+from selfreflect.questions import QUESTION_PREFIX
 from selfreflect.scoring.judge import Judge
 from selfreflect.scoring.tasks import ContextTasks, scoring_question
 from selfreflect.strategies.clustering import minilm
 
-HIGHER_IS_BETTER = {"selfreflect": False, "llm_rating": True, "embedding": True, "p_true": True}
+PROMPT_KEYS = (  # the prompts.yaml texts this module renders
+    "judge_rating",
+    "judge_rating_scale",
+    "score_reference_question_suffix",
+    "judge_p_true",
+    "judge_p_true_options",
+)
 
 
 def next_token_logprobs(judge: Judge, chats: Sequence[list[Message]]) -> torch.Tensor:

@@ -21,6 +21,17 @@ from selfreflect.questions import LETTERS
 from selfreflect.stats import wasserstein_1
 from selfreflect.strategies.clustering import Cluster, cluster_answers, normalise
 
+PROMPT_KEYS = (  # the prompts.yaml texts this module renders
+    "cluster_verbalize_first",
+    "cluster_verbalize_more",
+    "cluster_verbalize_separator",
+    "controlled_either",
+    "controlled_either_separator",
+    "controlled_idk",
+    "mc_option",
+    "mc_other",
+)
+
 PAIR_TYPES = ("majority_only", "no_likelihoods", "reversed", "extra_option", "idk")
 # why a pair type makes no pair for a question (its worse summary would equal the good one)
 NO_PAIR = {

@@ -73,7 +73,7 @@ def open_judge(spec: dict[str, Any], settings: dict[str, Any], llm: Any = None) 
     ``settings["dtype"]`` overrides the model's dtype unless ``auto``. ``llm`` wraps a running
     ``vllm.LLM``.
     """
-    from selfreflect.backends import check_model_path
+    from selfreflect.model_sources import check_model_path
     from selfreflect.registry import JUDGES
 
     opener = JUDGES.load(settings["backend"])
