@@ -21,12 +21,6 @@ class Registry:
         self.kind = kind
         self._targets = dict(targets)
 
-    def register(self, name: str, target: str) -> None:
-        """Make ``name`` load ``target`` (``"module.path:attribute"``)."""
-        if name in self._targets:
-            raise ValueError(f"{self.kind} '{name}' is registered twice")
-        self._targets[name] = target
-
     def names(self) -> list[str]:
         return list(self._targets)
 
