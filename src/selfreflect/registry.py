@@ -41,12 +41,12 @@ BACKENDS = Registry(  # Generator subclasses, constructed from a model's spec
         "openai": "selfreflect.backends.openai_engine:OpenaiGenerator",
     },
 )
-JUDGES = Registry(  # openers (spec, scoring settings, llm) -> Judge
+JUDGES = Registry(  # Judge subclasses, loaded with Judge.open(spec, scoring settings, llm)
     "judge backend",
     {
-        "hf": "selfreflect.scoring.judge:open_hf_judge",
-        "vllm": "selfreflect.scoring.judge:open_vllm_judge",
-        "reference": "selfreflect.scoring.judge:open_reference_judge",
+        "hf": "selfreflect.scoring.hf_judge:HfJudge",
+        "vllm": "selfreflect.scoring.vllm_judge:VllmJudge",
+        "reference": "selfreflect.scoring.reference_judge:ReferenceJudge",
     },
 )
 DATASET_KINDS = Registry(  # questions.Preset: where a kind's records are and which fields

@@ -56,6 +56,11 @@ class Judge(ABC):
                     parts.append(metric.task_distances(logits, reference_logits, temperature).cpu())
         return [torch.cat(parts) for parts in out]
 
+    @classmethod
+    @abstractmethod
+    def open(cls, spec: dict[str, Any], settings: dict[str, Any], llm: Any = None) -> Judge:
+        """Load the judge of a ``models`` entry with ``scoring`` settings (:func:`open_judge`)."""
+
     def close(self) -> None:  # noqa: B027 - optional hook
         """Release the model (optional)."""
 
@@ -69,45 +74,15 @@ class Judge(ABC):
 def open_judge(spec: dict[str, Any], settings: dict[str, Any], llm: Any = None) -> Judge:
     """The judge for a validated ``models`` entry (with ``name``) and ``scoring`` settings.
 
-    ``settings["backend"]`` picks the opener in :data:`selfreflect.registry.JUDGES`;
-    ``settings["dtype"]`` overrides the model's dtype unless ``auto``. ``llm`` wraps a running
-    ``vllm.LLM``.
+    ``settings["backend"]`` names the :class:`Judge` class in
+    :data:`selfreflect.registry.JUDGES`; ``settings["dtype"]`` overrides the model's dtype
+    unless ``auto``. ``llm`` wraps a running ``vllm.LLM``.
     """
     from selfreflect.model_sources import check_model_path
     from selfreflect.registry import JUDGES
 
-    opener = JUDGES.load(settings["backend"])
+    judge = JUDGES.load(settings["backend"])
     check_model_path(spec["path"])
     if settings["dtype"] != "auto":
         spec = {**spec, "dtype": settings["dtype"]}
-    return opener(spec, settings, llm)
-
-
-def open_vllm_judge(spec: dict[str, Any], settings: dict[str, Any], llm: Any = None) -> Judge:
-    from selfreflect.scoring.vllm_judge import VllmJudge
-
-    return VllmJudge(spec, settings["batch_size"], llm=llm)
-
-
-def open_hf_judge(spec: dict[str, Any], settings: dict[str, Any], llm: Any = None) -> Judge:
-    from selfreflect.backends.hf_engine import load_hf_model
-    from selfreflect.scoring.hf_judge import HfJudge
-
-    tokenizer, model = load_hf_model(spec)
-    fmt = PromptFormat.for_model(tokenizer, spec)
-    return _limits(HfJudge(spec["name"], fmt, model, settings["batch_size"]), spec)
-
-
-def open_reference_judge(spec: dict[str, Any], settings: dict[str, Any], llm: Any = None) -> Judge:
-    from selfreflect.backends.hf_engine import load_hf_model
-    from selfreflect.scoring.reference_judge import ReferenceJudge
-
-    tokenizer, model = load_hf_model(spec)
-    fmt = PromptFormat.for_model(tokenizer, spec)
-    return _limits(ReferenceJudge(spec["name"], fmt, model), spec)
-
-
-def _limits(judge: Judge, spec: dict[str, Any]) -> Judge:
-    """A transformers judge limited to the spec's ``max_model_len`` (default: the model's)."""
-    judge.max_model_len = spec["max_model_len"] or judge.model.config.max_position_embeddings
-    return judge
+    return judge.open(spec, settings, llm)
