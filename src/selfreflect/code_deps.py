@@ -8,10 +8,10 @@ imports are imports too) and the module-level names it uses, followed through th
 functions, constants and imports. Every library module it reaches then counts whole, with every
 module it imports anywhere (top level or inside a function; ``if TYPE_CHECKING:`` blocks run
 nothing, a registry's ``load`` imports each of its targets), the ``__init__`` of each package
-on the way, and the data files it names
-(``"config.schema.yaml"``). ``prompts.yaml`` is no code dependency: each module that renders
-prompt texts declares their keys in ``PROMPT_KEYS`` (strategies in ``register``), and a job
-depends on those texts alone (its params).
+on the way, and the data files it names (``"config.schema.yaml"``). ``prompts.yaml`` is no code
+dependency: each module that renders prompt texts declares their keys in ``PROMPT_KEYS``
+(strategies in ``register``), and a job depends on those texts alone (its params), so editing
+one prompt reruns only the jobs that render it.
 
 The analysis is static (``ast``) and reads the package files under ``src/selfreflect`` of the
 working directory, the files a job's code hash and DVC's deps cover.
@@ -59,7 +59,9 @@ def _runtime_nodes(node: ast.AST) -> Iterator[ast.AST]:
     """``ast.walk`` without ``if TYPE_CHECKING:`` blocks (they import nothing at run time)."""
     for child in ast.iter_child_nodes(node):
         if isinstance(child, ast.If) and "TYPE_CHECKING" in ast.unparse(child.test):
-            yield from (n for orelse in child.orelse for n in _runtime_nodes(orelse))
+            for statement in child.orelse:
+                yield statement
+                yield from _runtime_nodes(statement)
             continue
         yield child
         yield from _runtime_nodes(child)
