@@ -8,7 +8,7 @@ masked words, so at most one batch of vocabulary vectors per context is alive at
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import torch
@@ -38,22 +38,26 @@ class Judge(ABC):
         Rows follow the sequences in order and each sequence's targets in order; shape (n, V).
         """
 
+    def batches(self, tasks: ContextTasks) -> Iterator[torch.Tensor]:
+        """The logits of ``tasks``' sequences, ``batch_size`` sequences at a time (one
+        prepared state per context); each (n, V)."""
+        state = self.prepare(tasks)
+        total = len(tasks.sequences)
+        step = self.batch_size or total
+        for begin in range(0, total, step):
+            yield self.logits(state, range(begin, min(begin + step, total)))
+
     def distances(
         self, reference: ContextTasks, summaries: Sequence[ContextTasks], temperature: float
     ) -> list[torch.Tensor]:
         """Per summary, the distance of each task to the reference context's; each (n,) on CPU."""
         out: list[list[torch.Tensor]] = [[] for _ in summaries]
         with torch.inference_mode():
-            reference_state = self.prepare(reference)
-            states = [self.prepare(tasks) for tasks in summaries]
-            total = len(reference.sequences)
-            step = self.batch_size or total
-            for begin in range(0, total, step):
-                rows = range(begin, min(begin + step, total))
-                reference_logits = self.logits(reference_state, rows)
-                for parts, state in zip(out, states, strict=True):
-                    logits = self.logits(state, rows)
-                    parts.append(metric.task_distances(logits, reference_logits, temperature).cpu())
+            batches = [self.batches(tasks) for tasks in summaries]
+            for reference_logits in self.batches(reference):
+                for parts, summary in zip(out, batches, strict=True):
+                    distance = metric.task_distances(next(summary), reference_logits, temperature)
+                    parts.append(distance.cpu())
         return [torch.cat(parts) for parts in out]
 
     @classmethod
