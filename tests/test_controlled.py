@@ -7,6 +7,7 @@ import pytest
 from selfreflect.report.controlled import (
     PAIR_TYPES,
     choice_counts,
+    distribution_summary,
     foreign_answers,
     mc_summary,
     mc_variants,
@@ -15,14 +16,13 @@ from selfreflect.report.controlled import (
     question_pairs,
     stated_percents,
     tempered,
-    verbalize,
 )
 
 ANSWERS = ["Paris", "paris.", "Lyon", "Paris", "Nice", "Lyon"]  # Paris 3, Lyon 2, Nice 1
 
 
 def test_verbalize_orders_by_share_and_drops_zero_percent():
-    text = verbalize([("B", 0.25), ("A", 0.75), ("C", 0.001)])
+    text = distribution_summary([("B", 0.25), ("A", 0.75), ("C", 0.001)])
     assert text == "Most likely A (about 75 %), could also be B (about 25 %)."
 
 

@@ -7,6 +7,7 @@ reports and everything downstream of them) with the exact set the change invalid
 """
 
 import csv
+import functools
 import io
 import json
 import re
@@ -62,8 +63,9 @@ def edit_file(name: str, change):
     return apply
 
 
+@functools.cache
 def dvc_outs(project: Path) -> dict[str, str]:
-    """Stage of each output DVC tracks."""
+    """Stage of each output DVC tracks (read once per project)."""
     from dvc.repo import Repo
 
     with Repo(str(project)) as repo:
@@ -82,15 +84,25 @@ def snakemake_reruns(project: Path) -> set[str]:
 
 def dvc_reruns(project: Path) -> set[str]:
     """The stages `dvc status` reports changed, and every stage downstream of them."""
+    changed = set(json.loads(run(["dvc", "status", "--json"], project).stdout or "{}"))
+    return with_downstream(project, changed)
+
+
+def with_downstream(project: Path, names: set[str]) -> set[str]:
+    """The DVC stages ``names`` and every stage downstream of them."""
+    downstream = downstream_stages(project)
+    return names | {stage for name in names for stage in downstream[name]}
+
+
+@functools.cache
+def downstream_stages(project: Path) -> dict[str, set[str]]:
+    """Every stage downstream of each DVC stage of ``project`` (read once per project)."""
     import networkx as nx
     from dvc.repo import Repo
 
-    changed = set(json.loads(run(["dvc", "status", "--json"], project).stdout or "{}"))
     with Repo(str(project)) as repo:
         graph = repo.index.graph  # edges point from a stage to the stages it depends on
-        stages = {stage.name: stage for stage in graph}
-        downstream = {s.name for name in changed for s in nx.ancestors(graph, stages[name])}
-    return changed | downstream
+        return {stage.name: {s.name for s in nx.ancestors(graph, stage)} for stage in graph}
 
 
 @pytest.fixture(scope="module")
@@ -185,3 +197,98 @@ def test_dvc_repro_reruns_exactly_those_stages(changed, case):
     project = changed(change)
     out = run(["dvc", "repro"], project).stdout
     assert set(re.findall(r"Running stage '([^']+)'", out)) == expected
+
+
+# The drift test: append a comment to each package file in a completed run; Snakemake and DVC
+# must schedule exactly the stages whose commands import it (code_deps), and what follows them.
+PACKAGE = Path(__file__).parents[1] / "src" / "selfreflect"
+CODE_FILES = sorted(
+    str(path.relative_to(PACKAGE.parents[1]))
+    for path in PACKAGE.rglob("*")
+    if path.is_file() and "__pycache__" not in path.parts and path.name != "prompts.yaml"
+)  # prompts.yaml: tracked per key (case strategy_prompt)
+
+
+def stage_commands(project: Path) -> dict[str, list[str]]:
+    """The ``selfreflect`` commands each DVC stage runs, read from its ``cmd`` lines."""
+    import click
+
+    from selfreflect.cli import cli
+
+    stages = yaml.safe_load((project / "dvc.yaml").read_text())["stages"]
+    commands: dict[str, list[str]] = {}
+    for name, stage in stages.items():
+        for line in [stage["cmd"]] if isinstance(stage["cmd"], str) else stage["cmd"]:
+            words, node = [], cli
+            for word in line.split()[1:]:
+                if not isinstance(node, click.Group) or word not in node.commands:
+                    break
+                words.append(word)
+                node = node.commands[word]
+            commands.setdefault(name, []).append(" ".join(words))
+    return commands
+
+
+def importers(project: Path, path: str) -> set[str]:
+    """The stages whose commands import the package file ``path``, and what follows them."""
+    from selfreflect.code_deps import command_deps
+
+    commands = stage_commands(project)
+    direct = {s for s, cmds in commands.items() if any(path in command_deps(c).files for c in cmds)}
+    return with_downstream(project, direct)
+
+
+def reruns_after_editing(project: Path, path: str) -> tuple[set[str], set[str]]:
+    """What Snakemake and DVC schedule with a comment appended to ``path`` (then restored)."""
+    file = project / path
+    original = file.read_bytes()
+    file.write_bytes(original + b"\n# an edit\n")
+    try:
+        return snakemake_reruns(project), dvc_reruns(project)
+    finally:
+        file.write_bytes(original)
+
+
+@pytest.fixture(scope="module")
+def edited(completed, tmp_path_factory):
+    """A copy of the completed run whose files the drift tests edit and restore."""
+    return clone_completed(completed, tmp_path_factory.mktemp("drift") / "p")
+
+
+@pytest.mark.parametrize("path", CODE_FILES)
+def test_editing_a_module_reruns_exactly_the_commands_importing_it(edited, path, monkeypatch):
+    monkeypatch.chdir(edited)  # code_deps reads the package files there
+    expected = importers(edited, path)
+    snakemake, dvc = reruns_after_editing(edited, path)
+    assert snakemake == expected, "Snakemake"
+    assert dvc == expected, "DVC"
+
+
+def drop_dependency(project: Path, command: str, path: str) -> None:
+    """The rules of ``command`` lose the code dependency ``path``, recorded as if they had run
+    so (Snakemake's metadata by --touch, DVC's lock by commit)."""
+    common = project / "workflow" / "rules" / "common.smk"
+    kept = f"[f for f in command_deps(command).files if (command, f) != {(command, path)!r}]"
+    common.write_text(common.read_text().replace("command_deps(command).files", kept))
+    run(["selfreflect", "dvc-yaml"], project)
+    run(["snakemake", "--configfile", CONFIG, "--cores", "1", "--touch"], project)
+    run(["dvc", "commit", "--force", "--quiet"], project)
+
+
+@pytest.mark.parametrize(
+    ("command", "path"),
+    [
+        ("answers", "src/selfreflect/families.py"),
+        ("report main-table", "src/selfreflect/report/tables.py"),
+    ],
+)
+def test_the_drift_test_fails_when_a_rule_loses_a_dependency(
+    completed, tmp_path, command, path, monkeypatch
+):
+    project = clone_completed(completed, tmp_path / "p")
+    drop_dependency(project, command, path)
+    monkeypatch.chdir(project)
+    expected = importers(project, path)
+    snakemake, dvc = reruns_after_editing(project, path)
+    assert snakemake < expected, "Snakemake"
+    assert dvc < expected, "DVC"

@@ -18,7 +18,7 @@ from selfreflect.scoring import metric
 from selfreflect.scoring.cli import _read_summaries
 from selfreflect.scoring.hf_judge import HfJudge
 from selfreflect.scoring.reference_judge import ReferenceJudge
-from selfreflect.scoring.score import score_question, score_table, strategy_metrics
+from selfreflect.scoring.score import score_question, score_table
 from selfreflect.scoring.stopwords import masked_positions, stopword_policy
 from selfreflect.scoring.tasks import (
     ContextTasks,
@@ -29,6 +29,7 @@ from selfreflect.scoring.tasks import (
     scoring_question,
     token_tree,
 )
+from selfreflect.stats import strategy_metrics
 from tests.conftest import REFERENCE, tiny_format
 
 TEST_ANSWERS = REFERENCE / "example_test_answers.json"

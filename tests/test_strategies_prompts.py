@@ -6,7 +6,7 @@ from selfreflect.chat import format_answers, question_chat
 from selfreflect.families import PromptFormat, detect_family
 from selfreflect.strategies.clustering import Cluster, cluster_answers, normalise
 from selfreflect.strategies.paper import sample_and_summarize_chat, twostep_cot_chat
-from selfreflect.strategies.related import verbalize
+from selfreflect.strategies.related import stated, verbalize
 from selfreflect.strategies.text import cot_summary, prompt, user_chat
 from selfreflect.tiny_model import build_tokenizer
 
@@ -189,14 +189,16 @@ def test_cot_summary(output, summary):
 
 def test_verbalize_states_clusters_with_shares():
     clusters = [Cluster("Canberra", 6), Cluster("Sydney", 3), Cluster("Perth", 1)]
-    assert verbalize(clusters, min_share=0.1) == (
+    assert verbalize(stated(clusters, min_share=0.1)) == (
         "most likely Canberra (about 60 %), could also be Sydney (about 30 %), "
         "could also be Perth (about 10 %)"
     )
-    assert verbalize(clusters, min_share=0.2) == (
+    assert verbalize(stated(clusters, min_share=0.2)) == (
         "most likely Canberra (about 60 %), could also be Sydney (about 30 %)"
     )
-    assert verbalize([Cluster("Paris", 1)], min_share=0.5) == "most likely Paris (about 100 %)"
+    assert (
+        verbalize(stated([Cluster("Paris", 1)], min_share=0.5)) == "most likely Paris (about 100 %)"
+    )
 
 
 def test_string_clusters():

@@ -103,6 +103,8 @@ SCHEMAS: dict[str, pa.Schema] = {
         ]
     ),
 }
+# The controlled_scores metrics and whether a higher value means a better summary.
+HIGHER_IS_BETTER = {"selfreflect": False, "llm_rating": True, "embedding": True, "p_true": True}
 
 METADATA_KEY = b"selfreflect"
 

@@ -14,22 +14,13 @@ from pathlib import Path
 from selfreflect.fileio import read_yaml
 
 Message = dict[str, str]
+PROMPT_KEYS = ("system", "answer_list_item")  # the prompts.yaml texts this module renders
 
 
 @cache
 def prompts() -> dict[str, str]:
     """All prompt texts, from the package's ``prompts.yaml``."""
     return read_yaml(Path(str(resources.files("selfreflect") / "data" / "prompts.yaml")))
-
-
-QUESTION_PREFIX = "Question: "
-
-
-def question_form(text: str) -> str:
-    """``text`` with the ``Question: `` prefix and a final ``?``, unless already there."""
-    if not text.startswith(QUESTION_PREFIX):
-        text = QUESTION_PREFIX + text
-    return text if text.endswith("?") else text + "?"
 
 
 def format_answers(answers: Sequence[str]) -> str:

@@ -148,7 +148,7 @@ def merge(
     from selfreflect.config import load_config
     from selfreflect.fileio import check_writable
     from selfreflect.provenance import merged_provenance
-    from selfreflect.scoring.score import write_metrics
+    from selfreflect.stats import write_metrics
 
     if metrics_path and not (kind == "scores" and config_path):
         raise click.UsageError("--metrics needs scores and --config")

@@ -111,7 +111,7 @@ def check_model_paths(config: dict[str, Any], source: str, built: str | None = N
 
     Models under the folder ``built`` are made by the workflow's own jobs; hub ids pass.
     """
-    from selfreflect.backends import check_model_path
+    from selfreflect.model_sources import check_model_path
 
     for name, spec in config["models"].items():
         path = os.path.normpath(spec["path"])

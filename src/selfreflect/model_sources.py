@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import struct
 import tempfile
@@ -25,6 +26,20 @@ from selfreflect.errors import InputError
 from selfreflect.fileio import atomic_dir, file_digest
 
 SOURCE_FILE = "source.json"  # written beside the weights: what they were converted from
+
+
+_HUB_ID = re.compile(r"^[\w.-]+/[\w.-]+$")
+
+
+def check_model_path(path: str) -> None:
+    """Fail early, naming the path, when a model is neither a directory nor a hub id."""
+    local = Path(path)
+    if local.is_dir():
+        if not (local / "config.json").is_file():
+            raise InputError(f"{path}: model directory has no config.json")
+        return
+    if local.exists() or not _HUB_ID.match(path):
+        raise InputError(f"{path}: model directory not found")
 
 
 @contextmanager

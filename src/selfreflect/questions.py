@@ -19,7 +19,6 @@ import numpy as np
 import pandas as pd
 
 from selfreflect.artifacts import SCHEMAS
-from selfreflect.chat import question_form
 from selfreflect.errors import InputError
 from selfreflect.fileio import DuplicateKey, loads_json, read_json
 from selfreflect.registry import DATASET_KINDS
@@ -27,6 +26,16 @@ from selfreflect.registry import DATASET_KINDS
 log = logging.getLogger(__name__)
 
 LETTERS = "ABCDEFGHIJ"
+
+
+QUESTION_PREFIX = "Question: "
+
+
+def question_form(text: str) -> str:
+    """``text`` with the ``Question: `` prefix and a final ``?``, unless already there."""
+    if not text.startswith(QUESTION_PREFIX):
+        text = QUESTION_PREFIX + text
+    return text if text.endswith("?") else text + "?"
 
 
 def normalize_question(text: str) -> str:

@@ -21,12 +21,6 @@ class Registry:
         self.kind = kind
         self._targets = dict(targets)
 
-    def register(self, name: str, target: str) -> None:
-        """Make ``name`` load ``target`` (``"module.path:attribute"``)."""
-        if name in self._targets:
-            raise ValueError(f"{self.kind} '{name}' is registered twice")
-        self._targets[name] = target
-
     def names(self) -> list[str]:
         return list(self._targets)
 
@@ -47,12 +41,12 @@ BACKENDS = Registry(  # Generator subclasses, constructed from a model's spec
         "openai": "selfreflect.backends.openai_engine:OpenaiGenerator",
     },
 )
-JUDGES = Registry(  # openers (spec, scoring settings, llm) -> Judge
+JUDGES = Registry(  # Judge subclasses, loaded with Judge.open(spec, scoring settings, llm)
     "judge backend",
     {
-        "hf": "selfreflect.scoring.judge:open_hf_judge",
-        "vllm": "selfreflect.scoring.judge:open_vllm_judge",
-        "reference": "selfreflect.scoring.judge:open_reference_judge",
+        "hf": "selfreflect.scoring.hf_judge:HfJudge",
+        "vllm": "selfreflect.scoring.vllm_judge:VllmJudge",
+        "reference": "selfreflect.scoring.reference_judge:ReferenceJudge",
     },
 )
 DATASET_KINDS = Registry(  # questions.Preset: where a kind's records are and which fields

@@ -2,17 +2,14 @@ rule answers_shard:
     input:
         questions=rules.questions.output[0],
         models=models("{subject}"),
-        code=code(
-            "answers.py", "chat.py", "checkpoints.py", "sharding.py", "backends", "failures.py",
-            "registry.py",
-        ),
+        code=code("answers"),
     output:
         temp(run_path(paths.ANSWERS_SHARD)),
     params:
-        code=code_hash("answers_shard"),
+        code=code_hash("answers"),
         config=RESOLVED_CONFIG,
         settings=settings("seed", "answers", "models.{subject}"),
-        prompts=prompts(*SAMPLING_PROMPTS),
+        prompts=prompts("answers"),
         shards=config["shards"],
     resources:
         **model_resources(lambda w: [w.subject]),
@@ -32,11 +29,11 @@ rule answers:
     input:
         questions=rules.questions.output[0],
         parts=expand(rules.answers_shard.output[0], shard=SHARDS, allow_missing=True),
-        code=code("sharding.py"),
+        code=code("merge"),
     output:
         run_path(paths.ANSWERS),
     params:
-        code=code_hash("answers"),
+        code=code_hash("merge"),
     conda:
         ENV
     log:

@@ -17,7 +17,8 @@ from selfreflect.config import (
 from selfreflect.fileio import file_digest
 from selfreflect.errors import ConfigError
 from selfreflect.strategies import check_strategies, strategy_prompts, strategy_setting_keys
-from selfreflect.workflow import code_digest, prompt_texts, setting_values, source_paths
+from selfreflect.code_deps import command_deps
+from selfreflect.workflow import code_digest, prompt_texts, setting_values
 
 _source = ", ".join(map(str, workflow.config_settings.configfiles)) or DEFAULT_CONFIG
 try:
@@ -74,28 +75,30 @@ def settings(*keys):
     return values
 
 
-def prompts(*keys):
-    """The prompts.yaml texts a rule's jobs render, ``{key: text}`` (a function of the
-    wildcards gives keys, e.g. a strategy's): reruns and DVC params, like ``settings``."""
+def prompts(command, strategy_keys=None):
+    """The prompts.yaml texts the jobs of ``selfreflect COMMAND`` render, ``{key: text}``: the
+    keys its code declares, plus those of the job's strategy (``strategy_keys(wildcards)``)
+    for summaries. Reruns and DVC params, like ``settings``."""
 
     def texts(wildcards):
-        names = [k(wildcards) if callable(k) else [k] for k in keys]
-        return prompt_texts(name for group in names for name in group)
+        extra = strategy_keys(wildcards) if strategy_keys else []
+        return prompt_texts([*command_deps(command).prompt_keys, *extra])
 
     return texts
 
 
-def code(*names):
-    """The package files and folders (relative to src/selfreflect) a rule runs, as ancient inputs
-    (their timestamps rerun nothing); they become the DVC stage's code deps."""
-    return ancient(source_paths(names))
+def code(command):
+    """The package files ``selfreflect COMMAND`` runs, derived from its imports
+    (:mod:`selfreflect.code_deps`), as ancient inputs (their timestamps rerun nothing): they
+    become the DVC stage's code deps."""
+    return ancient(list(command_deps(command).files))
 
 
-def code_hash(rule):
-    """Param: content hash of the ``code`` inputs of ``rule`` (this rule's name), so Snakemake
-    reruns a job whose code changed: ancient inputs rerun nothing, and a param computed from
-    ``input`` is not compared."""
-    return lambda wildcards: code_digest(getattr(rules, rule).input.code)
+def code_hash(command):
+    """Param: content hash of the files ``code(command)`` names, so Snakemake reruns a job whose
+    code changed (ancient inputs rerun nothing, and a param computed from ``input`` is not
+    compared)."""
+    return lambda wildcards: code_digest(command_deps(command).files)
 
 
 def models(*names):
@@ -158,35 +161,6 @@ def summary_settings(wildcards):
     """The config key paths one strategy's summaries depend on (not the other strategies')."""
     names = [("models", name) for name in dict.fromkeys(summary_models(wildcards))]
     return [*names, *strategy_setting_keys(config["summaries"], wildcards.strategy)]
-
-
-# The prompts.yaml keys each kind of job renders (strategies declare theirs when registered).
-SAMPLING_PROMPTS = ["system"]
-SCORING_PROMPTS = [
-    "system",
-    "answer_list_item",
-    "score_reference_question_suffix",
-    "score_masked_word",
-    "score_target_summary",
-    "score_target_reference",
-]
-VERBALIZE_PROMPTS = [
-    "cluster_verbalize_first",
-    "cluster_verbalize_more",
-    "cluster_verbalize_separator",
-]
-CONTROLLED_PROMPTS = [
-    *SCORING_PROMPTS,
-    *VERBALIZE_PROMPTS,
-    "controlled_either",
-    "controlled_either_separator",
-    "controlled_idk",
-    "judge_rating",
-    "judge_rating_scale",
-    "judge_p_true",
-    "judge_p_true_options",
-]
-MC_PROMPTS = [*SCORING_PROMPTS, *VERBALIZE_PROMPTS, "mc_option", "mc_other"]
 
 
 def all_targets():

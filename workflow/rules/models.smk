@@ -1,10 +1,10 @@
 rule tiny_model:
     input:
-        code=code("tiny_model.py", "data/tiny_corpus.txt"),
+        code=code("tiny-model"),
     output:
         directory(paths.TINY_MODEL),
     params:
-        code=code_hash("tiny_model"),
+        code=code_hash("tiny-model"),
     conda:
         ENV
     log:
@@ -17,11 +17,11 @@ rule tiny_model:
 
 rule convert_model:
     input:
-        code=code("model_sources.py"),
+        code=code("convert-model"),
     output:
         directory(paths.CONVERTED_MODEL),
     params:
-        code=code_hash("convert_model"),
+        code=code_hash("convert-model"),
         config=RESOLVED_CONFIG,
         settings=settings(lambda w: [("models", w.model, k) for k in ("gguf", "package", "dtype")]),
     wildcard_constraints:

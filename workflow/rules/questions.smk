@@ -1,7 +1,7 @@
 rule questions:
     input:
         dataset_files,
-        code=code("questions.py", "chat.py", "registry.py"),
+        code=code("questions"),
     output:
         run_path(paths.QUESTIONS),
     params:

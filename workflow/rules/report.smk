@@ -7,17 +7,14 @@ rule controlled_scores:
     input:
         answers=rules.answers.output[0],
         models=models("{judge}"),
-        code=code(
-            "report/controlled.py", "report/alt_metrics.py", "report/studies.py", "scoring",
-            "chat.py", "registry.py", "strategies/clustering.py",
-        ),
+        code=code("report controlled-scores"),
     output:
         run_path(paths.CONTROLLED),
     params:
-        code=code_hash("controlled_scores"),
+        code=code_hash("report controlled-scores"),
         config=RESOLVED_CONFIG,
         settings=settings("scoring", "report.pair_types", "models.{judge}"),
-        prompts=prompts(*CONTROLLED_PROMPTS),
+        prompts=prompts("report controlled-scores"),
     resources:
         **model_resources(lambda w: [w.judge]),
     conda:
@@ -36,19 +33,16 @@ rule mc_scores:
         questions=rules.questions.output[0],
         answers=rules.answers.output[0],
         models=models("{judge}"),
-        code=code(
-            "report/controlled.py", "report/studies.py", "scoring", "chat.py", "registry.py",
-            "strategies/clustering.py",
-        ),
+        code=code("report mc-scores"),
     output:
         run_path(paths.MC),
     params:
-        code=code_hash("mc_scores"),
+        code=code_hash("report mc-scores"),
         config=RESOLVED_CONFIG,
         settings=settings(
             "scoring", "report.mc_temperatures", "report.mc_pseudo_count", "models.{judge}"
         ),
-        prompts=prompts(*MC_PROMPTS),
+        prompts=prompts("report mc-scores"),
     resources:
         **model_resources(lambda w: [w.judge]),
     conda:
@@ -67,11 +61,11 @@ rule convergence_scores:
         answers=rules.answers.output[0],
         summaries=strategy_summaries,
         models=models("{judge}"),
-        code=code("report/studies.py", "scoring", "chat.py", "registry.py"),
+        code=code("report convergence-scores"),
     output:
         run_path(paths.CONVERGENCE),
     params:
-        code=code_hash("convergence_scores"),
+        code=code_hash("report convergence-scores"),
         config=RESOLVED_CONFIG,
         settings=settings(
             "seed",
@@ -80,7 +74,7 @@ rule convergence_scores:
             "report.convergence_questions",
             "models.{judge}",
         ),
-        prompts=prompts(*SCORING_PROMPTS),
+        prompts=prompts("report convergence-scores"),
     resources:
         **model_resources(lambda w: [w.judge]),
     conda:
@@ -97,13 +91,13 @@ rule convergence_scores:
 rule main_table:
     input:
         scores=expand(run_path(paths.SCORES), **SUMMARY_EXPERIMENTS, strategy=STRATEGIES),
-        code=code("report/tables.py", "report/figures.py", "stats.py"),
+        code=code("report main-table"),
     output:
         table=table_files("main", "Main table"),
         figure=figure_files("main", "Main table"),
         metrics=report_metrics("main"),
     params:
-        code=code_hash("main_table"),
+        code=code_hash("report main-table"),
         config=RESOLVED_CONFIG,
         tables=lambda w, output: os.path.dirname(output.table[0]),
         figures=lambda w, output: os.path.dirname(output.figure[0]),
@@ -122,13 +116,13 @@ rule main_table:
 rule validation:
     input:
         controlled=expand(run_path(paths.CONTROLLED), **EXPERIMENTS),
-        code=code("report/tables.py", "report/figures.py", "stats.py"),
+        code=code("report validation"),
     output:
         table=table_files("validation", "Metric validation"),
         figure=figure_files("validation", "Metric validation"),
         metrics=report_metrics("validation"),
     params:
-        code=code_hash("validation"),
+        code=code_hash("report validation"),
         config=RESOLVED_CONFIG,
         tables=lambda w, output: os.path.dirname(output.table[0]),
         figures=lambda w, output: os.path.dirname(output.figure[0]),
@@ -147,13 +141,13 @@ rule validation:
 rule mc_study:
     input:
         mc=expand(run_path(paths.MC), **EXPERIMENTS),
-        code=code("report/tables.py", "report/figures.py", "stats.py"),
+        code=code("report mc-study"),
     output:
         table=table_files("mc_study", "Multiple-choice study"),
         figure=figure_files("mc_study", "Multiple-choice study"),
         metrics=report_metrics("mc_study"),
     params:
-        code=code_hash("mc_study"),
+        code=code_hash("report mc-study"),
         config=RESOLVED_CONFIG,
         tables=lambda w, output: os.path.dirname(output.table[0]),
         figures=lambda w, output: os.path.dirname(output.figure[0]),
@@ -172,12 +166,12 @@ rule mc_study:
 rule convergence:
     input:
         convergence=expand(run_path(paths.CONVERGENCE), **SUMMARY_EXPERIMENTS),
-        code=code("report/tables.py", "report/figures.py", "stats.py"),
+        code=code("report convergence"),
     output:
         table=table_files("convergence", "Convergence"),
         figure=figure_files("convergence", "Convergence"),
     params:
-        code=code_hash("convergence"),
+        code=code_hash("report convergence"),
         config=RESOLVED_CONFIG,
         tables=lambda w, output: os.path.dirname(output.table[0]),
         figures=lambda w, output: os.path.dirname(output.figure[0]),
@@ -201,11 +195,11 @@ rule cost_table:
             subject=config["subjects"],
             strategy=STRATEGIES,
         ),
-        code=code("report/tables.py"),
+        code=code("report cost-table"),
     output:
         table=table_files("cost", "Cost"),
     params:
-        code=code_hash("cost_table"),
+        code=code_hash("report cost-table"),
         config=RESOLVED_CONFIG,
         tables=lambda w, output: os.path.dirname(output.table[0]),
         settings=settings("models"),
@@ -224,11 +218,11 @@ rule human_agreement:
     input:
         ratings=config["report"]["human_ratings"] or [],
         scores=expand(run_path(paths.SCORES), **SUMMARY_EXPERIMENTS, strategy=STRATEGIES),
-        code=code("report/tables.py", "stats.py"),
+        code=code("report human-agreement"),
     output:
         table=table_files("human_agreement", "Human agreement"),
     params:
-        code=code_hash("human_agreement"),
+        code=code_hash("report human-agreement"),
         config=RESOLVED_CONFIG,
         tables=lambda w, output: os.path.dirname(output.table[0]),
         settings=settings("report.human_ratings"),

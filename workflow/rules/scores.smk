@@ -3,16 +3,14 @@ rule score_shard:
         answers=rules.answers.output[0],
         summaries=rules.summaries.output[0],
         models=models("{judge}"),
-        code=code(
-            "scoring", "chat.py", "checkpoints.py", "sharding.py", "failures.py", "registry.py"
-        ),
+        code=code("score"),
     output:
         temp(run_path(paths.SCORES_SHARD)),
     params:
-        code=code_hash("score_shard"),
+        code=code_hash("score"),
         config=RESOLVED_CONFIG,
         settings=settings("seed", "scoring", "models.{judge}"),
-        prompts=prompts(*SCORING_PROMPTS),
+        prompts=prompts("score"),
         shards=config["shards"],
     resources:
         **model_resources(lambda w: [w.judge]),
@@ -33,12 +31,12 @@ rule score:
     input:
         questions=rules.questions.output[0],
         parts=expand(rules.score_shard.output[0], shard=SHARDS, allow_missing=True),
-        code=code("sharding.py", "scoring", "stats.py"),
+        code=code("merge"),
     output:
         scores=run_path(paths.SCORES),
         metrics=run_path(paths.METRICS),
     params:
-        code=code_hash("score"),
+        code=code_hash("merge"),
         config=RESOLVED_CONFIG,
         settings=settings("scoring"),
     conda:

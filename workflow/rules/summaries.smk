@@ -2,16 +2,14 @@ rule summaries:
     input:
         questions=rules.questions.output[0],
         models=lambda w: models(*summary_models(w))(w),
-        code=code(
-            "strategies", "chat.py", "checkpoints.py", "backends", "failures.py", "registry.py"
-        ),
+        code=code("summarize"),
     output:
         run_path(paths.SUMMARIES),
     params:
-        code=code_hash("summaries"),
+        code=code_hash("summarize"),
         config=RESOLVED_CONFIG,
         settings=settings("seed", summary_settings),
-        prompts=prompts(lambda w: strategy_prompts(w.strategy)),
+        prompts=prompts("summarize", lambda w: strategy_prompts(w.strategy)),
     wildcard_constraints:
         strategy=r"[A-Za-z0-9_.-]+",
     resources:

@@ -10,16 +10,15 @@ endpoint; every backend honours the same
 
 from __future__ import annotations
 
-import re
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from selfreflect.chat import Message
 from selfreflect.errors import InputError
 from selfreflect.families import ORIGINAL, PromptFormat
+from selfreflect.model_sources import check_model_path
 from selfreflect.registry import BACKENDS
 
 
@@ -95,20 +94,6 @@ class Generator(ABC):
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-_HUB_ID = re.compile(r"^[\w.-]+/[\w.-]+$")
-
-
-def check_model_path(path: str) -> None:
-    """Fail early, naming the path, when a model is neither a directory nor a hub id."""
-    local = Path(path)
-    if local.is_dir():
-        if not (local / "config.json").is_file():
-            raise InputError(f"{path}: model directory has no config.json")
-        return
-    if local.exists() or not _HUB_ID.match(path):
-        raise InputError(f"{path}: model directory not found")
 
 
 def open_generator(spec: dict[str, Any]) -> Generator:

@@ -23,12 +23,19 @@ from typing import Any
 import numpy as np
 import torch
 
-from selfreflect.chat import QUESTION_PREFIX, Message, format_answers, prompts, system_message
+from selfreflect.chat import Message, format_answers, prompts, system_message
+from selfreflect.questions import QUESTION_PREFIX
 from selfreflect.scoring.judge import Judge
 from selfreflect.scoring.tasks import ContextTasks, scoring_question
 from selfreflect.strategies.clustering import minilm
 
-HIGHER_IS_BETTER = {"selfreflect": False, "llm_rating": True, "embedding": True, "p_true": True}
+PROMPT_KEYS = (  # the prompts.yaml texts this module renders
+    "judge_rating",
+    "judge_rating_scale",
+    "score_reference_question_suffix",
+    "judge_p_true",
+    "judge_p_true_options",
+)
 
 
 def next_token_logprobs(judge: Judge, chats: Sequence[list[Message]]) -> torch.Tensor:
@@ -36,13 +43,8 @@ def next_token_logprobs(judge: Judge, chats: Sequence[list[Message]]) -> torch.T
     ids = [judge.format.encode(judge.format.render(chat)) for chat in chats]
     # one dummy target token per sequence: the judge returns the logits predicting it
     tasks = ContextTasks([[*seq, 0] for seq in ids], [len(seq) for seq in ids], 0)
-    step = judge.batch_size or len(ids)
-    parts = []
     with torch.inference_mode():
-        state = judge.prepare(tasks)
-        for begin in range(0, len(ids), step):
-            rows = range(begin, min(begin + step, len(ids)))
-            parts.append(torch.log_softmax(judge.logits(state, rows).float(), dim=-1).cpu())
+        parts = [torch.log_softmax(x.float(), dim=-1).cpu() for x in judge.batches(tasks)]
     return torch.cat(parts)
 
 

@@ -20,6 +20,18 @@ from selfreflect.chat import prompts
 from selfreflect.questions import LETTERS
 from selfreflect.stats import wasserstein_1
 from selfreflect.strategies.clustering import Cluster, cluster_answers, normalise
+from selfreflect.strategies.related import verbalize
+
+PROMPT_KEYS = (  # the prompts.yaml texts this module renders
+    "cluster_verbalize_first",  # through verbalize
+    "cluster_verbalize_more",
+    "cluster_verbalize_separator",
+    "controlled_either",
+    "controlled_either_separator",
+    "controlled_idk",
+    "mc_option",
+    "mc_other",
+)
 
 PAIR_TYPES = ("majority_only", "no_likelihoods", "reversed", "extra_option", "idk")
 # why a pair type makes no pair for a question (its worse summary would equal the good one)
@@ -43,18 +55,12 @@ class Pair:
     bad: str
 
 
-def verbalize(options: Sequence[Option]) -> str:
-    """A distribution summary of ``options``, largest share first; 0 % options are left out."""
-    text = prompts()
+def distribution_summary(options: Sequence[Option]) -> str:
+    """A sentence stating ``options``, largest share first (the strategies' ``verbalize``);
+    0 % options are left out."""
     ranked = sorted(options, key=lambda option: -option[1])
-    parts = []
-    for answer, share in ranked:
-        percent = round(100 * share)
-        if percent == 0:
-            continue
-        key = "cluster_verbalize_more" if parts else "cluster_verbalize_first"
-        parts.append(text[key].format(answer=answer, percent=percent))
-    sentence = text["cluster_verbalize_separator"].join(parts)
+    percents = [(answer, round(100 * share)) for answer, share in ranked]
+    sentence = verbalize([(answer, percent) for answer, percent in percents if percent])
     return sentence[:1].upper() + sentence[1:] + "."
 
 
@@ -82,14 +88,14 @@ def _worse(pair_type: str, options: list[Option], extra: str | None) -> str | No
         flipped = [
             (answer, share) for (answer, _), share in zip(options, shares[::-1], strict=True)
         ]
-        return verbalize(flipped) if varied else None
+        return distribution_summary(flipped) if varied else None
     if pair_type == "extra_option":
         if extra is None:
             return None
         # the rarest real answer's share before the real ones shrink to make room (at most
         # 25 %): with equal shares the foreign answer comes first ("Most likely ...")
         added = min(shares[-1], 0.25)
-        return verbalize([*((a, s * (1 - added)) for a, s in options), (extra, added)])
+        return distribution_summary([*((a, s * (1 - added)) for a, s in options), (extra, added)])
     if pair_type == "idk":
         return text["controlled_idk"]
     raise ValueError(f"unknown pair type {pair_type!r}; known: {', '.join(PAIR_TYPES)}")
@@ -109,7 +115,7 @@ def question_pairs(
     options = _shares(clusters)
     if extra is not None and normalise(extra) in {normalise(c.text) for c in clusters}:
         extra = None
-    good = verbalize(options)
+    good = distribution_summary(options)
     pairs = []
     for pair_type in pair_types:
         bad = _worse(pair_type, options, extra)
@@ -198,7 +204,7 @@ def mc_summary(percents: np.ndarray, choices: Sequence[str]) -> str:
     text = prompts()
     names = [text["mc_option"].format(letter=LETTERS[i], choice=c) for i, c in enumerate(choices)]
     names.append(text["mc_other"])
-    return verbalize([(name, p / 100) for name, p in zip(names, percents, strict=True)])
+    return distribution_summary([(name, p / 100) for name, p in zip(names, percents, strict=True)])
 
 
 def mc_variants(

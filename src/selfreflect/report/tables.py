@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from selfreflect.artifacts import read_table
+from selfreflect.artifacts import HIGHER_IS_BETTER, read_table
 from selfreflect.fileio import write_text
 from selfreflect.paths import TABLE_FORMATS
 from selfreflect.stats import (
@@ -143,8 +143,6 @@ def validation_table(controlled: pd.DataFrame, confidence: float) -> pd.DataFram
     """Per experiment, pair type and metric: the fraction of pairs ranked correctly (ties count
     as wrong) with its Wilson interval. ``n_excluded`` questions had no such pair (their
     reasons are in the study table); ``n_failed`` pairs lack the metric on a side."""
-    from selfreflect.report.alt_metrics import HIGHER_IS_BETTER  # (imports torch)
-
     rows = []
     keys = [*EXPERIMENT, "pair_type"]
     for values, cell in controlled.groupby(keys, sort=False):

@@ -134,8 +134,9 @@ def score(
     from selfreflect.fileio import check_writable, file_digest, write_json
     from selfreflect.provenance import provenance
     from selfreflect.scoring.judge import open_judge
-    from selfreflect.scoring.score import reference_scores, score_table, write_metrics
+    from selfreflect.scoring.score import reference_scores, score_table
     from selfreflect.scoring.stopwords import stopword_policy
+    from selfreflect.stats import write_metrics
 
     config, spec = _config_and_judge(config_path, judge)
     settings = {**config["scoring"], **{k: v for k, v in overrides.items() if v is not None}}

@@ -36,20 +36,40 @@ class Prefix:
     layers: Layers | None
 
 
+def load_judge_model(spec: dict[str, Any]) -> tuple[PromptFormat, Any]:
+    """The prompt format and transformers model of a judge's ``models`` entry."""
+    from selfreflect.backends.hf_engine import load_hf_model
+
+    tokenizer, model = load_hf_model(spec)
+    return PromptFormat.for_model(tokenizer, spec), model
+
+
 class HfJudge(Judge):
-    def __init__(self, name: str, fmt: PromptFormat, model: Any, batch_size: int) -> None:
+    def __init__(
+        self,
+        name: str,
+        fmt: PromptFormat,
+        model: Any,
+        batch_size: int,
+        max_model_len: int | None = None,
+    ) -> None:
         self.name = name
         self.format = fmt
         self.tokenizer = fmt.tokenizer
         self.model = model.eval()
         self.decoder = model.get_decoder()
         self.batch_size = batch_size
-        self.max_model_len = model.config.max_position_embeddings
+        self.max_model_len = max_model_len or model.config.max_position_embeddings
         self.device = model.device
         self.layer_types = getattr(model.config, "layer_types", None)
         unsupported = set(self.layer_types or ()) - set(LAYER_TYPES)
         if unsupported:
             raise ValueError(f"hf judge: layer types {sorted(unsupported)} unsupported; use vllm")
+
+    @classmethod
+    def open(cls, spec: dict[str, Any], settings: dict[str, Any], llm: Any = None) -> HfJudge:
+        fmt, model = load_judge_model(spec)
+        return cls(spec["name"], fmt, model, settings["batch_size"], spec["max_model_len"])
 
     def prepare(self, tasks: ContextTasks) -> Prefix:
         if tasks.prefix_len == 0:

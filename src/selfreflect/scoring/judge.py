@@ -8,7 +8,7 @@ masked words, so at most one batch of vocabulary vectors per context is alive at
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import torch
@@ -38,23 +38,32 @@ class Judge(ABC):
         Rows follow the sequences in order and each sequence's targets in order; shape (n, V).
         """
 
+    def batches(self, tasks: ContextTasks) -> Iterator[torch.Tensor]:
+        """The logits of ``tasks``' sequences, ``batch_size`` sequences at a time (one
+        prepared state per context); each (n, V)."""
+        state = self.prepare(tasks)
+        total = len(tasks.sequences)
+        step = self.batch_size or total
+        for begin in range(0, total, step):
+            yield self.logits(state, range(begin, min(begin + step, total)))
+
     def distances(
         self, reference: ContextTasks, summaries: Sequence[ContextTasks], temperature: float
     ) -> list[torch.Tensor]:
         """Per summary, the distance of each task to the reference context's; each (n,) on CPU."""
         out: list[list[torch.Tensor]] = [[] for _ in summaries]
         with torch.inference_mode():
-            reference_state = self.prepare(reference)
-            states = [self.prepare(tasks) for tasks in summaries]
-            total = len(reference.sequences)
-            step = self.batch_size or total
-            for begin in range(0, total, step):
-                rows = range(begin, min(begin + step, total))
-                reference_logits = self.logits(reference_state, rows)
-                for parts, state in zip(out, states, strict=True):
-                    logits = self.logits(state, rows)
-                    parts.append(metric.task_distances(logits, reference_logits, temperature).cpu())
+            batches = [self.batches(tasks) for tasks in summaries]
+            for reference_logits in self.batches(reference):
+                for parts, summary in zip(out, batches, strict=True):
+                    distance = metric.task_distances(next(summary), reference_logits, temperature)
+                    parts.append(distance.cpu())
         return [torch.cat(parts) for parts in out]
+
+    @classmethod
+    @abstractmethod
+    def open(cls, spec: dict[str, Any], settings: dict[str, Any], llm: Any = None) -> Judge:
+        """Load the judge of a ``models`` entry with ``scoring`` settings (:func:`open_judge`)."""
 
     def close(self) -> None:  # noqa: B027 - optional hook
         """Release the model (optional)."""
@@ -69,45 +78,15 @@ class Judge(ABC):
 def open_judge(spec: dict[str, Any], settings: dict[str, Any], llm: Any = None) -> Judge:
     """The judge for a validated ``models`` entry (with ``name``) and ``scoring`` settings.
 
-    ``settings["backend"]`` picks the opener in :data:`selfreflect.registry.JUDGES`;
-    ``settings["dtype"]`` overrides the model's dtype unless ``auto``. ``llm`` wraps a running
-    ``vllm.LLM``.
+    ``settings["backend"]`` names the :class:`Judge` class in
+    :data:`selfreflect.registry.JUDGES`; ``settings["dtype"]`` overrides the model's dtype
+    unless ``auto``. ``llm`` wraps a running ``vllm.LLM``.
     """
-    from selfreflect.backends import check_model_path
+    from selfreflect.model_sources import check_model_path
     from selfreflect.registry import JUDGES
 
-    opener = JUDGES.load(settings["backend"])
+    judge = JUDGES.load(settings["backend"])
     check_model_path(spec["path"])
     if settings["dtype"] != "auto":
         spec = {**spec, "dtype": settings["dtype"]}
-    return opener(spec, settings, llm)
-
-
-def open_vllm_judge(spec: dict[str, Any], settings: dict[str, Any], llm: Any = None) -> Judge:
-    from selfreflect.scoring.vllm_judge import VllmJudge
-
-    return VllmJudge(spec, settings["batch_size"], llm=llm)
-
-
-def open_hf_judge(spec: dict[str, Any], settings: dict[str, Any], llm: Any = None) -> Judge:
-    from selfreflect.backends.hf_engine import load_hf_model
-    from selfreflect.scoring.hf_judge import HfJudge
-
-    tokenizer, model = load_hf_model(spec)
-    fmt = PromptFormat.for_model(tokenizer, spec)
-    return _limits(HfJudge(spec["name"], fmt, model, settings["batch_size"]), spec)
-
-
-def open_reference_judge(spec: dict[str, Any], settings: dict[str, Any], llm: Any = None) -> Judge:
-    from selfreflect.backends.hf_engine import load_hf_model
-    from selfreflect.scoring.reference_judge import ReferenceJudge
-
-    tokenizer, model = load_hf_model(spec)
-    fmt = PromptFormat.for_model(tokenizer, spec)
-    return _limits(ReferenceJudge(spec["name"], fmt, model), spec)
-
-
-def _limits(judge: Judge, spec: dict[str, Any]) -> Judge:
-    """A transformers judge limited to the spec's ``max_model_len`` (default: the model's)."""
-    judge.max_model_len = spec["max_model_len"] or judge.model.config.max_position_embeddings
-    return judge
+    return judge.open(spec, settings, llm)

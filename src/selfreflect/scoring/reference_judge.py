@@ -13,18 +13,28 @@ from typing import Any
 import torch
 
 from selfreflect.families import PromptFormat
+from selfreflect.scoring.hf_judge import load_judge_model
 from selfreflect.scoring.judge import Judge
 from selfreflect.scoring.tasks import ContextTasks
 
 
 class ReferenceJudge(Judge):
-    def __init__(self, name: str, fmt: PromptFormat, model: Any) -> None:
+    def __init__(
+        self, name: str, fmt: PromptFormat, model: Any, max_model_len: int | None = None
+    ) -> None:
         self.name = name
         self.format = fmt
         self.tokenizer = fmt.tokenizer
         self.model = model.eval()
         self.batch_size = None  # the whole question at once
-        self.max_model_len = model.config.max_position_embeddings
+        self.max_model_len = max_model_len or model.config.max_position_embeddings
+
+    @classmethod
+    def open(
+        cls, spec: dict[str, Any], settings: dict[str, Any], llm: Any = None
+    ) -> ReferenceJudge:
+        fmt, model = load_judge_model(spec)
+        return cls(spec["name"], fmt, model, spec["max_model_len"])
 
     def logits(self, tasks: ContextTasks, rows: range) -> torch.Tensor:
         vectors = []

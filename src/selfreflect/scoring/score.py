@@ -9,7 +9,6 @@ no question's failure: it propagates and stops the job, which resumes from its c
 from __future__ import annotations
 
 import logging
-import os
 from typing import Any
 
 import pandas as pd
@@ -18,7 +17,6 @@ from selfreflect.scoring import metric
 from selfreflect.scoring.judge import Judge
 from selfreflect.scoring.stopwords import IsStopword
 from selfreflect.scoring.tasks import TaskError, question_tasks
-from selfreflect.stats import bootstrap_ci
 
 logger = logging.getLogger(__name__)
 
@@ -124,30 +122,6 @@ def score_table(
     return pd.DataFrame(rows, columns=columns)
 
 
-def strategy_metrics(
-    scores: pd.DataFrame, *, n_resamples: int, confidence: float, seed: int
-) -> dict[str, dict[str, Any]]:
-    """Per strategy: mean score over scored questions, its bootstrap CI, scored/failed counts."""
-    out = {}
-    for strategy, group in scores.groupby("strategy", sort=False):
-        scored = group["score"].dropna().to_numpy(dtype=float)
-        ci = (
-            bootstrap_ci(scored, confidence=confidence, n_resamples=n_resamples, seed=seed)
-            if scored.size
-            else None
-        )
-        out[str(strategy)] = {
-            "mean": ci.estimate if ci else None,
-            "ci_low": ci.low if ci else None,
-            "ci_high": ci.high if ci else None,
-            "confidence": confidence,
-            "n_scored": int(scored.size),
-            "n_failed": int(len(group) - scored.size),
-            "num_tasks": int(group["num_tasks"].sum()),
-        }
-    return out
-
-
 def reference_scores(
     answers: pd.DataFrame, summaries: pd.DataFrame, scores: pd.DataFrame
 ) -> list[dict[str, float | None]]:
@@ -167,17 +141,3 @@ def reference_scores(
 
 def _json_float(value: Any) -> float | None:
     return None if pd.isna(value) else float(value)
-
-
-def write_metrics(path: str | os.PathLike, scores: pd.DataFrame, config: dict[str, Any]) -> None:
-    """Write the per-strategy metrics of a scores table (settings from ``config``) as JSON."""
-    from selfreflect.fileio import write_json
-
-    settings = config["scoring"]
-    metrics = strategy_metrics(
-        scores,
-        n_resamples=settings["bootstrap_resamples"],
-        confidence=settings["confidence"],
-        seed=config["seed"],
-    )
-    write_json(path, metrics)

@@ -20,9 +20,17 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from selfreflect.chat import Message, format_answers, prompts, question_form, system_message
+from selfreflect.chat import Message, format_answers, prompts, system_message
 from selfreflect.families import PromptFormat
+from selfreflect.questions import question_form
 from selfreflect.scoring.stopwords import IsStopword, masked_positions
+
+PROMPT_KEYS = (  # the prompts.yaml texts this module renders
+    "score_reference_question_suffix",
+    "score_masked_word",
+    "score_target_summary",
+    "score_target_reference",
+)
 
 
 class TaskError(Exception):

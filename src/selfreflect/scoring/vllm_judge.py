@@ -37,6 +37,10 @@ class VllmJudge(Judge):
             max_tokens=1, temperature=0.0, logprobs=-1, flat_logprobs=True, detokenize=False
         )
 
+    @classmethod
+    def open(cls, spec: dict[str, Any], settings: dict[str, Any], llm: Any = None) -> VllmJudge:
+        return cls(spec, settings["batch_size"], llm=llm)
+
     def logits(self, tasks: ContextTasks, rows: range) -> torch.Tensor:
         from vllm.inputs import TokensPrompt
 

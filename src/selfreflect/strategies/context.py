@@ -14,6 +14,7 @@ from typing import Any
 
 from selfreflect.backends import Generator, Sampling
 from selfreflect.chat import Message, question_chat
+from selfreflect.errors import SelfReflectError
 
 
 @dataclass
@@ -127,3 +128,11 @@ class Batch:
         if thinking:
             base.update(self.settings["thinking"])
         return lambda row: Sampling(seed=self.seeds[row], **base)
+
+
+StrategyFn = Callable[[Batch], dict[int, str]]
+"""A strategy: summaries by row for the questions of a batch (failed rows via ``batch.fail``)."""
+
+
+class StrategyError(SelfReflectError):
+    """A strategy is unknown or failed as a whole; the message names it."""

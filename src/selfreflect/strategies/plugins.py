@@ -17,8 +17,7 @@ from typing import TypeVar
 from selfreflect.backends import Generator, Sampling
 from selfreflect.chat import Message
 from selfreflect.progress import progress
-from selfreflect.strategies.context import Batch
-from selfreflect.strategies.registry import StrategyError, StrategyFn
+from selfreflect.strategies.context import Batch, StrategyError, StrategyFn
 
 T = TypeVar("T")
 

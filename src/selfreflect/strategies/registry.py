@@ -6,19 +6,13 @@ import copy
 from collections.abc import Callable
 from typing import Any
 
-from selfreflect.errors import ConfigError, SelfReflectError
-from selfreflect.strategies.context import Batch
-
-StrategyFn = Callable[[Batch], dict[int, str]]
-"""A strategy: summaries by row for the questions of a batch (failed rows via ``batch.fail``)."""
+from selfreflect.errors import ConfigError
+from selfreflect.strategies.context import StrategyError, StrategyFn
+from selfreflect.strategies.plugins import load_plugin, plugin_strategy
 
 _BUILTIN: dict[str, StrategyFn] = {}
 _PROMPTS: dict[str, tuple[str, ...]] = {}
 _NOT_SETTINGS = ("strategies", "datasets", "plugins")  # which jobs exist, not how they run
-
-
-class StrategyError(SelfReflectError):
-    """A strategy is unknown or failed as a whole; the message names it."""
 
 
 def register(name: str, prompts: tuple[str, ...] = ()) -> Callable[[StrategyFn], StrategyFn]:
@@ -44,8 +38,6 @@ def resolve(name: str, plugins: dict[str, str]) -> StrategyFn:
     if name in _BUILTIN:
         return _BUILTIN[name]
     if name in plugins:
-        from selfreflect.strategies.plugins import plugin_strategy
-
         return plugin_strategy(name, plugins[name])
     raise StrategyError(unknown_message(name, plugins))
 
@@ -58,8 +50,6 @@ def unknown_message(name: str, plugins: dict[str, str]) -> str:
 def check_strategies(config: dict[str, Any], source: str = "config") -> None:
     """One-line :class:`ConfigError` for an unknown strategy, a plug-in hiding a built-in or a
     plug-in that cannot be imported."""
-    from selfreflect.strategies.plugins import load_plugin
-
     summaries = config["summaries"]
     for name, target in summaries["plugins"].items():
         if name in _BUILTIN:

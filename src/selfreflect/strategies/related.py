@@ -31,11 +31,12 @@ def stated(clusters: Sequence[Cluster], min_share: float) -> list[tuple[str, int
 VERBALIZE = ("cluster_verbalize_first", "cluster_verbalize_more", "cluster_verbalize_separator")
 
 
-def verbalize(clusters: Sequence[Cluster], min_share: float) -> str:
-    """The template summary: most likely the first, could also be each further cluster."""
+def verbalize(options: Sequence[tuple[str, int]]) -> str:
+    """The template summary of (answer, percent) options: most likely the first, could also
+    be each further one."""
     parts = [
         prompt("cluster_verbalize_more" if i else "cluster_verbalize_first", answer=a, percent=p)
-        for i, (a, p) in enumerate(stated(clusters, min_share))
+        for i, (a, p) in enumerate(options)
     ]
     return prompt("cluster_verbalize_separator").join(parts)
 
@@ -64,7 +65,7 @@ def fresh_clusters(batch: Batch) -> dict[int, tuple[int, list[Cluster]]]:
 @register("cluster_and_verbalize", prompts=VERBALIZE)
 def cluster_and_verbalize(batch: Batch) -> dict[int, str]:
     min_share = batch.settings["cluster"]["min_share"]
-    return {r: verbalize(c, min_share) for r, (_, c) in fresh_clusters(batch).items()}
+    return {r: verbalize(stated(c, min_share)) for r, (_, c) in fresh_clusters(batch).items()}
 
 
 def _cluster_prompts(batch: Batch, key: str) -> dict[int, str]:

@@ -16,8 +16,8 @@ from selfreflect.answers import question_seed
 from selfreflect.backends import Generator, open_generator
 from selfreflect.config import model_spec
 from selfreflect.errors import SelfReflectError
-from selfreflect.strategies.context import Batch, Cost, Models
-from selfreflect.strategies.registry import StrategyError, resolve
+from selfreflect.strategies.context import Batch, Cost, Models, StrategyError
+from selfreflect.strategies.registry import resolve
 
 
 def fresh_seed(run_seed: int, question_id: str) -> int:

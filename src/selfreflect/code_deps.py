@@ -1,0 +1,238 @@
+"""The package files and prompts a ``selfreflect`` command depends on, derived from its imports.
+
+A command's dependencies start at its own function (and the entry point every command passes
+through, ``selfreflect.cli:main`` and the ``cli`` group), not at its whole module: a command
+module imports the other command modules at its top (to register them), which no command runs.
+Within a command module only what the function reaches counts: the imports in its body (lazy
+imports are imports too) and the module-level names it uses, followed through the module's own
+functions, constants and imports. Every library module it reaches then counts whole, with every
+module it imports anywhere (top level or inside a function; ``if TYPE_CHECKING:`` blocks run
+nothing, a registry's ``load`` imports each of its targets), the ``__init__`` of each package
+on the way, and the data files it names (``"config.schema.yaml"``). ``prompts.yaml`` is no code
+dependency: each module that renders prompt texts declares their keys in ``PROMPT_KEYS``
+(strategies in ``register``), and a job depends on those texts alone (its params), so editing
+one prompt reruns only the jobs that render it.
+
+The analysis is static (``ast``) and reads the package files under ``src/selfreflect`` of the
+working directory, the files a job's code hash and DVC's deps cover.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+PACKAGE = "selfreflect"
+SOURCE = Path("src") / PACKAGE
+PROMPTS_FILE = "prompts.yaml"  # tracked per key (params), not as code
+ENTRY = (f"{PACKAGE}.cli", ("main", "cli"))  # run by every command
+
+
+@dataclass(frozen=True)
+class Deps:
+    """What a command depends on: package files (repository paths) and prompts.yaml keys."""
+
+    files: tuple[str, ...]
+    prompt_keys: tuple[str, ...]
+
+
+def module_file(module: str) -> Path | None:
+    """The file of package module ``module`` (``selfreflect.scoring.judge``), if it is one."""
+    if module != PACKAGE and not module.startswith(f"{PACKAGE}."):
+        return None
+    base = SOURCE.joinpath(*module.split(".")[1:])
+    for path in (base / "__init__.py", base.with_suffix(".py")):
+        if path.is_file():
+            return path
+    return None
+
+
+@cache
+def _tree(path: Path) -> ast.Module:
+    return ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+
+
+def _runtime_nodes(node: ast.AST) -> Iterator[ast.AST]:
+    """``ast.walk`` without ``if TYPE_CHECKING:`` blocks (they import nothing at run time)."""
+    for child in ast.iter_child_nodes(node):
+        if isinstance(child, ast.If) and "TYPE_CHECKING" in ast.unparse(child.test):
+            for statement in child.orelse:
+                yield statement
+                yield from _runtime_nodes(statement)
+            continue
+        yield child
+        yield from _runtime_nodes(child)
+
+
+def _imported(statement: ast.Import | ast.ImportFrom, module: str, path: Path) -> list[str]:
+    """Package modules an import statement in ``module`` loads (a ``from`` import's names may
+    be submodules), with the packages above them."""
+    if isinstance(statement, ast.Import):
+        names = [alias.name for alias in statement.names]
+    else:
+        package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+        for _ in range(statement.level - 1):
+            package = package.rpartition(".")[0]
+        base = statement.module or ""
+        if statement.level:
+            base = f"{package}.{base}" if base else package
+        names = [base, *(f"{base}.{alias.name}" for alias in statement.names)]
+    parents = [".".join(n.split(".")[:i]) for n in names for i in range(1, n.count(".") + 1)]
+    return [name for name in dict.fromkeys([*parents, *names]) if module_file(name)]
+
+
+@cache
+def _registry_targets() -> dict[str, list[str]]:
+    """``{registry name: modules}`` of :mod:`selfreflect.registry` (``"module:attribute"``)."""
+    targets: dict[str, list[str]] = {}
+    for statement in _tree(SOURCE / "registry.py").body:
+        if isinstance(statement, ast.Assign) and isinstance(statement.value, ast.Call):
+            strings = [
+                node.value.partition(":")[0]
+                for node in ast.walk(statement.value)
+                if isinstance(node, ast.Constant)
+                and isinstance(node.value, str)
+                and ":" in node.value
+            ]
+            for target in statement.targets:
+                if isinstance(target, ast.Name):
+                    targets[target.id] = [name for name in strings if module_file(name)]
+    return targets
+
+
+def _imports_in(node: ast.AST, module: str) -> list[str]:
+    """Package modules imported under ``node``: import statements, and the targets of a
+    registry whose ``load`` it calls (``BACKENDS.load(name)`` may import every backend)."""
+    path = module_file(module)
+    assert path is not None
+    names = []
+    for child in _runtime_nodes(node):
+        if isinstance(child, ast.Import | ast.ImportFrom):
+            names += _imported(child, module, path)
+        elif (
+            isinstance(child, ast.Attribute)
+            and child.attr == "load"
+            and isinstance(child.value, ast.Name)
+        ):
+            names += _registry_targets().get(child.value.id, [])
+    return names
+
+
+def _data_files(node: ast.AST) -> list[str]:
+    """The package's data files a module names in a string (``"config.schema.yaml"``)."""
+    data = SOURCE / "data"
+    names = {path.name for path in data.iterdir() if path.is_file()} - {PROMPTS_FILE}
+    found = {
+        child.value.rpartition("/")[2]
+        for child in ast.walk(node)
+        if isinstance(child, ast.Constant) and isinstance(child.value, str)
+    }
+    return [str(data / name) for name in sorted(names & found)]
+
+
+def _prompt_keys(tree: ast.Module) -> list[str]:
+    """The module's ``PROMPT_KEYS``: the prompts.yaml keys its code renders."""
+    for statement in tree.body:
+        if isinstance(statement, ast.Assign | ast.AnnAssign):
+            targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
+            if any(isinstance(t, ast.Name) and t.id == "PROMPT_KEYS" for t in targets):
+                assert statement.value is not None
+                return list(ast.literal_eval(statement.value))
+    return []
+
+
+@cache
+def module_closure(module: str) -> frozenset[str]:
+    """``module`` and every package module it imports, directly or not (whole modules)."""
+    seen: set[str] = set()
+    todo = [module]
+    while todo:
+        name = todo.pop()
+        if name in seen or (path := module_file(name)) is None:
+            continue
+        seen.add(name)
+        todo += _imports_in(_tree(path), name)
+    return frozenset(seen)
+
+
+def _bindings(tree: ast.Module) -> dict[str, ast.stmt]:
+    """Module-level names and the statement that binds each (imports, defs, assignments)."""
+    bound: dict[str, ast.stmt] = {}
+    for statement in tree.body:
+        if isinstance(statement, ast.Import | ast.ImportFrom):
+            for alias in statement.names:
+                bound[alias.asname or alias.name.partition(".")[0]] = statement
+        elif isinstance(statement, ast.FunctionDef | ast.ClassDef):
+            bound[statement.name] = statement
+        elif isinstance(statement, ast.Assign | ast.AnnAssign):
+            targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
+            for target in targets:
+                for name in ast.walk(target):
+                    if isinstance(name, ast.Name):
+                        bound[name.id] = statement
+    return bound
+
+
+def _reached(module: str, names: tuple[str, ...]) -> tuple[set[str], set[Path]]:
+    """The modules the top-level ``names`` of command module ``module`` use, and the files of
+    the command modules they are defined in (followed through module-level names)."""
+    path = module_file(module)
+    if path is None:
+        raise ValueError(f"{module}: not a module of the package")
+    tree = _tree(path)
+    bound = _bindings(tree)
+    modules = set(module_closure(module.rpartition(".")[0]) if "." in module else ())
+    todo = [bound[name] for name in names]
+    seen: set[int] = set()
+    while todo:
+        statement = todo.pop()
+        if id(statement) in seen:
+            continue
+        seen.add(id(statement))
+        if isinstance(statement, ast.Import | ast.ImportFrom):
+            imported = _imported(statement, module, path)
+            modules.update(m for name in imported for m in module_closure(name))
+            continue
+        for name in _imports_in(statement, module):
+            modules.update(module_closure(name))
+        used = {n.id for n in ast.walk(statement) if isinstance(n, ast.Name)}
+        todo += [bound[name] for name in used if name in bound]
+    return modules, {path}
+
+
+def function_deps(functions: dict[str, tuple[str, ...]]) -> Deps:
+    """The dependencies of ``{command module: top-level function names}``, run together."""
+    modules: set[str] = set()
+    files: set[Path] = set()
+    for module, names in functions.items():
+        reached, own = _reached(module, names)
+        modules |= reached
+        files |= own
+    trees = [_tree(path) for path in files | {module_file(m) for m in modules}]  # type: ignore[misc]
+    paths = {*map(str, files), *(str(module_file(m)) for m in modules)}
+    paths.update(name for tree in trees for name in _data_files(tree))
+    keys = [key for tree in trees for key in _prompt_keys(tree)]
+    return Deps(tuple(sorted(paths)), tuple(sorted(set(keys))))
+
+
+@cache
+def command_deps(command: str) -> Deps:
+    """The dependencies of ``selfreflect COMMAND`` (``"answers"``, ``"report main-table"``)."""
+    import click
+
+    from selfreflect.cli import cli
+
+    node: click.Command = cli
+    for word in command.split():
+        if not isinstance(node, click.Group) or word not in node.commands:
+            raise ValueError(f"'selfreflect {command}': no such command")
+        node = node.commands[word]
+    callback = node.callback
+    assert callback is not None
+    entry_module, entry_names = ENTRY
+    functions = {entry_module: entry_names}
+    functions[callback.__module__] = (*functions.get(callback.__module__, ()), callback.__name__)
+    return function_deps(functions)
