@@ -15,7 +15,7 @@ from safetensors.torch import load_file
 from selfreflect.artifacts import write_table
 from selfreflect.cli import main
 from selfreflect.config import model_spec, validate_config
-from selfreflect.finetune.data import sft_data
+from selfreflect.finetune.data import dpo_pairs, sft_data
 from selfreflect.finetune.train import train_adapter
 from selfreflect.questions import question_id
 
@@ -165,3 +165,119 @@ def test_killed_training_resumes_to_the_same_adapter(sft_adapter, tiny_model, tm
     assert list(losses["step"]) == [1, 2, 3, 4, 5, 6]
     assert losses["loss"].tolist() == pytest.approx([e["loss"] for e in sft_adapter[1]], rel=1e-4)
     assert not (tmp_path / ".a.checkpoints").exists()
+
+
+def test_dpo_pairs_rank_candidates_by_score_with_a_minimum_gap():
+    questions = questions_table(QUESTIONS[:1])
+    qid = questions["id"][0]
+    summaries = [
+        pd.DataFrame({"id": [qid], "strategy": [s], "summary": [t]})
+        for s, t in [("greedy", "Paris."), ("basic", "Paris or Lyon."), ("cot", "Lyon.")]
+    ]
+    scores = [
+        pd.DataFrame({"id": [qid], "strategy": [s], "score": [v]})
+        for s, v in [("greedy", 0.3), ("basic", 0.1), ("cot", 0.35)]
+    ]
+    pairs = dpo_pairs(questions, summaries, scores, min_gap=0.1)
+    assert list(zip(pairs["chosen_strategy"], pairs["rejected_strategy"], strict=True)) == [
+        ("basic", "greedy"),
+        ("basic", "cot"),
+    ]
+    assert pairs["gap"].tolist() == pytest.approx([0.2, 0.25])
+    assert pairs["chosen"].tolist() == ["Paris or Lyon."] * 2
+
+
+def test_dpo_loss_falls(tiny_model, tmp_path):
+    config = finetune_config(tiny_model)
+    pairs = questions_table().assign(
+        chosen=TARGETS,
+        rejected=["I do not know."] * 3,
+        chosen_strategy="a",
+        rejected_strategy="b",
+        gap=0.1,
+    )
+    losses = train_adapter(
+        model_spec(config, "tiny"),
+        "dpo",
+        pairs,
+        config["finetune"]["training"],
+        tmp_path / "adapter",
+        {"ids": []},
+    )
+    assert losses[0]["loss"] == pytest.approx(0.6931, abs=1e-3)  # ln 2: the adapter starts at 0
+    assert losses[-1]["loss"] < 0.5
+    assert (tmp_path / "adapter/adapter_model.safetensors").is_file()
+
+
+def fails_with_one_line(capsys, *args: str | Path) -> str:
+    with pytest.raises(SystemExit) as exit_info:
+        run_cli(*args)
+    assert exit_info.value.code == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    return err
+
+
+def data_command(tmp_path: Path, tiny_model: Path, evaluated: list[str], **finetune):
+    config = finetune_config(tiny_model, **finetune)
+    (tmp_path / "c.yaml").write_text(yaml.safe_dump(config))
+    write_table("questions", questions_table(), tmp_path / "train.parquet")
+    write_table("questions", questions_table(evaluated, "eval"), tmp_path / "eval.parquet")
+    teacher = questions_table().assign(
+        strategy="sample_and_summarize",
+        summary=TARGETS,
+        summarizer="tiny",
+        prompt_tokens=1,
+        completion_tokens=1,
+        seconds=0.1,
+        error=None,
+    )
+    write_table("summaries", teacher, tmp_path / "s.parquet")
+    return [
+        "finetune-data",
+        "--config",
+        tmp_path / "c.yaml",
+        "--method",
+        "sft",
+        "--questions",
+        tmp_path / "train.parquet",
+        "--evaluated",
+        tmp_path / "eval.parquet",
+        "--summaries",
+        tmp_path / "s.parquet",
+        "--out",
+        tmp_path / "o/d.parquet",
+    ]
+
+
+def test_sft_data_are_the_teachers_summaries(tiny_model, tmp_path):
+    from selfreflect.artifacts import read_metadata, read_table
+
+    run_cli(*data_command(tmp_path, tiny_model, ["What is the capital of Spain?"]))
+    data = read_table("sft_data", tmp_path / "o/d.parquet")
+    assert data["target"].tolist() == TARGETS and data["question"].tolist() == QUESTIONS
+    assert read_metadata(tmp_path / "o/d.parquet")["ids"] == sorted(data["id"])
+
+
+def test_overlapping_train_and_test_questions_stop(tiny_model, tmp_path, capsys):
+    command = data_command(tmp_path, tiny_model, ["What is the capital of Spain?", QUESTIONS[1]])
+    err = fails_with_one_line(capsys, *command)
+    assert "c.yaml: finetune.dataset: 'train'" in err and "'eval'" in err and "Hamlet" in err
+    assert not (tmp_path / "o").exists()
+
+
+def test_unknown_teacher_stops(tiny_model, tmp_path, capsys):
+    command = data_command(tmp_path, tiny_model, ["Q?"], teacher="oracle")
+    err = fails_with_one_line(capsys, *command)
+    assert "c.yaml: finetune.teacher: unknown strategy 'oracle'" in err
+    assert not (tmp_path / "o").exists()
+
+
+def test_lora_target_module_the_model_lacks_stops(tiny_model, tmp_path, capsys):
+    lora = {"target_modules": ["q_proj", "query_key_value"]}
+    command = write_inputs(tmp_path, tiny_model, training={**TRAINING, "lora": lora})
+    err = fails_with_one_line(
+        capsys, *command, "--out", tmp_path / "o/a", "--loss", tmp_path / "o/l.tsv"
+    )
+    assert "c.yaml: finetune.training.lora.target_modules: ['query_key_value']" in err
+    assert not (tmp_path / "o").exists()

@@ -8,12 +8,14 @@ from selfreflect import paths
 from selfreflect.config import (
     check_model_paths,
     converted_models,
+    evaluated_datasets,
     model_gpus,
     summarized_datasets,
     validate_config,
     write_resolved_config,
 )
 from selfreflect.fileio import file_digest
+from selfreflect.finetune import check_finetune
 from selfreflect.errors import ConfigError
 from selfreflect.strategies import check_strategies, strategy_prompts, strategy_setting_keys
 from selfreflect.workflow import code_digest, prompt_texts, setting_values, source_paths
@@ -22,6 +24,7 @@ _source = ", ".join(map(str, workflow.config_settings.configfiles)) or DEFAULT_C
 try:
     config = validate_config(config, source=_source)
     check_strategies(config, _source)
+    check_finetune(config, _source)
     check_model_paths(config, _source, built=paths.MODELS)
 except ConfigError as err:
     sys.exit(f"error: {err}")
@@ -120,6 +123,7 @@ def dataset_digest(wildcards):
     return [file_digest(path) for path in files if path.is_file()]
 
 
+EVALUATED = evaluated_datasets(config)  # all datasets but the finetuning questions
 SUMMARIZED = summarized_datasets(config)
 # Every rule's conda environment (--use-conda) has vLLM's CUDA build if a model takes a GPU.
 ENV = "../envs/gpu.yaml" if model_gpus(config, *config["models"]) else "../envs/cpu.yaml"
@@ -188,7 +192,7 @@ MC_PROMPTS = [*SCORING_PROMPTS, *VERBALIZE_PROMPTS, "mc_option", "mc_other"]
 
 def all_targets():
     return expand(
-        run_path(paths.ANSWERS), dataset=config["datasets"], subject=config["subjects"]
+        run_path(paths.ANSWERS), dataset=EVALUATED, subject=config["subjects"]
     ) + expand(
         run_path(paths.SUMMARIES),
         dataset=SUMMARIZED,

@@ -19,25 +19,23 @@ import pandas as pd
 from selfreflect.errors import ConfigError
 
 
-def check_target_modules(model: Any, modules: list[str], name: str) -> None:
-    """Fail, naming the key, when a LoRA target module is not a module of ``model``."""
-    present = {path.rsplit(".", 1)[-1] for path, _ in model.named_modules()}
-    missing = [m for m in modules if m not in present]
-    if missing:
-        raise ConfigError(
-            f"finetune.training.lora.target_modules: {missing} not in model '{name}'"
-            f" (its linear modules include {sorted(_linear_names(model))})"
-        )
-
-
-def _linear_names(model: Any) -> set[str]:
+def check_target_modules(spec: dict[str, Any], modules: list[str]) -> None:
+    """Fail, naming the key, when a LoRA target module is not a module of the model ``spec``
+    (checked on its architecture, before any weights load)."""
     import torch
+    from accelerate import init_empty_weights
+    from transformers import AutoConfig, AutoModelForCausalLM
 
-    return {
-        path.rsplit(".", 1)[-1]
-        for path, module in model.named_modules()
-        if isinstance(module, torch.nn.Linear)
-    }
+    with init_empty_weights():
+        model = AutoModelForCausalLM.from_config(AutoConfig.from_pretrained(spec["path"]))
+    names = {path.rsplit(".", 1)[-1]: module for path, module in model.named_modules()}
+    missing = [m for m in modules if m not in names]
+    if missing:
+        linear = sorted(n for n, m in names.items() if isinstance(m, torch.nn.Linear))
+        raise ConfigError(
+            f"finetune.training.lora.target_modules: {missing} not in model '{spec['name']}'"
+            f" (its linear modules: {linear})"
+        )
 
 
 def training_dataset(data: pd.DataFrame, method: str, render: Any):
@@ -81,9 +79,9 @@ def train_adapter(
     from selfreflect.families import PromptFormat
     from selfreflect.fileio import atomic_dir, write_json
 
-    tokenizer, model = load_hf_model(spec)
     lora = settings["lora"]
-    check_target_modules(model, lora["target_modules"], spec["name"])
+    check_target_modules(spec, lora["target_modules"])
+    tokenizer, model = load_hf_model(spec)
     prompt_format = PromptFormat.for_model(tokenizer, spec)
     dataset = training_dataset(data, method, prompt_format.render)
     checkpoints = checkpoint_dir(out, data, {"method": method, **settings})
