@@ -281,3 +281,54 @@ def test_lora_target_module_the_model_lacks_stops(tiny_model, tmp_path, capsys):
     )
     assert "c.yaml: finetune.training.lora.target_modules: ['query_key_value']" in err
     assert not (tmp_path / "o").exists()
+
+
+def test_learning_rate_reruns_training_and_what_follows_only(tmp_path, monkeypatch):
+    """The DVC stages of the smoke DAG with both finetuned strategies: the learning rate is a
+    param of the training stages alone, and downstream of them are only the finetuned
+    strategies' summaries and scores and the tables that read every summary."""
+    import networkx as nx
+
+    from selfreflect.workflow import dvc_stages, snakemake_jobs
+
+    repo = Path(__file__).parents[1]
+    config = yaml.safe_load((repo / "config/smoke.yaml").read_text())
+    config["summaries"]["strategies"] = ["greedy", "finetuned_sft", "finetuned_dpo"]
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(config))
+    monkeypatch.chdir(repo)
+    jobs, workflow = snakemake_jobs(Path("Snakefile"), tmp_path / "params.yaml")
+    stages = dvc_stages(jobs, str(workflow.globals["RESOLVED_CONFIG"]), "params.yaml", config)
+    graph = nx.DiGraph()  # edges from a stage to the stages reading its outputs
+    producer = {out: name for name, stage in stages.items() for out in stage.get("outs", [])}
+    for name, stage in stages.items():
+        graph.add_node(name)
+        graph.add_edges_from(
+            (producer[dep], name) for dep in stage.get("deps", []) if dep in producer
+        )
+    key = "finetune.training.learning_rate"
+    changed = {
+        name
+        for name, stage in stages.items()
+        for param in stage.get("params", [])
+        if isinstance(param, str) and f"{key}.".startswith(f"{param}.")
+    }
+    reruns = changed | {d for name in changed for d in nx.descendants(graph, name)}
+    finetuned = {
+        f"{rule}-smoke-tiny-finetuned_{m}"
+        for m in ("sft", "dpo")
+        for rule in ("finetuned_summaries",)
+    }
+    finetuned |= {f"score-smoke-tiny-tiny-finetuned_{m}" for m in ("sft", "dpo")}
+    readers = {
+        "convergence_scores-smoke-tiny-tiny",
+        "main_table",
+        "cost_table",
+        "convergence",
+        "human_agreement",
+    }
+    assert changed == {"finetune_train-tiny-sft", "finetune_train-tiny-dpo"}
+    assert reruns == changed | finetuned | readers
+    assert stages["finetune_train-tiny-sft"]["plots"] == [
+        "reports/smoke/finetune/tiny/sft/loss.tsv"
+    ]
+    assert stages["finetune_train-tiny-sft"]["outs"] == ["results/smoke/finetune/tiny/sft/adapter"]

@@ -15,8 +15,8 @@ def finetuned_chat(question: str) -> list[Message]:
     return user_chat(prompt("basic", question=question))
 
 
-@register("finetuned_sft", prompts=("basic",))
 @register("finetuned_dpo", prompts=("basic",))
+@register("finetuned_sft", prompts=("basic",))
 def finetuned(batch: Batch) -> dict[int, str]:
     """The adapter's greedy answer to the basic summary request (the prompt it was trained on)."""
     return batch.summarize({r: finetuned_chat(q) for r, q in batch.rows().items()})
