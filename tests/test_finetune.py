@@ -332,3 +332,24 @@ def test_learning_rate_reruns_training_and_what_follows_only(tmp_path, monkeypat
         "reports/smoke/finetune/tiny/sft/loss.tsv"
     ]
     assert stages["finetune_train-tiny-sft"]["outs"] == ["results/smoke/finetune/tiny/sft/adapter"]
+
+
+def test_finetuned_strategy_without_adapter_stops(tiny_model, tmp_path, capsys):
+    (tmp_path / "c.yaml").write_text(yaml.safe_dump(finetune_config(tiny_model)))
+    write_table("questions", questions_table(), tmp_path / "q.parquet")
+    command = [
+        "summarize",
+        "--config",
+        tmp_path / "c.yaml",
+        "--subject",
+        "tiny",
+        "--strategy",
+        "finetuned_sft",
+        "--questions",
+        tmp_path / "q.parquet",
+        "--out",
+        tmp_path / "o/s.pq",
+    ]
+    err = fails_with_one_line(capsys, *command)
+    assert "--adapter: strategy 'finetuned_sft' needs one" in err
+    assert not (tmp_path / "o").exists()

@@ -28,7 +28,7 @@ def judge_name(config: dict[str, Any]) -> str:
 def check_finetune(config: dict[str, Any], source: str = "config") -> None:
     """One-line :class:`ConfigError` for a ``finetune`` block the listed strategies cannot use:
     no or an unknown training dataset, one that is also evaluated, an unknown teacher, candidate
-    or judge."""
+    or judge, or a summariser with other weights than the subjects' (it runs their adapters)."""
     from selfreflect.strategies import builtin_names
 
     settings = config["finetune"]
@@ -51,6 +51,15 @@ def check_finetune(config: dict[str, Any], source: str = "config") -> None:
     for key, name in named:
         if name not in known:
             raise ConfigError(f"{source}: {key}: unknown strategy '{name}' ({', '.join(known)})")
+    summarizer = config["summarizer"]
+    models = config["models"]
+    if summarizer and any(
+        models[s]["path"] != models[summarizer]["path"] for s in config["subjects"]
+    ):
+        raise ConfigError(
+            f"{source}: summarizer: the finetuned strategies run each subject's adapter on the"
+            f" summariser, so '{summarizer}' must have the subjects' weights (models.*.path)"
+        )
     if judge_name(config) not in config["judges"]:
         raise ConfigError(
             f"{source}: finetune.judge: '{settings['judge']}' is not one of judges"

@@ -19,7 +19,12 @@ from selfreflect.cli_options import CONFIG, OUT, QUESTIONS, SUBJECT
     help="LoRA adapter folder the summariser runs with (finetuned_sft, finetuned_dpo).",
 )
 def summarize(
-    config_path: str, subject: str, strategy: str, questions_path: str, out: str, adapter: str
+    config_path: str,
+    subject: str,
+    strategy: str,
+    questions_path: str,
+    out: str,
+    adapter: str | None,
 ) -> None:
     """Summarise the subject's answer distribution on each question with one strategy."""
     from contextlib import ExitStack
@@ -39,10 +44,8 @@ def summarize(
     model_spec(config, subject, source=config_path)
     resolve(strategy, config["summaries"]["plugins"])  # unknown names fail before any loading
     if (strategy in FINETUNED) != (adapter is not None):
-        raise ConfigError(
-            f"--adapter: strategy '{strategy}' runs with an adapter if and only if"
-            f" it is one of {', '.join(FINETUNED)}"
-        )
+        needs = "needs one" if strategy in FINETUNED else "runs without one"
+        raise ConfigError(f"--adapter: strategy '{strategy}' {needs}")
     questions = read_table("questions", questions_path)
     check_writable(out)
     summarizer = summarizer_name(config, subject)
