@@ -36,6 +36,11 @@ def finetune_data(
     from selfreflect.finetune.data import check_disjoint, dpo_pairs, sft_data
     from selfreflect.provenance import provenance
 
+    sft = method == "sft"
+    counts = (len(summaries), len(scores))
+    if counts != (1, 0) if sft else counts[0] != counts[1] or counts[0] < 2:
+        wanted = "one --summaries" if sft else "a --summaries and --scores per candidate (2+)"
+        raise click.UsageError(f"--method {method} takes {wanted}")
     config = load_config(config_path)
     check_finetune(config, config_path)
     settings = config["finetune"]
@@ -48,7 +53,7 @@ def finetune_data(
         raise InputError(f"{config_path}: {err}") from None
     check_writable(out)
     tables = [read_table("summaries", path) for path in summaries]
-    if method == "sft":
+    if sft:
         table = sft_data(questions, tables[0])
     else:
         table = dpo_pairs(
