@@ -98,13 +98,12 @@ def tiny_spec(tiny_model) -> dict:
 
 @pytest.fixture(scope="session")
 def vllm_engine(tiny_spec):
-    """One ``vllm.LLM`` on the tiny model for the whole session (full-vocabulary logprobs on,
-    LoRA adapters on)."""
+    """One ``vllm.LLM`` on the tiny model for the whole session (full-vocabulary logprobs on)."""
     from vllm import LLM
 
     from selfreflect.backends.vllm_engine import engine_kwargs
 
-    llm = LLM(**engine_kwargs(tiny_spec, max_logprobs=-1, enable_lora=True, max_lora_rank=8))
+    llm = LLM(**engine_kwargs(tiny_spec, max_logprobs=-1))
     yield llm
     del llm
 

@@ -89,19 +89,18 @@ def greedy_summaries(generator) -> list[str]:
     return [g.texts[0] for g in generator.chat(chats, Sampling(max_tokens=12))]
 
 
-def test_adapter_changes_summaries_alike_on_hf_and_vllm(
-    sft_adapter, tiny_model, hf_generator, vllm_engine
-):
+def test_adapter_changes_summaries_alike_on_hf_and_vllm(sft_adapter, tiny_model, hf_generator):
+    """One engine with LoRA on (the session's vLLM engine has none)."""
     from selfreflect.backends.hf_engine import HfGenerator
     from selfreflect.backends.vllm_engine import VllmGenerator
     from tests.conftest import tiny_model_spec
 
     adapter = str(sft_adapter[0])
     hf = HfGenerator({**tiny_model_spec(tiny_model, backend="hf"), "adapter": adapter})
-    vllm = VllmGenerator({**tiny_model_spec(tiny_model), "adapter": adapter}, llm=vllm_engine)
     finetuned = greedy_summaries(hf)
     assert finetuned != greedy_summaries(hf_generator)
-    assert greedy_summaries(vllm) == finetuned
+    with VllmGenerator({**tiny_model_spec(tiny_model), "adapter": adapter}) as vllm:
+        assert greedy_summaries(vllm) == finetuned
 
 
 def run_cli(*args: str | Path) -> None:
