@@ -25,6 +25,7 @@ include: "workflow/rules/questions.smk"
 include: "workflow/rules/answers.smk"
 include: "workflow/rules/summaries.smk"
 include: "workflow/rules/scores.smk"
+include: "workflow/rules/finetune.smk"
 include: "workflow/rules/report.smk"
 
 

@@ -2,8 +2,9 @@
 
     python tests/kill_at.py POINT N -- ARGS...
 
-POINT is ``after-checkpoint`` (the N-th checkpoint chunk is on disk) or ``before-rename`` (the
-N-th atomic write has its temporary file complete but not yet renamed into place). The real
+POINT is ``after-checkpoint`` (the N-th checkpoint chunk is on disk), ``before-rename`` (the
+N-th atomic write has its temporary file complete but not yet renamed into place) or
+``after-training-checkpoint`` (a finetuning run's N-th checkpoint is saved). The real
 code runs unchanged up to that point; the job then dies as ``kill -9`` would kill it: with
 its process group, as a scheduler kills a job. (Killing only the main process would leave
 vLLM's engine process running, holding the caller's output pipes open.)
@@ -56,6 +57,10 @@ class _Os:
 def arm(point: str, n: int) -> None:
     if point == "after-checkpoint":
         checkpoints.write_table = dying_on_call(checkpoints.write_table, n, after=True)
+    elif point == "after-training-checkpoint":
+        from transformers import Trainer
+
+        Trainer._save_checkpoint = dying_on_call(Trainer._save_checkpoint, n, after=True)
     elif point == "before-rename":
         fileio.os = _Os(replace=dying_on_call(os.replace, n, after=False))
     else:

@@ -8,6 +8,7 @@ import pytest
 from selfreflect.answers import sample_answers
 from selfreflect.backends import Generator
 from selfreflect.config import validate_config
+from selfreflect.finetune import FINETUNED
 from selfreflect.questions import question_id
 from selfreflect.strategies import Models, builtin_names, summarize
 from selfreflect.strategies.paper import sample_and_summarize_chat, twostep_cot_chat
@@ -70,7 +71,7 @@ def run(strategy, generator, config=None, questions=None, thinking=False, subjec
 
 
 def test_builtin_strategies():
-    assert builtin_names() == PAPER + RELATED
+    assert builtin_names() == [*FINETUNED, *PAPER, *RELATED]
 
 
 @pytest.mark.parametrize("strategy", PAPER + RELATED)

@@ -68,6 +68,19 @@ SCHEMAS: dict[str, pa.Schema] = {
             ("error", _STR),
         ]
     ),
+    # finetuning data (selfreflect.finetune.data): SFT targets and DPO preference pairs
+    "sft_data": pa.schema([("id", _STR), ("question", _STR), ("target", _STR)]),
+    "dpo_data": pa.schema(
+        [
+            ("id", _STR),
+            ("question", _STR),
+            ("chosen", _STR),
+            ("rejected", _STR),
+            ("chosen_strategy", _STR),
+            ("rejected_strategy", _STR),
+            ("gap", pa.float64()),  # rejected score - chosen score: the preference strength
+        ]
+    ),
     # report studies (selfreflect.report.studies): metric values of constructed summaries
     "controlled_scores": pa.schema(
         [

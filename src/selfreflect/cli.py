@@ -13,6 +13,7 @@ import click
 
 from selfreflect.cli_options import CONFIG, OUT, QUESTIONS, SHARD, SHARDS, SUBJECT
 from selfreflect.errors import SelfReflectError
+from selfreflect.finetune.cli import finetune_data, finetune_train
 from selfreflect.report.cli import report
 from selfreflect.scoring.cli import score
 from selfreflect.strategies.cli import summarize
@@ -225,6 +226,8 @@ def import_answers(json_path: str, out: str) -> None:
 cli.add_command(score)
 cli.add_command(summarize)
 cli.add_command(report)
+cli.add_command(finetune_data)
+cli.add_command(finetune_train)
 
 
 def main() -> None:

@@ -185,9 +185,15 @@ def model_spec(config: dict[str, Any], name: str, source: str = "config") -> dic
     return {"name": name, "fidelity": config["fidelity"], **config["models"][name]}
 
 
+def evaluated_datasets(config: dict[str, Any]) -> list[str]:
+    """Datasets that are sampled and studied: all but the finetuning questions."""
+    return [name for name in config["datasets"] if name != config["finetune"]["dataset"]]
+
+
 def summarized_datasets(config: dict[str, Any]) -> list[str]:
-    """Datasets whose answers are summarised and scored (``summaries.datasets``, or all)."""
-    return config["summaries"]["datasets"] or list(config["datasets"])
+    """Datasets whose answers are summarised and scored (``summaries.datasets``, or every
+    evaluated one)."""
+    return config["summaries"]["datasets"] or evaluated_datasets(config)
 
 
 def model_gpus(config: dict[str, Any], *names: str) -> int:

@@ -15,6 +15,11 @@ SCORES = "results/{run}/{dataset}/{subject}/scores/{judge}/{strategy}.parquet"
 SCORES_SHARD = "results/{run}/{dataset}/{subject}/scores/{judge}/shards/{strategy}-{shard}.parquet"
 METRICS = "results/{run}/{dataset}/{subject}/metrics/{judge}/{strategy}.json"
 LOGS = "logs/{run}"
+# finetuned summarisers, per subject and method (sft, dpo): training data, LoRA adapter folder
+# (with the training question ids), and the loss per step (a DVC plot)
+FINETUNE_DATA = "results/{run}/finetune/{subject}/{method}/data.parquet"
+ADAPTER = "results/{run}/finetune/{subject}/{method}/adapter"
+TRAINING_LOSS = "reports/{run}/finetune/{subject}/{method}/loss.tsv"
 # report: per-experiment study scores, then run-wide tables ({name}.csv/.md/.tex), figures
 # ({name}.png/.pdf) and DVC metrics, outside results/{run} (DVC's report stages depend on it)
 CONTROLLED = "results/{run}/{dataset}/{subject}/studies/{judge}/controlled.parquet"

@@ -147,14 +147,20 @@ def _stage(
     if params:
         stage["params"] = params
     outputs = jobs[-1].output
-    named = outputs.get("metrics", [])  # one file (a str) or a list of files
-    metrics = {str(named)} if isinstance(named, str) else {str(path) for path in named}
+    metrics, plots = _named(outputs, "metrics"), _named(outputs, "plots")
     kinds: dict[str, list[str]] = {"outs": [], "plots": [], "metrics": []}
     for path in map(str, outputs):
-        kind = "metrics" if path in metrics else "plots" if path.endswith(".png") else "outs"
+        plot = path in plots or path.endswith(".png")
+        kind = "metrics" if path in metrics else "plots" if plot else "outs"
         kinds[kind].append(path)
     stage.update({kind: paths for kind, paths in kinds.items() if paths})
     return stage
+
+
+def _named(outputs: Any, name: str) -> set[str]:
+    """The paths of the output ``name`` (one file, a str, or a list of files; none if absent)."""
+    named = outputs.get(name, [])
+    return {str(named)} if isinstance(named, str) else {str(path) for path in named}
 
 
 def dvc_stages(jobs: list[Any], resolved_config: str, params_file: str, present: dict) -> dict:

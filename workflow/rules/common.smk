@@ -8,6 +8,7 @@ from selfreflect import paths
 from selfreflect.config import (
     check_model_paths,
     converted_models,
+    evaluated_datasets,
     model_gpus,
     read_config_file,
     summarized_datasets,
@@ -15,6 +16,7 @@ from selfreflect.config import (
     write_resolved_config,
 )
 from selfreflect.fileio import file_digest
+from selfreflect.finetune import check_finetune
 from selfreflect.errors import ConfigError
 from selfreflect.strategies import check_strategies, strategy_prompts, strategy_setting_keys
 from selfreflect.code_deps import command_deps
@@ -26,6 +28,7 @@ try:
         read_config_file(_configfile)  # (Snakemake's own reading keeps the last silently)
     config = validate_config(config, source=_source)
     check_strategies(config, _source)
+    check_finetune(config, _source)
     check_model_paths(config, _source, built=paths.MODELS)
 except ConfigError as err:
     sys.exit(f"error: {err}")
@@ -126,6 +129,7 @@ def dataset_digest(wildcards):
     return [file_digest(path) for path in files if path.is_file()]
 
 
+EVALUATED = evaluated_datasets(config)  # all datasets but the finetuning questions
 SUMMARIZED = summarized_datasets(config)
 # Every rule's conda environment (--use-conda) has vLLM's CUDA build if a model takes a GPU.
 ENV = "../envs/gpu.yaml" if model_gpus(config, *config["models"]) else "../envs/cpu.yaml"
@@ -165,7 +169,7 @@ def summary_settings(wildcards):
 
 def all_targets():
     return expand(
-        run_path(paths.ANSWERS), dataset=config["datasets"], subject=config["subjects"]
+        run_path(paths.ANSWERS), dataset=EVALUATED, subject=config["subjects"]
     ) + expand(
         run_path(paths.SUMMARIES),
         dataset=SUMMARIZED,

@@ -4,7 +4,7 @@ import os
 TABLES = paths.TABLES.format(run=RUN)
 FIGURES = paths.FIGURES.format(run=RUN)
 STRATEGIES = config["summaries"]["strategies"]
-EXPERIMENTS = dict(dataset=config["datasets"], subject=config["subjects"], judge=config["judges"])
+EXPERIMENTS = dict(dataset=EVALUATED, subject=config["subjects"], judge=config["judges"])
 SUMMARY_EXPERIMENTS = {**EXPERIMENTS, "dataset": SUMMARIZED}
 SHORT_CAPTION = "../report/{}.rst"
 STATS_SETTINGS = ["report.bootstrap_resamples", "report.confidence"]

@@ -41,6 +41,10 @@ class HfGenerator(Generator):
     def __init__(self, spec: dict[str, Any]) -> None:
         self.name = spec["name"]
         self.tokenizer, self.model = load_hf_model(spec)
+        if spec.get("adapter"):  # a LoRA adapter (selfreflect.finetune), run through PEFT
+            from peft import PeftModel
+
+            self.model = PeftModel.from_pretrained(self.model, spec["adapter"]).eval()
         self.format = PromptFormat.for_model(self.tokenizer, spec)
         self.max_model_len = spec["max_model_len"] or self.model.config.max_position_embeddings
         self.batch_size = spec["batch_size"]

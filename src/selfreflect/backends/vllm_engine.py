@@ -21,6 +21,8 @@ def engine_kwargs(spec: dict[str, Any], **overrides: Any) -> dict[str, Any]:
         "enforce_eager": spec["enforce_eager"],
         "seed": 0,
     }
+    if spec.get("adapter"):  # a LoRA adapter (selfreflect.finetune), served by vLLM's LoRA
+        kwargs.update(enable_lora=True, max_lora_rank=lora_rank(spec["adapter"]))
     if spec["kv_cache_memory_bytes"] is not None:
         kwargs["kv_cache_memory_bytes"] = spec["kv_cache_memory_bytes"]
     on_cpu = _on_cpu()
@@ -33,6 +35,13 @@ def engine_kwargs(spec: dict[str, Any], **overrides: Any) -> dict[str, Any]:
         # prefill ("CPU Generator does not use offset"); whole prefills avoid that.
         kwargs["enable_chunked_prefill"] = False
     return {**kwargs, **overrides}
+
+
+def lora_rank(adapter: str) -> int:
+    """The ``max_lora_rank`` an engine needs for ``adapter``: a power of two, at least 8."""
+    from peft import PeftConfig
+
+    return max(8, 1 << (PeftConfig.from_pretrained(adapter).r - 1).bit_length())
 
 
 def checkpoint_dtype(spec: dict[str, Any]) -> str:
@@ -80,6 +89,11 @@ class VllmGenerator(Generator):
         self.tokenizer = self.llm.get_tokenizer()
         self.format = PromptFormat.for_model(self.tokenizer, spec)
         self.max_model_len = self.llm.llm_engine.model_config.max_model_len
+        self.lora = None
+        if spec.get("adapter"):
+            from vllm.lora.request import LoRARequest
+
+            self.lora = LoRARequest("adapter", 1, spec["adapter"])
 
     def generate(self, prompts: list[str], sampling: list[Sampling]) -> list[Generation]:
         from vllm.inputs import TokensPrompt
@@ -94,7 +108,7 @@ class VllmGenerator(Generator):
                 requests.append(TokensPrompt(prompt_token_ids=ids))
                 params.append(sampling_params(spec))
         if requests:
-            outputs = self.llm.generate(requests, params, use_tqdm=True)
+            outputs = self.llm.generate(requests, params, use_tqdm=True, lora_request=self.lora)
             for i, output in zip(runnable, outputs, strict=True):
                 results[i].texts = [completion.text for completion in output.outputs]
                 results[i].completion_tokens = sum(len(c.token_ids) for c in output.outputs)

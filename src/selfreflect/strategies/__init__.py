@@ -3,11 +3,12 @@
 Built-ins: the paper's ``greedy``, ``basic``, ``cot``, ``sample_and_summarize``,
 ``concatenated_answers``, ``twostep_cot`` (module ``paper``) and, from related work,
 ``cluster_and_verbalize``, ``cluster_and_verbalize_llm``, ``sayself_rationale``,
-``verbalized_confidence`` (module ``related``). Users add strategies as plug-ins
+``verbalized_confidence`` (module ``related``); ``finetuned_sft`` and ``finetuned_dpo`` (module
+``finetuned``: a LoRA adapter's one pass). Users add strategies as plug-ins
 (``summaries.plugins`` in the config, see :mod:`selfreflect.strategies.plugins`).
 """
 
-from selfreflect.strategies import paper, related  # noqa: F401 - registers the built-ins
+from selfreflect.strategies import finetuned, paper, related  # noqa: F401 - registers built-ins
 from selfreflect.strategies.context import Batch, Models
 from selfreflect.strategies.plugins import Context, QuestionFailed
 from selfreflect.strategies.registry import (

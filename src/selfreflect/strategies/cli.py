@@ -13,14 +13,28 @@ from selfreflect.cli_options import CONFIG, OUT, QUESTIONS, SUBJECT
 @click.option("--strategy", required=True, help="Built-in strategy or summaries.plugins name.")
 @QUESTIONS
 @OUT
-def summarize(config_path: str, subject: str, strategy: str, questions_path: str, out: str) -> None:
+@click.option(
+    "--adapter",
+    type=click.Path(exists=True, file_okay=False),
+    help="LoRA adapter folder the summariser runs with (finetuned_sft, finetuned_dpo).",
+)
+def summarize(
+    config_path: str,
+    subject: str,
+    strategy: str,
+    questions_path: str,
+    out: str,
+    adapter: str | None,
+) -> None:
     """Summarise the subject's answer distribution on each question with one strategy."""
     from contextlib import ExitStack
 
     from selfreflect.artifacts import read_table, write_table
     from selfreflect.config import load_config, model_spec
+    from selfreflect.errors import ConfigError
     from selfreflect.failures import check_failures
     from selfreflect.fileio import check_writable
+    from selfreflect.finetune import FINETUNED
     from selfreflect.provenance import provenance
     from selfreflect.strategies import open_models, resolve, strategy_settings
     from selfreflect.strategies import summarize as run_strategy
@@ -29,11 +43,14 @@ def summarize(config_path: str, subject: str, strategy: str, questions_path: str
     config = load_config(config_path)
     model_spec(config, subject, source=config_path)
     resolve(strategy, config["summaries"]["plugins"])  # unknown names fail before any loading
+    if (strategy in FINETUNED) != (adapter is not None):
+        needs = "needs one" if strategy in FINETUNED else "runs without one"
+        raise ConfigError(f"--adapter: strategy '{strategy}' {needs}")
     questions = read_table("questions", questions_path)
     check_writable(out)
     summarizer = summarizer_name(config, subject)
     with ExitStack() as stack:
-        models = open_models(config, subject, stack)
+        models = open_models(config, subject, stack, adapter)
         table = run_strategy(strategy, questions, models, config, summarizer)
     check_failures(table, config["max_failed_share"], f"strategy '{strategy}'")
     metadata = provenance(
@@ -42,6 +59,7 @@ def summarize(config_path: str, subject: str, strategy: str, questions_path: str
         strategy=strategy,
         subject=subject,
         summarizer=summarizer,
+        adapter=adapter,
         settings=strategy_settings(config["summaries"], strategy),
         **table.attrs,
     )

@@ -29,14 +29,19 @@ def summarizer_name(config: dict[str, Any], subject: str) -> str:
     return config["summarizer"] or subject
 
 
-def open_models(config: dict[str, Any], subject: str, stack: ExitStack) -> Models:
-    """Openers of the summariser and the subject, each loaded on first use and closed by
-    ``stack``; when both name the same weights (path and endpoint) one engine serves both."""
+def open_models(
+    config: dict[str, Any], subject: str, stack: ExitStack, adapter: str | None = None
+) -> Models:
+    """Openers of the summariser (with the LoRA ``adapter``, if one) and the subject, each
+    loaded on first use and closed by ``stack``; when both name the same weights (path and
+    endpoint, no adapter) one engine serves both."""
     specs = {
-        "summarizer": model_spec(config, summarizer_name(config, subject)),
+        "summarizer": {**model_spec(config, summarizer_name(config, subject)), "adapter": adapter},
         "subject": model_spec(config, subject),
     }
-    same = all(specs["summarizer"][k] == specs["subject"][k] for k in ("path", "base_url"))
+    same = adapter is None and all(
+        specs["summarizer"][k] == specs["subject"][k] for k in ("path", "base_url")
+    )
     loaded: dict[str, Generator] = {}
 
     def opener(role: str):

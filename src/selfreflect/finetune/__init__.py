@@ -1,0 +1,67 @@
+"""Finetuned summarisers: a LoRA adapter on the subject, trained on the workflow's own signal.
+
+SFT learns the teacher strategy's summaries of the training questions; DPO learns from pairs of
+candidate summaries ranked by their SelfReflect scores. The finetuned strategies
+(``finetuned_sft``, ``finetuned_dpo``) then summarise in one greedy pass of the ``basic`` prompt
+with the adapter. Training questions are a dataset of their own, never evaluated.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from selfreflect.errors import ConfigError
+
+FINETUNED = {"finetuned_sft": "sft", "finetuned_dpo": "dpo"}  # strategy -> training method
+
+
+def finetuned_methods(config: dict[str, Any]) -> list[str]:
+    """The training methods the listed strategies need (``sft``, ``dpo``)."""
+    return [FINETUNED[s] for s in config["summaries"]["strategies"] if s in FINETUNED]
+
+
+def judge_name(config: dict[str, Any]) -> str:
+    """The judge that scores the DPO candidates."""
+    return config["finetune"]["judge"] or config["judges"][0]
+
+
+def check_finetune(config: dict[str, Any], source: str = "config") -> None:
+    """One-line :class:`ConfigError` for a ``finetune`` block the listed strategies cannot use:
+    no or an unknown training dataset, one that is also evaluated, an unknown teacher, candidate
+    or judge, or a summariser with other weights than the subjects' (it runs their adapters)."""
+    from selfreflect.strategies import builtin_names
+
+    settings = config["finetune"]
+    if not finetuned_methods(config):
+        return
+    dataset = settings["dataset"]
+    if dataset is None:
+        raise ConfigError(f"{source}: finetune.dataset: the finetuned strategies need one")
+    if dataset not in config["datasets"]:
+        known = ", ".join(config["datasets"])
+        raise ConfigError(f"{source}: finetune.dataset: unknown dataset '{dataset}' ({known})")
+    if dataset in (config["summaries"]["datasets"] or []):
+        raise ConfigError(
+            f"{source}: finetune.dataset: '{dataset}' is trained on, so it cannot be evaluated"
+            " (summaries.datasets)"
+        )
+    known = [s for s in [*builtin_names(), *config["summaries"]["plugins"]] if s not in FINETUNED]
+    named = [("finetune.teacher", settings["teacher"])]
+    named += [("finetune.candidates", name) for name in settings["candidates"]]
+    for key, name in named:
+        if name not in known:
+            raise ConfigError(f"{source}: {key}: unknown strategy '{name}' ({', '.join(known)})")
+    summarizer = config["summarizer"]
+    models = config["models"]
+    if summarizer and any(
+        models[s]["path"] != models[summarizer]["path"] for s in config["subjects"]
+    ):
+        raise ConfigError(
+            f"{source}: summarizer: the finetuned strategies run each subject's adapter on the"
+            f" summariser, so '{summarizer}' must have the subjects' weights (models.*.path)"
+        )
+    if judge_name(config) not in config["judges"]:
+        raise ConfigError(
+            f"{source}: finetune.judge: '{settings['judge']}' is not one of judges"
+            f" ({', '.join(config['judges'])})"
+        )

@@ -1,0 +1,131 @@
+"""Train a LoRA adapter on the subject with TRL: SFT on teacher summaries or DPO on scored pairs.
+
+Prompts are the finetuned strategies' own (the ``basic`` prompt, rendered for the subject's
+family as at inference), so the adapter learns exactly the pass it runs. Training is seeded and
+checkpoints every ``checkpoint_every`` steps into a folder keyed by the data and the settings;
+a killed run resumes from its last checkpoint and ends with the same adapter.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from selfreflect.errors import ConfigError
+
+
+def check_target_modules(spec: dict[str, Any], modules: list[str]) -> None:
+    """Fail, naming the key, when a LoRA target module is not a module of the model ``spec``
+    (checked on its architecture, before any weights load)."""
+    import torch
+    from accelerate import init_empty_weights
+    from transformers import AutoConfig, AutoModelForCausalLM
+
+    with init_empty_weights():
+        model = AutoModelForCausalLM.from_config(AutoConfig.from_pretrained(spec["path"]))
+    names = {path.rsplit(".", 1)[-1]: module for path, module in model.named_modules()}
+    missing = [m for m in modules if m not in names]
+    if missing:
+        linear = sorted(n for n, m in names.items() if isinstance(m, torch.nn.Linear))
+        raise ConfigError(
+            f"finetune.training.lora.target_modules: {missing} not in model '{spec['name']}'"
+            f" (its linear modules: {linear})"
+        )
+
+
+def training_dataset(data: pd.DataFrame, method: str, render: Any):
+    """A ``datasets.Dataset`` in TRL's prompt-completion (SFT) or preference (DPO) format."""
+    from datasets import Dataset
+
+    from selfreflect.strategies.finetuned import finetuned_chat
+
+    prompts = [render(finetuned_chat(q)) for q in data["question"]]
+    if method == "sft":
+        return Dataset.from_dict({"prompt": prompts, "completion": list(data["target"])})
+    return Dataset.from_dict(
+        {"prompt": prompts, "chosen": list(data["chosen"]), "rejected": list(data["rejected"])}
+    )
+
+
+def checkpoint_dir(out: Path, data: pd.DataFrame, settings: dict[str, Any]) -> Path:
+    """Checkpoints beside the adapter, keyed by data and settings: a run never resumes another's."""
+    key = hashlib.sha256(pd.util.hash_pandas_object(data).values.tobytes())
+    key.update(json.dumps(settings, sort_keys=True).encode())
+    return out.parent / f".{out.name}.checkpoints" / key.hexdigest()[:16]
+
+
+def train_adapter(
+    spec: dict[str, Any],
+    method: str,
+    data: pd.DataFrame,
+    settings: dict[str, Any],
+    out: Path,
+    record: dict[str, Any],
+) -> list[dict[str, float]]:
+    """Train the adapter of model ``spec`` on ``data`` and save it, with ``record`` as
+    ``training.json``, to the folder ``out`` (atomically); the loss per step,
+    ``[{"step", "loss"}]``."""
+    import torch
+    from peft import LoraConfig
+    from transformers.trainer_utils import get_last_checkpoint
+    from trl import DPOConfig, DPOTrainer, SFTConfig, SFTTrainer
+
+    from selfreflect.backends.hf_engine import load_hf_model
+    from selfreflect.families import PromptFormat
+    from selfreflect.fileio import atomic_dir, write_json
+
+    lora = settings["lora"]
+    check_target_modules(spec, lora["target_modules"])
+    tokenizer, model = load_hf_model(spec)
+    prompt_format = PromptFormat.for_model(tokenizer, spec)
+    dataset = training_dataset(data, method, prompt_format.render)
+    checkpoints = checkpoint_dir(out, data, {"method": method, **settings})
+    common = {
+        "output_dir": str(checkpoints),
+        "learning_rate": settings["learning_rate"],
+        "num_train_epochs": settings["epochs"],
+        "per_device_train_batch_size": settings["batch_size"],
+        "max_length": settings["max_length"],
+        "seed": settings["seed"],
+        "data_seed": settings["seed"],
+        "save_strategy": "steps",
+        "save_steps": settings["checkpoint_every"],
+        "logging_steps": 1,
+        "report_to": "none",
+        "use_cpu": not torch.cuda.is_available(),
+        "disable_tqdm": True,
+    }
+    peft_config = LoraConfig(
+        r=lora["rank"],
+        lora_alpha=lora["alpha"],
+        lora_dropout=lora["dropout"],
+        target_modules=lora["target_modules"],
+        task_type="CAUSAL_LM",
+    )
+    if method == "sft":
+        trainer_class, args = SFTTrainer, SFTConfig(**common)
+    else:
+        trainer_class, args = DPOTrainer, DPOConfig(beta=settings["beta"], **common)
+    trainer = trainer_class(
+        model=model,
+        args=args,
+        train_dataset=dataset,
+        processing_class=tokenizer,
+        peft_config=peft_config,
+    )
+    last = get_last_checkpoint(str(checkpoints)) if checkpoints.is_dir() else None
+    trainer.train(resume_from_checkpoint=last)
+    with atomic_dir(out) as tmp:
+        trainer.model.save_pretrained(tmp)
+        write_json(tmp / "training.json", record)
+    shutil.rmtree(checkpoints.parent)
+    return [
+        {"step": entry["step"], "loss": entry["loss"]}
+        for entry in trainer.state.log_history
+        if "loss" in entry
+    ]

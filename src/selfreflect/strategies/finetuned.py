@@ -1,0 +1,22 @@
+"""The finetuned summarisers' strategies: one greedy pass of the ``basic`` prompt with the
+subject's LoRA adapter (``selfreflect summarize --adapter``; trained by
+:mod:`selfreflect.finetune`)."""
+
+from __future__ import annotations
+
+from selfreflect.chat import Message
+from selfreflect.strategies.context import Batch
+from selfreflect.strategies.registry import register
+from selfreflect.strategies.text import prompt, user_chat
+
+
+def finetuned_chat(question: str) -> list[Message]:
+    """The one prompt the adapters are trained on and run: the ``basic`` summary request."""
+    return user_chat(prompt("basic", question=question))
+
+
+@register("finetuned_dpo", prompts=("basic",))
+@register("finetuned_sft", prompts=("basic",))
+def finetuned(batch: Batch) -> dict[int, str]:
+    """The adapter's greedy answer to the basic summary request (the prompt it was trained on)."""
+    return batch.summarize({r: finetuned_chat(q) for r, q in batch.rows().items()})

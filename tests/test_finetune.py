@@ -1,0 +1,354 @@
+"""Finetuned summarisers on the tiny model, with real TRL, PEFT and vLLM: training data, LoRA
+training (loss, resume after a kill), the adapter on both backends, and the config errors."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+from safetensors.torch import load_file
+
+from selfreflect.artifacts import write_table
+from selfreflect.cli import main
+from selfreflect.config import model_spec, validate_config
+from selfreflect.finetune.data import dpo_pairs, sft_data
+from selfreflect.finetune.train import train_adapter
+from selfreflect.questions import question_id
+
+QUESTIONS = ["What is the capital of France?", "Who wrote Hamlet?", "What colour is the sky?"]
+TARGETS = ["Paris.", "Shakespeare.", "Blue, or grey."]
+TRAINING = {"learning_rate": 0.01, "epochs": 6, "batch_size": 3, "checkpoint_every": 3}
+
+
+def finetune_config(model: Path, **finetune) -> dict:
+    return validate_config(
+        {
+            "run": "t",
+            "models": {"tiny": {"path": str(model), "backend": "hf", "dtype": "float32"}},
+            "subjects": ["tiny"],
+            "judges": ["tiny"],
+            "datasets": {
+                "eval": {"source": "local", "path": "eval.jsonl"},
+                "train": {"source": "local", "path": "train.jsonl"},
+            },
+            "summaries": {"strategies": ["greedy", "finetuned_sft"], "max_tokens": 8},
+            "finetune": {"dataset": "train", "training": TRAINING, **finetune},
+        }
+    )
+
+
+def questions_table(questions=QUESTIONS, dataset="train") -> pd.DataFrame:
+    ids = [question_id(q) for q in questions]
+    return pd.DataFrame(
+        {
+            "id": ids,
+            "question": questions,
+            "dataset": dataset,
+            "source_index": range(len(ids)),
+            "choices": None,
+            "gold": None,
+        }
+    )
+
+
+def sft_table() -> pd.DataFrame:
+    teacher = questions_table().assign(summary=TARGETS, error=None)
+    return sft_data(questions_table(), teacher)
+
+
+@pytest.fixture(scope="module")
+def sft_adapter(tiny_model, tmp_path_factory):
+    """An SFT adapter trained in-process, and its loss per step."""
+    config = finetune_config(tiny_model)
+    out = tmp_path_factory.mktemp("sft") / "adapter"
+    losses = train_adapter(
+        model_spec(config, "tiny"),
+        "sft",
+        sft_table(),
+        config["finetune"]["training"],
+        out,
+        {"ids": []},
+    )
+    return out, losses
+
+
+def test_sft_loss_falls(sft_adapter):
+    _, losses = sft_adapter
+    assert len(losses) == 6 and losses[-1]["loss"] < losses[0]["loss"] / 2
+
+
+def greedy_summaries(generator) -> list[str]:
+    from selfreflect.backends import Sampling
+    from selfreflect.strategies.finetuned import finetuned_chat
+
+    chats = [finetuned_chat(q) for q in QUESTIONS]
+    return [g.texts[0] for g in generator.chat(chats, Sampling(max_tokens=12))]
+
+
+def test_adapter_changes_summaries_alike_on_hf_and_vllm(sft_adapter, tiny_model, hf_generator):
+    """One engine with LoRA on (the session's vLLM engine has none)."""
+    from selfreflect.backends.hf_engine import HfGenerator
+    from selfreflect.backends.vllm_engine import VllmGenerator
+    from tests.conftest import tiny_model_spec
+
+    adapter = str(sft_adapter[0])
+    hf = HfGenerator({**tiny_model_spec(tiny_model, backend="hf"), "adapter": adapter})
+    finetuned = greedy_summaries(hf)
+    assert finetuned != greedy_summaries(hf_generator)
+    with VllmGenerator({**tiny_model_spec(tiny_model), "adapter": adapter}) as vllm:
+        assert greedy_summaries(vllm) == finetuned
+
+
+def run_cli(*args: str | Path) -> None:
+    """``selfreflect ARGS`` in-process through its real entry point."""
+    argv = sys.argv
+    sys.argv = ["selfreflect", *map(str, args)]
+    try:
+        main()
+    finally:
+        sys.argv = argv
+
+
+def write_inputs(tmp_path: Path, tiny_model: Path, **finetune) -> list[str | Path]:
+    """Config and SFT data files for ``finetune-train``: its arguments but for --out, --loss."""
+    config = finetune_config(tiny_model, **finetune)
+    (tmp_path / "c.yaml").write_text(yaml.safe_dump(config))
+    ids = sorted(sft_table()["id"])
+    write_table("sft_data", sft_table(), tmp_path / "d.parquet", {"ids": ids})
+    return [
+        "finetune-train",
+        "--config",
+        tmp_path / "c.yaml",
+        "--subject",
+        "tiny",
+        "--method",
+        "sft",
+        "--data",
+        tmp_path / "d.parquet",
+    ]
+
+
+def test_killed_training_resumes_to_the_same_adapter(sft_adapter, tiny_model, tmp_path):
+    command = [
+        *write_inputs(tmp_path, tiny_model),
+        "--out",
+        tmp_path / "a",
+        "--loss",
+        tmp_path / "l.tsv",
+    ]
+    killed = subprocess.run(
+        [
+            sys.executable,
+            "tests/kill_at.py",
+            "after-training-checkpoint",
+            "1",
+            "--",
+            *map(str, command[:]),
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert killed.returncode == -9 and not (tmp_path / "a").exists()
+    assert list(tmp_path.glob(".a.checkpoints/*/checkpoint-3"))
+    run_cli(*command)
+    resumed = load_file(tmp_path / "a/adapter_model.safetensors")
+    uninterrupted = load_file(sft_adapter[0] / "adapter_model.safetensors")
+    assert resumed.keys() == uninterrupted.keys()
+    for name, weight in uninterrupted.items():
+        assert (resumed[name] - weight).abs().max() < 1e-5, name
+    losses = pd.read_csv(tmp_path / "l.tsv", sep="\t")
+    assert list(losses["step"]) == [1, 2, 3, 4, 5, 6]
+    assert losses["loss"].tolist() == pytest.approx([e["loss"] for e in sft_adapter[1]], rel=1e-4)
+    assert not (tmp_path / ".a.checkpoints").exists()
+
+
+def test_dpo_pairs_rank_candidates_by_score_with_a_minimum_gap():
+    questions = questions_table(QUESTIONS[:1])
+    qid = questions["id"][0]
+    summaries = [
+        pd.DataFrame({"id": [qid], "strategy": [s], "summary": [t]})
+        for s, t in [("greedy", "Paris."), ("basic", "Paris or Lyon."), ("cot", "Lyon.")]
+    ]
+    scores = [
+        pd.DataFrame({"id": [qid], "strategy": [s], "score": [v]})
+        for s, v in [("greedy", 0.3), ("basic", 0.1), ("cot", 0.35)]
+    ]
+    pairs = dpo_pairs(questions, summaries, scores, min_gap=0.1)
+    assert list(zip(pairs["chosen_strategy"], pairs["rejected_strategy"], strict=True)) == [
+        ("basic", "greedy"),
+        ("basic", "cot"),
+    ]
+    assert pairs["gap"].tolist() == pytest.approx([0.2, 0.25])
+    assert pairs["chosen"].tolist() == ["Paris or Lyon."] * 2
+
+
+def test_dpo_loss_falls(tiny_model, tmp_path):
+    config = finetune_config(tiny_model)
+    pairs = questions_table().assign(
+        chosen=TARGETS,
+        rejected=["I do not know."] * 3,
+        chosen_strategy="a",
+        rejected_strategy="b",
+        gap=0.1,
+    )
+    losses = train_adapter(
+        model_spec(config, "tiny"),
+        "dpo",
+        pairs,
+        config["finetune"]["training"],
+        tmp_path / "adapter",
+        {"ids": []},
+    )
+    assert losses[0]["loss"] == pytest.approx(0.6931, abs=1e-3)  # ln 2: the adapter starts at 0
+    assert losses[-1]["loss"] < 0.5
+    assert (tmp_path / "adapter/adapter_model.safetensors").is_file()
+
+
+def fails_with_one_line(capsys, *args: str | Path) -> str:
+    with pytest.raises(SystemExit) as exit_info:
+        run_cli(*args)
+    assert exit_info.value.code == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    return err
+
+
+def data_command(tmp_path: Path, tiny_model: Path, evaluated: list[str], **finetune):
+    config = finetune_config(tiny_model, **finetune)
+    (tmp_path / "c.yaml").write_text(yaml.safe_dump(config))
+    write_table("questions", questions_table(), tmp_path / "train.parquet")
+    write_table("questions", questions_table(evaluated, "eval"), tmp_path / "eval.parquet")
+    teacher = questions_table().assign(
+        strategy="sample_and_summarize",
+        summary=TARGETS,
+        summarizer="tiny",
+        prompt_tokens=1,
+        completion_tokens=1,
+        seconds=0.1,
+        error=None,
+    )
+    write_table("summaries", teacher, tmp_path / "s.parquet")
+    return [
+        "finetune-data",
+        "--config",
+        tmp_path / "c.yaml",
+        "--method",
+        "sft",
+        "--questions",
+        tmp_path / "train.parquet",
+        "--evaluated",
+        tmp_path / "eval.parquet",
+        "--summaries",
+        tmp_path / "s.parquet",
+        "--out",
+        tmp_path / "o/d.parquet",
+    ]
+
+
+def test_sft_data_are_the_teachers_summaries(tiny_model, tmp_path):
+    from selfreflect.artifacts import read_metadata, read_table
+
+    run_cli(*data_command(tmp_path, tiny_model, ["What is the capital of Spain?"]))
+    data = read_table("sft_data", tmp_path / "o/d.parquet")
+    assert data["target"].tolist() == TARGETS and data["question"].tolist() == QUESTIONS
+    assert read_metadata(tmp_path / "o/d.parquet")["ids"] == sorted(data["id"])
+
+
+def test_overlapping_train_and_test_questions_stop(tiny_model, tmp_path, capsys):
+    command = data_command(tmp_path, tiny_model, ["What is the capital of Spain?", QUESTIONS[1]])
+    err = fails_with_one_line(capsys, *command)
+    assert "c.yaml: finetune.dataset: 'train'" in err and "'eval'" in err and "Hamlet" in err
+    assert not (tmp_path / "o").exists()
+
+
+def test_unknown_teacher_stops(tiny_model, tmp_path, capsys):
+    command = data_command(tmp_path, tiny_model, ["Q?"], teacher="oracle")
+    err = fails_with_one_line(capsys, *command)
+    assert "c.yaml: finetune.teacher: unknown strategy 'oracle'" in err
+    assert not (tmp_path / "o").exists()
+
+
+def test_lora_target_module_the_model_lacks_stops(tiny_model, tmp_path, capsys):
+    lora = {"target_modules": ["q_proj", "query_key_value"]}
+    command = write_inputs(tmp_path, tiny_model, training={**TRAINING, "lora": lora})
+    err = fails_with_one_line(
+        capsys, *command, "--out", tmp_path / "o/a", "--loss", tmp_path / "o/l.tsv"
+    )
+    assert "c.yaml: finetune.training.lora.target_modules: ['query_key_value']" in err
+    assert not (tmp_path / "o").exists()
+
+
+def test_learning_rate_reruns_training_and_what_follows_only(tmp_path, monkeypatch):
+    """The DVC stages of the smoke DAG with both finetuned strategies: the learning rate is a
+    param of the training stages alone, and downstream of them are only the finetuned
+    strategies' summaries and scores and the tables that read every summary."""
+    import networkx as nx
+
+    from selfreflect.workflow import dvc_stages, snakemake_jobs
+
+    repo = Path(__file__).parents[1]
+    config = yaml.safe_load((repo / "config/smoke.yaml").read_text())
+    config["summaries"]["strategies"] = ["greedy", "finetuned_sft", "finetuned_dpo"]
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(config))
+    monkeypatch.chdir(repo)
+    jobs, workflow = snakemake_jobs(Path("Snakefile"), tmp_path / "params.yaml")
+    stages = dvc_stages(jobs, str(workflow.globals["RESOLVED_CONFIG"]), "params.yaml", config)
+    graph = nx.DiGraph()  # edges from a stage to the stages reading its outputs
+    producer = {out: name for name, stage in stages.items() for out in stage.get("outs", [])}
+    for name, stage in stages.items():
+        graph.add_node(name)
+        graph.add_edges_from(
+            (producer[dep], name) for dep in stage.get("deps", []) if dep in producer
+        )
+    key = "finetune.training.learning_rate"
+    changed = {
+        name
+        for name, stage in stages.items()
+        for param in stage.get("params", [])
+        if isinstance(param, str) and f"{key}.".startswith(f"{param}.")
+    }
+    reruns = changed | {d for name in changed for d in nx.descendants(graph, name)}
+    finetuned = {
+        f"{rule}-smoke-tiny-finetuned_{m}"
+        for m in ("sft", "dpo")
+        for rule in ("finetuned_summaries",)
+    }
+    finetuned |= {f"score-smoke-tiny-tiny-finetuned_{m}" for m in ("sft", "dpo")}
+    readers = {
+        "convergence_scores-smoke-tiny-tiny",
+        "main_table",
+        "cost_table",
+        "convergence",
+        "human_agreement",
+    }
+    assert changed == {"finetune_train-tiny-sft", "finetune_train-tiny-dpo"}
+    assert reruns == changed | finetuned | readers
+    assert stages["finetune_train-tiny-sft"]["plots"] == [
+        "reports/smoke/finetune/tiny/sft/loss.tsv"
+    ]
+    assert stages["finetune_train-tiny-sft"]["outs"] == ["results/smoke/finetune/tiny/sft/adapter"]
+
+
+def test_finetuned_strategy_without_adapter_stops(tiny_model, tmp_path, capsys):
+    (tmp_path / "c.yaml").write_text(yaml.safe_dump(finetune_config(tiny_model)))
+    write_table("questions", questions_table(), tmp_path / "q.parquet")
+    command = [
+        "summarize",
+        "--config",
+        tmp_path / "c.yaml",
+        "--subject",
+        "tiny",
+        "--strategy",
+        "finetuned_sft",
+        "--questions",
+        tmp_path / "q.parquet",
+        "--out",
+        tmp_path / "o/s.pq",
+    ]
+    err = fails_with_one_line(capsys, *command)
+    assert "--adapter: strategy 'finetuned_sft' needs one" in err
+    assert not (tmp_path / "o").exists()

@@ -1,0 +1,119 @@
+# Finetuned summarisers (selfreflect.finetune): training data from the training questions'
+# summaries (and scores), a LoRA adapter per subject and method, summaries with the adapter.
+from selfreflect.finetune import FINETUNED, judge_name
+
+TRAINING = config["finetune"]["dataset"]
+DATA_KEYS = {"sft": ["dataset", "teacher"], "dpo": ["dataset", "candidates", "judge", "min_gap"]}
+
+
+def training_strategies(method):
+    """The strategies whose training-question summaries a method learns from."""
+    settings = config["finetune"]
+    return [settings["teacher"]] if method == "sft" else settings["candidates"]
+
+
+def training_tables(template):
+    """Input function: the training questions' summaries (or scores) a method learns from."""
+
+    def tables(wildcards):
+        if template == paths.SCORES and wildcards.method == "sft":
+            return []
+        return expand(
+            run_path(template), dataset=TRAINING, subject=wildcards.subject,
+            judge=judge_name(config), strategy=training_strategies(wildcards.method),
+        )
+
+    return tables
+
+
+rule finetune_data:
+    input:
+        questions=expand(rules.questions.output[0], dataset=TRAINING),
+        evaluated=expand(rules.questions.output[0], dataset=EVALUATED),
+        summaries=training_tables(paths.SUMMARIES),
+        scores=training_tables(paths.SCORES),
+        code=code("finetune-data"),
+    output:
+        run_path(paths.FINETUNE_DATA),
+    params:
+        code=code_hash("finetune-data"),
+        config=RESOLVED_CONFIG,
+        settings=settings(lambda w: [("finetune", key) for key in DATA_KEYS[w.method]]),
+        tables=lambda w, input: [
+            f"--{name}={path}" for name in ("evaluated", "summaries", "scores")
+            for path in input[name]
+        ],
+    wildcard_constraints:
+        method="sft|dpo",
+    conda:
+        ENV
+    log:
+        f"{LOGS}/finetune/{{subject}}/{{method}}-data.log",
+    message:
+        "Building the {wildcards.method} training data of {wildcards.subject}"
+    shell:
+        "selfreflect finetune-data --config {params.config} --method {wildcards.method}"
+        " --questions {input.questions} {params.tables} --out {output} 2> {log}"
+
+
+rule finetune_train:
+    input:
+        data=rules.finetune_data.output[0],
+        models=models("{subject}"),
+        code=code("finetune-train"),
+    output:
+        adapter=directory(run_path(paths.ADAPTER)),
+        plots=run_path(paths.TRAINING_LOSS),
+    params:
+        code=code_hash("finetune-train"),
+        config=RESOLVED_CONFIG,
+        settings=settings("models.{subject}", "finetune.training"),
+        prompts=prompts("finetune-train", lambda w: strategy_prompts("basic")),
+    wildcard_constraints:
+        method="sft|dpo",
+    resources:
+        **model_resources(lambda w: [w.subject]),
+    conda:
+        ENV
+    log:
+        f"{LOGS}/finetune/{{subject}}/{{method}}-train.log",
+    message:
+        "Training the {wildcards.method} LoRA adapter of {wildcards.subject}"
+    shell:
+        "selfreflect finetune-train --config {params.config} --subject {wildcards.subject}"
+        " --method {wildcards.method} --data {input.data} --out {output.adapter}"
+        " --loss {output.plots} 2> {log}"
+
+
+rule finetuned_summaries:
+    input:
+        questions=rules.questions.output[0],
+        adapter=lambda w: expand(
+            rules.finetune_train.output.adapter, subject=w.subject, method=FINETUNED[w.strategy]
+        ),
+        models=lambda w: models(*summary_models(w))(w),
+        code=code("summarize"),
+    output:
+        run_path(paths.SUMMARIES),
+    params:
+        code=code_hash("summarize"),
+        config=RESOLVED_CONFIG,
+        settings=settings("seed", summary_settings),
+        prompts=prompts("summarize", lambda w: strategy_prompts(w.strategy)),
+    wildcard_constraints:
+        strategy="|".join(FINETUNED),
+    resources:
+        **model_resources(summary_models),
+    conda:
+        ENV
+    log:
+        f"{LOGS}/summaries/{{dataset}}/{{subject}}/{{strategy}}.log",
+    message:
+        "Summarising {wildcards.subject} on {wildcards.dataset} with {wildcards.strategy}"
+    shell:
+        "selfreflect summarize --config {params.config} --subject {wildcards.subject}"
+        " --strategy {wildcards.strategy} --questions {input.questions}"
+        " --adapter {input.adapter} --out {output} 2> {log}"
+
+
+ruleorder: finetuned_summaries > summaries
