@@ -26,9 +26,11 @@ include: "workflow/rules/answers.smk"
 include: "workflow/rules/summaries.smk"
 include: "workflow/rules/scores.smk"
 include: "workflow/rules/report.smk"
+include: "workflow/rules/explorer.smk"
 
 
 rule all:
     input:
         all_targets(),
+        rules.explorer.output,
     default_target: True

@@ -14,6 +14,7 @@ SUMMARIES = "results/{run}/{dataset}/{subject}/summaries/{strategy}.parquet"
 SCORES = "results/{run}/{dataset}/{subject}/scores/{judge}/{strategy}.parquet"
 SCORES_SHARD = "results/{run}/{dataset}/{subject}/scores/{judge}/shards/{strategy}-{shard}.parquet"
 METRICS = "results/{run}/{dataset}/{subject}/metrics/{judge}/{strategy}.json"
+EXPLORER = "results/{run}/explorer.html"  # every question's answers, summaries and scores
 LOGS = "logs/{run}"
 # report: per-experiment study scores, then run-wide tables ({name}.csv/.md/.tex), figures
 # ({name}.png/.pdf) and DVC metrics, outside results/{run} (DVC's report stages depend on it)

@@ -1,0 +1,182 @@
+"""The explorer: one offline HTML page per run that shows why each summary scored as it did.
+
+Rows are questions of one experiment (dataset, subject, judge) with every strategy's score. A
+row's page shows the held-out test answers (identical ones grouped) and the conditioning answers
+(grouped by normalised string), each strategy's summary with its score and rank, the masked
+words coloured by their distance under the chosen strategy (the title shows the judge's top
+predictions with the summary and with the reference context), and the controlled pairs. The
+data is embedded in the page as JSON; the page loads nothing.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import os
+from collections import Counter
+from collections.abc import Iterable
+from importlib import resources
+from typing import Any
+
+import pandas as pd
+
+from selfreflect import paths
+from selfreflect.errors import InputError
+from selfreflect.strategies.clustering import normalise
+
+KINDS = {  # artifact kind -> its path template (how the command tells its FILES apart)
+    "answers": paths.ANSWERS,
+    "summaries": paths.SUMMARIES,
+    "scores": paths.SCORES,
+    "controlled_scores": paths.CONTROLLED,
+}
+EXPERIMENT = ["dataset", "subject", "judge"]
+
+
+def read_files(files: Iterable[str | os.PathLike]) -> dict[str, pd.DataFrame]:
+    """Each kind's tables of ``files`` (told apart by path), keyed by the path's wildcards."""
+    from selfreflect.report.tables import path_fields, read_keyed
+
+    by_kind: dict[str, list[str]] = {kind: [] for kind in KINDS}
+    for file in map(str, files):
+        kind = next((k for k, t in KINDS.items() if _matches(path_fields, t, file)), None)
+        if kind is None:
+            raise InputError(f"{file}: not an answers, summaries, scores or controlled-pairs file")
+        by_kind[kind].append(file)
+    return {kind: read_keyed(kind, KINDS[kind], by_kind[kind]) for kind in KINDS}
+
+
+def _matches(path_fields: Any, template: str, file: str) -> bool:
+    try:
+        path_fields(template, file)
+    except ValueError:
+        return False
+    return True
+
+
+def explorer_data(tables: dict[str, pd.DataFrame], run: str) -> dict[str, Any]:
+    """The page's data: the strategies and one row per question and experiment."""
+    scores = tables["scores"]
+    if scores.empty:
+        return {"run": run, "strategies": [], "rows": []}
+    strategies = list(dict.fromkeys(scores["strategy"]))
+    answers = tables["answers"].set_index(["dataset", "subject", "id"])
+    summaries = {
+        (r.dataset, r.subject, r.id, r.strategy): r
+        for r in tables["summaries"].itertuples(index=False)
+    }
+    controlled = tables["controlled_scores"]
+    pairs = {key: group for key, group in controlled.groupby([*EXPERIMENT, "id"])}
+    rows = []
+    for (dataset, subject, judge, qid), group in scores.groupby([*EXPERIMENT, "id"], sort=False):
+        answer = answers.loc[(dataset, subject, qid)]
+        by_strategy = group.set_index("strategy")
+        ranks = by_strategy["score"].rank(method="min")
+        rows.append(
+            {
+                "dataset": dataset,
+                "subject": subject,
+                "judge": judge,
+                "id": qid,
+                "question": answer["question"],
+                "error": _text(answer["error"]),
+                "test": _grouped(list(answer["test_answers"]), str.strip),
+                "conditioning": _grouped(list(answer["conditioning_answers"]), normalise),
+                "strategies": {
+                    strategy: _judged(
+                        by_strategy.loc[strategy],
+                        summaries.get((dataset, subject, qid, strategy)),
+                        ranks[strategy],
+                    )
+                    for strategy in by_strategy.index
+                },
+                "pairs": _pairs(pairs.get((dataset, subject, judge, qid))),
+            }
+        )
+    return {"run": run, "strategies": strategies, "rows": rows}
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _number(value: Any) -> float | None:
+    return None if pd.isna(value) else round(float(value), 4)
+
+
+def _grouped(answers: list[str], key: Any) -> list[dict[str, Any]]:
+    """Answers grouped by ``key`` (largest group first): the most frequent text, the count, and
+    the index of one member in ``answers`` (its masked words are the group's)."""
+    groups: dict[str, list[int]] = {}
+    for i, answer in enumerate(answers):
+        groups.setdefault(key(answer), []).append(i)
+    out = []
+    for members in sorted(groups.values(), key=len, reverse=True):
+        text = Counter(answers[i] for i in members).most_common(1)[0][0]
+        out.append({"text": text, "count": len(members), "index": answers.index(text)})
+    return out
+
+
+def _judged(score: Any, summary: Any, rank: float) -> dict[str, Any]:
+    """One strategy's summary, score, rank and masked words for one question."""
+    error = _text(score["error"])
+    return {
+        "summary": _text(summary.summary) if summary is not None else None,
+        "score": _number(score["score"]),
+        "rank": None if pd.isna(rank) else int(rank),
+        "error": error,
+        "words": _words(score["tasks"]),
+    }
+
+
+def _words(tasks: Any) -> list[list[Any]]:
+    """Per masked word: ``[answer, position, distance, hover text]``; the distance is the mean
+    over the word's tokens, as the score is over all tokens."""
+    if tasks is None or len(tasks) == 0:
+        return []
+    frame = pd.DataFrame(list(tasks))
+    out = []
+    for (answer, position), word in frame.groupby(["answer", "position"], sort=False):
+        distance = float(word["distance"].mean())
+        lines = [f"distance {distance:.3f}"]
+        for task in word.itertuples():
+            lines.append(f"token {task.token!r}: distance {task.distance:.3f}")
+            lines.append(f"  with the summary: {_top(task.summary_top, task.summary_p)}")
+            lines.append(f"  with the answers: {_top(task.reference_top, task.reference_p)}")
+        out.append(
+            [int(answer), int(position), round(word["distance"].mean(), 4), "\n".join(lines)]
+        )
+    return out
+
+
+def _top(tokens: Any, probs: Any) -> str:
+    return ", ".join(f"{t!r} {p:.0%}" for t, p in zip(tokens, probs, strict=True))
+
+
+def _pairs(group: pd.DataFrame | None) -> list[dict[str, Any]]:
+    """The controlled pairs of one question: each side's summary and SelfReflect score."""
+    if group is None:
+        return []
+    out = []
+    for pair_type, sides in group.groupby("pair_type", sort=False):
+        side = {row.side: row for row in sides.itertuples(index=False)}
+        good, bad = side["good"], side["bad"]
+        out.append(
+            {
+                "type": pair_type,
+                "good": _text(good.summary),
+                "bad": _text(bad.summary),
+                "good_score": _number(good.selfreflect),
+                "bad_score": _number(bad.selfreflect),
+                "error": _text(good.error) or _text(bad.error),
+            }
+        )
+    return out
+
+
+def render(data: dict[str, Any]) -> str:
+    """The page: the template with ``data`` embedded as JSON (safe inside a script element)."""
+    template = resources.files("selfreflect").joinpath("data/explorer.html").read_text("utf-8")
+    payload = json.dumps(data, ensure_ascii=False, allow_nan=False).replace("</", "<\\/")
+    title = html.escape(f"SelfReflect explorer: {data['run']}")
+    return template.replace("{{title}}", title).replace("{{data}}", payload)
