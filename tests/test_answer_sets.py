@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
+import shutil
 import subprocess
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -11,6 +13,7 @@ import yaml
 
 from selfreflect import answer_sets, paths
 from selfreflect.artifacts import read_metadata, read_table, write_table
+from tests.workflow_utils import clone_completed, job_counts, snakemake
 
 pytestmark = pytest.mark.workflow
 
@@ -45,8 +48,11 @@ def test_export_load_and_import_lose_nothing(smoke_run, answers_with_a_failure, 
 
     loaded = datasets.load_dataset("parquet", data_dir=str(folder / "data"), split="train")
     assert loaded.column_names == list(original.columns)
-    for column in original.columns:
-        assert loaded[column] == [None if v is pd.NA else v for v in original[column].tolist()]
+    for column in original.columns:  # arrays and numpy scalars as plain Python values
+        expected = [
+            None if v is pd.NA else getattr(v, "tolist", lambda v=v: v)() for v in original[column]
+        ]
+        assert loaded[column] == expected, column
 
     card = (folder / "README.md").read_text()
     header = yaml.safe_load(card.split("---\n")[1])["selfreflect"]
@@ -73,3 +79,21 @@ def test_export_never_replaces_a_folder_that_is_not_an_answer_set(answers_with_a
         result.stderr
         == f"error: {tmp_path}: exists and is not an answer set folder (no README.md)\n"
     )
+
+
+def test_a_later_run_starts_from_an_imported_answer_set(smoke_run, tmp_path):
+    """As the README says: a fresh checkout with the run's questions imports the answer set
+    where the run keeps its answers, and Snakemake samples nothing."""
+    answers = paths.ANSWERS.format(run="smoke", dataset="smoke", subject="tiny")
+    folder = tmp_path / "set"
+    assert (
+        run("export-answers", "--format", "hf", str(smoke_run / answers), str(folder)).returncode
+        == 0
+    )
+    project = clone_completed(smoke_run, tmp_path / "later")
+    shutil.rmtree(project / ".snakemake")
+    shutil.rmtree(project / Path(answers).parent)
+    assert run("import-answers", str(folder), str(project / answers)).returncode == 0
+    jobs = job_counts(snakemake(project, "-n").stdout)
+    assert "answers" not in jobs and "answers_shard" not in jobs
+    assert jobs["score"] == jobs["summaries"] > 0

@@ -57,6 +57,12 @@ def scores(page, strategy: str) -> list[float | None]:
     return [None if cell == "\u2013" else float(cell) for cell in cells]
 
 
+def assert_quiet_and_offline(page) -> None:
+    """No console error, and no request but the page's own file."""
+    assert page.problems == []
+    assert {url.split("#")[0] for url in page.requests} == {page.url.split("#")[0]}
+
+
 def shot(page, name: str) -> None:
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=ARTIFACTS / f"explorer-{name}.png", full_page=True)
@@ -69,7 +75,7 @@ def test_the_page_holds_every_scored_question_and_loads_nothing(page, smoke_run)
     questions = len(read_table("scores", smoke_run / scores_file))
     assert page.locator("#questions tbody tr").count() == questions
     assert page.text_content("#count") == f"{questions} of {questions} questions"
-    assert set(page.requests) <= {page.url} and page.problems == []
+    assert_quiet_and_offline(page)
     shot(page, "questions")
 
 
@@ -104,4 +110,4 @@ def test_a_question_page_colours_the_masked_words(page):
     shot(page, "question")
     page.locator("#summaries tbody tr").nth(1).click()  # another strategy colours the words
     assert page.locator("#summaries tbody tr.chosen").count() == 1
-    assert page.problems == [] and set(page.requests) <= {page.url}
+    assert_quiet_and_offline(page)

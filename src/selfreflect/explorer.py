@@ -31,6 +31,7 @@ KINDS = {  # artifact kind -> its path template (how the command tells its FILES
     "controlled_scores": paths.CONTROLLED,
 }
 EXPERIMENT = ["dataset", "subject", "judge"]
+HOVER_PREDICTIONS = 3  # of the judge's top tokens kept per task, those shown when hovering a word
 
 
 def read_files(files: Iterable[str | os.PathLike]) -> dict[str, pd.DataFrame]:
@@ -72,6 +73,18 @@ def explorer_data(tables: dict[str, pd.DataFrame], run: str) -> dict[str, Any]:
         answer = answers.loc[(dataset, subject, qid)]
         by_strategy = group.set_index("strategy")
         ranks = by_strategy["score"].rank(method="min")
+        test = _grouped(list(answer["test_answers"]), str.strip)
+        shown = {same["index"] for same in test}  # one answer of each group of identical ones
+        judged = {
+            strategy: _judged(
+                by_strategy.loc[strategy],
+                summaries.get((dataset, subject, qid, strategy)),
+                ranks[strategy],
+                shown,
+            )
+            for strategy in by_strategy.index
+        }
+        reference = _reference_predictions(judged)
         rows.append(
             {
                 "dataset": dataset,
@@ -80,16 +93,10 @@ def explorer_data(tables: dict[str, pd.DataFrame], run: str) -> dict[str, Any]:
                 "id": qid,
                 "question": answer["question"],
                 "error": _text(answer["error"]),
-                "test": _grouped(list(answer["test_answers"]), str.strip),
+                "test": test,
                 "conditioning": _grouped(list(answer["conditioning_answers"]), normalise),
-                "strategies": {
-                    strategy: _judged(
-                        by_strategy.loc[strategy],
-                        summaries.get((dataset, subject, qid, strategy)),
-                        ranks[strategy],
-                    )
-                    for strategy in by_strategy.index
-                },
+                "strategies": judged,
+                "reference": reference,
                 "pairs": _pairs(pairs.get((dataset, subject, judge, qid))),
             }
         )
@@ -117,40 +124,56 @@ def _grouped(answers: list[str], key: Any) -> list[dict[str, Any]]:
     return out
 
 
-def _judged(score: Any, summary: Any, rank: float) -> dict[str, Any]:
-    """One strategy's summary, score, rank and masked words for one question."""
+def _judged(score: Any, summary: Any, rank: float, shown: set[int]) -> dict[str, Any]:
+    """One strategy's summary, score, rank and the masked words of the test answers ``shown``
+    (one of each group of identical answers) for one question."""
     error = _text(score["error"])
     return {
         "summary": _text(summary.summary) if summary is not None else None,
         "score": _number(score["score"]),
         "rank": None if pd.isna(rank) else int(rank),
         "error": error,
-        "words": _words(score["tasks"]),
+        "words": _words(score["tasks"], shown),
     }
 
 
-def _words(tasks: Any) -> list[list[Any]]:
-    """Per masked word: ``[answer, position, distance, hover text]``; the distance is the mean
-    over the word's tokens, as the score is over all tokens."""
+def _words(tasks: Any, shown: set[int]) -> list[list[Any]]:
+    """Per masked word of the answers ``shown``: ``[answer, position, distance, the judge's
+    predictions given the summary, given the answers]``, each prediction per token of the word;
+    the distance is the mean over the word's tokens, as the score is over all tokens."""
     if tasks is None or len(tasks) == 0:
         return []
     frame = pd.DataFrame(list(tasks))
+    frame = frame[frame["answer"].isin(shown)]
     out = []
     for (answer, position), word in frame.groupby(["answer", "position"], sort=False):
-        distance = float(word["distance"].mean())
-        lines = [f"distance {distance:.3f}"]
-        for task in word.itertuples():
-            lines.append(f"token {task.token!r}: distance {task.distance:.3f}")
-            lines.append(f"  with the summary: {_top(task.summary_top, task.summary_p)}")
-            lines.append(f"  with the answers: {_top(task.reference_top, task.reference_p)}")
-        out.append(
-            [int(answer), int(position), round(word["distance"].mean(), 4), "\n".join(lines)]
-        )
+        summary = [_top(t.token, t.summary_top, t.summary_p) for t in word.itertuples()]
+        answers = [_top(t.token, t.reference_top, t.reference_p) for t in word.itertuples()]
+        distance = round(float(word["distance"].mean()), 4)
+        out.append([int(answer), int(position), distance, " | ".join(summary), " | ".join(answers)])
     return out
 
 
-def _top(tokens: Any, probs: Any) -> str:
-    return ", ".join(f"{t!r} {p:.0%}" for t, p in zip(tokens, probs, strict=True))
+def _token(token: str) -> str:
+    """A token as the hover shows it: quoted, its spaces visible."""
+    return "\u201c" + str(token).replace(" ", "\u2423").replace("\n", "\u21b5") + "\u201d"
+
+
+def _top(target: str, tokens: Any, probs: Any) -> str:
+    """The judge's most likely tokens where it predicts ``target``, with their probabilities."""
+    pairs = list(zip(tokens, probs, strict=True))[:HOVER_PREDICTIONS]
+    return f"{_token(target)} \u2192 " + ", ".join(f"{_token(t)} {p:.0%}" for t, p in pairs)
+
+
+def _reference_predictions(judged: dict[str, dict[str, Any]]) -> dict[str, str]:
+    """The judge's predictions given the answers, the same for every strategy: moved out of
+    each strategy's words into one ``{"answer:position": text}`` per question."""
+    reference = {}
+    for strategy in judged.values():
+        for answer, position, _, _, predictions in strategy["words"]:
+            reference[f"{answer}:{position}"] = predictions
+        strategy["words"] = [word[:4] for word in strategy["words"]]
+    return reference
 
 
 def _pairs(group: pd.DataFrame | None) -> list[dict[str, Any]]:
