@@ -22,6 +22,7 @@ import pandas as pd
 
 from selfreflect import paths
 from selfreflect.errors import InputError
+from selfreflect.report.tables import path_fields, read_keyed
 from selfreflect.strategies.clustering import normalise
 
 KINDS = {  # artifact kind -> its path template (how the command tells its FILES apart)
@@ -36,18 +37,19 @@ HOVER_PREDICTIONS = 3  # of the judge's top tokens kept per task, those shown wh
 
 def read_files(files: Iterable[str | os.PathLike]) -> dict[str, pd.DataFrame]:
     """Each kind's tables of ``files`` (told apart by path), keyed by the path's wildcards."""
-    from selfreflect.report.tables import path_fields, read_keyed
-
     by_kind: dict[str, list[str]] = {kind: [] for kind in KINDS}
     for file in map(str, files):
-        kind = next((k for k, t in KINDS.items() if _matches(path_fields, t, file)), None)
+        kind = next((k for k, t in KINDS.items() if _matches(t, file)), None)
         if kind is None:
             raise InputError(f"{file}: not an answers, summaries, scores or controlled-pairs file")
         by_kind[kind].append(file)
+    for kind in ("answers", "scores"):
+        if not by_kind[kind]:
+            raise InputError(f"explorer: no {kind} file among the files given")
     return {kind: read_keyed(kind, KINDS[kind], by_kind[kind]) for kind in KINDS}
 
 
-def _matches(path_fields: Any, template: str, file: str) -> bool:
+def _matches(template: str, file: str) -> bool:
     try:
         path_fields(template, file)
     except ValueError:
@@ -58,8 +60,6 @@ def _matches(path_fields: Any, template: str, file: str) -> bool:
 def explorer_data(tables: dict[str, pd.DataFrame], run: str) -> dict[str, Any]:
     """The page's data: the strategies and one row per question and experiment."""
     scores = tables["scores"]
-    if scores.empty:
-        return {"run": run, "strategies": [], "rows": []}
     strategies = list(dict.fromkeys(scores["strategy"]))
     answers = tables["answers"].set_index(["dataset", "subject", "id"])
     summaries = {
@@ -67,7 +67,8 @@ def explorer_data(tables: dict[str, pd.DataFrame], run: str) -> dict[str, Any]:
         for r in tables["summaries"].itertuples(index=False)
     }
     controlled = tables["controlled_scores"]
-    pairs = {key: group for key, group in controlled.groupby([*EXPERIMENT, "id"])}
+    keys = [*EXPERIMENT, "id"]
+    pairs = dict(list(controlled.groupby(keys))) if not controlled.empty else {}
     rows = []
     for (dataset, subject, judge, qid), group in scores.groupby([*EXPERIMENT, "id"], sort=False):
         answer = answers.loc[(dataset, subject, qid)]
