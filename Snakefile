@@ -27,9 +27,11 @@ include: "workflow/rules/summaries.smk"
 include: "workflow/rules/scores.smk"
 include: "workflow/rules/finetune.smk"
 include: "workflow/rules/report.smk"
+include: "workflow/rules/explorer.smk"
 
 
 rule all:
     input:
         all_targets(),
+        rules.explorer.output,
     default_target: True

@@ -139,7 +139,7 @@ def test_share_is_checked_per_group_and_reasons_are_counted():
 class CrashingJudge(HfJudge):
     """The tiny model's judge running out of memory on its first forward pass."""
 
-    def distances(self, *args, **kwargs):
+    def prepare(self, *args, **kwargs):
         raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 20.00 GiB")
 
 

@@ -210,7 +210,7 @@ def test_judge_masked_answer_prompt(family):
     """The judge's chat ending with the masked word (thinking off); its targets are the word."""
     template, off, _ = FRAMES[family]
     fmt = fmt_with(template, family)
-    masked = MaskedWord("The capital is _", "Canberra")
+    masked = MaskedWord("The capital is _", "Canberra", 0, 3)
     tasks = context_tasks(fmt, QUESTION, "Canberra.", "answer", [masked])
     question_turn = off(QUESTION).split(QUESTION)[0] + QUESTION
     text = fmt.tokenizer.decode(tasks.sequences[0])

@@ -34,7 +34,7 @@ STUDIES = {
 MMLU_STUDIES = {"controlled_scores-smoke_mmlu-tiny-tiny", "mc_scores-smoke_mmlu-tiny-tiny"}
 # what reads every summary of the summarised dataset, besides that summary's score
 SUMMARY_READERS = {"convergence_scores-smoke-tiny-tiny", "cost_table", "main_table"}
-SUMMARY_READERS |= {"human_agreement", "convergence"}
+SUMMARY_READERS |= {"human_agreement", "convergence", "explorer"}
 
 
 def summaries_and_scores(*strategies: str) -> set[str]:
@@ -158,7 +158,7 @@ CASES = {
     "new_strategy": (add_strategy, summaries_and_scores("vote_again") | SUMMARY_READERS),
     "scoring_param": (
         edit_config(lambda c: c["scoring"].update(temperature=1.0)),
-        scores(*STRATEGIES) | STUDIES | MMLU_STUDIES | FIGURES | {"human_agreement"},
+        scores(*STRATEGIES) | STUDIES | MMLU_STUDIES | FIGURES | {"human_agreement", "explorer"},
     ),
     "figure_param": (edit_config(lambda c: c["report"].update(figure_dpi=150)), FIGURES),
     "questions_file": (
@@ -166,7 +166,8 @@ CASES = {
         {"questions-smoke", "answers-smoke-tiny"}
         | summaries_and_scores(*STRATEGIES)
         | STUDIES
-        | TABLES,
+        | TABLES
+        | {"explorer"},
     ),
     "ratings_file": (
         edit_file("data/human_ratings_example.csv", lambda t: re.sub(r",5\n", ",4\n", t, count=1)),
@@ -178,7 +179,8 @@ CASES = {
         | summaries_and_scores(*STRATEGIES)
         | STUDIES
         | MMLU_STUDIES
-        | TABLES,
+        | TABLES
+        | {"explorer"},
     ),
 }
 

@@ -18,7 +18,7 @@ from selfreflect.scoring import metric
 from selfreflect.scoring.cli import _read_summaries
 from selfreflect.scoring.hf_judge import HfJudge
 from selfreflect.scoring.reference_judge import ReferenceJudge
-from selfreflect.scoring.score import score_question, score_table
+from selfreflect.scoring.score import TOP_PREDICTIONS, score_question, score_table
 from selfreflect.scoring.stopwords import masked_positions, stopword_policy
 from selfreflect.scoring.tasks import (
     ContextTasks,
@@ -280,6 +280,25 @@ def test_score_table_records_and_counts_failures(hf_judge):
     assert metrics["sample_and_summarize_summary"]["n_scored"] == 2
     both = metrics["sample_and_summarize_summary"]
     assert both["ci_low"] <= both["mean"] <= both["ci_high"]
+
+
+def test_kept_tasks_explain_the_score_and_leave_it_unchanged(hf_judge, tmp_path):
+    answers = read_reference_answers(TEST_ANSWERS).head(1)
+    summaries = _read_summaries(str(SUMMARIES))
+    plain = score_table(hf_judge, answers, summaries, 5.0, WORDFREQ)
+    kept = score_table(hf_judge, answers, summaries, 5.0, WORDFREQ, keep_tasks=True)
+    assert plain["tasks"].isna().all()
+    pd.testing.assert_frame_equal(plain.drop(columns="tasks"), kept.drop(columns="tasks"))
+    write_table("scores", kept, tmp_path / "s.parquet")
+    test_answers = answers.at[0, "test_answers"]
+    for row in read_table("scores", tmp_path / "s.parquet").itertuples():
+        tasks = pd.DataFrame(list(row.tasks))
+        assert len(tasks) == row.num_tasks
+        assert tasks["distance"].mean() == pytest.approx(row.score, abs=1e-12)
+        for task in tasks.itertuples():
+            assert test_answers[task.answer].split()[task.position] == task.word
+            assert len(task.summary_top) == len(task.reference_p) == TOP_PREDICTIONS
+            assert list(task.summary_p) == sorted(task.summary_p, reverse=True)
 
 
 def test_too_long_prompt_is_a_recorded_failure(hf_model):

@@ -1,5 +1,7 @@
 """Report tables from synthetic artifact tables with known answers."""
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -245,3 +247,34 @@ def test_human_agreement_counts_rated_units_without_a_score():
     table = human_agreement_table(ratings, scores).drop_duplicates("dataset").set_index("dataset")
     assert table.loc["d", ["n_units", "n_excluded"]].tolist() == [1, 1]
     assert table.loc["all_failed", ["n_units", "n_excluded"]].tolist() == [0, 2]
+
+
+def test_a_table_with_nothing_to_show_says_why(tmp_path):
+    """The human-agreement table of ratings that share no question with the run is skipped:
+    each of its files says so in one line (no rows of zeros and dashes)."""
+    import subprocess
+
+    from selfreflect.artifacts import write_table
+    from tests.conftest import REPO
+
+    scores = tmp_path / paths.SCORES.format(
+        run="smoke", dataset="d", subject="s", judge="j", strategy="a"
+    )
+    frame = scores_frame({"a": [0.1, 0.2]}).drop(columns=list(KEYS)).assign(judge="j", tasks=None)
+    write_table("scores", frame, scores)
+    ratings = tmp_path / "ratings.csv"
+    ratings.write_text("question_id,strategy,rater,rating\nother,a,r1,3\n")
+    result = subprocess.run(
+        [
+            "selfreflect", "report", "human-agreement", "--config", str(REPO / "config/smoke.yaml"),
+            "--ratings", str(ratings), "--out-dir", str(tmp_path / "tables"), str(scores),
+        ],
+        capture_output=True, text=True, cwd=tmp_path,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    reason = f"the ratings in {ratings} rate no question and strategy this run scored"
+    assert result.stderr.strip() == f"human_agreement: skipped ({reason})"
+    table = tmp_path / "tables" / "human_agreement"
+    assert pd.read_csv(f"{table}.csv")["skipped"].tolist() == [reason]
+    assert Path(f"{table}.md").read_text().splitlines()[0] == f"Skipped: {reason}"
+    assert f"\\caption{{Skipped: {reason}}}" in Path(f"{table}.tex").read_text()

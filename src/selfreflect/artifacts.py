@@ -22,6 +22,23 @@ from selfreflect.fileio import atomic_path
 _STR = pa.string()
 _STRS = pa.list_(pa.string())
 
+_PROBS = pa.list_(pa.float32())
+# One scoring task (selfreflect.scoring.score.task_records): the target token of a masked word of
+# a held-out answer, its distance, and the judge's top tokens given the summary and the reference.
+TASK = pa.struct(
+    [
+        ("answer", pa.int32()),  # index among the test answers
+        ("position", pa.int32()),  # index of the masked word among the answer's words
+        ("word", _STR),
+        ("token", _STR),
+        ("distance", pa.float64()),
+        ("summary_top", _STRS),
+        ("summary_p", _PROBS),
+        ("reference_top", _STRS),
+        ("reference_p", _PROBS),
+    ]
+)
+
 SCHEMAS: dict[str, pa.Schema] = {
     "questions": pa.schema(
         [
@@ -66,6 +83,7 @@ SCHEMAS: dict[str, pa.Schema] = {
             ("score", pa.float64()),
             ("num_tasks", pa.int64()),
             ("error", _STR),
+            ("tasks", pa.list_(TASK)),  # one per task (scoring.keep_tasks), else null
         ]
     ),
     # finetuning data (selfreflect.finetune.data): SFT targets and DPO preference pairs

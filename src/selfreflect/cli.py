@@ -195,32 +195,101 @@ def dvc_yaml(params_path: str, out: str, check: bool) -> None:
         raise ConfigError(f"{out}: not up to date with the Snakemake rules; run {DVC_YAML}")
 
 
+@cli.command()
+@CONFIG
+@OUT
+@click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
+def explorer(config_path: str, out: str, files: tuple[str, ...]) -> None:
+    """Write the run's explorer page from its answers, summaries, scores and controlled-pair
+    FILES (told apart by their paths)."""
+    from selfreflect.config import load_config
+    from selfreflect.explorer import explorer_data, read_files, render
+    from selfreflect.fileio import check_writable, write_text
+
+    config = load_config(config_path)
+    check_writable(out)
+    data = explorer_data(read_files(files), config["run"])
+    write_text(out, render(data))
+    click.echo(f"explorer of {len(data['rows'])} questions written to {out}")
+
+
+CONFIG_README = "config/README.md"
+
+
+@cli.command("config-docs")
+@click.option("--out", default=CONFIG_README, show_default=True, type=click.Path(dir_okay=False))
+@click.option("--check", is_flag=True, help="Write nothing; exit 1 if OUT is not up to date.")
+def config_docs(out: str, check: bool) -> None:
+    """Write the config reference (every key, type, default, description) from the schema."""
+    from pathlib import Path
+
+    from selfreflect.config_docs import config_readme
+    from selfreflect.errors import ConfigError
+    from selfreflect.fileio import write_text
+
+    text = config_readme()
+    if not check:
+        write_text(out, text)
+        click.echo(f"{out} written from the config schema")
+    elif not Path(out).is_file() or Path(out).read_text(encoding="utf-8") != text:
+        raise ConfigError(
+            f"{out}: not up to date with the config schema; run selfreflect config-docs"
+        )
+
+
 @cli.command("export-answers")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["reference", "hf"]),
+    default="reference",
+    show_default=True,
+    help="reference: the original tool's JSON file; hf: a Hugging Face datasets folder.",
+)
+@click.option(
+    "--questions",
+    "questions_path",
+    type=click.Path(dir_okay=False),
+    help="hf: the questions table, whose source dataset the dataset card names.",
+)
 @click.argument("answers_path", type=click.Path(dir_okay=False))
-@click.argument("out", type=click.Path(dir_okay=False))
-def export_answers(answers_path: str, out: str) -> None:
-    """Write an answers table in the reference test-answers JSON format."""
+@click.argument("out", type=click.Path())
+def export_answers(fmt: str, questions_path: str | None, answers_path: str, out: str) -> None:
+    """Write an answers table as a reference test-answers JSON file or a datasets folder."""
     from selfreflect.artifacts import read_table
     from selfreflect.fileio import check_writable
     from selfreflect.reference_format import write_reference_answers
 
     check_writable(out)
-    write_reference_answers(read_table("answers", answers_path), out)
+    if fmt == "hf":
+        from selfreflect.answer_sets import write_answer_set
+
+        shards = write_answer_set(answers_path, out, questions_path)
+        click.echo(f"answer set written to {out} ({shards} Parquet shard(s) and a dataset card)")
+    else:
+        write_reference_answers(read_table("answers", answers_path), out)
 
 
 @cli.command("import-answers")
-@click.argument("json_path", type=click.Path(dir_okay=False))
+@click.argument("source", type=click.Path())
 @click.argument("out", type=click.Path(dir_okay=False))
-def import_answers(json_path: str, out: str) -> None:
-    """Convert a reference test-answers JSON file into an answers table."""
+def import_answers(source: str, out: str) -> None:
+    """Convert a reference test-answers JSON file or an exported datasets folder (SOURCE)
+    into an answers table."""
+    from pathlib import Path
+
+    from selfreflect.answer_sets import read_answer_set
     from selfreflect.artifacts import write_table
     from selfreflect.fileio import check_writable
     from selfreflect.provenance import code_provenance
     from selfreflect.reference_format import read_reference_answers
 
     check_writable(out)
-    meta = {"source": json_path, **code_provenance()}
-    write_table("answers", read_reference_answers(json_path), out, meta)
+    if Path(source).is_dir():
+        answers, meta = read_answer_set(source)
+    else:
+        answers, meta = read_reference_answers(source), {"source": source, **code_provenance()}
+    write_table("answers", answers, out, meta)
 
 
 cli.add_command(score)

@@ -14,6 +14,7 @@ SUMMARIES = "results/{run}/{dataset}/{subject}/summaries/{strategy}.parquet"
 SCORES = "results/{run}/{dataset}/{subject}/scores/{judge}/{strategy}.parquet"
 SCORES_SHARD = "results/{run}/{dataset}/{subject}/scores/{judge}/shards/{strategy}-{shard}.parquet"
 METRICS = "results/{run}/{dataset}/{subject}/metrics/{judge}/{strategy}.json"
+EXPLORER = "results/{run}/explorer.html"  # every question's answers, summaries and scores
 LOGS = "logs/{run}"
 # finetuned summarisers, per subject and method (sft, dpo): training data, LoRA adapter folder
 # (with the training question ids), and the loss per step (a DVC plot)

@@ -88,6 +88,26 @@ def _files(config: dict[str, Any], template: str, files: tuple[str, ...]) -> lis
     return [template.format(**dict(zip(names, combo, strict=True))) for combo in combos]
 
 
+def _skipped(
+    name: str,
+    reason: str,
+    out_dir: str,
+    figure_dir: str | None = None,
+    config: dict[str, Any] | None = None,
+    metrics_path: str | None = None,
+) -> None:
+    """Write table ``name`` (and its figure, empty metrics) saying why it has nothing to show."""
+    from selfreflect.fileio import write_json
+    from selfreflect.report.figures import skipped_figure
+
+    tables.write_skipped(out_dir, name, reason)
+    if figure_dir and config:
+        skipped_figure(Path(figure_dir) / name, reason, **_figure_args(config))
+    if metrics_path:
+        write_json(metrics_path, {})
+    click.echo(f"{name}: skipped ({reason})", err=True)
+
+
 def _open_judge(config: dict[str, Any], judge: str, config_path: str):
     from selfreflect.config import model_spec
     from selfreflect.scoring.judge import open_judge
@@ -193,6 +213,8 @@ def main_table(
     config = _config(config_path)
     scores = tables.read_keyed("scores", paths.SCORES, _files(config, paths.SCORES, files))
     table = tables.main_table(scores, config["report"]["baseline"], **_stats_args(config))
+    if table.empty:
+        return _skipped("main", "no summary scores", out_dir, figure_dir, config, metrics_path)
     display = tables.with_intervals(
         table,
         {"score": ("mean", "ci_low", "ci_high"), "vs_baseline": ("diff", "diff_low", "diff_high")},
@@ -224,6 +246,9 @@ def validation(config_path: str, out_dir: str, figure_dir: str, metrics_path, fi
         "controlled_scores", paths.CONTROLLED, _files(config, paths.CONTROLLED, files)
     )
     table = tables.validation_table(controlled, config["report"]["confidence"])
+    if table.empty:
+        reason = "no controlled pairs (report.pair_types)"
+        return _skipped("validation", reason, out_dir, figure_dir, config, metrics_path)
     display = tables.with_intervals(table, {"correct": ("fraction", "ci_low", "ci_high")})
     caption = (
         "Fraction of controlled summary pairs ranked correctly (ties count as wrong) with "
@@ -246,6 +271,9 @@ def mc_study(config_path: str, out_dir: str, figure_dir: str, metrics_path, file
 
     config = _config(config_path)
     mc = tables.read_keyed("mc_scores", paths.MC, _files(config, paths.MC, files))
+    if mc.empty or mc["score"].isna().all():
+        reason = "no multiple-choice (source: mmlu) summary was scored"
+        return _skipped("mc_study", reason, out_dir, figure_dir, config, metrics_path)
     table = tables.mc_table(mc)
     caption = "Spearman correlation of SelfReflect with the true 1-Wasserstein distance."
     tables.write_table_files(table, table, out_dir, "mc_study", caption)
@@ -267,6 +295,8 @@ def convergence(config_path: str, out_dir: str, figure_dir: str, files) -> None:
         "convergence_scores", paths.CONVERGENCE, _files(config, paths.CONVERGENCE, files)
     )
     table = tables.convergence_table(scores, **_stats_args(config))
+    if table.empty:
+        return _skipped("convergence", "no convergence scores", out_dir, figure_dir, config)
     display = tables.with_intervals(table, {"score": ("mean", "ci_low", "ci_high")})
     caption = "SelfReflect score with subsampled answer sets (mean and bootstrap CI)."
     tables.write_table_files(table, display, out_dir, "convergence", caption)
@@ -285,6 +315,8 @@ def cost_table(config_path: str, out_dir: str, files) -> None:
     )
     thinking = {name: spec["thinking"] for name, spec in config["models"].items()}
     table = tables.cost_table(summaries, thinking)
+    if table.empty:
+        return _skipped("cost", "no summaries", out_dir)
     caption = (
         "Mean cost per summary: prompt and completion tokens (thinking summarisers' include "
         "the reasoning), seconds, and the summary's length in words."
@@ -307,10 +339,12 @@ def human_agreement(config_path: str, ratings_path: str | None, out_dir: str, fi
     config = _config(config_path)
     ratings_path = ratings_path or config["report"]["human_ratings"]
     if ratings_path is None:
-        table = pd.DataFrame(columns=[*tables.EXPERIMENT, "n_raters", "n_units", "comparison"])
-        caption = "No human ratings configured (report.human_ratings is null)."
-    else:
-        scores = tables.read_keyed("scores", paths.SCORES, _files(config, paths.SCORES, files))
-        table = tables.human_agreement_table(tables.read_ratings(ratings_path), scores)
-        caption = f"Krippendorff's alpha of the ratings in {ratings_path} and SelfReflect."
+        reason = "no human ratings configured (report.human_ratings is null)"
+        return _skipped("human_agreement", reason, out_dir)
+    scores = tables.read_keyed("scores", paths.SCORES, _files(config, paths.SCORES, files))
+    table = tables.human_agreement_table(tables.read_ratings(ratings_path), scores)
+    if table.empty or table["n_units"].eq(0).all():
+        reason = f"the ratings in {ratings_path} rate no question and strategy this run scored"
+        return _skipped("human_agreement", reason, out_dir)
+    caption = f"Krippendorff's alpha of the ratings in {ratings_path} and SelfReflect."
     tables.write_table_files(table, table, out_dir, "human_agreement", caption)

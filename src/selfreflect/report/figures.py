@@ -68,6 +68,15 @@ def _no_data(ax: plt.Axes, text: str = "no data") -> None:
     ax.text(0.5, 0.5, text, ha="center", va="center", transform=ax.transAxes, color="0.4")
 
 
+def skipped_figure(stem: str | Path, reason: str, width: float, dpi: int) -> list[Path]:
+    """A figure with nothing to show: one line saying why."""
+    with plt.rc_context(STYLE):
+        fig, ax = plt.subplots(figsize=(width, width * 0.3))
+        ax.axis("off")
+        ax.text(0.5, 0.5, f"Skipped: {reason}", ha="center", va="center", wrap=True)
+        return save(fig, stem, dpi)
+
+
 def _missing(ax: plt.Axes, y: float) -> None:
     """Mark a missing value at height ``y`` on the left edge (not drawn as 0)."""
     transform = ax.get_yaxis_transform()  # x in axes fraction, y in data

@@ -18,7 +18,7 @@ from selfreflect.progress import progress
 from selfreflect.report import alt_metrics
 from selfreflect.report.controlled import mc_variants, pairs_table
 from selfreflect.scoring.judge import Judge
-from selfreflect.scoring.score import score_answer, score_question, upstream_error
+from selfreflect.scoring.score import Result, score_answer, score_question, upstream_error
 from selfreflect.scoring.stopwords import IsStopword
 
 SIDES = ("good", "bad")
@@ -48,7 +48,8 @@ def controlled_scores(
             results = score_answer(judge, answer, texts, temperature, is_stopword)
         for pair in group.itertuples():
             for side in SIDES:
-                score, _, error = results.get(f"{pair.pair_type}:{side}", (None, 0, pair.error))
+                result = results.get(f"{pair.pair_type}:{side}", Result(None, 0, pair.error))
+                score, error = result.score, result.error
                 summary = getattr(pair, side)
                 rows.append((qid, pair.pair_type, side, summary, score, error))
     table = pd.DataFrame(
@@ -103,8 +104,8 @@ def mc_scores(
         texts = {str(t): summary for t, summary, _ in variants}
         results = score_answer(judge, answer, texts, temperature, is_stopword)
         for t, summary, w1 in variants:
-            score, _, error = results[str(t)]
-            rows.append((answer.id, t, summary, w1, score, error))
+            result = results[str(t)]
+            rows.append((answer.id, t, summary, w1, result.score, result.error))
     columns = ["id", "temperature", "summary", "w1", "score", "error"]
     return pd.DataFrame(rows, columns=columns)
 
@@ -150,10 +151,10 @@ def convergence_scores(
         test, conditioning = list(answer.test_answers), list(answer.conditioning_answers)
         for axis, pool in (("conditioning", conditioning), ("test", test)):
             for size in sizes:
-                results = {s: (None, 0, reason) for s, reason in reasons.items()}
+                results = {s: Result(None, 0, reason) for s, reason in reasons.items()}
                 if size > len(pool):
                     too_few = f"only {len(pool)} {axis} answers"
-                    results |= {s: (None, 0, too_few) for s in texts}
+                    results |= {s: Result(None, 0, too_few) for s in texts}
                 elif texts:
                     part = subsample(pool, size, seed)
                     args = (test, part) if axis == "conditioning" else (part, conditioning)
@@ -161,7 +162,7 @@ def convergence_scores(
                         judge, answer.question, *args, texts, temperature, is_stopword
                     )
                 for strategy in strategies:
-                    score, _, error = results[strategy]
-                    rows.append((answer.id, strategy, axis, size, score, error))
+                    result = results[strategy]
+                    rows.append((answer.id, strategy, axis, size, result.score, result.error))
     columns = ["id", "strategy", "axis", "size", "score", "error"]
     return pd.DataFrame(rows, columns=columns)

@@ -353,3 +353,11 @@ def write_table_files(
         write_text(path, render[ext]())
         files.append(path)
     return files
+
+
+def write_skipped(out_dir: str | Path, name: str, reason: str) -> list[Path]:
+    """The files of table ``name`` when it has nothing to show: each says why in one line (the
+    CSV, which the Snakemake report shows, as its one ``skipped`` cell)."""
+    frame = pd.DataFrame({"skipped": [reason]})
+    caption = f"Skipped: {reason}"
+    return write_table_files(frame, frame, out_dir, name, caption)

@@ -163,7 +163,12 @@ def score(
             "scores",
             answers,
             lambda chunk: score_table(
-                model, chunk, summaries, settings["temperature"], is_stopword
+                model,
+                chunk,
+                summaries,
+                settings["temperature"],
+                is_stopword,
+                settings["keep_tasks"],
             ),
             directory,
             settings["checkpoint_every"],

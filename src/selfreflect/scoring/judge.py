@@ -1,14 +1,16 @@
 """The judge interface: next-token logits at the target positions of scoring tasks.
 
 A backend implements :meth:`Judge.logits` (and optionally :meth:`Judge.prepare`, per-context
-state such as a prefix KV cache); :meth:`Judge.distances` walks a question's tasks in batches of
-masked words, so at most one batch of vocabulary vectors per context is alive at a time.
+state such as a prefix KV cache); :meth:`Judge.judge` walks a question's tasks in batches of
+masked words, so at most one batch of vocabulary vectors per context is alive at a time, and keeps
+each task's distance and, if asked, the judge's top predictions.
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import torch
@@ -16,6 +18,30 @@ import torch
 from selfreflect.families import PromptFormat
 from selfreflect.scoring import metric
 from selfreflect.scoring.tasks import ContextTasks
+
+
+@dataclass(frozen=True)
+class Judged:
+    """A context's tasks as the judge saw them, on CPU: each task's distance (n,) and the
+    judge's ``k`` most likely next tokens with their probabilities (n, k) at temperature T."""
+
+    distances: torch.Tensor
+    top_tokens: torch.Tensor
+    top_probs: torch.Tensor
+
+    @staticmethod
+    def cat(parts: Sequence[Judged]) -> Judged:
+        return Judged(
+            torch.cat([part.distances for part in parts]),
+            torch.cat([part.top_tokens for part in parts]),
+            torch.cat([part.top_probs for part in parts]),
+        )
+
+
+def _judged(p: torch.Tensor, q: torch.Tensor, top_k: int) -> Judged:
+    """Tasks with distributions ``p``, measured against the reference context's ``q``."""
+    tokens, probs = metric.top_predictions(p, top_k)
+    return Judged(metric.total_variation(p, q).cpu(), tokens.cpu(), probs.cpu())
 
 
 class Judge(ABC):
@@ -51,14 +77,30 @@ class Judge(ABC):
         self, reference: ContextTasks, summaries: Sequence[ContextTasks], temperature: float
     ) -> list[torch.Tensor]:
         """Per summary, the distance of each task to the reference context's; each (n,) on CPU."""
-        out: list[list[torch.Tensor]] = [[] for _ in summaries]
+        return [judged.distances for judged in self.judge(reference, summaries, temperature)[1]]
+
+    def judge(
+        self,
+        reference: ContextTasks,
+        summaries: Sequence[ContextTasks],
+        temperature: float,
+        top_k: int = 0,
+    ) -> tuple[Judged, list[Judged]]:
+        """The reference context's and each summary's tasks as the judge saw them (on CPU).
+
+        Distances are to the reference context's distributions (the reference's own are 0).
+        """
+        reference_parts: list[Judged] = []
+        out: list[list[Judged]] = [[] for _ in summaries]
         with torch.inference_mode():
             batches = [self.batches(tasks) for tasks in summaries]
             for reference_logits in self.batches(reference):
+                q = metric.distributions(reference_logits, temperature)
+                reference_parts.append(_judged(q, q, top_k))
                 for parts, summary in zip(out, batches, strict=True):
-                    distance = metric.task_distances(next(summary), reference_logits, temperature)
-                    parts.append(distance.cpu())
-        return [torch.cat(parts) for parts in out]
+                    p = metric.distributions(next(summary), temperature)
+                    parts.append(_judged(p, q, top_k))
+        return Judged.cat(reference_parts), [Judged.cat(parts) for parts in out]
 
     @classmethod
     @abstractmethod

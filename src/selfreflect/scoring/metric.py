@@ -34,6 +34,12 @@ def task_distances(
     return total_variation(p, distributions(reference_logits, temperature))
 
 
+def top_predictions(p: torch.Tensor, k: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """The ``k`` most likely tokens of each row and their probabilities; (n, V) -> (n, k) twice."""
+    probs, tokens = p.topk(k, dim=-1)
+    return tokens, probs
+
+
 def score(distances: torch.Tensor) -> float:
     """A question's score: the mean distance over its tasks; (n,) -> scalar."""
     return float(distances.double().mean())

@@ -8,19 +8,31 @@ no question's failure: it propagates and stops the job, which resumes from its c
 
 from __future__ import annotations
 
+import functools
 import logging
-from typing import Any
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 import pandas as pd
 
 from selfreflect.scoring import metric
-from selfreflect.scoring.judge import Judge
+from selfreflect.scoring.judge import Judge, Judged
 from selfreflect.scoring.stopwords import IsStopword
-from selfreflect.scoring.tasks import TaskError, question_tasks
+from selfreflect.scoring.tasks import ContextTasks, TaskError, question_tasks
 
 logger = logging.getLogger(__name__)
 
-Result = tuple[float | None, int, str | None]  # score, number of tasks, error
+TOP_PREDICTIONS = 5  # the judge's most likely tokens kept per task and context
+
+
+class Result(NamedTuple):
+    """One summary's score for one question, its number of tasks, why it failed (or None), and
+    its tasks' records (:func:`task_records`; None unless asked for)."""
+
+    score: float | None
+    num_tasks: int
+    error: str | None
+    tasks: list[dict[str, Any]] | None = None
 
 
 def score_question(
@@ -31,9 +43,10 @@ def score_question(
     summaries: dict[str, str],
     temperature: float,
     is_stopword: IsStopword,
+    keep_tasks: bool = False,
 ) -> dict[str, Result]:
     """Each summary's score for one question; a :class:`TaskError` gives every summary the
-    same error, any other exception propagates."""
+    same error, any other exception propagates. ``keep_tasks`` keeps every task's record."""
     try:
         reference, tasks = question_tasks(
             judge.format,
@@ -46,10 +59,51 @@ def score_question(
         longest = max(len(s) for t in [reference, *tasks.values()] for s in t.sequences)
         if longest > judge.max_model_len:
             raise TaskError(f"prompt has {longest} tokens; max_model_len is {judge.max_model_len}")
-        distances = judge.distances(reference, list(tasks.values()), temperature)
+        top_k = TOP_PREDICTIONS if keep_tasks else 0
+        judged_reference, judged = judge.judge(reference, list(tasks.values()), temperature, top_k)
     except TaskError as err:
-        return dict.fromkeys(summaries, (None, 0, str(err)))
-    return {key: (metric.score(d), len(d), None) for key, d in zip(tasks, distances, strict=True)}
+        return dict.fromkeys(summaries, Result(None, 0, str(err)))
+    return {
+        key: Result(
+            metric.score(j.distances),
+            len(j.distances),
+            None,
+            task_records(judge.tokenizer, reference, judged_reference, j) if keep_tasks else None,
+        )
+        for key, j in zip(tasks, judged, strict=True)
+    }
+
+
+def task_records(
+    tokenizer: Any, tasks: ContextTasks, reference: Judged, summary: Judged
+) -> list[dict[str, Any]]:
+    """One record per task: the held-out answer (index), the masked word (its index in the
+    answer, its text), the target token, the distance, and the judge's top tokens with their
+    probabilities given the summary and given the reference context."""
+    decode = _token_decoder(tokenizer)
+    records = []
+    for k, word in enumerate(tasks.words):
+        for token in tasks.targets(k):
+            i = len(records)
+            records.append(
+                {
+                    "answer": word.answer,
+                    "position": word.position,
+                    "word": word.word,
+                    "token": decode(token),
+                    "distance": float(summary.distances[i]),
+                    "summary_top": [decode(t) for t in summary.top_tokens[i].tolist()],
+                    "summary_p": summary.top_probs[i].tolist(),
+                    "reference_top": [decode(t) for t in reference.top_tokens[i].tolist()],
+                    "reference_p": reference.top_probs[i].tolist(),
+                }
+            )
+    return records
+
+
+def _token_decoder(tokenizer: Any) -> Callable[[int], str]:
+    """Token id -> its text, cached (a question's top predictions repeat)."""
+    return functools.lru_cache(maxsize=None)(lambda token: tokenizer.decode([token]))
 
 
 def score_answer(
@@ -58,6 +112,7 @@ def score_answer(
     summaries: dict[str, str],
     temperature: float,
     is_stopword: IsStopword,
+    keep_tasks: bool = False,
 ) -> dict[str, Result]:
     """:func:`score_question` on a row of an ``answers`` table (its question and answers)."""
     return score_question(
@@ -68,6 +123,7 @@ def score_answer(
         summaries,
         temperature,
         is_stopword,
+        keep_tasks,
     )
 
 
@@ -90,11 +146,13 @@ def score_table(
     summaries: pd.DataFrame,
     temperature: float,
     is_stopword: IsStopword,
+    keep_tasks: bool = False,
 ) -> pd.DataFrame:
     """A ``scores`` table: each question of ``answers`` x each strategy it has a summary of.
 
     A question with no summary at all gets a failed row for every strategy; a summary key a
     question never had (reference files where questions carry different keys) gets no row.
+    ``keep_tasks`` fills the ``tasks`` column (else null).
     """
     strategies = list(dict.fromkeys(summaries["strategy"]))
     lookup = {(row.id, row.strategy): row for row in summaries.itertuples(index=False)}
@@ -111,14 +169,13 @@ def score_table(
             if error is None:
                 texts[strategy] = lookup[answer.id, strategy].summary
             else:
-                results[strategy] = (None, 0, error)
+                results[strategy] = Result(None, 0, error)
         if texts:
-            results |= score_answer(judge, answer, texts, temperature, is_stopword)
+            results |= score_answer(judge, answer, texts, temperature, is_stopword, keep_tasks)
         for strategy in present:
-            score, num_tasks, error = results[strategy]
-            rows.append((answer.id, strategy, judge.name, score, num_tasks, error))
+            rows.append((answer.id, strategy, judge.name, *results[strategy]))
         logger.info("question %s scored: %s", answer.id, {k: v[0] for k, v in results.items()})
-    columns = ["id", "strategy", "judge", "score", "num_tasks", "error"]
+    columns = ["id", "strategy", "judge", "score", "num_tasks", "error", "tasks"]
     return pd.DataFrame(rows, columns=columns)
 
 

@@ -16,7 +16,7 @@ rendered with thinking off; no model is run here.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -39,10 +39,16 @@ class TaskError(Exception):
 
 @dataclass(frozen=True)
 class MaskedWord:
-    """One held-out answer with one word replaced by ``_``, and that word."""
+    """One held-out answer with one word replaced by ``_``, and that word.
+
+    ``answer`` is the answer's index among the held-out answers, ``position`` the word's index
+    among the answer's whitespace-split words.
+    """
 
     masked_answer: str
     word: str
+    answer: int
+    position: int
 
 
 @dataclass(frozen=True)
@@ -51,12 +57,14 @@ class ContextTasks:
 
     ``sequences[k][starts[k]:]`` are the target tokens of masked word ``k``; target ``j`` is
     predicted from the judge's output at position ``j - 1``. The first ``prefix_len`` tokens are
-    shared by every sequence and lie before every predicting position.
+    shared by every sequence and lie before every predicting position. ``words[k]`` is the
+    masked word of sequence ``k`` (empty for tasks that mask no word).
     """
 
     sequences: list[list[int]]
     starts: list[int]
     prefix_len: int
+    words: list[MaskedWord] = field(default_factory=list)
 
     @property
     def num_tasks(self) -> int:
@@ -111,11 +119,11 @@ def scoring_question(question: str) -> str:
 def masked_words(answers: Sequence[str], is_stopword: IsStopword) -> list[MaskedWord]:
     """Every maskable word of every answer, split on whitespace; empty answers are skipped."""
     out = []
-    for answer in answers:
+    for index, answer in enumerate(answers):
         words = answer.split()
         for i in masked_positions(words, is_stopword) if words else []:
             masked = " ".join([*words[:i], "_", *words[i + 1 :]])
-            out.append(MaskedWord(masked, words[i]))
+            out.append(MaskedWord(masked, words[i], index, i))
     return out
 
 
@@ -157,7 +165,7 @@ def context_tasks(
     prefix = len(sequences[0])
     for seq in sequences[1:]:
         prefix = common_prefix(sequences[0][:prefix], seq)
-    return ContextTasks(sequences, starts, min(prefix, min(starts) - 1))
+    return ContextTasks(sequences, starts, min(prefix, min(starts) - 1), list(words))
 
 
 def question_tasks(

@@ -1,0 +1,206 @@
+"""The explorer: one offline HTML page per run that shows why each summary scored as it did.
+
+Rows are questions of one experiment (dataset, subject, judge) with every strategy's score. A
+row's page shows the held-out test answers (identical ones grouped) and the conditioning answers
+(grouped by normalised string), each strategy's summary with its score and rank, the masked
+words coloured by their distance under the chosen strategy (the title shows the judge's top
+predictions with the summary and with the reference context), and the controlled pairs. The
+data is embedded in the page as JSON; the page loads nothing.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import os
+from collections import Counter
+from collections.abc import Iterable
+from importlib import resources
+from typing import Any
+
+import pandas as pd
+
+from selfreflect import paths
+from selfreflect.errors import InputError
+from selfreflect.report.tables import path_fields, read_keyed
+from selfreflect.strategies.clustering import normalise
+
+KINDS = {  # artifact kind -> its path template (how the command tells its FILES apart)
+    "answers": paths.ANSWERS,
+    "summaries": paths.SUMMARIES,
+    "scores": paths.SCORES,
+    "controlled_scores": paths.CONTROLLED,
+}
+EXPERIMENT = ["dataset", "subject", "judge"]
+HOVER_PREDICTIONS = 3  # of the judge's top tokens kept per task, those shown when hovering a word
+
+
+def read_files(files: Iterable[str | os.PathLike]) -> dict[str, pd.DataFrame]:
+    """Each kind's tables of ``files`` (told apart by path), keyed by the path's wildcards."""
+    by_kind: dict[str, list[str]] = {kind: [] for kind in KINDS}
+    for file in map(str, files):
+        kind = next((k for k, t in KINDS.items() if _matches(t, file)), None)
+        if kind is None:
+            raise InputError(f"{file}: not an answers, summaries, scores or controlled-pairs file")
+        by_kind[kind].append(file)
+    for kind in ("answers", "scores"):
+        if not by_kind[kind]:
+            raise InputError(f"explorer: no {kind} file among the files given")
+    return {kind: read_keyed(kind, KINDS[kind], by_kind[kind]) for kind in KINDS}
+
+
+def _matches(template: str, file: str) -> bool:
+    try:
+        path_fields(template, file)
+    except ValueError:
+        return False
+    return True
+
+
+def explorer_data(tables: dict[str, pd.DataFrame], run: str) -> dict[str, Any]:
+    """The page's data: the strategies and one row per question and experiment."""
+    scores = tables["scores"]
+    strategies = list(dict.fromkeys(scores["strategy"]))
+    answers = tables["answers"].set_index(["dataset", "subject", "id"])
+    summaries = {
+        (r.dataset, r.subject, r.id, r.strategy): r
+        for r in tables["summaries"].itertuples(index=False)
+    }
+    controlled = tables["controlled_scores"]
+    keys = [*EXPERIMENT, "id"]
+    pairs = dict(list(controlled.groupby(keys))) if not controlled.empty else {}
+    rows = []
+    for (dataset, subject, judge, qid), group in scores.groupby([*EXPERIMENT, "id"], sort=False):
+        answer = answers.loc[(dataset, subject, qid)]
+        by_strategy = group.set_index("strategy")
+        ranks = by_strategy["score"].rank(method="min")
+        test = _grouped(list(answer["test_answers"]), str.strip)
+        shown = {same["index"] for same in test}  # one answer of each group of identical ones
+        judged = {
+            strategy: _judged(
+                by_strategy.loc[strategy],
+                summaries.get((dataset, subject, qid, strategy)),
+                ranks[strategy],
+                shown,
+            )
+            for strategy in by_strategy.index
+        }
+        reference = _reference_predictions(judged)
+        rows.append(
+            {
+                "dataset": dataset,
+                "subject": subject,
+                "judge": judge,
+                "id": qid,
+                "question": answer["question"],
+                "error": _text(answer["error"]),
+                "test": test,
+                "conditioning": _grouped(list(answer["conditioning_answers"]), normalise),
+                "strategies": judged,
+                "reference": reference,
+                "pairs": _pairs(pairs.get((dataset, subject, judge, qid))),
+            }
+        )
+    return {"run": run, "strategies": strategies, "rows": rows}
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _number(value: Any) -> float | None:
+    return None if pd.isna(value) else round(float(value), 4)
+
+
+def _grouped(answers: list[str], key: Any) -> list[dict[str, Any]]:
+    """Answers grouped by ``key`` (largest group first): the most frequent text, the count, and
+    the index of one member in ``answers`` (its masked words are the group's)."""
+    groups: dict[str, list[int]] = {}
+    for i, answer in enumerate(answers):
+        groups.setdefault(key(answer), []).append(i)
+    out = []
+    for members in sorted(groups.values(), key=len, reverse=True):
+        text = Counter(answers[i] for i in members).most_common(1)[0][0]
+        out.append({"text": text, "count": len(members), "index": answers.index(text)})
+    return out
+
+
+def _judged(score: Any, summary: Any, rank: float, shown: set[int]) -> dict[str, Any]:
+    """One strategy's summary, score, rank and the masked words of the test answers ``shown``
+    (one of each group of identical answers) for one question."""
+    error = _text(score["error"])
+    return {
+        "summary": _text(summary.summary) if summary is not None else None,
+        "score": _number(score["score"]),
+        "rank": None if pd.isna(rank) else int(rank),
+        "error": error,
+        "words": _words(score["tasks"], shown),
+    }
+
+
+def _words(tasks: Any, shown: set[int]) -> list[list[Any]]:
+    """Per masked word of the answers ``shown``: ``[answer, position, distance, the judge's
+    predictions given the summary, given the answers]``, each prediction per token of the word;
+    the distance is the mean over the word's tokens, as the score is over all tokens."""
+    if tasks is None or len(tasks) == 0:
+        return []
+    frame = pd.DataFrame(list(tasks))
+    frame = frame[frame["answer"].isin(shown)]
+    out = []
+    for (answer, position), word in frame.groupby(["answer", "position"], sort=False):
+        summary = [_top(t.token, t.summary_top, t.summary_p) for t in word.itertuples()]
+        answers = [_top(t.token, t.reference_top, t.reference_p) for t in word.itertuples()]
+        distance = round(float(word["distance"].mean()), 4)
+        out.append([int(answer), int(position), distance, " | ".join(summary), " | ".join(answers)])
+    return out
+
+
+def _token(token: str) -> str:
+    """A token as the hover shows it: quoted, its spaces visible."""
+    return "\u201c" + str(token).replace(" ", "\u2423").replace("\n", "\u21b5") + "\u201d"
+
+
+def _top(target: str, tokens: Any, probs: Any) -> str:
+    """The judge's most likely tokens where it predicts ``target``, with their probabilities."""
+    pairs = list(zip(tokens, probs, strict=True))[:HOVER_PREDICTIONS]
+    return f"{_token(target)} \u2192 " + ", ".join(f"{_token(t)} {p:.0%}" for t, p in pairs)
+
+
+def _reference_predictions(judged: dict[str, dict[str, Any]]) -> dict[str, str]:
+    """The judge's predictions given the answers, the same for every strategy: moved out of
+    each strategy's words into one ``{"answer:position": text}`` per question."""
+    reference = {}
+    for strategy in judged.values():
+        for answer, position, _, _, predictions in strategy["words"]:
+            reference[f"{answer}:{position}"] = predictions
+        strategy["words"] = [word[:4] for word in strategy["words"]]
+    return reference
+
+
+def _pairs(group: pd.DataFrame | None) -> list[dict[str, Any]]:
+    """The controlled pairs of one question: each side's summary and SelfReflect score."""
+    if group is None:
+        return []
+    out = []
+    for pair_type, sides in group.groupby("pair_type", sort=False):
+        side = {row.side: row for row in sides.itertuples(index=False)}
+        good, bad = side["good"], side["bad"]
+        out.append(
+            {
+                "type": pair_type,
+                "good": _text(good.summary),
+                "bad": _text(bad.summary),
+                "good_score": _number(good.selfreflect),
+                "bad_score": _number(bad.selfreflect),
+                "error": _text(good.error) or _text(bad.error),
+            }
+        )
+    return out
+
+
+def render(data: dict[str, Any]) -> str:
+    """The page: the template with ``data`` embedded as JSON (safe inside a script element)."""
+    template = resources.files("selfreflect").joinpath("data/explorer.html").read_text("utf-8")
+    payload = json.dumps(data, ensure_ascii=False, allow_nan=False).replace("</", "<\\/")
+    title = html.escape(f"SelfReflect explorer: {data['run']}")
+    return template.replace("{{title}}", title).replace("{{data}}", payload)

@@ -1,0 +1,113 @@
+"""The explorer page of the smoke run: its data, and the page in a real headless Chromium
+(the system's, driven by Playwright): offline, searchable, sortable, words coloured by distance.
+Screenshots of each view are saved in test-artifacts/."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from selfreflect import paths
+from selfreflect.artifacts import read_table
+from tests.conftest import REPO
+
+pytestmark = pytest.mark.workflow
+
+ARTIFACTS = REPO / "test-artifacts"
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+@pytest.fixture(scope="module")
+def explorer(smoke_run):
+    return smoke_run / paths.EXPLORER.format(run="smoke")
+
+
+@pytest.fixture(scope="module")
+def browser():
+    if CHROMIUM is None:
+        pytest.skip("no system Chromium (Debian: apt-get install chromium; scripts/install.sh)")
+    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def page(browser, explorer):
+    """The explorer opened from its file, recording console errors and every request."""
+    page = browser.new_page(viewport={"width": 1400, "height": 900})
+    page.problems, page.requests = [], []
+    page.on("console", lambda m: m.type == "error" and page.problems.append(m.text))
+    page.on("pageerror", lambda error: page.problems.append(str(error)))
+    page.on("request", lambda request: page.requests.append(request.url))
+    page.goto(explorer.as_uri())
+    yield page
+    page.close()
+
+
+def scores(page, strategy: str) -> list[float | None]:
+    column = page.eval_on_selector_all(
+        "#questions th", "ths => ths.map(th => th.dataset.key)"
+    ).index(f"score:{strategy}")
+    cells = page.eval_on_selector_all(
+        f"#questions tbody tr td:nth-child({column + 1})", "tds => tds.map(td => td.textContent)"
+    )
+    return [None if cell == "\u2013" else float(cell) for cell in cells]
+
+
+def assert_quiet_and_offline(page) -> None:
+    """No console error, and no request but the page's own file."""
+    assert page.problems == []
+    assert {url.split("#")[0] for url in page.requests} == {page.url.split("#")[0]}
+
+
+def shot(page, name: str) -> None:
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=ARTIFACTS / f"explorer-{name}.png", full_page=True)
+
+
+def test_the_page_holds_every_scored_question_and_loads_nothing(page, smoke_run):
+    scores_file = paths.SCORES.format(
+        run="smoke", dataset="smoke", subject="tiny", judge="tiny", strategy="greedy"
+    )
+    questions = len(read_table("scores", smoke_run / scores_file))
+    assert page.locator("#questions tbody tr").count() == questions
+    assert page.text_content("#count") == f"{questions} of {questions} questions"
+    assert_quiet_and_offline(page)
+    shot(page, "questions")
+
+
+def test_search_narrows_the_table(page):
+    first = page.text_content("#questions tbody tr td")
+    word = max(first.split(), key=len)
+    page.fill("#search", word)
+    rows = page.locator("#questions tbody tr td:first-child").all_text_contents()
+    assert 0 < len(rows) < page.evaluate("DATA.rows.length")
+    assert all(word.lower() in row.lower() for row in rows)
+
+
+def test_sorting_by_a_strategy_orders_the_table(page):
+    page.click('#questions th[data-key="score:greedy"]')
+    ascending = scores(page, "greedy")
+    scored = [s for s in ascending if s is not None]
+    assert scored == sorted(scored) and ascending[: len(scored)] == scored
+    page.click('#questions th[data-key="score:greedy"]')
+    descending = [s for s in scores(page, "greedy") if s is not None]
+    assert descending == sorted(scored, reverse=True)
+
+
+def test_a_question_page_colours_the_masked_words(page):
+    page.click("#questions tbody tr:first-child")
+    assert page.is_visible("#detail") and not page.is_visible("#list")
+    words = page.locator("#detail .word")
+    assert words.count() > 0
+    assert words.first.get_attribute("style").startswith("background:")
+    assert "with the summary:" in words.first.get_attribute("title")
+    assert page.locator("#summaries tbody tr").count() >= 2
+    assert page.locator("#detail section h2", has_text="Controlled pairs").count() == 1
+    shot(page, "question")
+    page.locator("#summaries tbody tr").nth(1).click()  # another strategy colours the words
+    assert page.locator("#summaries tbody tr.chosen").count() == 1
+    assert_quiet_and_offline(page)
