@@ -6,6 +6,7 @@ from pathlib import Path
 
 from selfreflect import paths
 from selfreflect.config import (
+    NAME,
     check_model_paths,
     converted_models,
     model_gpus,
@@ -29,11 +30,14 @@ except ConfigError as err:
 RUN = config["run"]
 
 
+NAME_WILDCARD = NAME["pattern"].strip("^$")  # config names, already checked: a second wall
+
+
 wildcard_constraints:
-    dataset=r"[^/]+",
-    subject=r"[^/]+",
-    judge=r"[^/]+",
-    strategy=r"[A-Za-z0-9_.-]+",
+    dataset=NAME_WILDCARD,
+    subject=NAME_WILDCARD,
+    judge=NAME_WILDCARD,
+    strategy=NAME_WILDCARD,
     shard=r"\d+",
 
 RESOLVED_CONFIG = paths.RESOLVED_CONFIG.format(run=RUN)
