@@ -15,6 +15,7 @@ from selfreflect.config import (
     write_resolved_config,
 )
 from selfreflect.fileio import file_digest
+from selfreflect.scoring.stopwords import BUILT_IN as BUILT_IN_STOPWORDS
 from selfreflect.errors import ConfigError
 from selfreflect.strategies import check_strategies, strategy_prompts, strategy_setting_keys
 from selfreflect.workflow import code_digest, prompt_texts, setting_values, source_paths
@@ -122,6 +123,12 @@ def dataset_digest(wildcards):
     files = [Path(path) for path in dataset_files(wildcards)]
     files = [f for path in files for f in sorted(path.rglob("*") if path.is_dir() else [path])]
     return [file_digest(path) for path in files if path.is_file()]
+
+
+def stopword_files(wildcards):
+    """The word list scoring jobs read when ``scoring.stopwords`` names one (an input)."""
+    policy = config["scoring"]["stopwords"]
+    return [] if policy in BUILT_IN_STOPWORDS else [policy]
 
 
 SUMMARIZED = summarized_datasets(config)

@@ -6,6 +6,7 @@ include: "report_common.smk"
 rule controlled_scores:
     input:
         answers=rules.answers.output[0],
+        stopwords=stopword_files,
         models=models("{judge}"),
         code=code(
             "report/controlled.py", "report/alt_metrics.py", "report/studies.py", "scoring",
@@ -35,6 +36,7 @@ rule mc_scores:
     input:
         questions=rules.questions.output[0],
         answers=rules.answers.output[0],
+        stopwords=stopword_files,
         models=models("{judge}"),
         code=code(
             "report/controlled.py", "report/studies.py", "scoring", "chat.py", "registry.py",
@@ -67,6 +69,7 @@ rule convergence_scores:
     input:
         answers=rules.answers.output[0],
         summaries=strategy_summaries,
+        stopwords=stopword_files,
         models=models("{judge}"),
         code=code("report/studies.py", "scoring", "chat.py", "registry.py"),
     output:

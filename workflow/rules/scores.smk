@@ -2,6 +2,7 @@ rule score_shard:
     input:
         answers=rules.answers.output[0],
         summaries=rules.summaries.output[0],
+        stopwords=stopword_files,
         models=models("{judge}"),
         code=code(
             "scoring", "chat.py", "checkpoints.py", "sharding.py", "failures.py", "registry.py"
@@ -32,11 +33,11 @@ rule score_shard:
 rule score:
     input:
         questions=rules.questions.output[0],
-        parts=expand(rules.score_shard.output[0], shard=SHARDS, allow_missing=True),
         # what the (temporary) parts scored: new answers or summaries rerun the merge and so
         # its parts, even after a run that died before the parts were rebuilt
         answers=rules.answers.output[0],
         summaries=rules.summaries.output[0],
+        parts=expand(rules.score_shard.output[0], shard=SHARDS, allow_missing=True),
         code=code("sharding.py", "scoring", "stats.py"),
     output:
         scores=run_path(paths.SCORES),
