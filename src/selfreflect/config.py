@@ -74,7 +74,7 @@ def validate_config(config: Any, source: str = "config") -> dict[str, Any]:
     return _canonical(config)
 
 
-def _check_finite(value: Any, source: str, path: tuple = ()) -> None:
+def _check_finite(value: Any, source: str, path: tuple[str | int, ...] = ()) -> None:
     """Every number is finite (JSON Schema's bounds let NaN and infinity through)."""
     if isinstance(value, float) and not math.isfinite(value):
         raise ConfigError(f"{source}: {'.'.join(map(str, path))}: {value} is not a finite number")
