@@ -21,6 +21,7 @@ import yaml
 from snakemake.utils import format as snakemake_format
 
 from selfreflect.cli import main
+from selfreflect.config import NAME
 from tests.workflow_utils import REPO, copy_project, run
 
 BASE = {
@@ -116,7 +117,8 @@ def test_a_hostile_name_is_refused_when_the_config_loads(
     config = copy.deepcopy(BASE)
     place(config, HOSTILE[shape])
     line = refused(tmp_path, monkeypatch, capsys, config)
-    assert line.startswith(f"error: c.yaml: {key}: {HOSTILE[shape]!r} is not "), line
+    rule = "is not one of" if kind == "pair-type" else f"is not a valid name: {NAME['description']}"
+    assert line.startswith(f"error: c.yaml: {key}: {HOSTILE[shape]!r} {rule}"), line
 
 
 @pytest.mark.parametrize("key", NUMBERS)
