@@ -8,6 +8,7 @@ every CLI command loads the same file through :func:`load_config`.
 from __future__ import annotations
 
 import copy
+import math
 import os
 from importlib import resources
 from pathlib import Path
@@ -19,6 +20,8 @@ from selfreflect.errors import ConfigError, InputError, SelfReflectError
 from selfreflect.fileio import read_yaml
 
 SCHEMA_PATH = Path(str(resources.files("selfreflect") / "data" / "config.schema.yaml"))
+# every name that becomes part of a path or a command (the schema's ``$defs.name``)
+NAME = yaml.safe_load(SCHEMA_PATH.read_text(encoding="utf-8"))["$defs"]["name"]
 
 
 def load_config(path: str | os.PathLike) -> dict[str, Any]:
@@ -51,6 +54,7 @@ def validate_config(config: Any, source: str = "config") -> dict[str, Any]:
 
     if not isinstance(config, dict):
         raise ConfigError(f"{source}: expected a mapping at the top level")
+    _check_finite(config, source)
     config = copy.deepcopy(config)
     try:
         validate(config, str(SCHEMA_PATH), set_default=True)
@@ -65,6 +69,15 @@ def validate_config(config: Any, source: str = "config") -> dict[str, Any]:
     _check_endpoints(config, source)
     _fill_converted_paths(config, source)
     return _canonical(config)
+
+
+def _check_finite(value: Any, source: str, path: tuple[str | int, ...] = ()) -> None:
+    """Every number is finite (JSON Schema's bounds let NaN and infinity through)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ConfigError(f"{source}: {'.'.join(map(str, path))}: {value} is not a finite number")
+    if isinstance(value, dict | list):
+        for key, item in value.items() if isinstance(value, dict) else enumerate(value):
+            _check_finite(item, source, (*path, key))
 
 
 def _check_registered_names(config: dict[str, Any], source: str) -> None:
@@ -103,6 +116,8 @@ def _message(error: Any) -> str:
     """The schema error's message, without the offending value where it may be a secret."""
     if error.absolute_path and error.absolute_path[-1] in SECRET_KEYS:
         return "must name an environment variable, not hold the key (value not shown)"
+    if error.validator == "pattern" and error.validator_value == NAME["pattern"]:
+        return f"{error.instance!r} is not a valid name: {NAME['description']}"
     return error.message
 
 

@@ -20,9 +20,9 @@ rule answers_shard:
     message:
         "Sampling 2N answers from {wildcards.subject} on {wildcards.dataset}, shard {wildcards.shard}"
     shell:
-        "selfreflect answers --config {params.config} --subject {wildcards.subject}"
-        " --questions {input.questions} --shard {wildcards.shard} --shards {params.shards}"
-        " --out {output} 2> {log}"
+        "selfreflect answers --config {params.config:q} --subject {wildcards.subject:q}"
+        " --questions {input.questions:q} --shard {wildcards.shard:q}"
+        " --shards {params.shards:q} --out {output:q} 2> {log:q}"
 
 
 rule answers:
@@ -41,5 +41,5 @@ rule answers:
     message:
         "Merging the answer shards of {wildcards.subject} on {wildcards.dataset}"
     shell:
-        "selfreflect merge answers --questions {input.questions} --out {output} {input.parts}"
-        " 2> {log}"
+        "selfreflect merge answers --questions {input.questions:q} --out {output:q} {input.parts:q}"
+        " 2> {log:q}"

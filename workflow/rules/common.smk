@@ -6,6 +6,7 @@ from pathlib import Path
 
 from selfreflect import paths
 from selfreflect.config import (
+    NAME,
     check_model_paths,
     converted_models,
     evaluated_datasets,
@@ -17,6 +18,7 @@ from selfreflect.config import (
 )
 from selfreflect.fileio import file_digest
 from selfreflect.finetune import check_finetune
+from selfreflect.scoring.stopwords import BUILT_IN as BUILT_IN_STOPWORDS
 from selfreflect.errors import ConfigError
 from selfreflect.strategies import check_strategies, strategy_prompts, strategy_setting_keys
 from selfreflect.code_deps import command_deps
@@ -36,11 +38,14 @@ except ConfigError as err:
 RUN = config["run"]
 
 
+NAME_WILDCARD = NAME["pattern"].strip("^$")  # config names, already checked: a second wall
+
+
 wildcard_constraints:
-    dataset=r"[^/]+",
-    subject=r"[^/]+",
-    judge=r"[^/]+",
-    strategy=r"[A-Za-z0-9_.-]+",
+    dataset=NAME_WILDCARD,
+    subject=NAME_WILDCARD,
+    judge=NAME_WILDCARD,
+    strategy=NAME_WILDCARD,
     shard=r"\d+",
 
 RESOLVED_CONFIG = paths.RESOLVED_CONFIG.format(run=RUN)
@@ -127,6 +132,12 @@ def dataset_digest(wildcards):
     files = [Path(path) for path in dataset_files(wildcards)]
     files = [f for path in files for f in sorted(path.rglob("*") if path.is_dir() else [path])]
     return [file_digest(path) for path in files if path.is_file()]
+
+
+def stopword_files(wildcards):
+    """The word list scoring jobs read when ``scoring.stopwords`` names one (an input)."""
+    policy = config["scoring"]["stopwords"]
+    return [] if policy in BUILT_IN_STOPWORDS else [policy]
 
 
 EVALUATED = evaluated_datasets(config)  # all datasets but the finetuning questions

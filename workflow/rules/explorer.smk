@@ -27,5 +27,5 @@ rule explorer:
     message:
         "Explorer page: every question's answers, summaries and scores"
     shell:
-        "selfreflect explorer --config {params.config} --out {output} {input.answers}"
-        " {input.summaries} {input.scores} {input.controlled} 2> {log}"
+        "selfreflect explorer --config {params.config:q} --out {output:q} {input.answers:q}"
+        " {input.summaries:q} {input.scores:q} {input.controlled:q} 2> {log:q}"

@@ -52,8 +52,8 @@ rule finetune_data:
     message:
         "Building the {wildcards.method} training data of {wildcards.subject}"
     shell:
-        "selfreflect finetune-data --config {params.config} --method {wildcards.method}"
-        " --questions {input.questions} {params.tables} --out {output} 2> {log}"
+        "selfreflect finetune-data --config {params.config:q} --method {wildcards.method:q}"
+        " --questions {input.questions:q} {params.tables:q} --out {output:q} 2> {log:q}"
 
 
 rule finetune_train:
@@ -80,9 +80,9 @@ rule finetune_train:
     message:
         "Training the {wildcards.method} LoRA adapter of {wildcards.subject}"
     shell:
-        "selfreflect finetune-train --config {params.config} --subject {wildcards.subject}"
-        " --method {wildcards.method} --data {input.data} --out {output.adapter}"
-        " --loss {output.plots} 2> {log}"
+        "selfreflect finetune-train --config {params.config:q} --subject {wildcards.subject:q}"
+        " --method {wildcards.method:q} --data {input.data:q} --out {output.adapter:q}"
+        " --loss {output.plots:q} 2> {log:q}"
 
 
 rule finetuned_summaries:
@@ -111,9 +111,9 @@ rule finetuned_summaries:
     message:
         "Summarising {wildcards.subject} on {wildcards.dataset} with {wildcards.strategy}"
     shell:
-        "selfreflect summarize --config {params.config} --subject {wildcards.subject}"
-        " --strategy {wildcards.strategy} --questions {input.questions}"
-        " --adapter {input.adapter} --out {output} 2> {log}"
+        "selfreflect summarize --config {params.config:q} --subject {wildcards.subject:q}"
+        " --strategy {wildcards.strategy:q} --questions {input.questions:q}"
+        " --adapter {input.adapter:q} --out {output:q} 2> {log:q}"
 
 
 ruleorder: finetuned_summaries > summaries

@@ -12,7 +12,7 @@ rule tiny_model:
     message:
         "Building the tiny random-weight chat model"
     shell:
-        "selfreflect tiny-model --out {output} 2> {log}"
+        "selfreflect tiny-model --out {output:q} 2> {log:q}"
 
 
 rule convert_model:
@@ -33,5 +33,5 @@ rule convert_model:
     message:
         "Converting the GGUF model {wildcards.model} to a safetensors folder"
     shell:
-        "selfreflect convert-model --config {params.config} --model {wildcards.model}"
-        " --out {output} 2> {log}"
+        "selfreflect convert-model --config {params.config:q} --model {wildcards.model:q}"
+        " --out {output:q} 2> {log:q}"

@@ -16,5 +16,5 @@ rule questions:
     message:
         "Loading questions of {wildcards.dataset}"
     shell:
-        "selfreflect questions --config {params.config} --dataset {wildcards.dataset}"
-        " --out {output} 2> {log}"
+        "selfreflect questions --config {params.config:q} --dataset {wildcards.dataset:q}"
+        " --out {output:q} 2> {log:q}"

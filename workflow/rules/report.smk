@@ -6,6 +6,7 @@ include: "report_common.smk"
 rule controlled_scores:
     input:
         answers=rules.answers.output[0],
+        stopwords=stopword_files,
         models=models("{judge}"),
         code=code("report controlled-scores"),
     output:
@@ -24,14 +25,15 @@ rule controlled_scores:
     message:
         "Scoring controlled summary pairs of {wildcards.subject} with {wildcards.judge}"
     shell:
-        "selfreflect report controlled-scores --config {params.config} --judge {wildcards.judge}"
-        " --answers {input.answers} --out {output} 2> {log}"
+        "selfreflect report controlled-scores --config {params.config:q}"
+        " --judge {wildcards.judge:q} --answers {input.answers:q} --out {output:q} 2> {log:q}"
 
 
 rule mc_scores:
     input:
         questions=rules.questions.output[0],
         answers=rules.answers.output[0],
+        stopwords=stopword_files,
         models=models("{judge}"),
         code=code("report mc-scores"),
     output:
@@ -52,14 +54,16 @@ rule mc_scores:
     message:
         "Scoring multiple-choice distribution summaries of {wildcards.subject} on {wildcards.dataset}"
     shell:
-        "selfreflect report mc-scores --config {params.config} --judge {wildcards.judge}"
-        " --questions {input.questions} --answers {input.answers} --out {output} 2> {log}"
+        "selfreflect report mc-scores --config {params.config:q} --judge {wildcards.judge:q}"
+        " --questions {input.questions:q} --answers {input.answers:q} --out {output:q}"
+        " 2> {log:q}"
 
 
 rule convergence_scores:
     input:
         answers=rules.answers.output[0],
         summaries=strategy_summaries,
+        stopwords=stopword_files,
         models=models("{judge}"),
         code=code("report convergence-scores"),
     output:
@@ -84,8 +88,9 @@ rule convergence_scores:
     message:
         "Rescoring {wildcards.subject}'s summaries with subsampled answers ({wildcards.judge})"
     shell:
-        "selfreflect report convergence-scores --config {params.config} --judge {wildcards.judge}"
-        " --answers {input.answers} --out {output} {input.summaries} 2> {log}"
+        "selfreflect report convergence-scores --config {params.config:q}"
+        " --judge {wildcards.judge:q} --answers {input.answers:q} --out {output:q}"
+        " {input.summaries:q} 2> {log:q}"
 
 
 rule main_table:
@@ -109,8 +114,8 @@ rule main_table:
     message:
         "Main table: SelfReflect per strategy with bootstrap CIs and paired tests"
     shell:
-        "selfreflect report main-table --config {params.config} --out-dir {params.tables}"
-        " --figure-dir {params.figures} --metrics {output.metrics} {input.scores} 2> {log}"
+        "selfreflect report main-table --config {params.config:q} --out-dir {params.tables:q}"
+        " --figure-dir {params.figures:q} --metrics {output.metrics:q} {input.scores:q} 2> {log:q}"
 
 
 rule validation:
@@ -134,8 +139,9 @@ rule validation:
     message:
         "Metric validation table: controlled pairs ranked correctly per metric"
     shell:
-        "selfreflect report validation --config {params.config} --out-dir {params.tables}"
-        " --figure-dir {params.figures} --metrics {output.metrics} {input.controlled} 2> {log}"
+        "selfreflect report validation --config {params.config:q} --out-dir {params.tables:q}"
+        " --figure-dir {params.figures:q} --metrics {output.metrics:q} {input.controlled:q}"
+        " 2> {log:q}"
 
 
 rule mc_study:
@@ -159,8 +165,8 @@ rule mc_study:
     message:
         "Multiple-choice study: SelfReflect against the true 1-Wasserstein distance"
     shell:
-        "selfreflect report mc-study --config {params.config} --out-dir {params.tables}"
-        " --figure-dir {params.figures} --metrics {output.metrics} {input.mc} 2> {log}"
+        "selfreflect report mc-study --config {params.config:q} --out-dir {params.tables:q}"
+        " --figure-dir {params.figures:q} --metrics {output.metrics:q} {input.mc:q} 2> {log:q}"
 
 
 rule convergence:
@@ -183,8 +189,8 @@ rule convergence:
     message:
         "Convergence figure: score vs number of answers"
     shell:
-        "selfreflect report convergence --config {params.config} --out-dir {params.tables}"
-        " --figure-dir {params.figures} {input.convergence} 2> {log}"
+        "selfreflect report convergence --config {params.config:q} --out-dir {params.tables:q}"
+        " --figure-dir {params.figures:q} {input.convergence:q} 2> {log:q}"
 
 
 rule cost_table:
@@ -210,8 +216,8 @@ rule cost_table:
     message:
         "Cost table: tokens and seconds per strategy"
     shell:
-        "selfreflect report cost-table --config {params.config} --out-dir {params.tables}"
-        " {input.summaries} 2> {log}"
+        "selfreflect report cost-table --config {params.config:q} --out-dir {params.tables:q}"
+        " {input.summaries:q} 2> {log:q}"
 
 
 rule human_agreement:
@@ -233,5 +239,5 @@ rule human_agreement:
     message:
         "Human agreement: Krippendorff's alpha among raters and with SelfReflect"
     shell:
-        "selfreflect report human-agreement --config {params.config}"
-        " --out-dir {params.tables} {input.scores} 2> {log}"
+        "selfreflect report human-agreement --config {params.config:q}"
+        " --out-dir {params.tables:q} {input.scores:q} 2> {log:q}"

@@ -2,6 +2,7 @@ rule score_shard:
     input:
         answers=rules.answers.output[0],
         summaries=rules.summaries.output[0],
+        stopwords=stopword_files,
         models=models("{judge}"),
         code=code("score"),
     output:
@@ -22,14 +23,18 @@ rule score_shard:
         "Scoring {wildcards.strategy} summaries of {wildcards.subject} with judge"
         " {wildcards.judge}, shard {wildcards.shard}"
     shell:
-        "selfreflect score --config {params.config} --judge {wildcards.judge}"
-        " --answers {input.answers} --summaries {input.summaries}"
-        " --shard {wildcards.shard} --shards {params.shards} --out {output} 2> {log}"
+        "selfreflect score --config {params.config:q} --judge {wildcards.judge:q}"
+        " --answers {input.answers:q} --summaries {input.summaries:q}"
+        " --shard {wildcards.shard:q} --shards {params.shards:q} --out {output:q} 2> {log:q}"
 
 
 rule score:
     input:
         questions=rules.questions.output[0],
+        # what the (temporary) parts scored: new answers or summaries rerun the merge and so
+        # its parts, even after a run that died before the parts were rebuilt
+        answers=rules.answers.output[0],
+        summaries=rules.summaries.output[0],
         parts=expand(rules.score_shard.output[0], shard=SHARDS, allow_missing=True),
         code=code("merge"),
     output:
@@ -46,5 +51,5 @@ rule score:
     message:
         "Merging the score shards of {wildcards.strategy} ({wildcards.subject}, {wildcards.judge})"
     shell:
-        "selfreflect merge scores --config {params.config} --questions {input.questions}"
-        " --out {output.scores} --metrics {output.metrics} {input.parts} 2> {log}"
+        "selfreflect merge scores --config {params.config:q} --questions {input.questions:q}"
+        " --out {output.scores:q} --metrics {output.metrics:q} {input.parts:q} 2> {log:q}"

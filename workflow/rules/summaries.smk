@@ -10,8 +10,6 @@ rule summaries:
         config=RESOLVED_CONFIG,
         settings=settings("seed", summary_settings),
         prompts=prompts("summarize", lambda w: strategy_prompts(w.strategy)),
-    wildcard_constraints:
-        strategy=r"[A-Za-z0-9_.-]+",
     resources:
         **model_resources(summary_models),
     conda:
@@ -21,5 +19,6 @@ rule summaries:
     message:
         "Summarising {wildcards.subject} on {wildcards.dataset} with {wildcards.strategy}"
     shell:
-        "selfreflect summarize --config {params.config} --subject {wildcards.subject}"
-        " --strategy {wildcards.strategy} --questions {input.questions} --out {output} 2> {log}"
+        "selfreflect summarize --config {params.config:q} --subject {wildcards.subject:q}"
+        " --strategy {wildcards.strategy:q} --questions {input.questions:q} --out {output:q}"
+        " 2> {log:q}"

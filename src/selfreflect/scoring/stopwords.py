@@ -58,12 +58,13 @@ def _word_list(path: Path) -> IsStopword:
     return lambda word: normalize(word) in words
 
 
+BUILT_IN: dict[str, IsStopword] = {"wordfreq": _wordfreq, "none": _never}
+
+
 def stopword_policy(policy: str | os.PathLike) -> IsStopword:
     """``wordfreq`` (default), ``none`` (mask every word) or the path of a word-list file."""
-    if policy == "wordfreq":
-        return _wordfreq
-    if policy == "none":
-        return _never
+    if policy in BUILT_IN:
+        return BUILT_IN[policy]
     return _word_list(Path(policy))
 
 

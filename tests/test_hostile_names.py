@@ -1,0 +1,237 @@
+"""Hostile names and numbers: every kind of name that becomes part of a path or a command, in
+every shape a careless or hostile config gives it, and every non-finite number. Each is refused
+when the config loads, by every command and by Snakemake: a non-zero exit, one stderr line
+naming the file, the key and what is wrong, no traceback, nothing written (and nothing run).
+The rules quote every value they pass to a command as well, so the name check is not the only
+wall."""
+
+from __future__ import annotations
+
+import ast
+import copy
+import re
+import shlex
+import string
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+from snakemake.utils import format as snakemake_format
+
+from selfreflect.cli import main
+from selfreflect.config import NAME
+from tests.workflow_utils import REPO, copy_project, run
+
+BASE = {
+    "run": "t",
+    "models": {"tiny": {"path": "no-model"}},
+    "subjects": ["tiny"],
+    "judges": ["tiny"],
+    "datasets": {"d": {"source": "local", "path": "q.jsonl"}},
+}
+PWNED = "PWNED"
+HOSTILE = {
+    "substitution": f"x$(touch {PWNED})",
+    "backticks": f"x`touch {PWNED}`",
+    "semicolon": f"x;touch {PWNED}",
+    "and": f"x&&touch {PWNED}",
+    "single-quote": "x'y",
+    "double-quote": 'x"y',
+    "space": "x y",
+    "newline": "x\ny",
+    "parent": "..",
+    "slash": "a/b",
+    "leading-dash": "-x",
+    "empty": "",
+    "long": "x" * 300,
+    "non-ascii": "modèle",
+}
+# each kind of name: the key the message names, and where a name of that kind goes
+KINDS = {
+    "run": ("run", lambda c, name: c.update(run=name)),
+    "model": ("models", lambda c, name: c["models"].update({name: {"path": "m"}})),
+    "subject": ("subjects.0", lambda c, name: c.update(subjects=[name])),
+    "judge": ("judges.0", lambda c, name: c.update(judges=[name])),
+    "summarizer": ("summarizer", lambda c, name: c.update(summarizer=name)),
+    "dataset": ("datasets", lambda c, name: c["datasets"].update({name: {"source": "local"}})),
+    "summarized-dataset": (
+        "summaries.datasets.0",
+        lambda c, name: c.update(summaries={"datasets": [name]}),
+    ),
+    "strategy": (
+        "summaries.strategies.0",
+        lambda c, name: c.update(summaries={"strategies": [name]}),
+    ),
+    "plugin": (
+        "summaries.plugins",
+        lambda c, name: c.update(summaries={"plugins": {name: "examples.plugins:majority_vote"}}),
+    ),
+    "baseline": ("report.baseline", lambda c, name: c.update(report={"baseline": name})),
+    "pair-type": ("report.pair_types.0", lambda c, name: c.update(report={"pair_types": [name]})),
+}
+NAME_CASES = [(kind, shape) for kind in KINDS for shape in HOSTILE]
+# numbers that JSON Schema's bounds let through: each key the message must name
+NUMBERS = {
+    "scoring.temperature": lambda c, x: c.update(scoring={"temperature": x}),
+    "max_failed_share": lambda c, x: c.update(max_failed_share=x),
+    "answers.top_p": lambda c, x: c.update(answers={"top_p": x}),
+    "summaries.cluster.threshold": lambda c, x: c.update(summaries={"cluster": {"threshold": x}}),
+    "report.mc_temperatures.1": lambda c, x: c.update(report={"mc_temperatures": [1.0, x]}),
+    "models.tiny.gpu_memory_utilization": (
+        lambda c, x: c["models"]["tiny"].update(gpu_memory_utilization=x)
+    ),
+}
+NOT_FINITE = {"inf": ".inf", "minus-inf": "-.inf", "nan": ".nan"}
+
+
+def refused(tmp_path: Path, monkeypatch, capsys, config: dict) -> str:
+    """The one stderr line of ``selfreflect questions`` run in-process on ``config``, after
+    checking the exit status and that nothing was written."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "c.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
+    (tmp_path / "q.jsonl").write_text('{"question": "Q?"}\n', encoding="utf-8")
+    before = sorted(tmp_path.rglob("*"))
+    args = ["questions", "--config", "c.yaml", "--dataset", "d", "--out", "o/q.parquet"]
+    monkeypatch.setattr(sys, "argv", ["selfreflect", *args])
+    with pytest.raises(SystemExit) as exit_:
+        main()
+    assert exit_.value.code not in (0, None)
+    stderr = capsys.readouterr().err
+    lines = stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: c.yaml: "), stderr
+    assert sorted(tmp_path.rglob("*")) == before, "a refused config left a file behind"
+    return lines[0]
+
+
+def test_the_corpus_covers_every_kind_and_shape():
+    assert len(NAME_CASES) == len(KINDS) * len(HOSTILE) >= 150
+
+
+@pytest.mark.parametrize(("kind", "shape"), NAME_CASES, ids=[f"{k}-{s}" for k, s in NAME_CASES])
+def test_a_hostile_name_is_refused_when_the_config_loads(
+    tmp_path, monkeypatch, capsys, kind, shape
+):
+    key, place = KINDS[kind]
+    config = copy.deepcopy(BASE)
+    place(config, HOSTILE[shape])
+    line = refused(tmp_path, monkeypatch, capsys, config)
+    rule = "is not one of" if kind == "pair-type" else f"is not a valid name: {NAME['description']}"
+    assert line.startswith(f"error: c.yaml: {key}: {HOSTILE[shape]!r} {rule}"), line
+
+
+@pytest.mark.parametrize("key", NUMBERS)
+@pytest.mark.parametrize("spelling", NOT_FINITE)
+def test_a_number_that_is_not_finite_is_refused(tmp_path, monkeypatch, capsys, key, spelling):
+    config = copy.deepcopy(BASE)
+    NUMBERS[key](config, yaml.safe_load(NOT_FINITE[spelling]))
+    line = refused(tmp_path, monkeypatch, capsys, config)
+    assert line.startswith(f"error: c.yaml: {key}: ") and "not a finite number" in line, line
+
+
+def test_the_shipped_configs_names_are_valid():
+    """Names with dots, dashes and underscores (qwen2.5-7b-instruct, smoke_mmlu) pass."""
+    from selfreflect.config import load_config
+
+    for path in sorted((REPO / "config").glob("*.yaml")):
+        load_config(path)
+
+
+# --- Snakemake: refused before anything runs ---------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory):
+    return copy_project(tmp_path_factory.mktemp("hostile") / "project")
+
+
+@pytest.mark.workflow
+@pytest.mark.parametrize(
+    ("key", "place"),
+    [
+        ("datasets", lambda c: c["datasets"].update({f"x$(touch {PWNED})": {"source": "local"}})),
+        ("run", lambda c: c.update(run="..")),
+    ],
+    ids=["dataset-substitution", "run-parent"],
+)
+def test_snakemake_refuses_a_hostile_name_and_runs_nothing(project, key, place):
+    config = yaml.safe_load((project / "config" / "smoke.yaml").read_text())
+    place(config)
+    (project / "config" / "hostile.yaml").write_text(yaml.safe_dump(config))
+    before = sorted(p for p in project.rglob("*") if ".snakemake" not in p.parts)
+    result = run(
+        ["snakemake", "--configfile", "config/hostile.yaml", "--cores", "1"], project, False
+    )
+    assert result.returncode != 0 and "Traceback" not in result.stderr, result.stderr
+    line = result.stderr.strip().splitlines()[-1]
+    assert line.startswith("error: ") and f"config/hostile.yaml: {key}: " in line, line
+    (project / "config" / "hostile.yaml").unlink()
+    assert sorted(p for p in project.rglob("*") if ".snakemake" not in p.parts) == [
+        p for p in before if p.name != "hostile.yaml"
+    ]
+
+
+# --- the rules quote every value they pass to a command ----------------------------------------
+
+
+RULE_FILES = sorted((REPO / "workflow" / "rules").glob("*.smk"))
+
+
+def rule_commands() -> dict[str, str]:
+    """Every rule's shell command (its string literals joined), by rule name."""
+    commands = {}
+    for path in RULE_FILES:
+        for chunk in re.split(r"^rule ", path.read_text(), flags=re.MULTILINE)[1:]:
+            name = chunk.split(":", 1)[0]
+            shell = re.search(r"^    shell:\n((?:        \".*\"\n)+)", chunk, re.MULTILINE)
+            assert shell, f"rule {name} ({path.name}) has no shell command"
+            commands[name] = ast.literal_eval(f"({shell.group(1)})")
+    return commands
+
+
+COMMANDS = rule_commands()
+# a file name no shell may split, expand or run: the value of every field of a command
+DANGEROUS = f"a b $HOME $(touch {PWNED}) `touch {PWNED}`; 'x\" && touch {PWNED} *"
+
+
+class Field:
+    """Any field of a rule's command (``input.x``, ``params.y``, ``output``, ``log``)."""
+
+    def __init__(self, value: str) -> None:
+        self.value = value
+
+    def __getattr__(self, name: str) -> Field:
+        return self
+
+    def __format__(self, spec: str) -> str:
+        return format(self.value, spec)
+
+
+def test_every_rule_command_is_checked():
+    text = "".join(path.read_text() for path in RULE_FILES)
+    rules = re.findall(r"^rule \w+:", text, flags=re.MULTILINE)
+    assert len(COMMANDS) == len(rules) == text.count("shell:") > 0
+
+
+@pytest.mark.parametrize("rule", COMMANDS)
+def test_every_value_in_a_rule_command_is_quoted(rule):
+    fields = [(name, spec) for _, name, spec, _ in string.Formatter().parse(COMMANDS[rule]) if name]
+    assert fields and all(spec == "q" for _, spec in fields), fields
+
+
+@pytest.mark.parametrize("rule", COMMANDS)
+def test_a_rule_command_passes_a_dangerous_path_intact(rule, tmp_path):
+    """The command as Snakemake formats it, its program replaced by printf, run by the shell:
+    every value arrives as one argument, the log is written under its own name, nothing runs."""
+    command = COMMANDS[rule]
+    fields = {key: Field("FIELD") for key in ("input", "output", "params", "wildcards", "log")}
+    words = shlex.split(snakemake_format(command, **fields))
+    assert words[0] == "selfreflect" and words[-2:] == ["2>", "FIELD"], words
+    expected = [DANGEROUS if word == "FIELD" else word for word in words[1:-2]]
+    fields = {key: Field(DANGEROUS) for key in fields}
+    shell = snakemake_format(command, **fields).replace("selfreflect", "printf '%s\\n'", 1)
+    result = subprocess.run(["sh", "-c", shell], cwd=tmp_path, capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == expected
+    assert [p.name for p in tmp_path.iterdir()] == [DANGEROUS], "only the log, nothing run"

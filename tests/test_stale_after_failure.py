@@ -1,0 +1,111 @@
+"""A failure never leaves a result that looks fresh: a sampling setting changes, one score job
+is killed (SIGKILL, tests/kill_at.py), and the rerun rebuilds exactly what a clean run gives
+(the score merge depends on the answers its temporary parts scored); a truncated answers file
+is refused with one line naming it, run after run, instead of standing behind the old scores."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+
+from selfreflect.artifacts import read_table
+from tests.workflow_utils import clone_completed, copy_project, job_counts, run
+
+pytestmark = pytest.mark.workflow
+
+SMOKE = "config/smoke.yaml"
+EXPERIMENT = "results/smoke/smoke/tiny"
+ANSWERS = f"{EXPERIMENT}/answers.parquet"
+SCORES = f"{EXPERIMENT}/scores/tiny/greedy.parquet"
+METRICS = f"{EXPERIMENT}/metrics/tiny/greedy.json"
+SCORE_LOG = "logs/smoke/scores/smoke/tiny/tiny/greedy-0.log"
+
+
+def snakemake(project: Path, *args: str, check: bool = True):
+    """Snakemake making the greedy strategy's scores and metrics."""
+    command = ["snakemake", SCORES, METRICS, *args, "--configfile", SMOKE, "--cores", "2"]
+    return run(command, project, check=check)
+
+
+def scores(project: Path) -> pd.DataFrame:
+    return read_table("scores", project / SCORES)
+
+
+def dying_score_jobs(folder: Path) -> str:
+    """A folder to put first on PATH: its `selfreflect` kills (SIGKILL) every `selfreflect
+    score` job as it writes its output, and runs every other command unchanged."""
+    real, kill_at = shutil.which("selfreflect"), Path(__file__).with_name("kill_at.py")
+    shim = folder / "selfreflect"
+    folder.mkdir()
+    shim.write_text(
+        "#!/bin/sh\n"
+        f'[ "$1" = score ] && exec {sys.executable} {kill_at} before-rename 1 -- "$@"\n'
+        f'exec {real} "$@"\n'
+    )
+    shim.chmod(0o755)
+    return str(folder)
+
+
+def test_a_killed_score_job_after_a_setting_change_reruns_to_a_clean_runs_scores(
+    smoke_run, tmp_path, monkeypatch
+):
+    project = clone_completed(smoke_run, tmp_path / "p")
+    config = yaml.safe_load((project / SMOKE).read_text())
+    config["answers"]["max_tokens"] = 8
+    (project / SMOKE).write_text(yaml.safe_dump(config, sort_keys=False))
+    with monkeypatch.context() as patch:
+        patch.setenv(
+            "PATH", f"{dying_score_jobs(tmp_path / 'bin')}{os.pathsep}{os.environ['PATH']}"
+        )
+        killed = snakemake(project, check=False)  # new answers, then the score job dies
+    assert killed.returncode != 0 and "Error in rule score_shard" in killed.stderr, killed.stderr
+    assert (project / ANSWERS).stat().st_mtime > (project / SCORES).stat().st_mtime
+
+    rerun = snakemake(project)  # before the fix: "Nothing to be done", the old scores kept
+    assert job_counts(rerun.stderr) == {"score_shard": 1, "score": 1}
+    rescored = scores(project)
+    assert not rescored.equals(scores(smoke_run)), "the new answers were not scored"
+    metrics = (project / METRICS).read_text()
+
+    snakemake(project, "--forcerun", "score")  # a clean run of the scoring
+    pd.testing.assert_frame_equal(rescored, scores(project))
+    assert (project / METRICS).read_text() == metrics
+
+
+def test_a_truncated_answers_file_is_refused_naming_it_run_after_run(smoke_run, tmp_path):
+    project = clone_completed(smoke_run, tmp_path / "p")
+    answers = project / ANSWERS
+    answers.write_bytes(answers.read_bytes()[: answers.stat().st_size // 2])
+    earlier = (project / SCORES).read_bytes()
+
+    result = snakemake(project, check=False)
+    assert result.returncode != 0 and "Error in rule score_shard" in result.stderr
+    error = (project / SCORE_LOG).read_text().strip().splitlines()[-1]
+    assert error.startswith(f"error: {ANSWERS}: not a readable Parquet file"), error
+    assert (project / SCORES).read_bytes() == earlier
+    assert job_counts(snakemake(project, "-n").stdout) == {"score_shard": 1, "score": 1}
+
+
+def test_a_stopword_list_is_an_input_of_every_job_that_scores(tmp_path):
+    """Every file a job reads is its input: the scoring.stopwords word list too (dvc.yaml's deps
+    are the inputs of Snakemake's jobs)."""
+    project = copy_project(tmp_path / "p")
+    config = yaml.safe_load((project / SMOKE).read_text())
+    config["scoring"]["stopwords"] = "data/stopwords.txt"
+    (project / "data" / "stopwords.txt").write_text("the\n")
+    (project / "config" / "words.yaml").write_text(yaml.safe_dump(config))
+    (project / "params.yaml").unlink()
+    (project / "params.yaml").symlink_to("config/words.yaml")
+    run(["selfreflect", "dvc-yaml"], project)
+    stages = yaml.safe_load((project / "dvc.yaml").read_text())["stages"]
+    scoring = [stage for stage in stages.values() if "--judge" in str(stage["cmd"])]
+    assert (
+        len(scoring) == 16
+    )  # 11 strategies, controlled and multiple-choice (2 datasets), convergence
+    assert all("data/stopwords.txt" in stage["deps"] for stage in scoring)
