@@ -101,7 +101,6 @@ rule main_table:
     output:
         table=table_files("main", "Main table"),
         figure=figure_files("main", "Main table"),
-        metrics=report_metrics("main"),
     params:
         code=code_hash("main_table"),
         config=RESOLVED_CONFIG,
@@ -116,7 +115,7 @@ rule main_table:
         "Main table: SelfReflect per strategy with bootstrap CIs and paired tests"
     shell:
         "selfreflect report main-table --config {params.config} --out-dir {params.tables}"
-        " --figure-dir {params.figures} --metrics {output.metrics} {input.scores} 2> {log}"
+        " --figure-dir {params.figures} {input.scores} 2> {log}"
 
 
 rule validation:
