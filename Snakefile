@@ -30,5 +30,5 @@ include: "workflow/rules/report.smk"
 
 rule all:
     input:
-        all_targets(),
+        targets_agreeing_with_dvc,
     default_target: True

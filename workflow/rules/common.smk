@@ -13,6 +13,7 @@ from selfreflect.config import (
     validate_config,
     write_resolved_config,
 )
+from selfreflect.dvc_record import align_with_dvc
 from selfreflect.fileio import file_digest
 from selfreflect.errors import ConfigError
 from selfreflect.strategies import check_strategies, strategy_prompts, strategy_setting_keys
@@ -184,6 +185,18 @@ CONTROLLED_PROMPTS = [
     "judge_p_true_options",
 ]
 MC_PROMPTS = [*SCORING_PROMPTS, *VERBALIZE_PROMPTS, "mc_option", "mc_other"]
+
+
+def targets_agreeing_with_dvc(wildcards):
+    """Rule all's input: every target, once Snakemake agrees with the outputs DVC recorded
+    (selfreflect.dvc_record). An input function runs while the DAG is built, when Snakemake
+    knows --forcerun; a forced run (`selfreflect dvc-yaml`'s DAG) reruns everything anyway."""
+    if not workflow.dag_settings.forceall:
+        try:
+            align_with_dvc(config, _source, forced=workflow.dag_settings.forcerun)
+        except ConfigError as err:
+            sys.exit(f"error: {err}")
+    return all_targets()
 
 
 def all_targets():
