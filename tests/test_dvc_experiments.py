@@ -61,9 +61,8 @@ def test_snakemake_after_an_experiment_reruns_its_tables_and_no_judge(experiment
     stopped = snakemake(project, "-n", check=False)
     assert stopped.returncode == 1
     message = stopped.stderr.strip().splitlines()[-1]
-    assert message.startswith(
-        f"error: config/smoke.yaml: DVC made 4 jobs' outputs with another {SETTING}"
-    )
+    prefix = f"config/smoke.yaml: DVC made 4 jobs' outputs with another {SETTING}"
+    assert message.startswith("error: ") and prefix in message
     forced = message.split("--forcerun ")[1].split()
     assert len(forced) == 4 and all(path.startswith("reports/smoke/") for path in forced)
     counts = job_counts(snakemake(project, "-n", "--forcerun", *forced).stdout)

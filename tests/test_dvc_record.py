@@ -12,7 +12,12 @@ from selfreflect.dvc_record import align_with_dvc
 from selfreflect.errors import ConfigError
 from tests.workflow_utils import run
 
-STAGE = {"cmd": "cp in.txt out.txt", "deps": ["in.txt"], "params": ["report.baseline"]}
+STAGE = {
+    "cmd": ["cp in.txt part.txt", "cp part.txt out.txt"],  # part.txt: a Snakemake temp file
+    "deps": ["in.txt"],
+    "params": ["report.baseline"],
+    "meta": {"temporary": ["part.txt"]},
+}
 
 
 def config(baseline: str) -> dict:
@@ -37,10 +42,11 @@ def project(tmp_path, monkeypatch) -> Path:
     return tmp_path
 
 
-def test_a_restored_input_dates_the_vouched_output_after_it(project):
+def test_a_restored_input_dates_the_vouched_outputs_after_it(project):
     os.utime(project / "in.txt", (2e9, 2e9))  # as `dvc checkout` leaves a restored file
     align_with_dvc(config("greedy"), "c.yaml")
     assert (project / "out.txt").stat().st_mtime == 2e9
+    assert (project / "part.txt").stat().st_mtime == 2e9
 
 
 def test_an_output_made_with_other_settings_stops_the_run_unless_forced(project):

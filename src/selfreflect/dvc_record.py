@@ -36,6 +36,7 @@ class RecordedStage:
 
     rule: str
     outs: list[str]
+    temporary: list[str]  # files its commands write that Snakemake deletes, DVC keeps
     deps: list[str]
     differing: dict[str, tuple[Any, Any]]  # params.yaml key: (recorded value, config value)
     params_as_recorded: bool  # params.yaml still holds the recorded values
@@ -62,6 +63,7 @@ def recorded_stages(config: dict[str, Any], root: Path = Path()) -> list[Recorde
                 RecordedStage(
                     rule=stage.name.split("-")[0],
                     outs=[str(out.def_path) for out in stage.outs],
+                    temporary=(stage.meta or {}).get("temporary", []),
                     deps=[str(dep.def_path) for dep in stage.deps if dep not in params],
                     differing={
                         key: (value, current.get(key))
@@ -90,7 +92,7 @@ def align_with_dvc(config: dict[str, Any], source: str, forced: Iterable[str] = 
             if stage.rule not in forced and forced.isdisjoint(stage.outs):
                 stale.append(stage)
         elif not stage.differing and stage.deps_as_recorded:
-            _date_after_inputs(stage.outs, stage.deps)
+            _date_after_inputs([*stage.temporary, *stage.outs], stage.deps)
     if stale:
         keys = ", ".join(sorted({key for stage in stale for key in stage.differing}))
         files = " ".join(stage.outs[0] for stage in stale)

@@ -4,9 +4,10 @@ Rules declare the config keys (``settings``), prompt texts (``prompts``) and pac
 (``code`` inputs) their jobs depend on. :func:`dvc_yaml` builds Snakemake's DAG for a config and
 writes one DVC stage per job: the same command, inputs as deps, settings and prompts as params,
 outputs as outs. Jobs whose outputs are all temporary (shards) run inside the stage that reads
-them, so DVC caches only what Snakemake keeps. :func:`params_yaml` is DVC's params file: the
-config resolved (every schema key, defaults filled in), so each stage tracks every setting its
-rule tracks and ``dvc exp run -S`` never writes to a config.
+them, so DVC caches only what Snakemake keeps (the stage's ``meta`` lists those files).
+:func:`params_yaml` is DVC's params file: the config resolved (every schema key, defaults filled
+in), so each stage tracks every setting its rule tracks and ``dvc exp run -S`` never writes to a
+config.
 """
 
 from __future__ import annotations
@@ -173,6 +174,8 @@ def _stage(
         kind = "metrics" if path in metrics else "plots" if path.endswith(".png") else "outs"
         kinds[kind].append(path)
     stage.update({kind: paths for kind, paths in kinds.items() if paths})
+    if internal:  # Snakemake deletes them; DVC leaves them (selfreflect.dvc_record dates them)
+        stage["meta"] = {"temporary": sorted(internal)}
     return stage
 
 
