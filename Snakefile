@@ -32,6 +32,6 @@ include: "workflow/rules/explorer.smk"
 
 rule all:
     input:
-        all_targets(),
+        targets_agreeing_with_dvc,
         rules.explorer.output,
     default_target: True

@@ -77,8 +77,8 @@ def test_dvc_deps_and_params_are_the_jobs_inputs_settings_and_prompts(generated,
 
     config, project, stages = generated
     monkeypatch.chdir(project)
-    jobs, _ = snakemake_jobs(Path("Snakefile"), Path("params.yaml"))
-    present = yaml.safe_load((project / config).read_text())
+    jobs, _ = snakemake_jobs(Path("Snakefile"), Path(config))
+    resolved = yaml.safe_load((project / "params.yaml").read_text())
     temporary = {str(path) for job in jobs for path in job.output if path.is_temp}
     expected: dict[str, dict] = {}
     for job in jobs:
@@ -91,7 +91,7 @@ def test_dvc_deps_and_params_are_the_jobs_inputs_settings_and_prompts(generated,
         inputs = {str(p) for j in [*folded, job] for p in j.input} - temporary
         expected[stage_name(job)] = {
             "deps": inputs,
-            "params": {("params.yaml", dvc_param(k, present)) for k in settings}
+            "params": {("params.yaml", dvc_param(k, resolved) or k) for k in settings}
             | {(PROMPTS, k) for k in prompts},
         }
     assert set(stages) == set(expected)
@@ -133,10 +133,14 @@ def test_committed_dvc_yaml_is_up_to_date(tmp_path):
     """CI fails when a rule or config/config.yaml changed without `selfreflect dvc-yaml`."""
     project = copy_project(tmp_path / "p", config="config/config.yaml")
     (project / "dvc.yaml").write_text((REPO / "dvc.yaml").read_text())
+    (project / "params.yaml").write_text((REPO / "params.yaml").read_text())
     run(["selfreflect", "dvc-yaml", "--check"], project)
-    (project / "dvc.yaml").write_text((REPO / "dvc.yaml").read_text() + "# edited\n")
-    result = run(["selfreflect", "dvc-yaml", "--check"], project, check=False)
-    assert result.returncode == 1
-    assert result.stderr.strip() == (
-        "error: dvc.yaml: not up to date with the Snakemake rules; run selfreflect dvc-yaml"
-    )
+    for name in ("dvc.yaml", "params.yaml"):
+        (project / name).write_text((REPO / name).read_text() + "# edited\n")
+        result = run(["selfreflect", "dvc-yaml", "--check"], project, check=False)
+        assert result.returncode == 1
+        assert result.stderr.strip() == (
+            f"error: {name}: not up to date with the rules and config/config.yaml;"
+            " run selfreflect dvc-yaml"
+        )
+        (project / name).write_text((REPO / name).read_text())

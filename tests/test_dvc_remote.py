@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from selfreflect.artifacts import read_table
-from tests.workflow_utils import commit_all, free_port, job_counts, run, snakemake
+from tests.workflow_utils import commit_all, free_port, run, snakemake
 
 pytestmark = pytest.mark.workflow
 
@@ -85,10 +85,7 @@ def test_pull_restores_everything_without_rerunning(pushed, tmp_path):
     pd.testing.assert_frame_equal(
         read_table("answers", clone / ANSWERS), read_table("answers", pushed / ANSWERS)
     )
-    plan = snakemake(clone, "-n").stdout
-    assert not {"tiny_model", "questions", "answers_shard", "answers"} & set(job_counts(plan))
-    snakemake(clone, "--touch")  # the pull wrote timestamps in arbitrary order (README)
-    plan = snakemake(clone, "-n").stdout
+    plan = snakemake(clone, "-n").stdout  # the pull wrote timestamps in arbitrary order
     assert "Nothing to be done" in plan, plan
     assert "up to date" in run(["dvc", "status"], clone).stdout
     repro = run(["dvc", "repro"], clone).stdout

@@ -24,12 +24,10 @@ _SKIP = shutil.ignore_patterns(
 
 
 def copy_project(dest: Path, config: str = "config/smoke.yaml") -> Path:
-    """A fresh copy of the project (git + DVC initialised) whose params.yaml is ``config``, with
-    its dvc.yaml generated for that config."""
+    """A fresh copy of the project (git + DVC initialised) with dvc.yaml and params.yaml
+    generated for ``config``."""
     shutil.copytree(REPO, dest, ignore=_SKIP, symlinks=True)
-    (dest / "params.yaml").unlink()
-    (dest / "params.yaml").symlink_to(config)
-    run(["selfreflect", "dvc-yaml"], dest)
+    run(["selfreflect", "dvc-yaml", "--config", config], dest)
     run(["git", "init", "-q"], dest)
     commit_all(dest, "copy")
     return dest

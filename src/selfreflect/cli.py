@@ -131,7 +131,12 @@ def answers(
 @click.argument("kind", type=click.Choice(["answers", "summaries", "scores"]))
 @QUESTIONS
 @OUT
-@click.option("--metrics", "metrics_path", type=click.Path(dir_okay=False), help="scores only.")
+@click.option(
+    "--metrics",
+    "metrics_path",
+    type=click.Path(dir_okay=False),
+    help="scores of one strategy only: its metrics (JSON).",
+)
 @click.option("--config", "config_path", type=click.Path(dir_okay=False), help="For --metrics.")
 @click.argument("parts", nargs=-1, required=True, type=click.Path(dir_okay=False))
 def merge(
@@ -147,9 +152,9 @@ def merge(
     from selfreflect import sharding
     from selfreflect.artifacts import read_metadata, read_table, write_table
     from selfreflect.config import load_config
-    from selfreflect.fileio import check_writable
+    from selfreflect.fileio import check_writable, write_json
     from selfreflect.provenance import merged_provenance
-    from selfreflect.stats import write_metrics
+    from selfreflect.stats import score_metrics
 
     if metrics_path and not (kind == "scores" and config_path):
         raise click.UsageError("--metrics needs scores and --config")
@@ -161,7 +166,8 @@ def merge(
     merged = sharding.merge(tables, order, list(parts))
     write_table(kind, merged, out, merged_provenance(shards))
     if metrics_path:
-        write_metrics(metrics_path, merged, load_config(config_path))
+        (metrics,) = score_metrics(merged, load_config(config_path)).values()  # one strategy
+        write_json(metrics_path, metrics)  # flat: one row of `dvc metrics show` per file
     click.echo(f"{len(merged)} rows merged into {out}")
 
 
@@ -170,29 +176,37 @@ DVC_YAML = "selfreflect dvc-yaml"
 
 @cli.command("dvc-yaml")
 @click.option(
-    "--params",
-    "params_path",
-    default="params.yaml",
-    show_default=True,
+    "--config",
+    "config_path",
     type=click.Path(dir_okay=False, exists=True),
-    help="DVC's params file: the config to build the DAG for.",
+    help="The config to build the DAG for [default: the one params.yaml was resolved from, "
+    "else config/config.yaml].",
 )
-@click.option("--out", default="dvc.yaml", show_default=True, type=click.Path(dir_okay=False))
-@click.option("--check", is_flag=True, help="Write nothing; exit 1 if OUT is not up to date.")
-def dvc_yaml(params_path: str, out: str, check: bool) -> None:
-    """Write dvc.yaml from the Snakemake rules (run in the project folder)."""
+@click.option("--check", is_flag=True, help="Write nothing; exit 1 if a file is not up to date.")
+def dvc_yaml(config_path: str | None, check: bool) -> None:
+    """Write dvc.yaml from the Snakemake rules and params.yaml, the resolved config (run in the
+    project folder)."""
     from pathlib import Path
 
     from selfreflect.errors import ConfigError
     from selfreflect.fileio import write_text
-    from selfreflect.workflow import dvc_yaml
+    from selfreflect.workflow import (
+        DEFAULT_CONFIG,
+        PARAMS_FILE,
+        dvc_yaml,
+        params_source,
+        params_yaml,
+    )
 
-    text = dvc_yaml(Path("Snakefile"), Path(params_path))
+    config = Path(config_path or params_source(Path(PARAMS_FILE)) or DEFAULT_CONFIG)
+    texts = {"dvc.yaml": dvc_yaml(Path("Snakefile"), config), PARAMS_FILE: params_yaml(config)}
+    for out, text in texts.items():
+        if not check:
+            write_text(out, text)
+        elif not Path(out).is_file() or Path(out).read_text(encoding="utf-8") != text:
+            raise ConfigError(f"{out}: not up to date with the rules and {config}; run {DVC_YAML}")
     if not check:
-        write_text(out, text)
-        click.echo(f"{out} written for {params_path}")
-    elif not Path(out).is_file() or Path(out).read_text(encoding="utf-8") != text:
-        raise ConfigError(f"{out}: not up to date with the Snakemake rules; run {DVC_YAML}")
+        click.echo(f"dvc.yaml and {PARAMS_FILE} written for {config}")
 
 
 @cli.command()

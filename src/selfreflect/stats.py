@@ -300,15 +300,20 @@ def strategy_metrics(
     return out
 
 
-def write_metrics(path: str | os.PathLike, scores: pd.DataFrame, config: dict[str, Any]) -> None:
-    """Write the per-strategy metrics of a scores table (settings from ``config``) as JSON."""
-    from selfreflect.fileio import write_json
-
+def score_metrics(scores: pd.DataFrame, config: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The per-strategy metrics of a scores table, with the settings of ``config``."""
     settings = config["scoring"]
-    metrics = strategy_metrics(
+    return strategy_metrics(
         scores,
         n_resamples=settings["bootstrap_resamples"],
         confidence=settings["confidence"],
         seed=config["seed"],
     )
-    write_json(path, metrics)
+
+
+def write_metrics(path: str | os.PathLike, scores: pd.DataFrame, config: dict[str, Any]) -> None:
+    """Write the per-strategy metrics of a scores table (settings from ``config``) as JSON,
+    ``{strategy: metrics}``."""
+    from selfreflect.fileio import write_json
+
+    write_json(path, score_metrics(scores, config))

@@ -16,6 +16,7 @@ from selfreflect.config import (
     validate_config,
     write_resolved_config,
 )
+from selfreflect.dvc_record import align_with_dvc
 from selfreflect.fileio import file_digest
 from selfreflect.finetune import check_finetune
 from selfreflect.scoring.stopwords import BUILT_IN as BUILT_IN_STOPWORDS
@@ -176,6 +177,18 @@ def summary_settings(wildcards):
     """The config key paths one strategy's summaries depend on (not the other strategies')."""
     names = [("models", name) for name in dict.fromkeys(summary_models(wildcards))]
     return [*names, *strategy_setting_keys(config["summaries"], wildcards.strategy)]
+
+
+def targets_agreeing_with_dvc(wildcards):
+    """Rule all's input: every target, once Snakemake agrees with the outputs DVC recorded
+    (selfreflect.dvc_record). An input function runs while the DAG is built, when Snakemake
+    knows --forcerun; a forced run (`selfreflect dvc-yaml`'s DAG) reruns everything anyway."""
+    if not workflow.dag_settings.forceall:
+        try:
+            align_with_dvc(config, _source, forced=workflow.dag_settings.forcerun)
+        except ConfigError as err:
+            sys.exit(f"error: {err}")
+    return all_targets()
 
 
 def all_targets():

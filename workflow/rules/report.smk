@@ -100,7 +100,6 @@ rule main_table:
     output:
         table=table_files("main", "Main table"),
         figure=figure_files("main", "Main table"),
-        metrics=report_metrics("main"),
     params:
         code=code_hash("report main-table"),
         config=RESOLVED_CONFIG,
@@ -115,7 +114,7 @@ rule main_table:
         "Main table: SelfReflect per strategy with bootstrap CIs and paired tests"
     shell:
         "selfreflect report main-table --config {params.config:q} --out-dir {params.tables:q}"
-        " --figure-dir {params.figures:q} --metrics {output.metrics:q} {input.scores:q} 2> {log:q}"
+        " --figure-dir {params.figures:q} {input.scores:q} 2> {log:q}"
 
 
 rule validation:

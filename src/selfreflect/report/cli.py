@@ -3,8 +3,9 @@
 ``controlled-scores``, ``mc-scores`` and ``convergence-scores`` load the judge (one experiment
 each); ``main-table``, ``validation``, ``mc-study``, ``convergence``, ``cost-table`` and
 ``human-agreement`` only read artifacts and write ``<name>.csv/.md/.tex`` into ``--out-dir``,
-figures ``<name>.png/.pdf`` into ``--figure-dir`` and DVC metrics to ``--metrics``; their
-input FILES default to every file the config's experiments produce.
+figures ``<name>.png/.pdf`` into ``--figure-dir`` and headline DVC metrics (controlled-pair
+accuracy, the multiple-choice study's correlation) to ``--metrics``; their input FILES default
+to every file the config's experiments produce.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from selfreflect.report import tables
 FILES = click.argument("files", nargs=-1, type=click.Path(dir_okay=False))
 OUT_DIR = click.option("--out-dir", required=True, type=click.Path(), help="Tables folder.")
 FIGURE_DIR = click.option("--figure-dir", required=True, type=click.Path(), help="Figures folder.")
-METRICS = click.option("--metrics", "metrics_path", type=click.Path(), help="DVC metrics (JSON).")
+METRICS = click.option("--metrics", "metrics_path", type=click.Path(), help="Headline DVC metrics.")
 JUDGE = click.option("--judge", required=True, help="Judge model name from the config.")
 ANSWERS = click.option("--answers", "answers_path", required=True, type=click.Path())
 
@@ -56,8 +57,9 @@ def _json_safe(value: Any) -> Any:
     return value.item() if hasattr(value, "item") else value
 
 
-def _write_metrics(path: str | None, frame: pd.DataFrame, keys: list[str], fields: list[str]):
-    """Nested DVC metrics: ``{"dataset/subject/judge": {key...: {field: value}}}``."""
+def _write_metrics(path: str | None, frame: pd.DataFrame, fields: list[str]):
+    """Headline DVC metrics, one number per field and experiment (intervals and counts are in
+    the tables): ``{"dataset/subject/judge": {field: value}}``."""
     from selfreflect.fileio import write_json
 
     if not path:
@@ -65,8 +67,6 @@ def _write_metrics(path: str | None, frame: pd.DataFrame, keys: list[str], field
     out: dict[str, Any] = {}
     for row in frame.to_dict("records"):
         node = out.setdefault("/".join(str(row[k]) for k in tables.EXPERIMENT), {})
-        for key in keys:
-            node = node.setdefault(str(row[key]), {})
         node.update({f: _json_safe(row[f]) for f in fields})
     write_json(path, out)
 
@@ -202,11 +202,8 @@ def convergence_scores(
 @CONFIG
 @OUT_DIR
 @FIGURE_DIR
-@METRICS
 @FILES
-def main_table(
-    config_path: str, out_dir: str, figure_dir: str, metrics_path: str | None, files
-) -> None:
+def main_table(config_path: str, out_dir: str, figure_dir: str, files) -> None:
     """Table 2: SelfReflect per strategy and experiment from the scores FILES."""
     from selfreflect.report.figures import main_figure
 
@@ -214,7 +211,7 @@ def main_table(
     scores = tables.read_keyed("scores", paths.SCORES, _files(config, paths.SCORES, files))
     table = tables.main_table(scores, config["report"]["baseline"], **_stats_args(config))
     if table.empty:
-        return _skipped("main", "no summary scores", out_dir, figure_dir, config, metrics_path)
+        return _skipped("main", "no summary scores", out_dir, figure_dir, config)
     display = tables.with_intervals(
         table,
         {"score": ("mean", "ci_low", "ci_high"), "vs_baseline": ("diff", "diff_low", "diff_high")},
@@ -227,8 +224,6 @@ def main_table(
     )
     tables.write_table_files(table, display, out_dir, "main", caption)
     main_figure(table, Path(figure_dir) / "main", **_figure_args(config))
-    fields = ["mean", "ci_low", "ci_high", "n_scored", "n_failed", "n_excluded", "p_value"]
-    _write_metrics(metrics_path, table, ["strategy"], fields)
 
 
 @report.command("validation")
@@ -256,7 +251,7 @@ def validation(config_path: str, out_dir: str, figure_dir: str, metrics_path, fi
     )
     tables.write_table_files(table, display, out_dir, "validation", caption)
     validation_figure(table, Path(figure_dir) / "validation", **_figure_args(config))
-    _write_metrics(metrics_path, table, ["pair_type", "metric"], ["fraction", "n_pairs"])
+    _write_metrics(metrics_path, tables.pairs_correct(table), ["pairs_correct"])
 
 
 @report.command("mc-study")
@@ -278,7 +273,7 @@ def mc_study(config_path: str, out_dir: str, figure_dir: str, metrics_path, file
     caption = "Spearman correlation of SelfReflect with the true 1-Wasserstein distance."
     tables.write_table_files(table, table, out_dir, "mc_study", caption)
     mc_figure(mc, table, Path(figure_dir) / "mc_study", **_figure_args(config))
-    _write_metrics(metrics_path, table, [], ["spearman_rho", "p_value", "n_summaries"])
+    _write_metrics(metrics_path, table, ["spearman_rho"])
 
 
 @report.command("convergence")

@@ -171,6 +171,14 @@ def validation_table(controlled: pd.DataFrame, confidence: float) -> pd.DataFram
     return pd.DataFrame(rows)
 
 
+def pairs_correct(validation: pd.DataFrame) -> pd.DataFrame:
+    """Per experiment: the share of all controlled pairs SelfReflect ranks correctly."""
+    selfreflect = validation[validation["metric"] == "selfreflect"]
+    counts = selfreflect.groupby(EXPERIMENT, sort=False)[["n_correct", "n_pairs"]].sum()
+    share = counts["n_correct"] / counts["n_pairs"].where(counts["n_pairs"] > 0)
+    return share.rename("pairs_correct").reset_index()
+
+
 # --- multiple-choice study ----------------------------------------------------------------------
 
 

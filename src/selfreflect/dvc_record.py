@@ -1,0 +1,118 @@
+"""Switching engines: Snakemake takes DVC's record, ``dvc.lock``, for the outputs DVC made.
+
+DVC decides by content: ``dvc.lock`` records each stage's deps, params and outs, and a stage
+reruns when one differs. Snakemake decides by timestamps and by its own records, which know
+nothing of what DVC wrote. So before Snakemake plans a run, :func:`align_with_dvc` reads
+``dvc.lock`` for the stages whose outputs are still the ones it recorded:
+
+- made with the settings of Snakemake's config, from the inputs recorded: DVC vouches for
+  them, and their timestamps are put in DAG order (no job reruns for a file ``dvc checkout``
+  restored with unchanged content);
+- made with other settings than the config, while ``params.yaml`` still holds those (after
+  ``dvc exp run``, ``dvc exp apply`` or a checkout of another commit): stale for this config,
+  and the run stops naming them and the command that reruns them.
+
+Stages whose recorded params differ from ``params.yaml`` are DVC's to rerun (``dvc status``)
+and Snakemake's own records decide for them, as for every output DVC did not make.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from selfreflect.errors import ConfigError
+from selfreflect.workflow import PARAMS_FILE, setting_values
+
+LOCK_FILE = "dvc.lock"
+
+
+@dataclass(frozen=True)
+class RecordedStage:
+    """A DVC stage whose outputs are the ones ``dvc.lock`` records."""
+
+    rule: str
+    outs: list[str]
+    temporary: list[str]  # files its commands write that Snakemake deletes, DVC keeps
+    deps: list[str]
+    differing: dict[str, tuple[Any, Any]]  # params.yaml key: (recorded value, config value)
+    params_as_recorded: bool  # params.yaml still holds the recorded values
+    deps_as_recorded: bool  # every input file is as recorded
+
+
+def recorded_stages(config: dict[str, Any], root: Path = Path()) -> list[RecordedStage]:
+    """The stages of ``dvc.lock`` whose outputs are as recorded, inputs before their readers."""
+    import networkx as nx
+    from dvc.dependency.param import ParamsDependency
+    from dvc.repo import Repo
+
+    stages = []
+    with Repo(str(root)) as repo:
+        graph = repo.index.graph  # edges point from a stage to the stages it depends on
+        for stage in reversed(list(nx.topological_sort(graph))):
+            if not stage.outs or any(out.workspace_status() for out in stage.outs):
+                continue
+            params = [dep for dep in stage.deps if isinstance(dep, ParamsDependency)]
+            own = [dep for dep in params if str(dep.def_path) == PARAMS_FILE]
+            recorded = {k: v for dep in own for k, v in (dep.hash_info.value or {}).items()}
+            current = setting_values(config, [key.split(".") for key in recorded])
+            stages.append(
+                RecordedStage(
+                    rule=stage.name.split("-")[0],
+                    outs=[str(out.def_path) for out in stage.outs],
+                    temporary=(stage.meta or {}).get("temporary", []),
+                    deps=[str(dep.def_path) for dep in stage.deps if dep not in params],
+                    differing={
+                        key: (value, current.get(key))
+                        for key, value in recorded.items()
+                        if current.get(key) != value
+                    },
+                    params_as_recorded=not any(dep.workspace_status() for dep in own),
+                    deps_as_recorded=not any(
+                        dep.workspace_status() for dep in stage.deps if dep not in params
+                    ),
+                )
+            )
+    return stages
+
+
+def align_with_dvc(config: dict[str, Any], source: str, forced: Iterable[str] = ()) -> None:
+    """Make Snakemake agree with ``dvc.lock`` (module docstring); a one-line
+    :class:`ConfigError` names the outputs DVC made with settings other than ``source``'s
+    (those not in ``forced``, Snakemake's ``--forcerun`` rules and files)."""
+    if not Path(LOCK_FILE).is_file():
+        return
+    forced = set(forced)
+    stale = []
+    for stage in recorded_stages(config):
+        if stage.differing and stage.params_as_recorded:
+            if stage.rule not in forced and forced.isdisjoint(stage.outs):
+                stale.append(stage)
+        elif not stage.differing and stage.deps_as_recorded:
+            _date_after_inputs([*stage.temporary, *stage.outs], stage.deps)
+    if stale:
+        keys = ", ".join(sorted({key for stage in stale for key in stage.differing}))
+        files = " ".join(stage.outs[0] for stage in stale)
+        raise ConfigError(
+            f"{source}: DVC made {len(stale)} jobs' outputs with another {keys} ({PARAMS_FILE}, "
+            f"{LOCK_FILE}); rerun them: snakemake --configfile {source} --forcerun {files}"
+        )
+
+
+def _date_after_inputs(outs: list[str], deps: list[str]) -> None:
+    """Give outputs older than their newest input that input's timestamp (content untouched)."""
+    newest = max((_mtime(path) for path in deps if os.path.exists(path)), default=None)
+    for path in outs:
+        if newest is not None and os.path.exists(path) and _mtime(path) < newest:
+            os.utime(path, (newest, newest))
+
+
+def _mtime(path: str) -> float:
+    """A file's modification time; a folder's is its newest file's or its own."""
+    if not os.path.isdir(path):
+        return os.stat(path).st_mtime
+    times = [os.stat(Path(d, f)).st_mtime for d, _, files in os.walk(path) for f in files]
+    return max([os.stat(path).st_mtime, *times])

@@ -1,0 +1,87 @@
+"""DVC as its users expect, on copies of the session's DVC smoke run: experiments with `-S` that
+never touch a config, readable metrics, and no stale table when switching to Snakemake."""
+
+import csv
+import io
+from pathlib import Path
+
+import pytest
+
+from tests.workflow_utils import clone_completed, job_counts, run, snakemake
+
+pytestmark = pytest.mark.workflow
+
+SETTING = "report.figure_dpi"  # left at its default by the smoke config
+READERS = {"main_table", "validation", "mc_study", "convergence"}  # rules that track it
+JUDGES = {"score_shard", "controlled_scores", "mc_scores", "convergence_scores"}
+
+
+def clone(smoke_dvc_run: Path, dest: Path) -> Path:
+    project = clone_completed(smoke_dvc_run, dest)
+    for key, value in (("user.name", "t"), ("user.email", "t@t")):  # experiments commit
+        run(["git", "config", key, value], project)
+    return project
+
+
+@pytest.fixture(scope="module")
+def experiment(smoke_dvc_run, tmp_path_factory) -> tuple[Path, str]:
+    """A copy of the DVC smoke run after `dvc exp run -S report.figure_dpi=100`, and its log."""
+    project = clone(smoke_dvc_run, tmp_path_factory.mktemp("experiment") / "p")
+    out = run(["dvc", "exp", "run", "-n", "dpi100", "-S", f"{SETTING}=100"], project).stdout
+    return project, out
+
+
+def test_an_experiment_reruns_exactly_the_stages_that_read_the_setting(experiment):
+    _, out = experiment
+    ran = {line.split("'")[1] for line in out.splitlines() if line.startswith("Running stage")}
+    assert ran == READERS
+
+
+def test_an_experiment_leaves_the_configs_alone_and_dvc_compares_it(experiment):
+    project, _ = experiment
+    assert run(["git", "status", "--porcelain", "config/"], project).stdout == ""
+    diff = run(["dvc", "params", "diff", "HEAD"], project).stdout
+    assert any(line.split()[:3] == ["params.yaml", SETTING, "300"] for line in diff.splitlines())
+    shown = run(["dvc", "exp", "show", "--csv"], project).stdout
+    (row,) = [row for row in csv.DictReader(io.StringIO(shown)) if row["Experiment"] == "dpi100"]
+    assert row["params.yaml:report.figure_dpi"] == "100"
+    headline = {column.split(":")[-1].split(".")[-1] for column, value in row.items() if value}
+    assert {"mean", "pairs_correct", "spearman_rho"} <= headline
+    metrics = run(["dvc", "metrics", "show"], project).stdout.splitlines()
+    assert any(
+        line.startswith("results/smoke/smoke/tiny/metrics/tiny/greedy.json") for line in metrics
+    )
+    assert max(map(len, metrics)) <= 250
+    run(["dvc", "plots", "diff", "HEAD", "--out", "plots"], project)
+    assert (project / "plots" / "index.html").is_file()
+
+
+def test_snakemake_after_an_experiment_reruns_its_tables_and_no_judge(experiment):
+    project, _ = experiment
+    stopped = snakemake(project, "-n", check=False)
+    assert stopped.returncode == 1
+    message = stopped.stderr.strip().splitlines()[-1]
+    prefix = f"config/smoke.yaml: DVC made 4 jobs' outputs with another {SETTING}"
+    assert message.startswith("error: ") and prefix in message
+    forced = message.split("--forcerun ")[1].split()
+    assert len(forced) == 4 and all(path.startswith("reports/smoke/") for path in forced)
+    counts = job_counts(snakemake(project, "-n", "--forcerun", *forced).stdout)
+    assert set(counts) == READERS and not JUDGES & set(counts)
+
+
+def test_snakemake_after_dvc_checkout_of_unchanged_data_reruns_nothing(smoke_dvc_run, tmp_path):
+    project = clone(smoke_dvc_run, tmp_path / "p")
+    answers = project / "results/smoke/smoke/tiny/answers.parquet"
+    answers.unlink()
+    run(["dvc", "checkout", str(answers.relative_to(project))], project)
+    assert job_counts(snakemake(project, "-n").stdout) == {}
+    assert "up to date" in run(["dvc", "status"], project).stdout
+
+
+def test_a_bad_setting_stops_the_experiment_with_one_line_naming_it(smoke_dvc_run, tmp_path):
+    project = clone(smoke_dvc_run, tmp_path / "p")
+    failed = run(["dvc", "exp", "run", "-S", "report.confidence=2"], project, check=False)
+    assert failed.returncode != 0
+    errors = [line for line in failed.stderr.splitlines() if line.startswith("error:")]
+    assert errors and errors[0].startswith("error: params.yaml: report.confidence: 2 is")
+    assert "Traceback" not in failed.stderr + failed.stdout
