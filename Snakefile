@@ -31,7 +31,7 @@ include: "workflow/rules/explorer.smk"
 
 
 rule all:
+    default_target: True
     input:
         targets_agreeing_with_dvc,
         rules.explorer.output,
-    default_target: True

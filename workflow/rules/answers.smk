@@ -5,18 +5,18 @@ rule answers_shard:
         code=code("answers"),
     output:
         temp(run_path(paths.ANSWERS_SHARD)),
+    log:
+        f"{LOGS}/answers/{{dataset}}/{{subject}}-{{shard}}.log",
+    conda:
+        ENV
+    resources:
+        **model_resources(lambda w: [w.subject]),
     params:
         code=code_hash("answers"),
         config=RESOLVED_CONFIG,
         settings=settings("seed", "answers", "models.{subject}"),
         prompts=prompts("answers"),
         shards=config["shards"],
-    resources:
-        **model_resources(lambda w: [w.subject]),
-    conda:
-        ENV
-    log:
-        f"{LOGS}/answers/{{dataset}}/{{subject}}-{{shard}}.log",
     message:
         "Sampling 2N answers from {wildcards.subject} on {wildcards.dataset}, shard {wildcards.shard}"
     shell:
@@ -32,12 +32,12 @@ rule answers:
         code=code("merge"),
     output:
         run_path(paths.ANSWERS),
-    params:
-        code=code_hash("merge"),
-    conda:
-        ENV
     log:
         f"{LOGS}/answers/{{dataset}}/{{subject}}-merge.log",
+    conda:
+        ENV
+    params:
+        code=code_hash("merge"),
     message:
         "Merging the answer shards of {wildcards.subject} on {wildcards.dataset}"
     shell:

@@ -49,11 +49,13 @@ wildcard_constraints:
     strategy=NAME_WILDCARD,
     shard=r"\d+",
 
+
 RESOLVED_CONFIG = paths.RESOLVED_CONFIG.format(run=RUN)
 
 
 onstart:  # not on a dry run: a dry run with another config must not touch a running run's file
     write_resolved_config(config, RESOLVED_CONFIG)
+
 
 LOGS = paths.LOGS.format(run=RUN)
 
@@ -192,17 +194,20 @@ def targets_agreeing_with_dvc(wildcards):
 
 
 def all_targets():
-    return expand(
-        run_path(paths.ANSWERS), dataset=EVALUATED, subject=config["subjects"]
-    ) + expand(
-        run_path(paths.SUMMARIES),
-        dataset=SUMMARIZED,
-        subject=config["subjects"],
-        strategy=config["summaries"]["strategies"],
-    ) + expand(
-        [run_path(paths.SCORES), run_path(paths.METRICS)],
-        dataset=SUMMARIZED,
-        subject=config["subjects"],
-        judge=config["judges"],
-        strategy=config["summaries"]["strategies"],
-    ) + report_targets()
+    return (
+        expand(run_path(paths.ANSWERS), dataset=EVALUATED, subject=config["subjects"])
+        + expand(
+            run_path(paths.SUMMARIES),
+            dataset=SUMMARIZED,
+            subject=config["subjects"],
+            strategy=config["summaries"]["strategies"],
+        )
+        + expand(
+            [run_path(paths.SCORES), run_path(paths.METRICS)],
+            dataset=SUMMARIZED,
+            subject=config["subjects"],
+            judge=config["judges"],
+            strategy=config["summaries"]["strategies"],
+        )
+        + report_targets()
+    )

@@ -15,13 +15,13 @@ rule explorer:
         code=code("explorer"),
     output:
         run_path(paths.EXPLORER),
+    log:
+        f"{LOGS}/explorer.log",
+    conda:
+        ENV
     params:
         code=code_hash("explorer"),
         config=RESOLVED_CONFIG,
-    conda:
-        ENV
-    log:
-        f"{LOGS}/explorer.log",
     message:
         "Explorer page: every question's answers, summaries and scores"
     shell:

@@ -1,29 +1,6 @@
 # Finetuned summarisers (selfreflect.finetune): training data from the training questions'
 # summaries (and scores), a LoRA adapter per subject and method, summaries with the adapter.
-from selfreflect.finetune import FINETUNED, judge_name
-
-TRAINING = config["finetune"]["dataset"]
-DATA_KEYS = {"sft": ["dataset", "teacher"], "dpo": ["dataset", "candidates", "judge", "min_gap"]}
-
-
-def training_strategies(method):
-    """The strategies whose training-question summaries a method learns from."""
-    settings = config["finetune"]
-    return [settings["teacher"]] if method == "sft" else settings["candidates"]
-
-
-def training_tables(template):
-    """Input function: the training questions' summaries (or scores) a method learns from."""
-
-    def tables(wildcards):
-        if template == paths.SCORES and wildcards.method == "sft":
-            return []
-        return expand(
-            run_path(template), dataset=TRAINING, subject=wildcards.subject,
-            judge=judge_name(config), strategy=training_strategies(wildcards.method),
-        )
-
-    return tables
+include: "finetune_common.smk"
 
 
 rule finetune_data:
@@ -35,20 +12,21 @@ rule finetune_data:
         code=code("finetune-data"),
     output:
         run_path(paths.FINETUNE_DATA),
+    log:
+        f"{LOGS}/finetune/{{subject}}/{{method}}-data.log",
+    wildcard_constraints:
+        method="sft|dpo",
+    conda:
+        ENV
     params:
         code=code_hash("finetune-data"),
         config=RESOLVED_CONFIG,
         settings=settings(lambda w: [("finetune", key) for key in DATA_KEYS[w.method]]),
         tables=lambda w, input: [
-            f"--{name}={path}" for name in ("evaluated", "summaries", "scores")
+            f"--{name}={path}"
+            for name in ("evaluated", "summaries", "scores")
             for path in input[name]
         ],
-    wildcard_constraints:
-        method="sft|dpo",
-    conda:
-        ENV
-    log:
-        f"{LOGS}/finetune/{{subject}}/{{method}}-data.log",
     message:
         "Building the {wildcards.method} training data of {wildcards.subject}"
     shell:
@@ -64,19 +42,19 @@ rule finetune_train:
     output:
         adapter=directory(run_path(paths.ADAPTER)),
         plots=run_path(paths.TRAINING_LOSS),
+    log:
+        f"{LOGS}/finetune/{{subject}}/{{method}}-train.log",
+    wildcard_constraints:
+        method="sft|dpo",
+    conda:
+        ENV
+    resources:
+        **model_resources(lambda w: [w.subject]),
     params:
         code=code_hash("finetune-train"),
         config=RESOLVED_CONFIG,
         settings=settings("models.{subject}", "finetune.training"),
         prompts=prompts("finetune-train", lambda w: strategy_prompts("basic")),
-    wildcard_constraints:
-        method="sft|dpo",
-    resources:
-        **model_resources(lambda w: [w.subject]),
-    conda:
-        ENV
-    log:
-        f"{LOGS}/finetune/{{subject}}/{{method}}-train.log",
     message:
         "Training the {wildcards.method} LoRA adapter of {wildcards.subject}"
     shell:
@@ -95,19 +73,19 @@ rule finetuned_summaries:
         code=code("summarize"),
     output:
         run_path(paths.SUMMARIES),
+    log:
+        f"{LOGS}/summaries/{{dataset}}/{{subject}}/{{strategy}}.log",
+    wildcard_constraints:
+        strategy="|".join(FINETUNED),
+    conda:
+        ENV
+    resources:
+        **model_resources(summary_models),
     params:
         code=code_hash("summarize"),
         config=RESOLVED_CONFIG,
         settings=settings("seed", summary_settings),
         prompts=prompts("summarize", lambda w: strategy_prompts(w.strategy)),
-    wildcard_constraints:
-        strategy="|".join(FINETUNED),
-    resources:
-        **model_resources(summary_models),
-    conda:
-        ENV
-    log:
-        f"{LOGS}/summaries/{{dataset}}/{{subject}}/{{strategy}}.log",
     message:
         "Summarising {wildcards.subject} on {wildcards.dataset} with {wildcards.strategy}"
     shell:

@@ -3,12 +3,12 @@ rule tiny_model:
         code=code("tiny-model"),
     output:
         directory(paths.TINY_MODEL),
-    params:
-        code=code_hash("tiny-model"),
-    conda:
-        ENV
     log:
         "logs/tiny_model.log",
+    conda:
+        ENV
+    params:
+        code=code_hash("tiny-model"),
     message:
         "Building the tiny random-weight chat model"
     shell:
@@ -20,16 +20,16 @@ rule convert_model:
         code=code("convert-model"),
     output:
         directory(paths.CONVERTED_MODEL),
-    params:
-        code=code_hash("convert-model"),
-        config=RESOLVED_CONFIG,
-        settings=settings(lambda w: [("models", w.model, k) for k in ("gguf", "package", "dtype")]),
+    log:
+        "logs/models/{model}.log",
     wildcard_constraints:
         model="|".join(map(re.escape, CONVERTED)) or "(?!)",
     conda:
         ENV
-    log:
-        "logs/models/{model}.log",
+    params:
+        code=code_hash("convert-model"),
+        config=RESOLVED_CONFIG,
+        settings=settings(lambda w: [("models", w.model, k) for k in ("gguf", "package", "dtype")]),
     message:
         "Converting the GGUF model {wildcards.model} to a safetensors folder"
     shell:

@@ -4,15 +4,15 @@ rule questions:
         code=code("questions"),
     output:
         run_path(paths.QUESTIONS),
+    log:
+        f"{LOGS}/questions/{{dataset}}.log",
+    conda:
+        ENV
     params:
         code=code_hash("questions"),
         config=RESOLVED_CONFIG,
         settings=settings("seed", "questions", "datasets.{dataset}"),
         digest=dataset_digest,
-    conda:
-        ENV
-    log:
-        f"{LOGS}/questions/{{dataset}}.log",
     message:
         "Loading questions of {wildcards.dataset}"
     shell:

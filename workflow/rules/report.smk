@@ -11,17 +11,17 @@ rule controlled_scores:
         code=code("report controlled-scores"),
     output:
         run_path(paths.CONTROLLED),
+    log:
+        f"{LOGS}/studies/{{dataset}}/{{subject}}/{{judge}}/controlled.log",
+    conda:
+        ENV
+    resources:
+        **model_resources(lambda w: [w.judge]),
     params:
         code=code_hash("report controlled-scores"),
         config=RESOLVED_CONFIG,
         settings=settings("scoring", "report.pair_types", "models.{judge}"),
         prompts=prompts("report controlled-scores"),
-    resources:
-        **model_resources(lambda w: [w.judge]),
-    conda:
-        ENV
-    log:
-        f"{LOGS}/studies/{{dataset}}/{{subject}}/{{judge}}/controlled.log",
     message:
         "Scoring controlled summary pairs of {wildcards.subject} with {wildcards.judge}"
     shell:
@@ -38,6 +38,12 @@ rule mc_scores:
         code=code("report mc-scores"),
     output:
         run_path(paths.MC),
+    log:
+        f"{LOGS}/studies/{{dataset}}/{{subject}}/{{judge}}/mc.log",
+    conda:
+        ENV
+    resources:
+        **model_resources(lambda w: [w.judge]),
     params:
         code=code_hash("report mc-scores"),
         config=RESOLVED_CONFIG,
@@ -45,12 +51,6 @@ rule mc_scores:
             "scoring", "report.mc_temperatures", "report.mc_pseudo_count", "models.{judge}"
         ),
         prompts=prompts("report mc-scores"),
-    resources:
-        **model_resources(lambda w: [w.judge]),
-    conda:
-        ENV
-    log:
-        f"{LOGS}/studies/{{dataset}}/{{subject}}/{{judge}}/mc.log",
     message:
         "Scoring multiple-choice distribution summaries of {wildcards.subject} on {wildcards.dataset}"
     shell:
@@ -68,6 +68,12 @@ rule convergence_scores:
         code=code("report convergence-scores"),
     output:
         run_path(paths.CONVERGENCE),
+    log:
+        f"{LOGS}/studies/{{dataset}}/{{subject}}/{{judge}}/convergence.log",
+    conda:
+        ENV
+    resources:
+        **model_resources(lambda w: [w.judge]),
     params:
         code=code_hash("report convergence-scores"),
         config=RESOLVED_CONFIG,
@@ -79,12 +85,6 @@ rule convergence_scores:
             "models.{judge}",
         ),
         prompts=prompts("report convergence-scores"),
-    resources:
-        **model_resources(lambda w: [w.judge]),
-    conda:
-        ENV
-    log:
-        f"{LOGS}/studies/{{dataset}}/{{subject}}/{{judge}}/convergence.log",
     message:
         "Rescoring {wildcards.subject}'s summaries with subsampled answers ({wildcards.judge})"
     shell:
@@ -100,16 +100,16 @@ rule main_table:
     output:
         table=table_files("main", "Main table"),
         figure=figure_files("main", "Main table"),
+    log:
+        f"{LOGS}/report/main_table.log",
+    conda:
+        ENV
     params:
         code=code_hash("report main-table"),
         config=RESOLVED_CONFIG,
         tables=lambda w, output: os.path.dirname(output.table[0]),
         figures=lambda w, output: os.path.dirname(output.figure[0]),
         settings=settings("seed", *STATS_SETTINGS, "report.baseline", *FIGURE_SETTINGS),
-    conda:
-        ENV
-    log:
-        f"{LOGS}/report/main_table.log",
     message:
         "Main table: SelfReflect per strategy with bootstrap CIs and paired tests"
     shell:
@@ -125,16 +125,16 @@ rule validation:
         table=table_files("validation", "Metric validation"),
         figure=figure_files("validation", "Metric validation"),
         metrics=report_metrics("validation"),
+    log:
+        f"{LOGS}/report/validation.log",
+    conda:
+        ENV
     params:
         code=code_hash("report validation"),
         config=RESOLVED_CONFIG,
         tables=lambda w, output: os.path.dirname(output.table[0]),
         figures=lambda w, output: os.path.dirname(output.figure[0]),
         settings=settings("report.confidence", *FIGURE_SETTINGS),
-    conda:
-        ENV
-    log:
-        f"{LOGS}/report/validation.log",
     message:
         "Metric validation table: controlled pairs ranked correctly per metric"
     shell:
@@ -151,16 +151,16 @@ rule mc_study:
         table=table_files("mc_study", "Multiple-choice study"),
         figure=figure_files("mc_study", "Multiple-choice study"),
         metrics=report_metrics("mc_study"),
+    log:
+        f"{LOGS}/report/mc_study.log",
+    conda:
+        ENV
     params:
         code=code_hash("report mc-study"),
         config=RESOLVED_CONFIG,
         tables=lambda w, output: os.path.dirname(output.table[0]),
         figures=lambda w, output: os.path.dirname(output.figure[0]),
         settings=settings(*FIGURE_SETTINGS),
-    conda:
-        ENV
-    log:
-        f"{LOGS}/report/mc_study.log",
     message:
         "Multiple-choice study: SelfReflect against the true 1-Wasserstein distance"
     shell:
@@ -175,16 +175,16 @@ rule convergence:
     output:
         table=table_files("convergence", "Convergence"),
         figure=figure_files("convergence", "Convergence"),
+    log:
+        f"{LOGS}/report/convergence.log",
+    conda:
+        ENV
     params:
         code=code_hash("report convergence"),
         config=RESOLVED_CONFIG,
         tables=lambda w, output: os.path.dirname(output.table[0]),
         figures=lambda w, output: os.path.dirname(output.figure[0]),
         settings=settings("seed", *STATS_SETTINGS, *FIGURE_SETTINGS),
-    conda:
-        ENV
-    log:
-        f"{LOGS}/report/convergence.log",
     message:
         "Convergence figure: score vs number of answers"
     shell:
@@ -203,15 +203,15 @@ rule cost_table:
         code=code("report cost-table"),
     output:
         table=table_files("cost", "Cost"),
+    log:
+        f"{LOGS}/report/cost_table.log",
+    conda:
+        ENV
     params:
         code=code_hash("report cost-table"),
         config=RESOLVED_CONFIG,
         tables=lambda w, output: os.path.dirname(output.table[0]),
         settings=settings("models"),
-    conda:
-        ENV
-    log:
-        f"{LOGS}/report/cost_table.log",
     message:
         "Cost table: tokens and seconds per strategy"
     shell:
@@ -226,15 +226,15 @@ rule human_agreement:
         code=code("report human-agreement"),
     output:
         table=table_files("human_agreement", "Human agreement"),
+    log:
+        f"{LOGS}/report/human_agreement.log",
+    conda:
+        ENV
     params:
         code=code_hash("report human-agreement"),
         config=RESOLVED_CONFIG,
         tables=lambda w, output: os.path.dirname(output.table[0]),
         settings=settings("report.human_ratings"),
-    conda:
-        ENV
-    log:
-        f"{LOGS}/report/human_agreement.log",
     message:
         "Human agreement: Krippendorff's alpha among raters and with SelfReflect"
     shell:

@@ -29,7 +29,9 @@ def report_metrics(name):
 
 def strategy_summaries(wildcards):
     return expand(
-        run_path(paths.SUMMARIES), dataset=wildcards.dataset, subject=wildcards.subject,
+        run_path(paths.SUMMARIES),
+        dataset=wildcards.dataset,
+        subject=wildcards.subject,
         strategy=STRATEGIES,
     )
 

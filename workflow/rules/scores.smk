@@ -7,18 +7,18 @@ rule score_shard:
         code=code("score"),
     output:
         temp(run_path(paths.SCORES_SHARD)),
+    log:
+        f"{LOGS}/scores/{{dataset}}/{{subject}}/{{judge}}/{{strategy}}-{{shard}}.log",
+    conda:
+        ENV
+    resources:
+        **model_resources(lambda w: [w.judge]),
     params:
         code=code_hash("score"),
         config=RESOLVED_CONFIG,
         settings=settings("seed", "scoring", "models.{judge}"),
         prompts=prompts("score"),
         shards=config["shards"],
-    resources:
-        **model_resources(lambda w: [w.judge]),
-    conda:
-        ENV
-    log:
-        f"{LOGS}/scores/{{dataset}}/{{subject}}/{{judge}}/{{strategy}}-{{shard}}.log",
     message:
         "Scoring {wildcards.strategy} summaries of {wildcards.subject} with judge"
         " {wildcards.judge}, shard {wildcards.shard}"
@@ -40,14 +40,14 @@ rule score:
     output:
         scores=run_path(paths.SCORES),
         metrics=run_path(paths.METRICS),
+    log:
+        f"{LOGS}/scores/{{dataset}}/{{subject}}/{{judge}}/{{strategy}}-merge.log",
+    conda:
+        ENV
     params:
         code=code_hash("merge"),
         config=RESOLVED_CONFIG,
         settings=settings("scoring"),
-    conda:
-        ENV
-    log:
-        f"{LOGS}/scores/{{dataset}}/{{subject}}/{{judge}}/{{strategy}}-merge.log",
     message:
         "Merging the score shards of {wildcards.strategy} ({wildcards.subject}, {wildcards.judge})"
     shell:

@@ -5,17 +5,17 @@ rule summaries:
         code=code("summarize"),
     output:
         run_path(paths.SUMMARIES),
+    log:
+        f"{LOGS}/summaries/{{dataset}}/{{subject}}/{{strategy}}.log",
+    conda:
+        ENV
+    resources:
+        **model_resources(summary_models),
     params:
         code=code_hash("summarize"),
         config=RESOLVED_CONFIG,
         settings=settings("seed", summary_settings),
         prompts=prompts("summarize", lambda w: strategy_prompts(w.strategy)),
-    resources:
-        **model_resources(summary_models),
-    conda:
-        ENV
-    log:
-        f"{LOGS}/summaries/{{dataset}}/{{subject}}/{{strategy}}.log",
     message:
         "Summarising {wildcards.subject} on {wildcards.dataset} with {wildcards.strategy}"
     shell:
