@@ -12,9 +12,7 @@ rule explorer:
         ),
         scores=expand(run_path(paths.SCORES), **SUMMARY_EXPERIMENTS, strategy=STRATEGIES),
         controlled=expand(run_path(paths.CONTROLLED), **SUMMARY_EXPERIMENTS),
-        code=code(
-            "explorer.py", "data/explorer.html", "report/tables.py", "strategies/clustering.py"
-        ),
+        code=code("explorer"),
     output:
         run_path(paths.EXPLORER),
     params:
