@@ -287,7 +287,8 @@ def test_lora_target_module_the_model_lacks_stops(tiny_model, tmp_path, capsys):
 def test_learning_rate_reruns_training_and_what_follows_only(tmp_path, monkeypatch):
     """The DVC stages of the smoke DAG with both finetuned strategies: the learning rate is a
     param of the training stages alone, and downstream of them are only the finetuned
-    strategies' summaries and scores and the tables that read every summary."""
+    strategies' summaries and scores and the tables (and the explorer page) that read every
+    summary."""
     import networkx as nx
 
     from selfreflect.workflow import dvc_stages, snakemake_jobs
@@ -326,6 +327,7 @@ def test_learning_rate_reruns_training_and_what_follows_only(tmp_path, monkeypat
         "cost_table",
         "convergence",
         "human_agreement",
+        "explorer",
     }
     assert changed == {"finetune_train-tiny-sft", "finetune_train-tiny-dpo"}
     assert reruns == changed | finetuned | readers
