@@ -16,9 +16,15 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import resource
+import shutil
+import subprocess
 import sys
+import tempfile
+import threading
 import time
+from collections import Counter
 from pathlib import Path
 
 import matplotlib
@@ -42,14 +48,23 @@ def measure(cores: str) -> dict:
     command = ["snakemake", "main_table", "--configfile", CONFIG, "--cores", cores]
     command += ["--resources", "gpu=1"]
     start = time.perf_counter()
-    process = psutil.Popen(command, cwd=REPO)
+    process = psutil.Popen(command, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    output = Path(tempfile.mkstemp(suffix=".log")[1])
     peak, loads = 0, []
-    while process.poll() is None:
-        peak = max(peak, tree_rss(process))
-        loads.append(os.getloadavg()[0])
-        time.sleep(0.2)
+    with output.open("wb") as log:
+        reader = threading.Thread(target=shutil.copyfileobj, args=(process.stdout, log))
+        reader.start()
+        while process.poll() is None:
+            peak = max(peak, tree_rss(process))
+            loads.append(os.getloadavg()[0])
+            time.sleep(0.2)
+        reader.join()
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    text = output.read_text(errors="replace")
+    output.unlink()
+    sys.stdout.write(text)
     return {
+        "jobs": dict(Counter(re.findall(r"Finished jobid: \d+ \(Rule: (\w+)\)", text))),
         "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
         "command": " ".join(command),
         "returncode": process.returncode,
@@ -68,9 +83,12 @@ def collect(run: dict) -> dict:
     name, subject = config["run"], config["subjects"][0]
     loss = pd.read_csv(REPO / f"reports/{name}/finetune/{subject}/sft/loss.tsv", sep="\t")
     main = pd.read_csv(REPO / f"reports/{name}/tables/main.csv")
-    training = REPO / config["datasets"][config["finetune"]["dataset"]]["path"]
+    training = config["finetune"]["dataset"]
     sizes = {
-        "training_questions": len(training.read_text().splitlines()),
+        "training_dataset": config["datasets"][training],
+        "training_questions": len(
+            pd.read_parquet(REPO / f"results/{name}/{training}/questions.parquet")
+        ),
         "evaluated_questions": int(main["n_scored"].max() + main["n_failed"].max()),
         "num_answers": config["answers"]["num_answers"],
         "teacher": config["finetune"]["teacher"],
@@ -121,6 +139,16 @@ def _verdict(row: dict, other: str, prefix: str, alpha: float = 0.05) -> str:
     return f"{abs(diff):.3f} {side} than {other} (Wilcoxon p = {_p(p)}, {significance} at 5 %)"
 
 
+def _training_source(dataset: dict) -> str:
+    part = dataset.get("part")
+    if not part:
+        return f"`{dataset['path']}`, never evaluated"
+    return (
+        f"of `{dataset['path']}`: the train part of its split by question id, share"
+        f" {part['share']}, seed {part['seed']}; the evaluated ones are drawn from the rest"
+    )
+
+
 def render(result: dict) -> str:
     """docs/finetuning.md from the collected run."""
     run, sizes, rows = result["run"], result["config"], result["main"]
@@ -135,10 +163,9 @@ def render(result: dict) -> str:
         f"LoRA adapter (rank {training['lora']['rank']}) trained with SFT for"
         f" {training['epochs']} epochs, to write",
         f"the teacher's (`{sizes['teacher']}`) summaries of {sizes['training_questions']}"
-        " training questions",
-        "(`data/questions/real_train.jsonl`, none of them evaluated); `finetuned_sft` then",
-        f"summarises {sizes['evaluated_questions']} questions of `data/questions/real.jsonl` in"
-        " one greedy pass,",
+        f" training questions ({_training_source(sizes['training_dataset'])});",
+        f"`finetuned_sft` then summarises {sizes['evaluated_questions']} evaluated questions"
+        " in one greedy pass,",
         f"scored against N = {sizes['num_answers']} held-out answers with SmolLM2 as the judge.",
         "",
         "![Training loss per step](finetuning_loss.png)",
@@ -183,10 +210,10 @@ def render(result: dict) -> str:
         f"| exit status | {run['returncode']} |",
         f"| CPU cores / mean 1-min load average | {run['cpus']} / {run['mean_load']} |",
         "",
-        "The wall time includes converting SmolLM2 from its GGUF file, sampling, the teacher's",
-        "summaries of the training questions, training, and scoring every strategy. A load",
-        f"average above {run['cpus']} means other work shared the cores (the wall time is then",
-        "longer than on an idle machine; the CPU time is not).",
+        "The jobs Snakemake ran (a rerun with some outputs in place runs fewer): "
+        + ", ".join(f"{rule} {count}" for rule, count in run["jobs"].items())
+        + f". A load average above {run['cpus']} means other work shared the cores (the wall",
+        "time is then longer than on an idle machine; the CPU time is not).",
     ]
     return "\n".join(lines) + "\n"
 
