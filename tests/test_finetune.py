@@ -3,6 +3,8 @@ training (loss, resume after a kill), the adapter on both backends, and the conf
 
 from __future__ import annotations
 
+import importlib.util
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -285,7 +287,8 @@ def test_lora_target_module_the_model_lacks_stops(tiny_model, tmp_path, capsys):
 def test_learning_rate_reruns_training_and_what_follows_only(tmp_path, monkeypatch):
     """The DVC stages of the smoke DAG with both finetuned strategies: the learning rate is a
     param of the training stages alone, and downstream of them are only the finetuned
-    strategies' summaries and scores and the tables that read every summary."""
+    strategies' summaries and scores and the tables (and the explorer page) that read every
+    summary."""
     import networkx as nx
 
     from selfreflect.workflow import dvc_stages, snakemake_jobs
@@ -324,6 +327,7 @@ def test_learning_rate_reruns_training_and_what_follows_only(tmp_path, monkeypat
         "cost_table",
         "convergence",
         "human_agreement",
+        "explorer",
     }
     assert changed == {"finetune_train-tiny-sft", "finetune_train-tiny-dpo"}
     assert reruns == changed | finetuned | readers
@@ -352,3 +356,20 @@ def test_finetuned_strategy_without_adapter_stops(tiny_model, tmp_path, capsys):
     err = fails_with_one_line(capsys, *command)
     assert "--adapter: strategy 'finetuned_sft' needs one" in err
     assert not (tmp_path / "o").exists()
+
+
+def test_finetuning_doc_is_rendered_from_its_run(tmp_path, monkeypatch):
+    """docs/finetuning.md and its loss figure are what scripts/render_finetuning.py renders
+    from the recorded run (docs/finetuning.json), never edited by hand."""
+    scripts = Path(__file__).resolve().parents[1] / "scripts"
+    monkeypatch.syspath_prepend(str(scripts))
+    spec = importlib.util.spec_from_file_location("render", scripts / "render_finetuning.py")
+    render = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(render)
+    result = json.loads((render.DOCS / "finetuning.json").read_text())
+    assert (render.DOCS / "finetuning.md").read_text() == render.render(result)
+    assert [row["teacher"] for row in result["main"]].count(result["config"]["teacher"]) == 1
+    render.loss_figure(
+        result["loss"], result["config"]["training"]["epochs"], tmp_path / "loss.png"
+    )
+    assert (tmp_path / "loss.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -188,6 +188,23 @@ def test_shuffle_is_deterministic_and_truncates(tmp_path: Path) -> None:
     assert len(load_questions("d", spec, 500, seed=7)) == 50
 
 
+def test_seeded_split_parts_are_disjoint_by_id_and_cover_the_source(tmp_path: Path) -> None:
+    """A training part and the evaluated rest of one source (same share and seed) share no
+    question id, together hold every question, and the train part is about its share; another
+    seed splits otherwise."""
+    path = write_jsonl(tmp_path / "q.jsonl", [{"question": f"Q{i}"} for i in range(400)])
+
+    def part(keep: str, seed: int = 3) -> set[str]:
+        spec = {**local(path), "part": {"keep": keep, "share": 0.25, "seed": seed}}
+        return set(load_questions("d", spec, 1000, seed=1)["id"])
+
+    train, rest = part("train"), part("rest")
+    assert not train & rest
+    assert train | rest == set(load_questions("d", local(path), 1000, seed=1)["id"])
+    assert 70 <= len(train) <= 130
+    assert part("train", seed=4) != train
+
+
 # --- HF kinds through the real datasets API, from local directories in the hub layout --------
 
 

@@ -84,6 +84,23 @@ def test_main_table_without_baseline_leaves_comparison_empty():
     assert table["n_paired"].tolist() == [0] and table["p_value"].isna().all()
 
 
+def test_main_table_compares_finetuned_strategies_with_their_teacher():
+    """A finetuned strategy is tested against greedy (the baseline) and its teacher; the other
+    strategies have no teacher comparison."""
+    scores = scores_frame(
+        {"greedy": [0.5, 0.6, 0.7], "teacher": [0.2, 0.3, 0.4], "tuned": [0.3, 0.4, 0.5]}
+    )
+    table = main_table(scores, "greedy", 500, 0.95, 0, teachers={"tuned": "teacher"})
+    table = table.set_index("strategy")
+    assert table.loc["tuned", ["diff", "teacher"]].tolist() == [pytest.approx(-0.2), "teacher"]
+    assert table.loc["tuned", "teacher_diff"] == pytest.approx(0.1)
+    assert table.loc["tuned", "teacher_n_paired"] == 3
+    assert 0 < table.loc["tuned", "teacher_p_value"] <= 1
+    assert table.loc[["greedy", "teacher"], "teacher_n_paired"].tolist() == [0, 0]
+    assert table.loc[["greedy", "teacher"], "teacher_p_value"].isna().all()
+    assert "teacher" not in main_table(scores, "greedy", 100, 0.95, 0)
+
+
 def test_validation_table_counts_correct_rankings_per_direction():
     rows = []
     for i in range(4):

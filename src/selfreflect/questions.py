@@ -297,6 +297,12 @@ def _records(spec: dict[str, Any], preset: Preset, field: str) -> tuple[str, Rec
     return str(path), _read_hub(str(path), spec.get("name") or preset.name, str(split), columns)
 
 
+def in_train_part(question_id: str, share: float, seed: int) -> bool:
+    """Whether a question falls in the ``train`` part of the seeded split (by its id alone)."""
+    digest = hashlib.sha256(f"{seed}:{question_id}".encode()).digest()
+    return int.from_bytes(digest[:8], "big") < share * 2**64
+
+
 def load_questions(name: str, spec: dict[str, Any], num_questions: int, seed: int) -> pd.DataFrame:
     """Load dataset ``name`` (one validated entry of the config's ``datasets``).
 
@@ -304,6 +310,7 @@ def load_questions(name: str, spec: dict[str, Any], num_questions: int, seed: in
     ``num_questions`` drawn, and duplicates among them (same id) dropped keeping the first, as
     the authors' tool samples; the dropped source indices are logged and kept in the table's
     ``attrs["dropped_duplicates"]``. ``source_index`` is the record's position in the source.
+    A ``part`` keeps one side of a seeded split by id (:func:`in_train_part`) before the draw.
     """
     try:
         preset = DATASET_KINDS.load(str(spec.get("source")))
@@ -317,6 +324,9 @@ def load_questions(name: str, spec: dict[str, Any], num_questions: int, seed: in
         if not isinstance(record, dict):
             raise InputError(f"{at}: expected an object, got {type(record).__name__}")
         rows.append({**_row(record, preset, field, at), "dataset": name, "source_index": index})
+    if part := spec.get("part"):
+        train = part["keep"] == "train"
+        rows = [r for r in rows if in_train_part(r["id"], part["share"], part["seed"]) == train]
     if not rows:
         raise InputError(f"{source}: no questions (field '{field}')")
     order = np.random.default_rng(seed).permutation(len(rows))[:num_questions]

@@ -109,7 +109,9 @@ rule main_table:
         config=RESOLVED_CONFIG,
         tables=lambda w, output: os.path.dirname(output.table[0]),
         figures=lambda w, output: os.path.dirname(output.figure[0]),
-        settings=settings("seed", *STATS_SETTINGS, "report.baseline", *FIGURE_SETTINGS),
+        settings=settings(
+            "seed", *STATS_SETTINGS, "report.baseline", "finetune.teacher", *FIGURE_SETTINGS
+        ),
     message:
         "Main table: SelfReflect per strategy with bootstrap CIs and paired tests"
     shell:

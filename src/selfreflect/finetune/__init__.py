@@ -20,6 +20,15 @@ def finetuned_methods(config: dict[str, Any]) -> list[str]:
     return [FINETUNED[s] for s in config["summaries"]["strategies"] if s in FINETUNED]
 
 
+def teachers(config: dict[str, Any]) -> dict[str, str]:
+    """Each listed finetuned strategy -> the teacher strategy it is compared with."""
+    return {
+        s: config["finetune"]["teacher"]
+        for s in config["summaries"]["strategies"]
+        if s in FINETUNED
+    }
+
+
 def judge_name(config: dict[str, Any]) -> str:
     """The judge that scores the DPO candidates."""
     return config["finetune"]["judge"] or config["judges"][0]

@@ -205,23 +205,30 @@ def convergence_scores(
 @FILES
 def main_table(config_path: str, out_dir: str, figure_dir: str, files) -> None:
     """Table 2: SelfReflect per strategy and experiment from the scores FILES."""
+    from selfreflect.finetune import teachers
     from selfreflect.report.figures import main_figure
 
     config = _config(config_path)
     scores = tables.read_keyed("scores", paths.SCORES, _files(config, paths.SCORES, files))
-    table = tables.main_table(scores, config["report"]["baseline"], **_stats_args(config))
+    table = tables.main_table(
+        scores, config["report"]["baseline"], **_stats_args(config), teachers=teachers(config)
+    )
     if table.empty:
         return _skipped("main", "no summary scores", out_dir, figure_dir, config)
-    display = tables.with_intervals(
-        table,
-        {"score": ("mean", "ci_low", "ci_high"), "vs_baseline": ("diff", "diff_low", "diff_high")},
-    )
+    intervals = {
+        "score": ("mean", "ci_low", "ci_high"),
+        "vs_baseline": ("diff", "diff_low", "diff_high"),
+    }
     caption = (
         f"SelfReflect score (lower is better): mean over the questions every strategy scored "
         f"(n_excluded: scored, but failed by another strategy), with "
         f"{config['report']['confidence']:.0%} bootstrap CI; vs_baseline is the paired "
         f"difference to {config['report']['baseline']} with its CI and Wilcoxon p-value."
     )
+    if "teacher" in table:
+        intervals["vs_teacher"] = ("teacher_diff", "teacher_diff_low", "teacher_diff_high")
+        caption += " vs_teacher: the same for a finetuned strategy and its teacher."
+    display = tables.with_intervals(table, intervals)
     tables.write_table_files(table, display, out_dir, "main", caption)
     main_figure(table, Path(figure_dir) / "main", **_figure_args(config))
 

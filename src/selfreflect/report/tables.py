@@ -8,7 +8,7 @@ their intervals) as Markdown and LaTeX.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -64,12 +64,19 @@ def _interval(values: np.ndarray, n_resamples: int, confidence: float, seed: int
 
 
 def main_table(
-    scores: pd.DataFrame, baseline: str, n_resamples: int, confidence: float, seed: int
+    scores: pd.DataFrame,
+    baseline: str,
+    n_resamples: int,
+    confidence: float,
+    seed: int,
+    teachers: Mapping[str, str] | None = None,
 ) -> pd.DataFrame:
     """Per experiment and strategy: mean score with bootstrap CI and the paired difference to
     ``baseline`` (Wilcoxon p), all on the questions every strategy of the experiment scored,
     as the authors' tool compares them. ``n_failed`` counts the strategy's own failures,
-    ``n_excluded`` the questions it scored that are left out because another strategy failed."""
+    ``n_excluded`` the questions it scored that are left out because another strategy failed.
+    With ``teachers`` (strategy -> the strategy it learnt from), the ``teacher_*`` columns hold
+    the same paired comparison of each such strategy with its teacher."""
     rows = []
     for keys, cell in scores.groupby(EXPERIMENT, sort=False):
         by_strategy = cell.pivot_table(index="id", columns="strategy", values="score", dropna=False)
@@ -83,16 +90,25 @@ def main_table(
             row |= {"n_failed": len(group) - own, "n_excluded": own - scored.size}
             row |= dict(zip(["mean", "ci_low", "ci_high"], interval, strict=True))
             row |= _versus(common, strategy, baseline, n_resamples, confidence, seed)
+            if teachers:
+                teacher = teachers.get(strategy)
+                versus = _versus(common, strategy, teacher, n_resamples, confidence, seed)
+                row |= {"teacher": teacher} | {f"teacher_{k}": v for k, v in versus.items()}
             rows.append(row)
     return pd.DataFrame(rows)
 
 
 def _versus(
-    wide: pd.DataFrame, strategy: str, baseline: str, n_resamples: int, confidence: float, seed: int
+    wide: pd.DataFrame,
+    strategy: str,
+    baseline: str | None,
+    n_resamples: int,
+    confidence: float,
+    seed: int,
 ) -> dict[str, Any]:
     """Paired comparison of ``strategy`` with ``baseline`` (NaN when not applicable)."""
     empty = {"diff": np.nan, "diff_low": np.nan, "diff_high": np.nan, "p_value": np.nan}
-    if strategy == baseline or baseline not in wide:
+    if baseline is None or strategy == baseline or baseline not in wide:
         return {**empty, "n_paired": 0}
     both = wide[[strategy, baseline]].dropna()
     if both.empty:
@@ -327,7 +343,7 @@ def with_intervals(
     frame: pd.DataFrame, columns: dict[str, tuple[str, str, str]], digits: int = 3
 ) -> pd.DataFrame:
     """Replace each (estimate, low, high) column triple by one ``est [low, high]`` string
-    column in the estimate's place; p-values below 0.001 read ``<0.001``."""
+    column in the estimate's place; p-values (``*p_value``) below 0.001 read ``<0.001``."""
     out = frame.copy()
     for name, (est, low, high) in columns.items():
         text = [
@@ -337,8 +353,8 @@ def with_intervals(
         position = out.columns.get_loc(est)
         out = out.drop(columns=[est, low, high])
         out.insert(position, name, text)
-    if "p_value" in out:
-        out["p_value"] = [_fmt(p) if pd.isna(p) or p >= 0.001 else "<0.001" for p in out["p_value"]]
+    for column in [c for c in out.columns if c.endswith("p_value")]:
+        out[column] = [_fmt(p) if pd.isna(p) or p >= 0.001 else "<0.001" for p in out[column]]
     return out
 
 
