@@ -105,7 +105,8 @@ def completed(smoke_run, tmp_path_factory):
     [
         ("scoring/metric.py", {"score_shard", "score"}, {"answers_shard", "summaries"}),
         ("strategies/paper.py", {"summaries", "score_shard", "score"}, {"answers_shard"}),
-        ("answers.py", {"answers_shard", "answers", "score_shard"}, {"questions", "summaries"}),
+        # strategies draw fresh answers with the sampler: summaries run its code too
+        ("answers.py", {"answers_shard", "answers", "summaries", "score_shard"}, {"questions"}),
     ],
     ids=["metric", "strategy", "sampler"],
 )

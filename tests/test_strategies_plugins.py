@@ -112,7 +112,8 @@ def test_plugin_that_cannot_be_imported():
 
 
 def test_unknown_strategy():
-    with pytest.raises(StrategyError, match=r"unknown strategy 'nope' \(known: greedy, basic"):
+    known = r"\(known: finetuned_sft, finetuned_dpo, greedy, basic"
+    with pytest.raises(StrategyError, match=rf"unknown strategy 'nope' {known}"):
         resolve_strategy("nope", {})
     config = summaries_config(strategies=["greedy", "nope"])
     with pytest.raises(
@@ -170,7 +171,7 @@ def test_cli_errors_name_the_strategy_and_keep_other_summaries(cli_project):
     assert read_table("summaries", kept)["error"].tolist() == [None, "not this one", None]
 
     for strategy, message in [
-        ("nope", "error: unknown strategy 'nope' (known: greedy, basic,"),
+        ("nope", "error: unknown strategy 'nope' (known: finetuned_sft, finetuned_dpo, greedy,"),
         ("bad", f"error: strategy 'bad': plug-in {MODULE}:boom raised ValueError"),
     ]:
         out = cli_project / "summaries" / f"{strategy}.parquet"
