@@ -1,5 +1,6 @@
 """Report tables from synthetic artifact tables with known answers."""
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -295,3 +296,18 @@ def test_a_table_with_nothing_to_show_says_why(tmp_path):
     assert pd.read_csv(f"{table}.csv")["skipped"].tolist() == [reason]
     assert Path(f"{table}.md").read_text().splitlines()[0] == f"Skipped: {reason}"
     assert f"\\caption{{Skipped: {reason}}}" in Path(f"{table}.tex").read_text()
+
+
+def test_headline_metrics_are_keyed_by_what_varies_in_the_run(tmp_path):
+    """`dvc metrics show` columns stay short: experiment parts that never vary are left out."""
+    from selfreflect.report.cli import _write_metrics
+
+    rows = {"subject": "smollm2", "judge": "smollm2", "pairs_correct": 0.5}
+    two = pd.DataFrame([{"dataset": "real", **rows}, {"dataset": "real_mmlu", **rows}])
+    _write_metrics(str(tmp_path / "two.json"), two, ["pairs_correct"])
+    assert json.loads((tmp_path / "two.json").read_text()) == {
+        "real": {"pairs_correct": 0.5},
+        "real_mmlu": {"pairs_correct": 0.5},
+    }
+    _write_metrics(str(tmp_path / "one.json"), two.iloc[:1], ["pairs_correct"])
+    assert json.loads((tmp_path / "one.json").read_text()) == {"pairs_correct": 0.5}

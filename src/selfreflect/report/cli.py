@@ -59,15 +59,21 @@ def _json_safe(value: Any) -> Any:
 
 def _write_metrics(path: str | None, frame: pd.DataFrame, fields: list[str]):
     """Headline DVC metrics, one number per field and experiment (intervals and counts are in
-    the tables): ``{"dataset/subject/judge": {field: value}}``."""
+    the tables), keyed by the parts of the experiment that vary in the run
+    (``{"dataset": {field: value}}`` for one subject and judge; ``{field: value}`` for one
+    experiment), so `dvc metrics show` stays narrow."""
     from selfreflect.fileio import write_json
 
     if not path:
         return
+    varying = [key for key in tables.EXPERIMENT if frame[key].nunique() > 1]
     out: dict[str, Any] = {}
     for row in frame.to_dict("records"):
-        node = out.setdefault("/".join(str(row[k]) for k in tables.EXPERIMENT), {})
-        node.update({f: _json_safe(row[f]) for f in fields})
+        values = {f: _json_safe(row[f]) for f in fields}
+        if varying:
+            out.setdefault("/".join(str(row[k]) for k in varying), {}).update(values)
+        else:
+            out.update(values)
     write_json(path, out)
 
 
