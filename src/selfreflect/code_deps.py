@@ -122,14 +122,17 @@ def _imports_in(node: ast.AST, module: str) -> list[str]:
 
 
 def _data_files(node: ast.AST) -> list[str]:
-    """The package's data files a module names in a string (``"config.schema.yaml"``)."""
+    """The package's data files a module names in a string: ``"config.schema.yaml"`` or
+    ``"data/explorer.html"``, not an artifact path that shares a file name
+    (``"results/{run}/explorer.html"``)."""
     data = SOURCE / "data"
     names = {path.name for path in data.iterdir() if path.is_file()} - {PROMPTS_FILE}
-    found = {
-        child.value.rpartition("/")[2]
-        for child in ast.walk(node)
-        if isinstance(child, ast.Constant) and isinstance(child.value, str)
-    }
+    found = set()
+    for child in ast.walk(node):
+        if isinstance(child, ast.Constant) and isinstance(child.value, str):
+            folder, _, name = child.value.rpartition("/")
+            if folder in ("", "data") or folder.endswith("/data"):
+                found.add(name)
     return [str(data / name) for name in sorted(names & found)]
 
 

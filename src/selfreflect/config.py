@@ -240,3 +240,17 @@ def write_resolved_config(config: dict[str, Any], path: str | os.PathLike) -> Pa
     if not path.is_file() or path.read_text(encoding="utf-8") != text:
         write_text(path, text)
     return path
+
+
+# Finetuned strategies (selfreflect.finetune): strategy -> training method. Here, not in the
+# finetune package, so the main table reads them without depending on the training code.
+FINETUNED = {"finetuned_sft": "sft", "finetuned_dpo": "dpo"}
+
+
+def teachers(config: dict[str, Any]) -> dict[str, str]:
+    """Each listed finetuned strategy -> the teacher strategy it is compared with."""
+    return {
+        s: config["finetune"]["teacher"]
+        for s in config["summaries"]["strategies"]
+        if s in FINETUNED
+    }

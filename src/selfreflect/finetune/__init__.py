@@ -10,23 +10,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from selfreflect.config import FINETUNED
 from selfreflect.errors import ConfigError
-
-FINETUNED = {"finetuned_sft": "sft", "finetuned_dpo": "dpo"}  # strategy -> training method
 
 
 def finetuned_methods(config: dict[str, Any]) -> list[str]:
     """The training methods the listed strategies need (``sft``, ``dpo``)."""
     return [FINETUNED[s] for s in config["summaries"]["strategies"] if s in FINETUNED]
-
-
-def teachers(config: dict[str, Any]) -> dict[str, str]:
-    """Each listed finetuned strategy -> the teacher strategy it is compared with."""
-    return {
-        s: config["finetune"]["teacher"]
-        for s in config["summaries"]["strategies"]
-        if s in FINETUNED
-    }
 
 
 def judge_name(config: dict[str, Any]) -> str:

@@ -211,7 +211,7 @@ def convergence_scores(
 @FILES
 def main_table(config_path: str, out_dir: str, figure_dir: str, files) -> None:
     """Table 2: SelfReflect per strategy and experiment from the scores FILES."""
-    from selfreflect.finetune import teachers
+    from selfreflect.config import teachers
     from selfreflect.report.figures import main_figure
 
     config = _config(config_path)
