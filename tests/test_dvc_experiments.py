@@ -71,6 +71,22 @@ def test_snakemake_after_an_experiment_reruns_its_tables_and_no_judge(experiment
     assert set(counts) == READERS and not JUDGES & set(counts)
 
 
+def test_snakemake_after_a_config_change_reruns_the_tables_dvc_made(smoke_dvc_run, tmp_path):
+    """The config changed and params.yaml was regenerated: Snakemake keeps no record of what
+    DVC made, so the tables DVC built with the old value must not count as up to date."""
+    project = clone(smoke_dvc_run, tmp_path / "p")
+    config = project / "config/smoke.yaml"
+    config.write_text(config.read_text().replace("report:\n", "report:\n  figure_dpi: 100\n"))
+    run(["selfreflect", "dvc-yaml", "--config", "config/smoke.yaml"], project)
+    stopped = snakemake(project, "-n", check=False)
+    assert stopped.returncode == 1
+    message = stopped.stderr.strip().splitlines()[-1]
+    assert f"DVC made 4 jobs' outputs with another {SETTING}" in message
+    forced = message.split("--forcerun ")[1].split()
+    counts = job_counts(snakemake(project, "-n", "--forcerun", *forced).stdout)
+    assert set(counts) == READERS and not JUDGES & set(counts)
+
+
 def test_snakemake_after_dvc_checkout_of_unchanged_data_reruns_nothing(smoke_dvc_run, tmp_path):
     project = clone(smoke_dvc_run, tmp_path / "p")
     answers = project / "results/smoke/smoke/tiny/answers.parquet"

@@ -8,12 +8,13 @@ nothing of what DVC wrote. So before Snakemake plans a run, :func:`align_with_dv
 - made with the settings of Snakemake's config, from the inputs recorded: DVC vouches for
   them, and their timestamps are put in DAG order (no job reruns for a file ``dvc checkout``
   restored with unchanged content);
-- made with other settings than the config, while ``params.yaml`` still holds those (after
-  ``dvc exp run``, ``dvc exp apply`` or a checkout of another commit): stale for this config,
-  and the run stops naming them and the command that reruns them.
+- made with other settings than the config (after ``dvc exp run``, ``dvc exp apply``, a
+  checkout of another commit, or a config changed since ``dvc repro``, whether or not
+  ``params.yaml`` was regenerated): stale for this config, and the run stops naming them and
+  the command that reruns them. Snakemake has no record of an output DVC made, so it would
+  call it up to date.
 
-Stages whose recorded params differ from ``params.yaml`` are DVC's to rerun (``dvc status``)
-and Snakemake's own records decide for them, as for every output DVC did not make.
+Every output DVC did not make (or that changed since) is for Snakemake's own records to judge.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from selfreflect.errors import ConfigError
+from selfreflect.paths import MODELS
 from selfreflect.workflow import PARAMS_FILE, setting_values
 
 LOCK_FILE = "dvc.lock"
@@ -39,30 +41,38 @@ class RecordedStage:
     temporary: list[str]  # files its commands write that Snakemake deletes, DVC keeps
     deps: list[str]
     differing: dict[str, tuple[Any, Any]]  # params.yaml key: (recorded value, config value)
-    params_as_recorded: bool  # params.yaml still holds the recorded values
     deps_as_recorded: bool  # every input file is as recorded
 
 
 def recorded_stages(config: dict[str, Any], root: Path = Path()) -> list[RecordedStage]:
-    """The stages of ``dvc.lock`` whose outputs are as recorded, inputs before their readers."""
+    """The stages of ``dvc.lock`` whose outputs are as recorded, inputs before their readers,
+    that are jobs of ``config``'s workflow: their outputs lie in its run's folders or are
+    models, and the config has every setting they recorded (another config's stages name
+    other runs, models or datasets)."""
     import networkx as nx
     from dvc.dependency.param import ParamsDependency
     from dvc.repo import Repo
 
+    folders = tuple(f"{top}/{config['run']}/" for top in ("results", "reports"))
     stages = []
     with Repo(str(root)) as repo:
         graph = repo.index.graph  # edges point from a stage to the stages it depends on
         for stage in reversed(list(nx.topological_sort(graph))):
-            if not stage.outs or any(out.workspace_status() for out in stage.outs):
+            outs = [str(out.def_path) for out in stage.outs]
+            if not outs or not all(out.startswith((*folders, f"{MODELS}/")) for out in outs):
+                continue
+            if any(out.workspace_status() for out in stage.outs):
                 continue
             params = [dep for dep in stage.deps if isinstance(dep, ParamsDependency)]
             own = [dep for dep in params if str(dep.def_path) == PARAMS_FILE]
             recorded = {k: v for dep in own for k, v in (dep.hash_info.value or {}).items()}
             current = setting_values(config, [key.split(".") for key in recorded])
+            if current.keys() != recorded.keys():
+                continue
             stages.append(
                 RecordedStage(
                     rule=stage.name.split("-")[0],
-                    outs=[str(out.def_path) for out in stage.outs],
+                    outs=outs,
                     temporary=(stage.meta or {}).get("temporary", []),
                     deps=[str(dep.def_path) for dep in stage.deps if dep not in params],
                     differing={
@@ -70,7 +80,6 @@ def recorded_stages(config: dict[str, Any], root: Path = Path()) -> list[Recorde
                         for key, value in recorded.items()
                         if current.get(key) != value
                     },
-                    params_as_recorded=not any(dep.workspace_status() for dep in own),
                     deps_as_recorded=not any(
                         dep.workspace_status() for dep in stage.deps if dep not in params
                     ),
@@ -88,7 +97,7 @@ def align_with_dvc(config: dict[str, Any], source: str, forced: Iterable[str] = 
     forced = set(forced)
     stale = []
     for stage in recorded_stages(config):
-        if stage.differing and stage.params_as_recorded:
+        if stage.differing:
             if stage.rule not in forced and forced.isdisjoint(stage.outs):
                 stale.append(stage)
         elif not stage.differing and stage.deps_as_recorded:
