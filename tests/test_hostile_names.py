@@ -70,6 +70,13 @@ KINDS = {
     ),
     "baseline": ("report.baseline", lambda c, name: c.update(report={"baseline": name})),
     "pair-type": ("report.pair_types.0", lambda c, name: c.update(report={"pair_types": [name]})),
+    "finetune-dataset": ("finetune.dataset", lambda c, name: c.update(finetune={"dataset": name})),
+    "teacher": ("finetune.teacher", lambda c, name: c.update(finetune={"teacher": name})),
+    "candidate": (
+        "finetune.candidates.0",
+        lambda c, name: c.update(finetune={"candidates": [name, "greedy"]}),
+    ),
+    "finetune-judge": ("finetune.judge", lambda c, name: c.update(finetune={"judge": name})),
 }
 NAME_CASES = [(kind, shape) for kind in KINDS for shape in HOSTILE]
 # numbers that JSON Schema's bounds let through: each key the message must name
