@@ -11,6 +11,7 @@ import pytest
 from selfreflect import paths
 from selfreflect.artifacts import read_table
 from tests.conftest import REPO
+from tests.workflow_utils import run
 
 pytestmark = pytest.mark.workflow
 
@@ -34,27 +35,55 @@ def browser():
         browser.close()
 
 
-@pytest.fixture
-def page(browser, explorer):
-    """The explorer opened from its file, recording console errors and every request."""
+@pytest.fixture(scope="module")
+def two_subjects(smoke_run, tmp_path_factory):
+    """An explorer page of the smoke run's files and of a copy of them as a second subject."""
+    root = tmp_path_factory.mktemp("two-subjects")
+    experiment = "results/smoke/smoke/tiny"
+    for subject in ("tiny", "tiny2"):
+        shutil.copytree(smoke_run / experiment, root / "results/smoke/smoke" / subject)
+    kinds = ["answers.parquet", "summaries/*.parquet", "scores/tiny/*.parquet"]
+    files = [
+        str(path.relative_to(root))
+        for kind in [*kinds, "studies/tiny/controlled.parquet"]
+        for path in sorted(root.glob(f"results/smoke/smoke/*/{kind}"))
+    ]
+    config = str(smoke_run / paths.RESOLVED_CONFIG.format(run="smoke"))
+    run(["selfreflect", "explorer", "--config", config, "--out", "explorer.html", *files], root)
+    return root / "explorer.html"
+
+
+def open_page(browser, path):
+    """A page opened from its file, recording console errors and every request."""
     page = browser.new_page(viewport={"width": 1400, "height": 900})
     page.problems, page.requests = [], []
     page.on("console", lambda m: m.type == "error" and page.problems.append(m.text))
     page.on("pageerror", lambda error: page.problems.append(str(error)))
     page.on("request", lambda request: page.requests.append(request.url))
-    page.goto(explorer.as_uri())
+    page.goto(path.as_uri())
+    return page
+
+
+@pytest.fixture
+def page(browser, explorer):
+    """The smoke run's explorer page."""
+    page = open_page(browser, explorer)
     yield page
     page.close()
 
 
-def scores(page, strategy: str) -> list[float | None]:
-    column = page.eval_on_selector_all(
+def column(page, key: str) -> list[str]:
+    """The texts of the question table's column ``key`` (a header's data-key), top to bottom."""
+    index = page.eval_on_selector_all(
         "#questions th", "ths => ths.map(th => th.dataset.key)"
-    ).index(f"score:{strategy}")
-    cells = page.eval_on_selector_all(
-        f"#questions tbody tr td:nth-child({column + 1})", "tds => tds.map(td => td.textContent)"
+    ).index(key)
+    return page.eval_on_selector_all(
+        f"#questions tbody tr td:nth-child({index + 1})", "tds => tds.map(td => td.textContent)"
     )
-    return [None if cell == "\u2013" else float(cell) for cell in cells]
+
+
+def scores(page, strategy: str) -> list[float | None]:
+    return [None if cell == "\u2013" else float(cell) for cell in column(page, f"score:{strategy}")]
 
 
 def assert_quiet_and_offline(page) -> None:
@@ -111,3 +140,19 @@ def test_a_question_page_colours_the_masked_words(page):
     page.locator("#summaries tbody tr").nth(1).click()  # another strategy colours the words
     assert page.locator("#summaries tbody tr.chosen").count() == 1
     assert_quiet_and_offline(page)
+
+
+def test_a_filter_narrows_the_table_to_one_experiment(browser, two_subjects):
+    page = open_page(browser, two_subjects)
+    both = column(page, "subject")
+    assert sorted(set(both)) == ["tiny", "tiny2"] and both.count("tiny") == both.count("tiny2")
+    page.select_option("#subject", "tiny2")
+    assert column(page, "subject") == ["tiny2"] * (len(both) // 2)
+    assert page.text_content("#count") == f"{len(both) // 2} of {len(both)} questions"
+    page.select_option("#judge", "tiny")  # filters combine
+    assert column(page, "subject") == ["tiny2"] * (len(both) // 2)
+    page.select_option("#subject", "")
+    assert len(column(page, "subject")) == len(both)
+    assert_quiet_and_offline(page)
+    shot(page, "filters")
+    page.close()
