@@ -1,5 +1,6 @@
-"""Answer sets as Hugging Face datasets folders: exported from the smoke run, loaded with
-`datasets`, imported back with nothing lost (failures included)."""
+"""Answer sets as Hugging Face datasets folders: exported from the smoke run and from the laptop
+run's real SmolLM2 answers, loaded with `datasets`, imported back with nothing lost (failures
+included)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,8 @@ import yaml
 
 from selfreflect import answer_sets, paths
 from selfreflect.artifacts import read_metadata, read_table, write_table
-from tests.workflow_utils import clone_completed, job_counts, snakemake
+from tests import workflow_utils as workflow
+from tests.workflow_utils import clone_completed, copy_project, job_counts, snakemake
 
 pytestmark = pytest.mark.workflow
 
@@ -34,15 +36,16 @@ def answers_with_a_failure(smoke_run, tmp_path):
     return path
 
 
-def test_export_load_and_import_lose_nothing(smoke_run, answers_with_a_failure, tmp_path):
-    questions = smoke_run / paths.QUESTIONS.format(run="smoke", dataset="smoke")
-    folder, back = tmp_path / "set", tmp_path / "back.parquet"
+def round_trip(answers: Path, questions: Path, folder: Path) -> pd.DataFrame:
+    """Export ``answers`` as a datasets folder, load it with `datasets` and import it back:
+    every column and the metadata come back as they were. The exported table."""
+    back = folder.with_suffix(".parquet")
     hf = ["export-answers", "--format", "hf", "--questions", str(questions)]
-    assert run(*hf, str(answers_with_a_failure), str(folder)).returncode == 0
+    assert run(*hf, str(answers), str(folder)).returncode == 0
     assert run("import-answers", str(folder), str(back)).returncode == 0
-    original = read_table("answers", answers_with_a_failure)
+    original = read_table("answers", answers)
     pd.testing.assert_frame_equal(read_table("answers", back), original)
-    assert read_metadata(back) == read_metadata(answers_with_a_failure)
+    assert read_metadata(back) == read_metadata(answers)
 
     import datasets
 
@@ -53,13 +56,36 @@ def test_export_load_and_import_lose_nothing(smoke_run, answers_with_a_failure, 
             None if v is pd.NA else getattr(v, "tolist", lambda v=v: v)() for v in original[column]
         ]
         assert loaded[column] == expected, column
+    return original
 
-    card = (folder / "README.md").read_text()
-    header = yaml.safe_load(card.split("---\n")[1])["selfreflect"]
+
+def card_header(folder: Path) -> dict:
+    return yaml.safe_load((folder / "README.md").read_text().split("---\n")[1])["selfreflect"]
+
+
+def test_export_load_and_import_lose_nothing(smoke_run, answers_with_a_failure, tmp_path):
+    questions = smoke_run / paths.QUESTIONS.format(run="smoke", dataset="smoke")
+    original = round_trip(answers_with_a_failure, questions, tmp_path / "set")
+    header = card_header(tmp_path / "set")
     assert header["subject"]["name"] == "tiny" and "sha256" in header["subject"]
     assert header["sampling"]["num_answers"] == 4 and header["seed"] == 1
     assert header["source_dataset"]["path"] == "data/questions/smoke.jsonl"
     assert header["failed"] == 1 and header["questions"] == len(original)
+
+
+def test_the_laptop_runs_real_answers_travel_losslessly(tmp_path):
+    """SmolLM2's own answers (real text: quotes, newlines, cut-off sentences), sampled by the
+    laptop config's jobs."""
+    project = copy_project(tmp_path / "project", "config/laptop.yaml")
+    answers = paths.ANSWERS.format(run="laptop", dataset="real", subject="smollm2")
+    questions = paths.QUESTIONS.format(run="laptop", dataset="real")
+    workflow.run(
+        ["snakemake", "--configfile", "config/laptop.yaml", "--cores", "2", answers], project
+    )
+    original = round_trip(project / answers, project / questions, tmp_path / "set")
+    assert original["test_answers"].map(len).eq(3).all()
+    header = card_header(tmp_path / "set")
+    assert header["subject"]["name"] == "smollm2" and header["questions"] == len(original) == 6
 
 
 def test_large_sets_are_sharded(answers_with_a_failure, tmp_path, monkeypatch):
