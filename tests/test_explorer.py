@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import shutil
 
+import pandas as pd
 import pytest
 
 from selfreflect import paths
 from selfreflect.artifacts import read_table
+from selfreflect.explorer import explorer_data
 from tests.conftest import REPO
 from tests.workflow_utils import run
 
@@ -95,6 +97,29 @@ def assert_quiet_and_offline(page) -> None:
 def shot(page, name: str) -> None:
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=ARTIFACTS / f"explorer-{name}.png", full_page=True)
+
+
+def test_conditioning_answers_are_clustered_by_meaning_and_test_answers_by_identity():
+    """As the cluster strategies see them (summaries.cluster); the test answers' groups decide
+    whose masked words are shown, so only identical ones share a group."""
+    experiment = {"dataset": "d", "subject": "s", "judge": "j", "id": "q"}
+    said = ["The capital of France is Paris.", "Paris is the capital of France.", "London."]
+    answers = pd.DataFrame(
+        [{**experiment, "question": "Q?", "error": None, "test_answers": [*said, " London. "],
+          "conditioning_answers": said}]
+    )  # fmt: skip
+    scores = pd.DataFrame(
+        [{**experiment, "strategy": "greedy", "score": 0.1, "error": None, "tasks": None}]
+    )
+    tables = {"answers": answers, "scores": scores, "controlled_scores": pd.DataFrame()}
+    tables["summaries"] = pd.DataFrame(columns=[*experiment, "strategy", "summary"])
+    (row,) = explorer_data(tables, "r", {"embedder": "minilm", "threshold": 0.8})["rows"]
+    assert row["conditioning"] == [{"text": said[0], "count": 2}, {"text": said[2], "count": 1}]
+    assert [(group["text"], group["count"]) for group in row["test"]] == [
+        (said[2], 2), (said[0], 1), (said[1], 1)
+    ]  # fmt: skip
+    strings = explorer_data(tables, "r", {"embedder": "string", "threshold": 0.8})["rows"][0]
+    assert len(strings["conditioning"]) == 3
 
 
 def test_the_page_holds_every_scored_question_and_loads_nothing(page, smoke_run):

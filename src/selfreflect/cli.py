@@ -222,7 +222,7 @@ def explorer(config_path: str, out: str, files: tuple[str, ...]) -> None:
 
     config = load_config(config_path)
     check_writable(out)
-    data = explorer_data(read_files(files), config["run"])
+    data = explorer_data(read_files(files), config["run"], config["summaries"]["cluster"])
     write_text(out, render(data))
     click.echo(f"explorer of {len(data['rows'])} questions written to {out}")
 

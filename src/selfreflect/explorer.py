@@ -2,7 +2,8 @@
 
 Rows are questions of one experiment (dataset, subject, judge) with every strategy's score. A
 row's page shows the held-out test answers (identical ones grouped) and the conditioning answers
-(grouped by normalised string), each strategy's summary with its score and rank, the masked
+clustered by meaning (as the cluster strategies cluster them: ``summaries.cluster``), each
+strategy's summary with its score and rank, the masked
 words coloured by their distance under the chosen strategy (the title shows the judge's top
 predictions with the summary and with the reference context), and the controlled pairs. The
 data is embedded in the page as JSON; the page loads nothing.
@@ -13,7 +14,6 @@ from __future__ import annotations
 import html
 import json
 import os
-from collections import Counter
 from collections.abc import Iterable
 from importlib import resources
 from typing import Any
@@ -23,7 +23,7 @@ import pandas as pd
 from selfreflect import paths
 from selfreflect.errors import InputError
 from selfreflect.report.tables import path_fields, read_keyed
-from selfreflect.strategies.clustering import normalise
+from selfreflect.strategies.clustering import cluster_answers, resolve_embedder
 
 KINDS = {  # artifact kind -> its path template (how the command tells its FILES apart)
     "answers": paths.ANSWERS,
@@ -57,8 +57,11 @@ def _matches(template: str, file: str) -> bool:
     return True
 
 
-def explorer_data(tables: dict[str, pd.DataFrame], run: str) -> dict[str, Any]:
-    """The page's data: the strategies and one row per question and experiment."""
+def explorer_data(
+    tables: dict[str, pd.DataFrame], run: str, cluster: dict[str, Any]
+) -> dict[str, Any]:
+    """The page's data: the strategies and one row per question and experiment; ``cluster``
+    is the config's ``summaries.cluster`` (embedder, threshold)."""
     scores = tables["scores"]
     strategies = list(dict.fromkeys(scores["strategy"]))
     answers = tables["answers"].set_index(["dataset", "subject", "id"])
@@ -74,7 +77,7 @@ def explorer_data(tables: dict[str, pd.DataFrame], run: str) -> dict[str, Any]:
         answer = answers.loc[(dataset, subject, qid)]
         by_strategy = group.set_index("strategy")
         ranks = by_strategy["score"].rank(method="min")
-        test = _grouped(list(answer["test_answers"]), str.strip)
+        test = _identical(list(answer["test_answers"]))
         shown = {same["index"] for same in test}  # one answer of each group of identical ones
         judged = {
             strategy: _judged(
@@ -95,12 +98,16 @@ def explorer_data(tables: dict[str, pd.DataFrame], run: str) -> dict[str, Any]:
                 "question": answer["question"],
                 "error": _text(answer["error"]),
                 "test": test,
-                "conditioning": _grouped(list(answer["conditioning_answers"]), normalise),
+                "conditioning": list(answer["conditioning_answers"]),
                 "strategies": judged,
                 "reference": reference,
                 "pairs": _pairs(pairs.get((dataset, subject, judge, qid))),
             }
         )
+    embedder = resolve_embedder(cluster["embedder"])
+    clusters = cluster_answers([r["conditioning"] for r in rows], embedder, cluster["threshold"])
+    for row, found in zip(rows, clusters, strict=True):
+        row["conditioning"] = [{"text": c.text, "count": c.size} for c in found]
     return {"run": run, "strategies": strategies, "rows": rows}
 
 
@@ -112,17 +119,16 @@ def _number(value: Any) -> float | None:
     return None if pd.isna(value) else round(float(value), 4)
 
 
-def _grouped(answers: list[str], key: Any) -> list[dict[str, Any]]:
-    """Answers grouped by ``key`` (largest group first): the most frequent text, the count, and
-    the index of one member in ``answers`` (its masked words are the group's)."""
+def _identical(answers: list[str]) -> list[dict[str, Any]]:
+    """Identical answers (stripped) grouped, largest group first: the text, the count, and the
+    index of its first occurrence in ``answers`` (its masked words are the group's)."""
     groups: dict[str, list[int]] = {}
     for i, answer in enumerate(answers):
-        groups.setdefault(key(answer), []).append(i)
-    out = []
-    for members in sorted(groups.values(), key=len, reverse=True):
-        text = Counter(answers[i] for i in members).most_common(1)[0][0]
-        out.append({"text": text, "count": len(members), "index": answers.index(text)})
-    return out
+        groups.setdefault(answer.strip(), []).append(i)
+    return [
+        {"text": answers[members[0]], "count": len(members), "index": members[0]}
+        for members in sorted(groups.values(), key=len, reverse=True)
+    ]
 
 
 def _judged(score: Any, summary: Any, rank: float, shown: set[int]) -> dict[str, Any]:

@@ -22,6 +22,7 @@ rule explorer:
     params:
         code=code_hash("explorer"),
         config=RESOLVED_CONFIG,
+        settings=settings("summaries.cluster"),
     message:
         "Explorer page: every question's answers, summaries and scores"
     shell:
