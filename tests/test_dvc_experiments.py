@@ -71,12 +71,31 @@ def test_snakemake_after_an_experiment_reruns_its_tables_and_no_judge(experiment
     assert set(counts) == READERS and not JUDGES & set(counts)
 
 
+def test_an_applied_experiment_snakemake_and_the_way_back(experiment, tmp_path):
+    """`dvc exp apply`, then Snakemake with the committed config: the experiment's tables are
+    stale; after Snakemake rebuilt them, `dvc status` says so; the README's way back to the
+    committed state leaves both engines with nothing to do."""
+    project = clone_completed(experiment[0], tmp_path / "p")
+    run(["dvc", "exp", "apply", "dpi100"], project)
+    stopped = snakemake(project, "-n", check=False)
+    assert stopped.returncode == 1 and "DVC made 4 jobs' outputs" in stopped.stderr
+    forced = stopped.stderr.strip().splitlines()[-1].split("--forcerun ")[1].split()
+    snakemake(project, "--forcerun", *forced)
+    changed = run(["dvc", "status"], project).stdout
+    stages = {line.rstrip(":") for line in changed.splitlines() if not line.startswith("\t")}
+    assert stages == READERS and "changed outs" in changed, changed
+    run(["git", "checkout", "params.yaml", "dvc.lock"], project)
+    run(["dvc", "checkout"], project)
+    assert "up to date" in run(["dvc", "status"], project).stdout
+    assert job_counts(snakemake(project, "-n").stdout) == {}
+
+
 def test_snakemake_after_a_config_change_reruns_the_tables_dvc_made(smoke_dvc_run, tmp_path):
     """The config changed and params.yaml was regenerated: Snakemake keeps no record of what
     DVC made, so the tables DVC built with the old value must not count as up to date."""
     project = clone(smoke_dvc_run, tmp_path / "p")
     config = project / "config/smoke.yaml"
-    config.write_text(config.read_text().replace("report:\n", "report:\n  figure_dpi: 100\n"))
+    config.write_text(config.read_text().replace("figure_dpi: 300", "figure_dpi: 100"))
     run(["selfreflect", "dvc-yaml", "--config", "config/smoke.yaml"], project)
     stopped = snakemake(project, "-n", check=False)
     assert stopped.returncode == 1

@@ -1,5 +1,7 @@
 """Every report figure is written as a valid PNG and PDF, with data and without."""
 
+import time
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -113,6 +115,16 @@ def make_figures(tmp_path, rng):
 def test_figures_are_valid_png_and_pdf(tmp_path):
     for name, files in make_figures(tmp_path, np.random.default_rng(0)).items():
         assert_figure_files(files, tmp_path, name)
+
+
+def test_the_same_figures_are_the_same_bytes(tmp_path):
+    """A rerun must not change a figure's DVC hash (a PDF records its creation date)."""
+    first = make_figures(tmp_path / "a", np.random.default_rng(0))
+    time.sleep(1.1)  # the PDF date has a resolution of one second
+    again = make_figures(tmp_path / "b", np.random.default_rng(0))
+    for name, files in first.items():
+        for file, other in zip(files, again[name], strict=True):
+            assert file.read_bytes() == other.read_bytes(), file.name
 
 
 @pytest.mark.parametrize("name", ["main", "validation", "mc_study", "convergence"])

@@ -33,12 +33,14 @@ SCORE_LABEL = "SelfReflect score (lower is better)"
 
 
 def save(fig: plt.Figure, stem: str | Path, dpi: int) -> list[Path]:
-    """Write ``stem.png`` and ``stem.pdf`` atomically and close the figure."""
+    """Write ``stem.png`` and ``stem.pdf`` atomically and close the figure. The same figure
+    gives the same bytes (no creation date in the PDF), so a rerun changes no DVC hash."""
     paths = []
     for ext in FIGURE_FORMATS:
         path = Path(f"{stem}.{ext}")
+        metadata = {"CreationDate": None} if ext == "pdf" else None
         with atomic_path(path) as tmp:
-            fig.savefig(tmp, format=ext, dpi=dpi, bbox_inches="tight")
+            fig.savefig(tmp, format=ext, dpi=dpi, bbox_inches="tight", metadata=metadata)
         paths.append(path)
     plt.close(fig)
     return paths
