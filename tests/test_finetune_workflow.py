@@ -1,0 +1,90 @@
+"""The finetuning stages run by Snakemake end to end on the tiny model (all on transformers):
+SFT and DPO training data from the training questions' summaries and scores, a LoRA adapter per
+method, the finetuned strategies' summaries and scores; then a new learning rate reruns the
+training and what follows it, as Snakemake's dry run and `dvc status` both say."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import yaml
+
+from selfreflect import paths
+from selfreflect.artifacts import read_table
+from selfreflect.config import load_config
+from tests.workflow_utils import copy_project, job_counts, run
+
+pytestmark = pytest.mark.workflow
+
+CONFIG = "config/finetune-smoke.yaml"
+METHODS = {"finetuned_sft": "sft", "finetuned_dpo": "dpo"}
+TRAINING = {f"finetune_train-tiny-{method}" for method in METHODS.values()}
+
+
+def targets() -> list[str]:
+    scores = [
+        paths.for_run(paths.SCORES, "smoke").format(
+            dataset="smoke", subject="tiny", judge="tiny", strategy=strategy
+        )
+        for strategy in METHODS
+    ]
+    return [*scores, *[paths.for_run(paths.TRAINING_LOSS, "smoke").format(
+        subject="tiny", method=method) for method in METHODS.values()]]  # fmt: skip
+
+
+def snakemake(project, *args: str):
+    command = ["snakemake", "--configfile", CONFIG, "--cores", "2", *args, *targets()]
+    return run(command, project)
+
+
+def write_config(project, learning_rate: float) -> None:
+    config = yaml.safe_load((project / "config/smoke.yaml").read_text())
+    config["models"]["tiny"]["backend"] = "hf"  # no vLLM start-up per job
+    config["summaries"]["strategies"] = ["greedy", *METHODS]
+    config["finetune"]["training"]["learning_rate"] = learning_rate
+    (project / CONFIG).write_text(yaml.safe_dump(config))
+
+
+@pytest.fixture(scope="module")
+def finetuned(tmp_path_factory):
+    project = tmp_path_factory.mktemp("finetune") / "project"
+    copy_project(project)
+    write_config(project, 0.01)
+    snakemake(project)
+    return project
+
+
+def test_both_methods_train_and_summarise_the_evaluated_questions(finetuned):
+    evaluated = read_table(
+        "questions", finetuned / paths.QUESTIONS.format(run="smoke", dataset="smoke")
+    )
+    for strategy, method in METHODS.items():
+        adapter = finetuned / paths.ADAPTER.format(run="smoke", subject="tiny", method=method)
+        training = json.loads((adapter / "training.json").read_text())
+        assert training["ids"] and set(training["ids"]).isdisjoint(evaluated["id"])
+        loss = (finetuned / paths.TRAINING_LOSS.format(
+            run="smoke", subject="tiny", method=method)).read_text().splitlines()  # fmt: skip
+        assert loss[0].split("\t") == ["step", "loss"] and len(loss) > 1
+        summaries = read_table("summaries", finetuned / paths.SUMMARIES.format(
+            run="smoke", dataset="smoke", subject="tiny", strategy=strategy))  # fmt: skip
+        assert summaries["error"].isna().all() and summaries["summary"].str.len().gt(0).all()
+        scores = read_table("scores", finetuned / targets()[list(METHODS).index(strategy)])
+        assert scores["score"].notna().all()
+
+
+def test_a_new_learning_rate_reruns_the_training_and_what_follows_only(finetuned):
+    run(["selfreflect", "dvc-yaml", "--config", CONFIG], finetuned)
+    run(["dvc", "commit", "-f", "-q", *sorted(TRAINING)], finetuned)
+    assert "up to date" in run(["dvc", "status", *sorted(TRAINING)], finetuned).stdout
+    write_config(finetuned, 0.02)
+    run(["selfreflect", "dvc-yaml", "--config", CONFIG], finetuned)
+    status = run(["dvc", "status", *sorted(TRAINING)], finetuned).stdout
+    assert "finetune.training" in status and all(s in status for s in TRAINING), status
+    counts = job_counts(snakemake(finetuned, "-n").stdout)
+    assert counts == {
+        "finetune_train": 2,
+        "finetuned_summaries": 2,
+        "score_shard": 2 * load_config(finetuned / CONFIG)["shards"],
+        "score": 2,
+    }
