@@ -9,6 +9,7 @@ from selfreflect.config import validate_config
 from selfreflect.errors import ConfigError, InputError
 from selfreflect.questions import Preset, load_questions
 from selfreflect.registry import BACKENDS, DATASET_KINDS, JUDGES
+from selfreflect.scoring.judge import Judge
 
 CONFIG = {
     "models": {"m": {"path": "somewhere"}},
@@ -43,7 +44,7 @@ def test_registered_backend_is_valid_in_the_config_and_opens(monkeypatch):
 
 def test_every_registered_name_loads_its_kind():
     assert all(issubclass(BACKENDS.load(name), Generator) for name in BACKENDS.names())
-    assert all(callable(JUDGES.load(name)) for name in JUDGES.names())
+    assert all(issubclass(JUDGES.load(name), Judge) for name in JUDGES.names())
     assert all(isinstance(DATASET_KINDS.load(n), Preset) for n in DATASET_KINDS.names())
     with pytest.raises(InputError, match=r"^unknown judge backend .x. \(known: hf, vllm, refer"):
         JUDGES.load("x")

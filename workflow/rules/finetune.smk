@@ -54,7 +54,7 @@ rule finetune_train:
         code=code_hash("finetune-train"),
         config=RESOLVED_CONFIG,
         settings=settings("models.{subject}", "finetune.training"),
-        prompts=prompts("finetune-train", lambda w: strategy_prompts("basic")),
+        prompts=prompts("finetune-train", lambda w: strategy_prompts(STRATEGY[w.method])),
     message:
         "Training the {wildcards.method} LoRA adapter of {wildcards.subject}"
     shell:

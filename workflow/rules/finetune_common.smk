@@ -3,6 +3,7 @@ from selfreflect.finetune import FINETUNED, judge_name
 
 TRAINING = config["finetune"]["dataset"]
 DATA_KEYS = {"sft": ["dataset", "teacher"], "dpo": ["dataset", "candidates", "judge", "min_gap"]}
+STRATEGY = {method: strategy for strategy, method in FINETUNED.items()}  # the one each trains
 
 
 def training_strategies(method):
