@@ -52,6 +52,9 @@ def test_a_command_depends_on_what_its_own_function_reaches():
     studies = command_deps("report controlled-scores").files
     assert all(f"src/selfreflect/{name}" in studies for name in JUDGE_CODE)
     assert "src/selfreflect/report/tables.py" not in studies
+    # the table commands' module is apart from the studies': editing one reruns no judge job
+    assert "src/selfreflect/report/cli.py" not in studies
+    assert "src/selfreflect/report/study_cli.py" not in tables
 
 
 def test_data_files_are_code_and_prompts_are_keys():

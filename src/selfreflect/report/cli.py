@@ -1,7 +1,8 @@
-"""``selfreflect report``: the judge-scored studies and the paper's tables and figures.
+"""``selfreflect report``: the paper's tables and figures, and the judge-scored studies.
 
-``controlled-scores``, ``mc-scores`` and ``convergence-scores`` load the judge (one experiment
-each); ``main-table``, ``validation``, ``mc-study``, ``convergence``, ``cost-table`` and
+The studies (``controlled-scores``, ``mc-scores``, ``convergence-scores``) load the judge and
+live in :mod:`selfreflect.report.study_cli`, so editing a table command never reruns a judge
+job; ``main-table``, ``validation``, ``mc-study``, ``convergence``, ``cost-table`` and
 ``human-agreement`` only read artifacts and write ``<name>.csv/.md/.tex`` into ``--out-dir``,
 figures ``<name>.png/.pdf`` into ``--figure-dir`` and headline DVC metrics (controlled-pair
 accuracy, the multiple-choice study's correlation) to ``--metrics``; their input FILES default
@@ -19,17 +20,15 @@ import click
 import pandas as pd
 
 from selfreflect import paths
-from selfreflect.cli_options import CONFIG, OUT, QUESTIONS
+from selfreflect.cli_options import CONFIG
 from selfreflect.config import summarized_datasets
-from selfreflect.provenance import provenance
 from selfreflect.report import tables
+from selfreflect.report.study_cli import STUDIES
 
 FILES = click.argument("files", nargs=-1, type=click.Path(dir_okay=False))
 OUT_DIR = click.option("--out-dir", required=True, type=click.Path(), help="Tables folder.")
 FIGURE_DIR = click.option("--figure-dir", required=True, type=click.Path(), help="Figures folder.")
 METRICS = click.option("--metrics", "metrics_path", type=click.Path(), help="Headline DVC metrics.")
-JUDGE = click.option("--judge", required=True, help="Judge model name from the config.")
-ANSWERS = click.option("--answers", "answers_path", required=True, type=click.Path())
 
 
 def _config(path: str) -> dict[str, Any]:
@@ -114,91 +113,13 @@ def _skipped(
     click.echo(f"{name}: skipped ({reason})", err=True)
 
 
-def _open_judge(config: dict[str, Any], judge: str, config_path: str):
-    from selfreflect.config import model_spec
-    from selfreflect.scoring.judge import open_judge
-    from selfreflect.scoring.stopwords import stopword_policy
-
-    spec = model_spec(config, judge, source=config_path)
-    scoring = config["scoring"]
-    return open_judge(spec, scoring), scoring["temperature"], stopword_policy(scoring["stopwords"])
-
-
 @click.group()
 def report() -> None:
     """The paper's tables and figures, and the judge-scored studies behind them."""
 
 
-# --- judge-scored studies ----------------------------------------------------------------------
-
-
-@report.command("controlled-scores")
-@CONFIG
-@JUDGE
-@ANSWERS
-@OUT
-def controlled_scores(config_path: str, judge: str, answers_path: str, out: str) -> None:
-    """Score the controlled summary pairs (paper Table 1) with SelfReflect and alternatives."""
-    from selfreflect.artifacts import read_table, write_table
-    from selfreflect.report.studies import controlled_scores as study
-
-    config = _config(config_path)
-    answers = read_table("answers", answers_path)
-    model, temperature, is_stopword = _open_judge(config, judge, config_path)
-    with model:
-        table = study(model, answers, config["report"]["pair_types"], temperature, is_stopword)
-    write_table("controlled_scores", table, out, provenance(config, [judge], judge=judge))
-    click.echo(f"{len(table)} controlled summaries scored into {out}")
-
-
-@report.command("mc-scores")
-@CONFIG
-@JUDGE
-@QUESTIONS
-@ANSWERS
-@OUT
-def mc_scores(config_path: str, judge: str, questions_path: str, answers_path: str, out: str):
-    """Score stated-distribution summaries of multiple-choice questions; true W1 alongside."""
-    from selfreflect.artifacts import read_table, write_table
-    from selfreflect.report.studies import mc_scores as study
-
-    config = _config(config_path)
-    questions = read_table("questions", questions_path)
-    answers = read_table("answers", answers_path)
-    if questions["choices"].notna().any():
-        model, temperature, is_stopword = _open_judge(config, judge, config_path)
-        with model:
-            table = study(model, questions, answers, config["report"], temperature, is_stopword)
-    else:  # not a multiple-choice dataset: nothing to score, no judge to load
-        table = pd.DataFrame(columns=["id", "temperature", "summary", "w1", "score", "error"])
-    write_table("mc_scores", table, out, provenance(config, [judge], judge=judge))
-    click.echo(f"{len(table)} multiple-choice summaries scored into {out}")
-
-
-@report.command("convergence-scores")
-@CONFIG
-@JUDGE
-@ANSWERS
-@OUT
-@click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
-def convergence_scores(
-    config_path: str, judge: str, answers_path: str, out: str, files: tuple[str, ...]
-) -> None:
-    """Rescore the summaries FILES with subsampled conditioning / masked-out answers."""
-    from selfreflect.artifacts import read_table, write_table
-    from selfreflect.report.studies import convergence_scores as study
-
-    config = _config(config_path)
-    answers = read_table("answers", answers_path)
-    summaries = pd.concat([read_table("summaries", f) for f in files], ignore_index=True)
-    summaries = summaries[summaries["strategy"].isin(config["summaries"]["strategies"])]
-    model, temperature, is_stopword = _open_judge(config, judge, config_path)
-    with model:
-        table = study(
-            model, answers, summaries, config["report"], config["seed"], temperature, is_stopword
-        )
-    write_table("convergence_scores", table, out, provenance(config, [judge], judge=judge))
-    click.echo(f"{len(table)} convergence scores written to {out}")
+for study in STUDIES:
+    report.add_command(study)
 
 
 # --- tables and figures -----------------------------------------------------------------------
