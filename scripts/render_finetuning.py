@@ -34,7 +34,6 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import psutil
-import yaml
 from measure_real_run import tree_rss
 
 REPO = Path(__file__).resolve().parents[1]
@@ -78,10 +77,17 @@ def measure(cores: str) -> dict:
 
 def collect(run: dict) -> dict:
     """The measured run with what the doc shows from its artifacts: the config's sizes, the
-    training loss per step and the main table's rows."""
-    config = yaml.safe_load((REPO / CONFIG).read_text())
+    training loss per step of each method and the main table's rows."""
+    from selfreflect.config import FINETUNED, load_config
+
+    config = load_config(REPO / CONFIG)
     name, subject = config["run"], config["subjects"][0]
-    loss = pd.read_csv(REPO / f"reports/{name}/finetune/{subject}/sft/loss.tsv", sep="\t")
+    methods = [FINETUNED[s] for s in config["summaries"]["strategies"] if s in FINETUNED]
+    finetune = f"results/{name}/finetune/{subject}"
+    loss = {
+        method: pd.read_csv(REPO / f"reports/{name}/finetune/{subject}/{method}/loss.tsv", sep="\t")
+        for method in methods
+    }
     main = pd.read_csv(REPO / f"reports/{name}/tables/main.csv")
     training = config["finetune"]["dataset"]
     sizes = {
@@ -92,10 +98,21 @@ def collect(run: dict) -> dict:
         "evaluated_questions": int(main["n_scored"].max() + main["n_failed"].max()),
         "num_answers": config["answers"]["num_answers"],
         "teacher": config["finetune"]["teacher"],
+        "candidates": config["finetune"]["candidates"],
+        "min_gap": config["finetune"]["min_gap"],
+        "examples": {
+            method: len(pd.read_parquet(REPO / f"{finetune}/{method}/data.parquet"))
+            for method in methods
+        },
         "training": config["finetune"]["training"],
     }
     rows = main.astype(object).where(main.notna(), None).to_dict("records")
-    return {"run": run, "config": sizes, "loss": loss.to_dict("records"), "main": rows}
+    return {
+        "run": run,
+        "config": sizes,
+        "loss": {method: frame.to_dict("records") for method, frame in loss.items()},
+        "main": rows,
+    }
 
 
 def epoch_means(loss: list[dict], epochs: int) -> list[float]:
@@ -104,16 +121,23 @@ def epoch_means(loss: list[dict], epochs: int) -> list[float]:
     return [float(part.mean()) for part in np.array_split(steps, epochs)]
 
 
-def loss_figure(loss: list[dict], epochs: int, path: Path) -> None:
-    """The training loss per optimiser step and its mean per epoch, a small PNG."""
-    frame = pd.DataFrame(loss)
-    figure, axes = plt.subplots(figsize=(4.5, 2.6), dpi=100)
-    axes.plot(frame["step"], frame["loss"], marker="o", markersize=3, label="step")
-    per_epoch = len(frame) / epochs
-    centres = [per_epoch * (e + 0.5) + 0.5 for e in range(epochs)]
-    axes.plot(centres, epoch_means(loss, epochs), marker="s", label="epoch mean")
-    axes.set(xlabel="optimiser step", ylabel="SFT loss", title="finetuned_sft: training loss")
-    axes.legend(fontsize="small")
+def loss_figure(loss: dict[str, list[dict]], epochs: int, path: Path) -> None:
+    """Each method's training loss per optimiser step and its mean per epoch, a small PNG."""
+    figure, panels = plt.subplots(
+        1, len(loss), figsize=(4.5 * len(loss), 2.6), dpi=100, squeeze=False
+    )
+    for axes, (method, steps) in zip(panels[0], loss.items(), strict=True):
+        frame = pd.DataFrame(steps)
+        axes.plot(frame["step"], frame["loss"], marker="o", markersize=3, label="step")
+        per_epoch = len(frame) / epochs
+        centres = [per_epoch * (e + 0.5) + 0.5 for e in range(epochs)]
+        axes.plot(centres, epoch_means(steps, epochs), marker="s", label="epoch mean")
+        axes.set(
+            xlabel="optimiser step",
+            ylabel=f"{method.upper()} loss",
+            title=f"finetuned_{method}: training loss",
+        )
+        axes.legend(fontsize="small")
     figure.tight_layout()
     figure.savefig(path)
     plt.close(figure)
@@ -153,27 +177,40 @@ def render(result: dict) -> str:
     """docs/finetuning.md from the collected run."""
     run, sizes, rows = result["run"], result["config"], result["main"]
     training = sizes["training"]
-    loss = result["loss"]
+    examples = sizes["examples"]
+    taught = {
+        "sft": f"with SFT, to write the teacher's (`{sizes['teacher']}`) summaries"
+        f" ({examples.get('sft')} examples)",
+        "dpo": "with DPO, to prefer the lower-scored summary of each pair of its candidate"
+        f" strategies' ({', '.join(sizes['candidates'])}) summaries, scored with SelfReflect"
+        f" ({examples.get('dpo')} pairs, score gap at least {sizes['min_gap']})",
+    }
+    methods = list(result["loss"])
     lines = [
         "# Finetuned summarisers on SmolLM2 (measured)",
         "",
         "Rendered by `scripts/render_finetuning.py` from `docs/finetuning.json`; do not edit.",
         "",
-        f"`{run['command']}` on {run['date']}: SmolLM2-135M-Instruct learns, as a",
-        f"LoRA adapter (rank {training['lora']['rank']}) trained with SFT for"
-        f" {training['epochs']} epochs, to write",
-        f"the teacher's (`{sizes['teacher']}`) summaries of {sizes['training_questions']}"
-        f" training questions ({_training_source(sizes['training_dataset'])});",
-        f"`finetuned_sft` then summarises {sizes['evaluated_questions']} evaluated questions"
-        " in one greedy pass,",
-        f"scored against N = {sizes['num_answers']} held-out answers with SmolLM2 as the judge.",
+        f"`{run['command']}` on {run['date']}: SmolLM2-135M-Instruct learns, as a LoRA adapter"
+        f" (rank {training['lora']['rank']}) trained for {training['epochs']} epochs on"
+        f" {sizes['training_questions']} training questions"
+        f" ({_training_source(sizes['training_dataset'])}):",
+        "",
+        *[f"- `finetuned_{method}`: {taught[method]};" for method in methods],
+        "",
+        "each finetuned strategy then summarises"
+        f" {sizes['evaluated_questions']} evaluated questions in one greedy pass, scored against"
+        f" N = {sizes['num_answers']} held-out answers with SmolLM2 as the judge.",
         "",
         "![Training loss per step](finetuning_loss.png)",
         "",
-        f"Training loss over {len(loss)} optimiser steps (batch size {training['batch_size']}),"
-        " mean per epoch: "
-        + ", ".join(f"{m:.3f}" for m in epoch_means(loss, training["epochs"]))
-        + ".",
+        *[
+            f"{method.upper()}: training loss over {len(result['loss'][method])} optimiser steps"
+            f" (batch size {training['batch_size']}), mean per epoch: "
+            + ", ".join(f"{m:.3f}" for m in epoch_means(result["loss"][method], training["epochs"]))
+            + "."
+            for method in methods
+        ],
         "",
         "## SelfReflect scores (lower is better)",
         "",
