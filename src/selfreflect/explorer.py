@@ -3,10 +3,10 @@
 Rows are questions of one experiment (dataset, subject, judge) with every strategy's score. A
 row's page shows the held-out test answers (identical ones grouped) and the conditioning answers
 clustered by meaning (as the cluster strategies cluster them: ``summaries.cluster``), each
-strategy's summary with its score and rank, the masked
-words coloured by their distance under the chosen strategy (the title shows the judge's top
-predictions with the summary and with the reference context), and the controlled pairs. The
-data is embedded in the page as JSON; the page loads nothing.
+strategy's summary with its score and rank, the masked words coloured by their distance under
+the chosen strategy (the title shows the judge's top predictions with the summary and with the
+reference context), and the controlled pairs. The data is embedded in the page as JSON; the
+page loads nothing.
 """
 
 from __future__ import annotations
