@@ -8,19 +8,20 @@ nothing of what DVC wrote. So before Snakemake plans a run, :func:`align_with_dv
 - made with the settings of Snakemake's config, from the inputs recorded: DVC vouches for
   them, and their timestamps are put in DAG order (no job reruns for a file ``dvc checkout``
   restored with unchanged content);
-- made with other settings than the config (after ``dvc exp run``, ``dvc exp apply``, a
-  checkout of another commit, or a config changed since ``dvc repro``, whether or not
-  ``params.yaml`` was regenerated): stale for this config, and the run stops naming them and
-  the command that reruns them. Snakemake has no record of an output DVC made, so it would
-  call it up to date.
+- made with other settings than the config, while ``params.yaml`` still holds those (after
+  ``dvc exp run``, ``dvc exp apply`` or a checkout of another commit), or while Snakemake keeps
+  no record of them (DVC made them, and the config changed since, ``params.yaml`` regenerated
+  or not: Snakemake would call them up to date): stale for this config, and the run stops
+  naming them and the command that reruns them.
 
-Every output DVC did not make (or that changed since) is for Snakemake's own records to judge.
+Every other output (one Snakemake made and ``dvc commit`` recorded, one changed since DVC
+recorded it, another run's) is for Snakemake's own records to judge.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -41,6 +42,7 @@ class RecordedStage:
     temporary: list[str]  # files its commands write that Snakemake deletes, DVC keeps
     deps: list[str]
     differing: dict[str, tuple[Any, Any]]  # params.yaml key: (recorded value, config value)
+    params_as_recorded: bool  # params.yaml still holds the recorded values
     deps_as_recorded: bool  # every input file is as recorded
 
 
@@ -80,6 +82,7 @@ def recorded_stages(config: dict[str, Any], root: Path = Path()) -> list[Recorde
                         for key, value in recorded.items()
                         if current.get(key) != value
                     },
+                    params_as_recorded=not any(dep.workspace_status() for dep in own),
                     deps_as_recorded=not any(
                         dep.workspace_status() for dep in stage.deps if dep not in params
                     ),
@@ -88,16 +91,23 @@ def recorded_stages(config: dict[str, Any], root: Path = Path()) -> list[Recorde
     return stages
 
 
-def align_with_dvc(config: dict[str, Any], source: str, forced: Iterable[str] = ()) -> None:
+def align_with_dvc(
+    config: dict[str, Any],
+    source: str,
+    recorded_by_snakemake: Callable[[str], bool],
+    forced: Iterable[str] = (),
+) -> None:
     """Make Snakemake agree with ``dvc.lock`` (module docstring); a one-line
     :class:`ConfigError` names the outputs DVC made with settings other than ``source``'s
-    (those not in ``forced``, Snakemake's ``--forcerun`` rules and files)."""
+    (those not in ``forced``, Snakemake's ``--forcerun`` rules and files).
+    ``recorded_by_snakemake(path)`` tells whether Snakemake keeps a record of making ``path``."""
     if not Path(LOCK_FILE).is_file():
         return
     forced = set(forced)
     stale = []
     for stage in recorded_stages(config):
-        if stage.differing:
+        dvc_made = stage.params_as_recorded or not any(map(recorded_by_snakemake, stage.outs))
+        if stage.differing and dvc_made:
             if stage.rule not in forced and forced.isdisjoint(stage.outs):
                 stale.append(stage)
         elif not stage.differing and stage.deps_as_recorded:

@@ -181,13 +181,20 @@ def summary_settings(wildcards):
     return [*names, *strategy_setting_keys(config["summaries"], wildcards.strategy)]
 
 
+def made_by_snakemake(path):
+    """Whether Snakemake keeps a record (its metadata) of making ``path``."""
+    return workflow.persistence.metadata(IOFile(path)) is not None
+
+
 def targets_agreeing_with_dvc(wildcards):
     """Rule all's input: every target, once Snakemake agrees with the outputs DVC recorded
     (selfreflect.dvc_record). An input function runs while the DAG is built, when Snakemake
     knows --forcerun; a forced run (`selfreflect dvc-yaml`'s DAG) reruns everything anyway."""
     if not workflow.dag_settings.forceall:
         try:
-            align_with_dvc(config, _source, forced=workflow.dag_settings.forcerun)
+            align_with_dvc(
+                config, _source, made_by_snakemake, forced=workflow.dag_settings.forcerun
+            )
         except ConfigError as err:
             sys.exit(f"error: {err}")
     return all_targets()
