@@ -259,12 +259,6 @@ CASES = [
     Case("cli-missing-option", {}, ["questions", "--dataset", "d"], ("'--config'",)),
     Case("cli-bad-choice", {}, ["merge", "tables", "x"], ("'tables'", "merge")),
     Case(
-        "cli-metrics-without-config",
-        {},
-        ["merge", "answers", "--questions", "q", "--out", "o", "--metrics", "m", "p"],
-        ("--metrics",),
-    ),
-    Case(
         "cli-shard-out-of-range",
         {"c.yaml": config(), "q.pq": artifact("questions", pd.DataFrame([QUESTIONS_ROW]))},
         [*ANSWERS_CMD, "--questions", "{tmp}/q.pq", "--shard", "3", "--shards", "2", *OUT_A],

@@ -320,9 +320,12 @@ def test_learning_rate_reruns_training_and_what_follows_only(tmp_path, monkeypat
         for m in ("sft", "dpo")
         for rule in ("finetuned_summaries",)
     }
-    finetuned |= {f"score-smoke-tiny-tiny-finetuned_{m}" for m in ("sft", "dpo")}
+    finetuned |= {
+        f"{rule}-smoke-tiny-tiny-finetuned_{m}"
+        for m in ("sft", "dpo")
+        for rule in ("score", "convergence_scores")
+    }
     readers = {
-        "convergence_scores-smoke-tiny-tiny",
         "main_table",
         "cost_table",
         "convergence",

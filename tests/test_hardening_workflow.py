@@ -4,6 +4,7 @@ nothing, reruns on code changes, a killed Snakemake run resumed, two runs side b
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import time
@@ -91,12 +92,12 @@ def test_dry_run_writes_nothing_and_a_run_writes_its_config_once(project, tmp_pa
 # --- reruns on code changes (defect 3), a killed run resumed --------------------------------
 
 EXPERIMENT = "results/smoke/smoke/tiny"
-TARGETS = [f"{EXPERIMENT}/scores/tiny/greedy.parquet", f"{EXPERIMENT}/metrics/tiny/greedy.json"]
+SCORES = f"{EXPERIMENT}/scores/tiny/greedy.parquet"
 
 
 @pytest.fixture(scope="module")
 def completed(smoke_run, tmp_path_factory):
-    """A copy of the session's completed smoke run (it made ``TARGETS`` among the rest)."""
+    """A copy of the session's completed smoke run (it made ``SCORES`` among the rest)."""
     return clone_completed(smoke_run, tmp_path_factory.mktemp("code") / "base")
 
 
@@ -113,18 +114,18 @@ def completed(smoke_run, tmp_path_factory):
 def test_code_changes_rerun_the_jobs_that_run_the_code(completed, tmp_path, module, rerun, kept):
     """Editing the package reruns the rules that run the edited code, and what follows."""
     copy = clone_completed(completed, tmp_path / "p")
-    assert job_counts(smk(copy, "-n", *TARGETS).stdout) == {}
+    assert job_counts(smk(copy, "-n", SCORES).stdout) == {}
     source = copy / "src" / "selfreflect" / module
     source.write_text(source.read_text() + "\n# an edit\n")
-    jobs = set(job_counts(smk(copy, "-n", *TARGETS).stdout))
+    jobs = set(job_counts(smk(copy, "-n", SCORES).stdout))
     assert rerun <= jobs and not kept & jobs, jobs
 
 
 def test_killed_snakemake_run_resumes_to_identical_tables(completed, tmp_path):
     """kill -9 of Snakemake and its jobs once the answers exist; --rerun-incomplete then ends
-    with exactly the uninterrupted run's scores and metrics."""
+    with exactly the uninterrupted run's scores."""
     copy = copy_project(tmp_path / "p")
-    command = ["snakemake", *TARGETS, "--configfile", SMOKE, "--cores", "2"]
+    command = ["snakemake", SCORES, "--configfile", SMOKE, "--cores", "2"]
     job = subprocess.Popen(
         command, cwd=copy, start_new_session=True,
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
@@ -136,14 +137,25 @@ def test_killed_snakemake_run_resumes_to_identical_tables(completed, tmp_path):
     job.wait()
     run(["snakemake", "--unlock", "--configfile", SMOKE], copy)  # the killed run's lock
     run([*command, "--rerun-incomplete"], copy)
-    scores, metrics = TARGETS
     pd.testing.assert_frame_equal(
-        read_table("scores", copy / scores), read_table("scores", completed / scores)
+        read_table("scores", copy / SCORES), read_table("scores", completed / SCORES)
     )
-    assert (copy / metrics).read_text() == (completed / metrics).read_text()
 
 
 # --- two runs side by side ---------------------------------------------------------------------
+
+
+def ended_in_snakemakes_lock_cleanup_race(stderr: str) -> bool:
+    """Whether a run whose jobs all finished failed only in Snakemake's own lock cleanup.
+
+    Snakemake 9.27 ends every run with ``shutil.rmtree(".snakemake/locks")``
+    (``persistence/file.py``, ``_delete_locks``); of two runs ending in the same instant, the
+    second's rmtree finds the folder gone. The README names this; the test's rerun below still
+    has to find nothing to do.
+    """
+    steps = re.findall(r"(\d+) of (\d+) steps \(100%\) done", stderr)
+    race = re.search(r"FileNotFoundError: .*\.snakemake/locks'\s*$", stderr.strip())
+    return bool(steps) and race is not None
 
 
 def test_two_runs_with_different_names_do_not_touch_each_other(tmp_path):
@@ -157,7 +169,8 @@ def test_two_runs_with_different_names_do_not_touch_each_other(tmp_path):
         commands.append(["snakemake", "--configfile", config, "--cores", "1", target])
     jobs = [subprocess.Popen(c, cwd=copy, stderr=subprocess.PIPE, text=True) for c in commands]
     for job in jobs:
-        assert job.wait() == 0, job.stderr.read()
+        status, stderr = job.wait(), job.stderr.read()
+        assert status == 0 or ended_in_snakemakes_lock_cleanup_race(stderr), stderr
     for name, command in zip(names, commands, strict=True):
         resolved = yaml.safe_load((copy / "logs" / name / "config.yaml").read_text())
         assert resolved["run"] == name

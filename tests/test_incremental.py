@@ -26,15 +26,12 @@ STRATEGIES = yaml.safe_load(Path(__file__).parents[1].joinpath(CONFIG).read_text
 ]
 FIGURES = {"main_table", "validation", "mc_study", "convergence"}
 TABLES = FIGURES | {"cost_table", "human_agreement"}
-STUDIES = {
-    "controlled_scores-smoke-tiny-tiny",
-    "mc_scores-smoke-tiny-tiny",
-    "convergence_scores-smoke-tiny-tiny",
-}
+STUDIES = {"controlled_scores-smoke-tiny-tiny", "mc_scores-smoke-tiny-tiny"}
 MMLU_STUDIES = {"controlled_scores-smoke_mmlu-tiny-tiny", "mc_scores-smoke_mmlu-tiny-tiny"}
-# what reads every summary of the summarised dataset, besides that summary's score
-SUMMARY_READERS = {"convergence_scores-smoke-tiny-tiny", "cost_table", "main_table"}
-SUMMARY_READERS |= {"human_agreement", "convergence", "explorer"}
+# what reads every summary of the summarised dataset, besides that summary's own judge jobs:
+# no judge job (adding or changing a strategy redoes no other strategy's judge work)
+JUDGED = ("score", "convergence_scores")
+SUMMARY_READERS = {"cost_table", "main_table", "human_agreement", "convergence", "explorer"}
 
 
 def summaries_and_scores(*strategies: str) -> set[str]:
@@ -42,7 +39,8 @@ def summaries_and_scores(*strategies: str) -> set[str]:
 
 
 def scores(*strategies: str) -> set[str]:
-    return {f"score-smoke-tiny-tiny-{s}" for s in strategies}
+    """The judge's jobs of each strategy: its scores and its convergence study."""
+    return {f"{rule}-smoke-tiny-tiny-{s}" for rule in JUDGED for s in strategies}
 
 
 def edit_config(edit):

@@ -21,8 +21,9 @@ def test_matrix_config_expands_over_subjects_and_datasets(tmp_path):
     out = result.stdout
     for dataset in ("smoke", "smoke_mmlu"):
         for subject in ("tiny", "tiny-b"):
-            for study in ("controlled", "mc", "convergence"):
-                assert f"results/matrix/{dataset}/{subject}/studies/tiny/{study}.parquet" in out
+            studies = f"results/matrix/{dataset}/{subject}/studies/tiny"
+            for study in ("controlled", "mc", "convergence/greedy"):
+                assert f"{studies}/{study}.parquet" in out
     jobs = dict(re.findall(r"^(\w+)\s+(\d+)$", out, re.M))
     assert jobs["controlled_scores"] == "4" and jobs["main_table"] == "1"
 
@@ -44,6 +45,12 @@ def assert_tables_and_figures(project):
     assert (main["n_scored"] + main["n_failed"]).eq(config["questions"]["num_questions"]).all()
     metrics = json.loads((reports / "metrics" / "validation.json").read_text())
     assert 0 <= metrics["smoke"]["pairs_correct"] <= 1  # one subject and judge: keyed by dataset
+    for row in main.itertuples():  # one computation: the DVC metrics are the table's numbers
+        strategy = json.loads((reports / "metrics" / "main" / f"{row.strategy}.json").read_text())
+        assert strategy == pytest.approx(
+            {"mean": row.mean, "ci_low": row.ci_low, "ci_high": row.ci_high}
+            | {"n_scored": row.n_scored, "n_failed": row.n_failed, "n_excluded": row.n_excluded}
+        )
 
 
 def test_snakemake_builds_every_table_figure_and_the_report(smoke_run):

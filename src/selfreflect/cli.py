@@ -131,33 +131,20 @@ def answers(
 @click.argument("kind", type=click.Choice(["answers", "summaries", "scores"]))
 @QUESTIONS
 @OUT
-@click.option(
-    "--metrics",
-    "metrics_path",
-    type=click.Path(dir_okay=False),
-    help="scores of one strategy only: its metrics (JSON).",
-)
-@click.option("--config", "config_path", type=click.Path(dir_okay=False), help="For --metrics.")
 @click.argument("parts", nargs=-1, required=True, type=click.Path(dir_okay=False))
 def merge(
     kind: str,
     questions_path: str,
     out: str,
-    metrics_path: str | None,
-    config_path: str | None,
     parts: tuple[str, ...],
 ) -> None:
     """Merge per-shard tables of one KIND into one table in question order (every shard of the
     run of the questions, holding only its questions)."""
     from selfreflect import sharding
     from selfreflect.artifacts import read_metadata, read_table, write_table
-    from selfreflect.config import load_config
-    from selfreflect.fileio import check_writable, write_json
+    from selfreflect.fileio import check_writable
     from selfreflect.provenance import merged_provenance
-    from selfreflect.stats import score_metrics
 
-    if metrics_path and not (kind == "scores" and config_path):
-        raise click.UsageError("--metrics needs scores and --config")
     check_writable(out)
     tables = [read_table(kind, part) for part in parts]
     order = read_table("questions", questions_path)["id"]
@@ -165,9 +152,6 @@ def merge(
     sharding.check_run(read_metadata(questions_path).get("run"), shards, list(parts))
     merged = sharding.merge(tables, order, list(parts))
     write_table(kind, merged, out, merged_provenance(shards))
-    if metrics_path:
-        (metrics,) = score_metrics(merged, load_config(config_path)).values()  # one strategy
-        write_json(metrics_path, metrics)  # flat: one row of `dvc metrics show` per file
     click.echo(f"{len(merged)} rows merged into {out}")
 
 

@@ -13,7 +13,6 @@ ANSWERS_SHARD = "results/{run}/{dataset}/{subject}/shards/answers-{shard}.parque
 SUMMARIES = "results/{run}/{dataset}/{subject}/summaries/{strategy}.parquet"
 SCORES = "results/{run}/{dataset}/{subject}/scores/{judge}/{strategy}.parquet"
 SCORES_SHARD = "results/{run}/{dataset}/{subject}/scores/{judge}/shards/{strategy}-{shard}.parquet"
-METRICS = "results/{run}/{dataset}/{subject}/metrics/{judge}/{strategy}.json"
 EXPLORER = "results/{run}/explorer.html"  # every question's answers, summaries and scores
 LOGS = "logs/{run}"
 # finetuned summarisers, per subject and method (sft, dpo): training data, LoRA adapter folder
@@ -25,7 +24,8 @@ TRAINING_LOSS = "reports/{run}/finetune/{subject}/{method}/loss.tsv"
 # ({name}.png/.pdf) and DVC metrics, outside results/{run} (DVC's report stages depend on it)
 CONTROLLED = "results/{run}/{dataset}/{subject}/studies/{judge}/controlled.parquet"
 MC = "results/{run}/{dataset}/{subject}/studies/{judge}/mc.parquet"
-CONVERGENCE = "results/{run}/{dataset}/{subject}/studies/{judge}/convergence.parquet"
+# one convergence table per strategy: adding a strategy rescores only its own summaries
+CONVERGENCE = "results/{run}/{dataset}/{subject}/studies/{judge}/convergence/{strategy}.parquet"
 TABLES = "reports/{run}/tables"
 FIGURES = "reports/{run}/figures"
 REPORT_METRICS = "reports/{run}/metrics/{name}.json"

@@ -7,13 +7,11 @@ All randomness comes from ``numpy.random.default_rng(seed)``, so results are rep
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
 import numpy as np
 import numpy.typing as npt
-import pandas as pd
 
 # scipy.stats is imported inside the functions that use it: importing it takes ~1 s, and every
 # `selfreflect` command imports this module.
@@ -274,46 +272,3 @@ def krippendorff_alpha(ratings: npt.ArrayLike, level: Level = "interval") -> flo
     if expected == 0.0:
         return float("nan")
     return float(1.0 - (n - 1.0) * (o * d2).sum() / expected)
-
-
-def strategy_metrics(
-    scores: pd.DataFrame, *, n_resamples: int, confidence: float, seed: int
-) -> dict[str, dict[str, Any]]:
-    """Per strategy: mean score over scored questions, its bootstrap CI, scored/failed counts."""
-    out = {}
-    for strategy, group in scores.groupby("strategy", sort=False):
-        scored = group["score"].dropna().to_numpy(dtype=float)
-        ci = (
-            bootstrap_ci(scored, confidence=confidence, n_resamples=n_resamples, seed=seed)
-            if scored.size
-            else None
-        )
-        out[str(strategy)] = {
-            "mean": ci.estimate if ci else None,
-            "ci_low": ci.low if ci else None,
-            "ci_high": ci.high if ci else None,
-            "confidence": confidence,
-            "n_scored": int(scored.size),
-            "n_failed": int(len(group) - scored.size),
-            "num_tasks": int(group["num_tasks"].sum()),
-        }
-    return out
-
-
-def score_metrics(scores: pd.DataFrame, config: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    """The per-strategy metrics of a scores table, with the settings of ``config``."""
-    settings = config["scoring"]
-    return strategy_metrics(
-        scores,
-        n_resamples=settings["bootstrap_resamples"],
-        confidence=settings["confidence"],
-        seed=config["seed"],
-    )
-
-
-def write_metrics(path: str | os.PathLike, scores: pd.DataFrame, config: dict[str, Any]) -> None:
-    """Write the per-strategy metrics of a scores table (settings from ``config``) as JSON,
-    ``{strategy: metrics}``."""
-    from selfreflect.fileio import write_json
-
-    write_json(path, score_metrics(scores, config))

@@ -210,7 +210,7 @@ def all_targets():
             strategy=config["summaries"]["strategies"],
         )
         + expand(
-            [run_path(paths.SCORES), run_path(paths.METRICS)],
+            run_path(paths.SCORES),
             dataset=SUMMARIZED,
             subject=config["subjects"],
             judge=config["judges"],

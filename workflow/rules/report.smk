@@ -62,14 +62,14 @@ rule mc_scores:
 rule convergence_scores:
     input:
         answers=rules.answers.output[0],
-        summaries=strategy_summaries,
+        summaries=rules.summaries.output[0],
         stopwords=stopword_files,
         models=models("{judge}"),
         code=code("report convergence-scores"),
     output:
         run_path(paths.CONVERGENCE),
     log:
-        f"{LOGS}/studies/{{dataset}}/{{subject}}/{{judge}}/convergence.log",
+        f"{LOGS}/studies/{{dataset}}/{{subject}}/{{judge}}/convergence-{{strategy}}.log",
     conda:
         ENV
     resources:
@@ -86,7 +86,8 @@ rule convergence_scores:
         ),
         prompts=prompts("report convergence-scores"),
     message:
-        "Rescoring {wildcards.subject}'s summaries with subsampled answers ({wildcards.judge})"
+        "Rescoring {wildcards.subject}'s {wildcards.strategy} summaries with subsampled"
+        " answers ({wildcards.judge})"
     shell:
         "selfreflect report convergence-scores --config {params.config:q}"
         " --judge {wildcards.judge:q} --answers {input.answers:q} --out {output:q}"
@@ -100,6 +101,7 @@ rule main_table:
     output:
         table=table_files("main", "Main table"),
         figure=figure_files("main", "Main table"),
+        metrics=[report_metrics(f"main/{strategy}") for strategy in STRATEGIES],
     log:
         f"{LOGS}/report/main_table.log",
     conda:
@@ -109,6 +111,7 @@ rule main_table:
         config=RESOLVED_CONFIG,
         tables=lambda w, output: os.path.dirname(output.table[0]),
         figures=lambda w, output: os.path.dirname(output.figure[0]),
+        metrics=lambda w, output: os.path.dirname(output.metrics[0]),
         settings=settings(
             "seed", *STATS_SETTINGS, "report.baseline", "finetune.teacher", *FIGURE_SETTINGS
         ),
@@ -116,7 +119,8 @@ rule main_table:
         "Main table: SelfReflect per strategy with bootstrap CIs and paired tests"
     shell:
         "selfreflect report main-table --config {params.config:q} --out-dir {params.tables:q}"
-        " --figure-dir {params.figures:q} {input.scores:q} 2> {log:q}"
+        " --figure-dir {params.figures:q} --metrics-dir {params.metrics:q} {input.scores:q}"
+        " 2> {log:q}"
 
 
 rule validation:
@@ -172,7 +176,7 @@ rule mc_study:
 
 rule convergence:
     input:
-        convergence=expand(run_path(paths.CONVERGENCE), **SUMMARY_EXPERIMENTS),
+        convergence=expand(run_path(paths.CONVERGENCE), **SUMMARY_EXPERIMENTS, strategy=STRATEGIES),
         code=code("report convergence"),
     output:
         table=table_files("convergence", "Convergence"),

@@ -27,15 +27,6 @@ def report_metrics(name):
     return paths.REPORT_METRICS.format(run=RUN, name=name)
 
 
-def strategy_summaries(wildcards):
-    return expand(
-        run_path(paths.SUMMARIES),
-        dataset=wildcards.dataset,
-        subject=wildcards.subject,
-        strategy=STRATEGIES,
-    )
-
-
 def report_targets():
     """Every table, figure and metrics file of the report."""
     final = [rules.main_table, rules.validation, rules.mc_study, rules.convergence]

@@ -38,18 +38,15 @@ rule score:
         parts=expand(rules.score_shard.output[0], shard=SHARDS, allow_missing=True),
         code=code("merge"),
     output:
-        scores=run_path(paths.SCORES),
-        metrics=run_path(paths.METRICS),
+        run_path(paths.SCORES),
     log:
         f"{LOGS}/scores/{{dataset}}/{{subject}}/{{judge}}/{{strategy}}-merge.log",
     conda:
         ENV
     params:
         code=code_hash("merge"),
-        config=RESOLVED_CONFIG,
-        settings=settings("scoring"),
     message:
         "Merging the score shards of {wildcards.strategy} ({wildcards.subject}, {wildcards.judge})"
     shell:
-        "selfreflect merge scores --config {params.config:q} --questions {input.questions:q}"
-        " --out {output.scores:q} --metrics {output.metrics:q} {input.parts:q} 2> {log:q}"
+        "selfreflect merge scores --questions {input.questions:q} --out {output:q}"
+        " {input.parts:q} 2> {log:q}"

@@ -29,6 +29,8 @@ FILES = click.argument("files", nargs=-1, type=click.Path(dir_okay=False))
 OUT_DIR = click.option("--out-dir", required=True, type=click.Path(), help="Tables folder.")
 FIGURE_DIR = click.option("--figure-dir", required=True, type=click.Path(), help="Figures folder.")
 METRICS = click.option("--metrics", "metrics_path", type=click.Path(), help="Headline DVC metrics.")
+# the main table's DVC metrics of a strategy (per experiment where several)
+MAIN_METRICS = ["mean", "ci_low", "ci_high", "n_scored", "n_failed", "n_excluded"]
 
 
 def _config(path: str) -> dict[str, Any]:
@@ -56,15 +58,16 @@ def _json_safe(value: Any) -> Any:
     return value.item() if hasattr(value, "item") else value
 
 
-def _write_metrics(path: str | None, frame: pd.DataFrame, fields: list[str]):
-    """Headline DVC metrics, one number per field and experiment (intervals and counts are in
-    the tables), keyed by the parts of the experiment that vary in the run
-    (``{"dataset": {field: value}}`` for one subject and judge; ``{field: value}`` for one
-    experiment), so `dvc metrics show` stays narrow."""
+def _write_metrics(path: str | None, frame: pd.DataFrame, fields: list[str]) -> None:
+    """Headline DVC metrics: the ``fields`` of each row of a report table, keyed by the parts of
+    the experiment that vary in it (``{"dataset": {field: value}}`` for one subject and judge;
+    ``{field: value}`` for one experiment), so `dvc metrics show` stays narrow."""
     from selfreflect.fileio import write_json
 
     if not path:
         return
+    if frame.empty:
+        return write_json(path, {})
     varying = [key for key in tables.EXPERIMENT if frame[key].nunique() > 1]
     out: dict[str, Any] = {}
     for row in frame.to_dict("records"):
@@ -76,11 +79,23 @@ def _write_metrics(path: str | None, frame: pd.DataFrame, fields: list[str]):
     write_json(path, out)
 
 
+def _write_strategy_metrics(
+    directory: str | None, table: pd.DataFrame, strategies: list[str]
+) -> None:
+    """The main table's numbers as DVC metrics: ``<strategy>.json`` per strategy (empty for a
+    strategy with no row), so `dvc metrics show` gives one row per strategy."""
+    if not directory:
+        return
+    for strategy in strategies:
+        rows = table[table["strategy"] == strategy] if "strategy" in table else table
+        _write_metrics(str(Path(directory) / f"{strategy}.json"), rows, MAIN_METRICS)
+
+
 def _files(config: dict[str, Any], template: str, files: tuple[str, ...]) -> list[str]:
     """``files``, or when none are given every path of ``template`` the config's run expects."""
     if files:
         return list(files)
-    summarized = "{strategy}" in template or template == paths.CONVERGENCE
+    summarized = "{strategy}" in template
     values = {
         "run": [config["run"]],
         "dataset": summarized_datasets(config) if summarized else list(config["datasets"]),
@@ -129,9 +144,13 @@ for study in STUDIES:
 @CONFIG
 @OUT_DIR
 @FIGURE_DIR
+@click.option(
+    "--metrics-dir", type=click.Path(file_okay=False), help="DVC metrics, one file per strategy."
+)
 @FILES
-def main_table(config_path: str, out_dir: str, figure_dir: str, files) -> None:
-    """Table 2: SelfReflect per strategy and experiment from the scores FILES."""
+def main_table(config_path: str, out_dir: str, figure_dir: str, metrics_dir, files) -> None:
+    """Table 2: SelfReflect per strategy and experiment from the scores FILES; its DVC metrics
+    (``--metrics-dir``: ``<strategy>.json``) are the table's own numbers."""
     from selfreflect.config import teachers
     from selfreflect.report.figures import main_figure
 
@@ -141,7 +160,8 @@ def main_table(config_path: str, out_dir: str, figure_dir: str, files) -> None:
         scores, config["report"]["baseline"], **_stats_args(config), teachers=teachers(config)
     )
     if table.empty:
-        return _skipped("main", "no summary scores", out_dir, figure_dir, config)
+        _skipped("main", "no summary scores", out_dir, figure_dir, config)
+        return _write_strategy_metrics(metrics_dir, table, config["summaries"]["strategies"])
     intervals = {
         "score": ("mean", "ci_low", "ci_high"),
         "vs_baseline": ("diff", "diff_low", "diff_high"),
@@ -158,6 +178,7 @@ def main_table(config_path: str, out_dir: str, figure_dir: str, files) -> None:
     display = tables.with_intervals(table, intervals)
     tables.write_table_files(table, display, out_dir, "main", caption)
     main_figure(table, Path(figure_dir) / "main", **_figure_args(config))
+    _write_strategy_metrics(metrics_dir, table, config["summaries"]["strategies"])
 
 
 @report.command("validation")

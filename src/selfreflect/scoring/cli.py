@@ -105,7 +105,6 @@ def _read_summaries(path: str) -> pd.DataFrame:
     type=_FILE,
     help="scores table (Parquet), or reference scores format if it ends in .json.",
 )
-@click.option("--metrics", "metrics_path", type=_FILE, help="Per-strategy metrics (JSON).")
 @click.option("--backend", type=click.Choice(JUDGES.names()), help="Judge engine.")
 @click.option("--temperature", type=float, help="Post-hoc temperature (default 5).")
 @click.option("--stopwords", help="wordfreq, none, or a word-list file.")
@@ -119,7 +118,6 @@ def score(
     answers_path: str,
     summaries_path: str,
     out: str,
-    metrics_path: str | None,
     shard: int,
     shards: int,
     **overrides: Any,
@@ -136,7 +134,6 @@ def score(
     from selfreflect.scoring.judge import open_judge
     from selfreflect.scoring.score import reference_scores, score_table
     from selfreflect.scoring.stopwords import stopword_policy
-    from selfreflect.stats import write_metrics
 
     config, spec = _config_and_judge(config_path, judge)
     settings = {**config["scoring"], **{k: v for k, v in overrides.items() if v is not None}}
@@ -156,7 +153,7 @@ def score(
         )
     inputs = [file_digest(answers_path), file_digest(summaries_path), shard, shards]
     directory = checkpoints.checkpoint_dir(out, checkpoints.fingerprint(spec, settings, inputs))
-    for path in [out, directory, *([metrics_path] if metrics_path else [])]:
+    for path in [out, directory]:
         check_writable(path)
     with open_judge(spec, settings) as model:
         scores = checkpoints.run_chunked(
@@ -181,8 +178,6 @@ def score(
             config, [spec["name"]], judge=spec["name"], settings=settings, shard=[shard, shards]
         )
         write_table("scores", scores, out, meta)
-    if metrics_path:
-        write_metrics(metrics_path, scores, config)
     checkpoints.clear(directory)
     failed = int(scores["error"].notna().sum())
     click.echo(f"{len(scores) - failed} scores ({failed} failed) written to {out}")
