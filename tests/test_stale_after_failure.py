@@ -100,7 +100,7 @@ def test_a_stopword_list_is_an_input_of_every_job_that_scores(tmp_path):
     run(["selfreflect", "dvc-yaml", "--config", "config/words.yaml"], project)
     stages = yaml.safe_load((project / "dvc.yaml").read_text())["stages"]
     scoring = [stage for stage in stages.values() if "--judge" in str(stage["cmd"])]
-    assert (
-        len(scoring) == 16
-    )  # 11 strategies, controlled and multiple-choice (2 datasets), convergence
+    # per strategy (11): its scores and its convergence study; per dataset (2): controlled
+    # pairs and the multiple-choice study
+    assert len(scoring) == 11 * 2 + 2 * 2
     assert all("data/stopwords.txt" in stage["deps"] for stage in scoring)
