@@ -5,14 +5,15 @@ Screenshots of each view are saved in test-artifacts/."""
 from __future__ import annotations
 
 import shutil
+from pathlib import Path
 
 import pandas as pd
 import pytest
 
 from selfreflect import paths
-from selfreflect.artifacts import read_table
+from selfreflect.artifacts import read_metadata, read_table, write_table
 from selfreflect.explorer import explorer_data
-from tests.conftest import REPO
+from tests.conftest import REFERENCE, REPO
 from tests.workflow_utils import run
 
 pytestmark = pytest.mark.workflow
@@ -37,6 +38,17 @@ def browser():
         browser.close()
 
 
+def relabel(folder: Path, subject: str) -> None:
+    """Make every artifact under ``folder`` say it is ``subject``'s (its rows and metadata)."""
+    for path in folder.rglob("*.parquet"):
+        metadata = read_metadata(path)
+        kind = metadata.pop("kind")
+        table = read_table(kind, path)
+        if "subject" in table:
+            table = table.assign(subject=subject)
+        write_table(kind, table, path, {**metadata, "subject": subject})
+
+
 @pytest.fixture(scope="module")
 def two_subjects(smoke_run, tmp_path_factory):
     """An explorer page of the smoke run's files and of a copy of them as a second subject."""
@@ -44,6 +56,7 @@ def two_subjects(smoke_run, tmp_path_factory):
     experiment = "results/smoke/smoke/tiny"
     for subject in ("tiny", "tiny2"):
         shutil.copytree(smoke_run / experiment, root / "results/smoke/smoke" / subject)
+    relabel(root / "results/smoke/smoke/tiny2", "tiny2")
     kinds = ["answers.parquet", "summaries/*.parquet", "scores/tiny/*.parquet"]
     files = [
         str(path.relative_to(root))
@@ -120,6 +133,33 @@ def test_conditioning_answers_are_clustered_by_meaning_and_test_answers_by_ident
     ]  # fmt: skip
     strings = explorer_data(tables, "r", {"embedder": "string", "threshold": 0.8})["rows"][0]
     assert len(strings["conditioning"]) == 3
+
+
+def test_imported_answers_need_their_experiment_named(tmp_path):
+    """The explorer takes an answers table's dataset and subject from its metadata: imported
+    without them, one line names the file and what is missing."""
+    from selfreflect.explorer import read_files
+
+    source = REFERENCE / "example_test_answers.json"
+    bare, named = tmp_path / "bare.parquet", tmp_path / "named.parquet"
+    run(["selfreflect", "import-answers", str(source), str(bare)], tmp_path)
+    labels = ["--dataset", "nq", "--subject", "qwen"]
+    run(["selfreflect", "import-answers", *labels, str(source), str(named)], tmp_path)
+    answers = read_table("answers", named)
+    scores = answers[["id"]].assign(dataset="nq", subject="qwen", judge="j", strategy="greedy")
+    scores = scores.assign(score=0.1, num_tasks=1, error=None, tasks=None)
+    write_table("scores", scores, tmp_path / "scores.parquet")
+    tables = read_files([named, tmp_path / "scores.parquet"])
+    assert set(zip(tables["answers"]["dataset"], tables["answers"]["subject"], strict=True)) == {
+        ("nq", "qwen")
+    }
+    result = run(
+        ["selfreflect", "explorer", "--config", str(REPO / "config/smoke.yaml"), "--out", "x.html",
+         str(bare), str(tmp_path / "scores.parquet")],
+        tmp_path, check=False,
+    )  # fmt: skip
+    assert result.returncode == 1 and not (tmp_path / "x.html").exists()
+    assert result.stderr.startswith(f"error: {bare}: metadata: no dataset or subject")
 
 
 def test_the_page_holds_every_scored_question_and_loads_nothing(page, smoke_run):

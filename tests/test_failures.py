@@ -47,6 +47,8 @@ def summaries_table() -> pd.DataFrame:
         {
             "id": ["q0", "q1"],
             "question": QUESTIONS,
+            "dataset": "d",
+            "subject": "tiny",
             "strategy": "greedy",
             "summary": ["Paris", "Shakespeare"],
             "summarizer": "tiny",

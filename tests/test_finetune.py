@@ -225,6 +225,7 @@ def data_command(tmp_path: Path, tiny_model: Path, evaluated: list[str], **finet
     write_table("questions", questions_table(), tmp_path / "train.parquet")
     write_table("questions", questions_table(evaluated, "eval"), tmp_path / "eval.parquet")
     teacher = questions_table().assign(
+        subject="tiny",
         strategy="sample_and_summarize",
         summary=TARGETS,
         summarizer="tiny",

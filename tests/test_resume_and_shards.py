@@ -159,6 +159,8 @@ def test_killed_scoring_job_resumes_to_identical_scores(cli_config, tmp_path, qu
         conditioning_answers=[[f"it is number {i} or {i + 1}"] * 3 for i in range(7)],
     )
     summaries = questions.assign(
+        dataset="d",
+        subject="tiny",
         strategy="greedy",
         summary=[f"most likely number {i}" for i in range(7)],
         summarizer="tiny",

@@ -283,7 +283,7 @@ def test_kept_tasks_explain_the_score_and_leave_it_unchanged(hf_judge, tmp_path)
     kept = score_table(hf_judge, answers, summaries, 5.0, WORDFREQ, keep_tasks=True)
     assert plain["tasks"].isna().all()
     pd.testing.assert_frame_equal(plain.drop(columns="tasks"), kept.drop(columns="tasks"))
-    write_table("scores", kept, tmp_path / "s.parquet")
+    write_table("scores", kept.assign(dataset="d", subject="s"), tmp_path / "s.parquet")
     test_answers = answers.at[0, "test_answers"]
     for row in read_table("scores", tmp_path / "s.parquet").itertuples():
         tasks = pd.DataFrame(list(row.tasks))
@@ -343,7 +343,7 @@ def test_score_command_writes_scores_table(tiny_model, tmp_path):
     write_table("answers", answers, answers_path)
     summaries = _read_summaries(str(SUMMARIES))
     summaries = summaries[summaries["strategy"] == "greedy"].assign(
-        summarizer="tiny", prompt_tokens=1, completion_tokens=1, seconds=0.0
+        dataset="d", subject="s", summarizer="tiny", prompt_tokens=1, completion_tokens=1, seconds=0
     )
     write_table("summaries", summaries, summaries_path)
     out = tmp_path / "scores.parquet"
@@ -357,6 +357,9 @@ def test_score_command_writes_scores_table(tiny_model, tmp_path):
     assert result.returncode == 0, result.stderr
     scores = read_table("scores", out)
     assert list(scores["id"]) == list(answers["id"]) and scores["error"].isna().all()
+    # every row says its experiment: the summaries' dataset and subject, and the judge
+    labels = scores[["dataset", "subject", "judge"]].drop_duplicates().values.tolist()
+    assert labels == [["d", "s", tiny_model.name]]
 
 
 @pytest.mark.parametrize(

@@ -7,7 +7,6 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from selfreflect import paths
 from selfreflect.errors import InputError
 from selfreflect.report.tables import (
     convergence_table,
@@ -15,8 +14,8 @@ from selfreflect.report.tables import (
     human_agreement_table,
     main_table,
     mc_table,
-    path_fields,
     read_ratings,
+    read_tables,
     validation_table,
     with_intervals,
     write_table_files,
@@ -42,18 +41,19 @@ def scores_frame(values: dict[str, list[float | None]]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def test_path_fields_reads_the_template():
-    path = "results/r/nq/qwen/scores/judge-1/greedy.parquet"
-    fields = path_fields(paths.SCORES, path)
-    assert fields == {
-        "run": "r",
-        "dataset": "nq",
-        "subject": "qwen",
-        "judge": "judge-1",
-        "strategy": "greedy",
-    }
-    with pytest.raises(ValueError):
-        path_fields(paths.SCORES, "results/r/nq/answers.parquet")
+def test_tables_take_the_experiment_from_the_rows_whatever_the_file_name(tmp_path):
+    """A scores table says what it is: renamed or moved, it lands in its own experiment's row;
+    one that names no dataset (reference-format summaries) is counted, not dropped."""
+    from selfreflect.artifacts import write_table
+
+    named = scores_frame({"greedy": [0.2, 0.4]}).assign(dataset="nq", tasks=None)
+    unnamed = scores_frame({"greedy": [0.3, None]}).assign(dataset=None, tasks=None)
+    write_table("scores", named, tmp_path / "renamed.parquet")
+    write_table("scores", unnamed, tmp_path / "moved" / "x.parquet")
+    files = [tmp_path / "renamed.parquet", tmp_path / "moved" / "x.parquet"]
+    table = main_table(read_tables("scores", files), "greedy", 100, 0.95, 0)
+    assert table["dataset"].iloc[0] == "nq" and pd.isna(table["dataset"].iloc[1])
+    assert table["n_scored"].tolist() == [2, 1] and table["n_failed"].tolist() == [0, 1]
 
 
 def test_main_table_means_counts_and_paired_test():
@@ -275,11 +275,8 @@ def test_a_table_with_nothing_to_show_says_why(tmp_path):
     from selfreflect.artifacts import write_table
     from tests.conftest import REPO
 
-    scores = tmp_path / paths.SCORES.format(
-        run="smoke", dataset="d", subject="s", judge="j", strategy="a"
-    )
-    frame = scores_frame({"a": [0.1, 0.2]}).drop(columns=list(KEYS)).assign(judge="j", tasks=None)
-    write_table("scores", frame, scores)
+    scores = tmp_path / "scores.parquet"
+    write_table("scores", scores_frame({"a": [0.1, 0.2]}).assign(tasks=None), scores)
     ratings = tmp_path / "ratings.csv"
     ratings.write_text("question_id,strategy,rater,rating\nother,a,r1,3\n")
     result = subprocess.run(

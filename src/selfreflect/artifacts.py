@@ -39,6 +39,10 @@ TASK = pa.struct(
     ]
 )
 
+# the experiment a summary, score or study row belongs to: tables say what they are, so no
+# reader parses it back out of a file name
+EXPERIMENT_FIELDS = [("dataset", _STR), ("subject", _STR), ("judge", _STR)]
+
 SCHEMAS: dict[str, pa.Schema] = {
     "questions": pa.schema(
         [
@@ -66,6 +70,7 @@ SCHEMAS: dict[str, pa.Schema] = {
         [
             ("id", _STR),
             ("question", _STR),
+            *EXPERIMENT_FIELDS[:2],  # dataset, subject
             ("strategy", _STR),
             ("summary", _STR),
             ("summarizer", _STR),
@@ -78,8 +83,8 @@ SCHEMAS: dict[str, pa.Schema] = {
     "scores": pa.schema(
         [
             ("id", _STR),
+            *EXPERIMENT_FIELDS,  # dataset, subject (null for reference-format summaries), judge
             ("strategy", _STR),
-            ("judge", _STR),
             ("score", pa.float64()),
             ("num_tasks", pa.int64()),
             ("error", _STR),
@@ -103,6 +108,7 @@ SCHEMAS: dict[str, pa.Schema] = {
     "controlled_scores": pa.schema(
         [
             ("id", _STR),
+            *EXPERIMENT_FIELDS,
             ("pair_type", _STR),
             ("side", _STR),  # good | bad
             ("summary", _STR),
@@ -116,6 +122,7 @@ SCHEMAS: dict[str, pa.Schema] = {
     "mc_scores": pa.schema(
         [
             ("id", _STR),
+            *EXPERIMENT_FIELDS,
             ("temperature", pa.float64()),
             ("summary", _STR),
             ("w1", pa.float64()),
@@ -126,6 +133,7 @@ SCHEMAS: dict[str, pa.Schema] = {
     "convergence_scores": pa.schema(
         [
             ("id", _STR),
+            *EXPERIMENT_FIELDS,
             ("strategy", _STR),
             ("axis", _STR),  # conditioning | test: which answer set was subsampled
             ("size", pa.int64()),
@@ -179,3 +187,11 @@ def read_metadata(path: str | os.PathLike) -> dict[str, Any]:
     """The file-level ``selfreflect`` metadata of an artifact."""
     meta = pq.read_schema(path).metadata or {}
     return json.loads(meta.get(METADATA_KEY, b"{}"))
+
+
+def one_dataset(questions: pd.DataFrame, path: str | os.PathLike) -> str | None:
+    """The dataset a questions table (or shard) belongs to: the label its answers record."""
+    names = list(questions["dataset"].dropna().unique())
+    if len(names) > 1:
+        raise InputError(f"{path}: dataset: several values {names}; one dataset per file")
+    return names[0] if names else None

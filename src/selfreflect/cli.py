@@ -11,7 +11,7 @@ import sys
 
 import click
 
-from selfreflect.cli_options import CONFIG, OUT, QUESTIONS, SHARD, SHARDS, SUBJECT
+from selfreflect.cli_options import CONFIG, DATASET, OUT, QUESTIONS, SHARD, SHARDS, SUBJECT
 from selfreflect.errors import SelfReflectError
 from selfreflect.finetune.cli import finetune_data, finetune_train
 from selfreflect.report.cli import report
@@ -64,7 +64,7 @@ def convert_model(config_path: str, model: str, out: str) -> None:
 
 @cli.command()
 @CONFIG
-@click.option("--dataset", required=True, help="Dataset name from the config.")
+@DATASET
 @OUT
 def questions(config_path: str, dataset: str, out: str) -> None:
     """Load, normalise, shuffle and truncate one dataset's questions."""
@@ -96,7 +96,7 @@ def answers(
     """Sample 2N answers per question from the subject model (SPEC §3); resumable."""
     from selfreflect import checkpoints, sharding
     from selfreflect.answers import sample_answers
-    from selfreflect.artifacts import read_table, write_table
+    from selfreflect.artifacts import one_dataset, read_table, write_table
     from selfreflect.backends import open_generator
     from selfreflect.config import load_config, model_spec
     from selfreflect.failures import check_failures
@@ -120,7 +120,14 @@ def answers(
             "answers", table, sample, directory, settings["checkpoint_every"]
         )
     check_failures(result, config["max_failed_share"], f"answers of {subject}")
-    meta = provenance(config, [subject], subject=subject, settings=settings, shard=[shard, shards])
+    meta = provenance(
+        config,
+        [subject],
+        dataset=one_dataset(table, questions_path),
+        subject=subject,
+        settings=settings,
+        shard=[shard, shards],
+    )
     write_table("answers", result, out, meta)
     checkpoints.clear(directory)
     failed = int(result["error"].notna().sum())
@@ -269,11 +276,13 @@ def export_answers(fmt: str, questions_path: str | None, answers_path: str, out:
 
 
 @cli.command("import-answers")
+@click.option("--dataset", help="Record the dataset the answers belong to (else SOURCE's).")
+@click.option("--subject", help="Record the subject that gave them (else SOURCE's).")
 @click.argument("source", type=click.Path())
 @click.argument("out", type=click.Path(dir_okay=False))
-def import_answers(source: str, out: str) -> None:
+def import_answers(source: str, out: str, dataset: str | None, subject: str | None) -> None:
     """Convert a reference test-answers JSON file or an exported datasets folder (SOURCE)
-    into an answers table."""
+    into an answers table; an exported folder keeps the dataset and subject it records."""
     from pathlib import Path
 
     from selfreflect.answer_sets import read_answer_set
@@ -287,7 +296,8 @@ def import_answers(source: str, out: str) -> None:
         answers, meta = read_answer_set(source)
     else:
         answers, meta = read_reference_answers(source), {"source": source, **code_provenance()}
-    write_table("answers", answers, out, meta)
+    labels = {"dataset": dataset, "subject": subject}
+    write_table("answers", answers, out, meta | {k: v for k, v in labels.items() if v})
 
 
 cli.add_command(score)

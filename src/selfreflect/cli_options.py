@@ -13,6 +13,7 @@ CONFIG = click.option(
 )
 OUT = click.option("--out", required=True, type=click.Path(), help="Output path.")
 SUBJECT = click.option("--subject", required=True, help="Subject model name from the config.")
+DATASET = click.option("--dataset", required=True, help="Dataset name from the config.")
 QUESTIONS = click.option(
     "--questions", "questions_path", required=True, type=click.Path(dir_okay=False)
 )

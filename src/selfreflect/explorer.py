@@ -20,41 +20,54 @@ from typing import Any
 
 import pandas as pd
 
-from selfreflect import paths
+from selfreflect.artifacts import read_metadata, read_table
 from selfreflect.errors import InputError
-from selfreflect.report.tables import path_fields, read_keyed
 from selfreflect.strategies.clustering import cluster_answers, resolve_embedder
 
-KINDS = {  # artifact kind -> its path template (how the command tells its FILES apart)
-    "answers": paths.ANSWERS,
-    "summaries": paths.SUMMARIES,
-    "scores": paths.SCORES,
-    "controlled_scores": paths.CONTROLLED,
-}
+KINDS = ("answers", "summaries", "scores", "controlled_scores")  # the kinds a page shows
 EXPERIMENT = ["dataset", "subject", "judge"]
 HOVER_PREDICTIONS = 3  # of the judge's top tokens kept per task, those shown when hovering a word
 
 
 def read_files(files: Iterable[str | os.PathLike]) -> dict[str, pd.DataFrame]:
-    """Each kind's tables of ``files`` (told apart by path), keyed by the path's wildcards."""
-    by_kind: dict[str, list[str]] = {kind: [] for kind in KINDS}
+    """Each kind's tables of ``files``, told apart by the kind each artifact records. Summary,
+    score and controlled-pair rows name their experiment; an answers table's dataset and
+    subject are in its metadata."""
+    frames: dict[str, list[pd.DataFrame]] = {kind: [] for kind in KINDS}
     for file in map(str, files):
-        kind = next((k for k, t in KINDS.items() if _matches(t, file)), None)
-        if kind is None:
+        kind = _kind(file)
+        if kind not in KINDS:
             raise InputError(f"{file}: not an answers, summaries, scores or controlled-pairs file")
-        by_kind[kind].append(file)
+        table = read_table(kind, file)
+        frames[kind].append(_labelled(table, file) if kind == "answers" else table)
     for kind in ("answers", "scores"):
-        if not by_kind[kind]:
+        if not frames[kind]:
             raise InputError(f"explorer: no {kind} file among the files given")
-    return {kind: read_keyed(kind, KINDS[kind], by_kind[kind]) for kind in KINDS}
+    return {
+        kind: pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
+        for kind, parts in frames.items()
+    }
 
 
-def _matches(template: str, file: str) -> bool:
+def _kind(file: str) -> str | None:
+    """The artifact kind ``file`` records (None if it is no artifact: missing, not Parquet)."""
     try:
-        path_fields(template, file)
-    except ValueError:
-        return False
-    return True
+        return read_metadata(file).get("kind")
+    except (OSError, ValueError):  # pyarrow's ArrowInvalid is a ValueError
+        return None
+
+
+def _labelled(answers: pd.DataFrame, file: str) -> pd.DataFrame:
+    """An answers table with the dataset and subject its metadata records as columns."""
+    metadata = read_metadata(file)
+    missing = [key for key in ("dataset", "subject") if not metadata.get(key)]
+    if missing:
+        raise InputError(
+            f"{file}: metadata: no {' or '.join(missing)} (imported without them: "
+            "`selfreflect import-answers --dataset D --subject S`; or made before answers "
+            "recorded them: rerun `selfreflect answers`)"
+        )
+    return answers.assign(dataset=metadata["dataset"], subject=metadata["subject"])
 
 
 def explorer_data(
@@ -71,9 +84,10 @@ def explorer_data(
     }
     controlled = tables["controlled_scores"]
     keys = [*EXPERIMENT, "id"]
-    pairs = dict(list(controlled.groupby(keys))) if not controlled.empty else {}
+    pairs = dict(list(controlled.groupby(keys, dropna=False))) if not controlled.empty else {}
     rows = []
-    for (dataset, subject, judge, qid), group in scores.groupby([*EXPERIMENT, "id"], sort=False):
+    by_question = scores.groupby([*EXPERIMENT, "id"], sort=False, dropna=False)
+    for (dataset, subject, judge, qid), group in by_question:
         answer = answers.loc[(dataset, subject, qid)]
         by_strategy = group.set_index("strategy")
         ranks = by_strategy["score"].rank(method="min")

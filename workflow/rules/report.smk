@@ -26,7 +26,8 @@ rule controlled_scores:
         "Scoring controlled summary pairs of {wildcards.subject} with {wildcards.judge}"
     shell:
         "selfreflect report controlled-scores --config {params.config:q}"
-        " --judge {wildcards.judge:q} --answers {input.answers:q} --out {output:q} 2> {log:q}"
+        " --dataset {wildcards.dataset:q} --subject {wildcards.subject:q} --judge {wildcards.judge:q}"
+        " --answers {input.answers:q} --out {output:q} 2> {log:q}"
 
 
 rule mc_scores:
@@ -54,7 +55,8 @@ rule mc_scores:
     message:
         "Scoring multiple-choice distribution summaries of {wildcards.subject} on {wildcards.dataset}"
     shell:
-        "selfreflect report mc-scores --config {params.config:q} --judge {wildcards.judge:q}"
+        "selfreflect report mc-scores --config {params.config:q}"
+        " --dataset {wildcards.dataset:q} --subject {wildcards.subject:q} --judge {wildcards.judge:q}"
         " --questions {input.questions:q} --answers {input.answers:q} --out {output:q}"
         " 2> {log:q}"
 
@@ -90,7 +92,8 @@ rule convergence_scores:
         " answers ({wildcards.judge})"
     shell:
         "selfreflect report convergence-scores --config {params.config:q}"
-        " --judge {wildcards.judge:q} --answers {input.answers:q} --out {output:q}"
+        " --dataset {wildcards.dataset:q} --subject {wildcards.subject:q} --judge {wildcards.judge:q}"
+        " --answers {input.answers:q} --out {output:q}"
         " {input.summaries:q} 2> {log:q}"
 
 

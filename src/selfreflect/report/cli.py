@@ -5,13 +5,12 @@ live in :mod:`selfreflect.report.study_cli`, so editing a table command never re
 job; ``main-table``, ``validation``, ``mc-study``, ``convergence``, ``cost-table`` and
 ``human-agreement`` only read artifacts and write ``<name>.csv/.md/.tex`` into ``--out-dir``,
 figures ``<name>.png/.pdf`` into ``--figure-dir`` and headline DVC metrics (controlled-pair
-accuracy, the multiple-choice study's correlation) to ``--metrics``; their input FILES default
-to every file the config's experiments produce.
+accuracy, the multiple-choice study's correlation) to ``--metrics``, from the artifact FILES
+they are given (each row says its experiment: dataset, subject, judge, strategy).
 """
 
 from __future__ import annotations
 
-import itertools
 import math
 from pathlib import Path
 from typing import Any
@@ -19,13 +18,11 @@ from typing import Any
 import click
 import pandas as pd
 
-from selfreflect import paths
 from selfreflect.cli_options import CONFIG
-from selfreflect.config import summarized_datasets
 from selfreflect.report import tables
 from selfreflect.report.study_cli import STUDIES
 
-FILES = click.argument("files", nargs=-1, type=click.Path(dir_okay=False))
+FILES = click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
 OUT_DIR = click.option("--out-dir", required=True, type=click.Path(), help="Tables folder.")
 FIGURE_DIR = click.option("--figure-dir", required=True, type=click.Path(), help="Figures folder.")
 METRICS = click.option("--metrics", "metrics_path", type=click.Path(), help="Headline DVC metrics.")
@@ -91,23 +88,6 @@ def _write_strategy_metrics(
         _write_metrics(str(Path(directory) / f"{strategy}.json"), rows, MAIN_METRICS)
 
 
-def _files(config: dict[str, Any], template: str, files: tuple[str, ...]) -> list[str]:
-    """``files``, or when none are given every path of ``template`` the config's run expects."""
-    if files:
-        return list(files)
-    summarized = "{strategy}" in template
-    values = {
-        "run": [config["run"]],
-        "dataset": summarized_datasets(config) if summarized else list(config["datasets"]),
-        "subject": config["subjects"],
-        "judge": config["judges"],
-        "strategy": config["summaries"]["strategies"],
-    }
-    names = [name for name in values if f"{{{name}}}" in template]
-    combos = itertools.product(*(values[name] for name in names))
-    return [template.format(**dict(zip(names, combo, strict=True))) for combo in combos]
-
-
 def _skipped(
     name: str,
     reason: str,
@@ -155,7 +135,7 @@ def main_table(config_path: str, out_dir: str, figure_dir: str, metrics_dir, fil
     from selfreflect.report.figures import main_figure
 
     config = _config(config_path)
-    scores = tables.read_keyed("scores", paths.SCORES, _files(config, paths.SCORES, files))
+    scores = tables.read_tables("scores", files)
     table = tables.main_table(
         scores, config["report"]["baseline"], **_stats_args(config), teachers=teachers(config)
     )
@@ -192,9 +172,7 @@ def validation(config_path: str, out_dir: str, figure_dir: str, metrics_path, fi
     from selfreflect.report.figures import validation_figure
 
     config = _config(config_path)
-    controlled = tables.read_keyed(
-        "controlled_scores", paths.CONTROLLED, _files(config, paths.CONTROLLED, files)
-    )
+    controlled = tables.read_tables("controlled_scores", files)
     table = tables.validation_table(controlled, config["report"]["confidence"])
     if table.empty:
         reason = "no controlled pairs (report.pair_types)"
@@ -220,7 +198,7 @@ def mc_study(config_path: str, out_dir: str, figure_dir: str, metrics_path, file
     from selfreflect.report.figures import mc_figure
 
     config = _config(config_path)
-    mc = tables.read_keyed("mc_scores", paths.MC, _files(config, paths.MC, files))
+    mc = tables.read_tables("mc_scores", files)
     if mc.empty or mc["score"].isna().all():
         reason = "no multiple-choice (source: mmlu) summary was scored"
         return _skipped("mc_study", reason, out_dir, figure_dir, config, metrics_path)
@@ -241,9 +219,7 @@ def convergence(config_path: str, out_dir: str, figure_dir: str, files) -> None:
     from selfreflect.report.figures import convergence_figure
 
     config = _config(config_path)
-    scores = tables.read_keyed(
-        "convergence_scores", paths.CONVERGENCE, _files(config, paths.CONVERGENCE, files)
-    )
+    scores = tables.read_tables("convergence_scores", files)
     table = tables.convergence_table(scores, **_stats_args(config))
     if table.empty:
         return _skipped("convergence", "no convergence scores", out_dir, figure_dir, config)
@@ -260,9 +236,7 @@ def convergence(config_path: str, out_dir: str, figure_dir: str, files) -> None:
 def cost_table(config_path: str, out_dir: str, files) -> None:
     """Tokens, seconds and summary lengths per strategy (FILES: summaries tables)."""
     config = _config(config_path)
-    summaries = tables.read_keyed(
-        "summaries", paths.SUMMARIES, _files(config, paths.SUMMARIES, files)
-    )
+    summaries = tables.read_tables("summaries", files)
     thinking = {name: spec["thinking"] for name, spec in config["models"].items()}
     table = tables.cost_table(summaries, thinking)
     if table.empty:
@@ -291,7 +265,7 @@ def human_agreement(config_path: str, ratings_path: str | None, out_dir: str, fi
     if ratings_path is None:
         reason = "no human ratings configured (report.human_ratings is null)"
         return _skipped("human_agreement", reason, out_dir)
-    scores = tables.read_keyed("scores", paths.SCORES, _files(config, paths.SCORES, files))
+    scores = tables.read_tables("scores", files)
     table = tables.human_agreement_table(tables.read_ratings(ratings_path), scores)
     if table.empty or table["n_units"].eq(0).all():
         reason = f"the ratings in {ratings_path} rate no question and strategy this run scored"

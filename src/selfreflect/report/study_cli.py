@@ -9,12 +9,24 @@ from typing import Any
 import click
 import pandas as pd
 
-from selfreflect.cli_options import CONFIG, OUT, QUESTIONS
+from selfreflect.cli_options import CONFIG, DATASET, OUT, QUESTIONS, SUBJECT
 from selfreflect.config import load_config
 from selfreflect.provenance import provenance
 
 JUDGE = click.option("--judge", required=True, help="Judge model name from the config.")
 ANSWERS = click.option("--answers", "answers_path", required=True, type=click.Path())
+
+
+def experiment(func):
+    """The options naming the experiment a study scores: its rows carry them as columns."""
+    return DATASET(SUBJECT(JUDGE(func)))
+
+
+def _write(kind: str, table: pd.DataFrame, out: str, config: dict[str, Any], **labels: str):
+    from selfreflect.artifacts import write_table
+
+    meta = provenance(config, [labels["judge"]], judge=labels["judge"])
+    write_table(kind, table.assign(**labels), out, meta)
 
 
 def _open_judge(config: dict[str, Any], judge: str, config_path: str):
@@ -29,12 +41,14 @@ def _open_judge(config: dict[str, Any], judge: str, config_path: str):
 
 @click.command("controlled-scores")
 @CONFIG
-@JUDGE
+@experiment
 @ANSWERS
 @OUT
-def controlled_scores(config_path: str, judge: str, answers_path: str, out: str) -> None:
+def controlled_scores(
+    config_path: str, dataset: str, subject: str, judge: str, answers_path: str, out: str
+) -> None:
     """Score the controlled summary pairs (paper Table 1) with SelfReflect and alternatives."""
-    from selfreflect.artifacts import read_table, write_table
+    from selfreflect.artifacts import read_table
     from selfreflect.report.studies import controlled_scores as study
 
     config = load_config(config_path)
@@ -42,19 +56,27 @@ def controlled_scores(config_path: str, judge: str, answers_path: str, out: str)
     model, temperature, is_stopword = _open_judge(config, judge, config_path)
     with model:
         table = study(model, answers, config["report"]["pair_types"], temperature, is_stopword)
-    write_table("controlled_scores", table, out, provenance(config, [judge], judge=judge))
+    _write("controlled_scores", table, out, config, dataset=dataset, subject=subject, judge=judge)
     click.echo(f"{len(table)} controlled summaries scored into {out}")
 
 
 @click.command("mc-scores")
 @CONFIG
-@JUDGE
+@experiment
 @QUESTIONS
 @ANSWERS
 @OUT
-def mc_scores(config_path: str, judge: str, questions_path: str, answers_path: str, out: str):
+def mc_scores(
+    config_path: str,
+    dataset: str,
+    subject: str,
+    judge: str,
+    questions_path: str,
+    answers_path: str,
+    out: str,
+) -> None:
     """Score stated-distribution summaries of multiple-choice questions; true W1 alongside."""
-    from selfreflect.artifacts import read_table, write_table
+    from selfreflect.artifacts import read_table
     from selfreflect.report.studies import mc_scores as study
 
     config = load_config(config_path)
@@ -66,21 +88,27 @@ def mc_scores(config_path: str, judge: str, questions_path: str, answers_path: s
             table = study(model, questions, answers, config["report"], temperature, is_stopword)
     else:  # not a multiple-choice dataset: nothing to score, no judge to load
         table = pd.DataFrame(columns=["id", "temperature", "summary", "w1", "score", "error"])
-    write_table("mc_scores", table, out, provenance(config, [judge], judge=judge))
+    _write("mc_scores", table, out, config, dataset=dataset, subject=subject, judge=judge)
     click.echo(f"{len(table)} multiple-choice summaries scored into {out}")
 
 
 @click.command("convergence-scores")
 @CONFIG
-@JUDGE
+@experiment
 @ANSWERS
 @OUT
 @click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
 def convergence_scores(
-    config_path: str, judge: str, answers_path: str, out: str, files: tuple[str, ...]
+    config_path: str,
+    dataset: str,
+    subject: str,
+    judge: str,
+    answers_path: str,
+    out: str,
+    files: tuple[str, ...],
 ) -> None:
     """Rescore the summaries FILES with subsampled conditioning / masked-out answers."""
-    from selfreflect.artifacts import read_table, write_table
+    from selfreflect.artifacts import read_table
     from selfreflect.report.studies import convergence_scores as study
 
     config = load_config(config_path)
@@ -92,7 +120,7 @@ def convergence_scores(
         table = study(
             model, answers, summaries, config["report"], config["seed"], temperature, is_stopword
         )
-    write_table("convergence_scores", table, out, provenance(config, [judge], judge=judge))
+    _write("convergence_scores", table, out, config, dataset=dataset, subject=subject, judge=judge)
     click.echo(f"{len(table)} convergence scores written to {out}")
 
 

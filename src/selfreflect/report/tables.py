@@ -7,7 +7,6 @@ their intervals) as Markdown and LaTeX.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -30,26 +29,12 @@ EXPERIMENT = ["dataset", "subject", "judge"]
 RATINGS_COLUMNS = ["question_id", "strategy", "rater", "rating"]
 
 
-# --- reading artifacts with their experiment keys ------------------------------------------------
+# --- reading artifacts ------------------------------------------------
 
 
-def path_fields(template: str, path: str | Path) -> dict[str, str]:
-    """The wildcard values of ``path`` under a ``paths`` template (e.g. dataset, strategy)."""
-    pattern = re.escape(template)
-    for name in re.findall(r"\\\{(\w+)\\\}", pattern):
-        pattern = pattern.replace(rf"\{{{name}\}}", f"(?P<{name}>[^/]+)", 1)
-    match = re.search(pattern + "$", Path(path).as_posix())
-    if match is None:
-        raise ValueError(f"{path}: does not match {template}")
-    return match.groupdict()
-
-
-def read_keyed(kind: str, template: str, files: Iterable[str | Path]) -> pd.DataFrame:
-    """All ``kind`` tables of ``files``, with the path's wildcards (except run) as columns."""
-    frames = []
-    for file in files:
-        keys = {k: v for k, v in path_fields(template, file).items() if k != "run"}
-        frames.append(read_table(kind, file).assign(**keys))
+def read_tables(kind: str, files: Iterable[str | Path]) -> pd.DataFrame:
+    """All ``kind`` tables of ``files`` in one frame (their rows name their experiment)."""
+    frames = [read_table(kind, file) for file in files]
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
 
@@ -78,7 +63,7 @@ def main_table(
     With ``teachers`` (strategy -> the strategy it learnt from), the ``teacher_*`` columns hold
     the same paired comparison of each such strategy with its teacher."""
     rows = []
-    for keys, cell in scores.groupby(EXPERIMENT, sort=False):
+    for keys, cell in scores.groupby(EXPERIMENT, sort=False, dropna=False):
         by_strategy = cell.pivot_table(index="id", columns="strategy", values="score", dropna=False)
         common = by_strategy.dropna()
         for strategy, group in cell.groupby("strategy", sort=False):
@@ -161,7 +146,7 @@ def validation_table(controlled: pd.DataFrame, confidence: float) -> pd.DataFram
     reasons are in the study table); ``n_failed`` pairs lack the metric on a side."""
     rows = []
     keys = [*EXPERIMENT, "pair_type"]
-    for values, cell in controlled.groupby(keys, sort=False):
+    for values, cell in controlled.groupby(keys, sort=False, dropna=False):
         made = cell[cell["summary"].notna()]
         n_made = made["id"].nunique()
         wide = made.pivot_table(index="id", columns="side", values=list(HIGHER_IS_BETTER))
@@ -190,7 +175,9 @@ def validation_table(controlled: pd.DataFrame, confidence: float) -> pd.DataFram
 def pairs_correct(validation: pd.DataFrame) -> pd.DataFrame:
     """Per experiment: the share of all controlled pairs SelfReflect ranks correctly."""
     selfreflect = validation[validation["metric"] == "selfreflect"]
-    counts = selfreflect.groupby(EXPERIMENT, sort=False)[["n_correct", "n_pairs"]].sum()
+    counts = selfreflect.groupby(EXPERIMENT, sort=False, dropna=False)[
+        ["n_correct", "n_pairs"]
+    ].sum()
     share = counts["n_correct"] / counts["n_pairs"].where(counts["n_pairs"] > 0)
     return share.rename("pairs_correct").reset_index()
 
@@ -205,7 +192,7 @@ def mc_table(mc: pd.DataFrame) -> pd.DataFrame:
     ``n_failed`` summaries could not be scored; the reasons are in the study table.
     """
     rows = []
-    for values, cell in mc.groupby(EXPERIMENT, sort=False):
+    for values, cell in mc.groupby(EXPERIMENT, sort=False, dropna=False):
         made = cell[cell["summary"].notna()]
         ok = made.dropna(subset=["score", "w1"])
         rho, p = (np.nan, np.nan)
@@ -235,7 +222,7 @@ def convergence_table(
     ``n_failed`` rows could not be scored (reasons in the study table)."""
     keys = [*EXPERIMENT, "strategy", "axis", "size"]
     rows = []
-    for values, group in convergence.groupby(keys, sort=False):
+    for values, group in convergence.groupby(keys, sort=False, dropna=False):
         scored = group["score"].dropna().to_numpy(dtype=float)
         interval = _interval(scored, n_resamples, confidence, seed)
         rows.append(
@@ -283,7 +270,7 @@ def human_agreement_table(ratings: pd.DataFrame, scores: pd.DataFrame) -> pd.Dat
     rated_units = ratings[["question_id", "strategy"]].drop_duplicates()
     rated_units = pd.MultiIndex.from_frame(rated_units, names=["id", "strategy"])
     rows = []
-    for values, cell in scores.groupby(EXPERIMENT, sort=False):
+    for values, cell in scores.groupby(EXPERIMENT, sort=False, dropna=False):
         unscored = cell[cell["score"].isna()].set_index(["id", "strategy"]).index
         score = cell.dropna(subset=["score"]).pivot_table(
             index="id", columns="strategy", values="score"

@@ -79,6 +79,18 @@ def _read_summaries(path: str) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["id", "question", "strategy", "summary", "error"])
 
 
+def _experiment(summaries: pd.DataFrame, path: str) -> dict[str, str | None]:
+    """The dataset and subject of the summaries at ``path`` (None for a reference-format file,
+    which names neither): the labels of every score row, failed questions' included."""
+    labels: dict[str, str | None] = {}
+    for key in ("dataset", "subject"):
+        values = list(summaries[key].dropna().unique()) if key in summaries else []
+        if len(values) > 1:
+            raise InputError(f"{path}: {key}: several values {values}; score one experiment")
+        labels[key] = values[0] if values else None
+    return labels
+
+
 @click.command()
 @click.option("--config", "config_path", type=_FILE, help="Experiment config (YAML).")
 @click.option(
@@ -140,6 +152,7 @@ def score(
     is_stopword = stopword_policy(settings["stopwords"])
     answers = sharding.shard(_read_answers(answers_path), shard, shards)
     summaries = _read_summaries(summaries_path)
+    labels = _experiment(summaries, summaries_path)
     unknown = set(summaries["id"]) - set(answers["id"])
     if unknown and shards == 1:
         click.echo(f"warning: {len(unknown)} summaries lack a question in the answers", err=True)
@@ -166,7 +179,7 @@ def score(
                 settings["temperature"],
                 is_stopword,
                 settings["keep_tasks"],
-            ),
+            ).assign(**labels),
             directory,
             settings["checkpoint_every"],
         )

@@ -52,6 +52,8 @@ def summarize(
     with ExitStack() as stack:
         models = open_models(config, subject, stack, adapter)
         table = run_strategy(strategy, questions, models, config, summarizer)
+    datasets = table["id"].map(questions.set_index("id")["dataset"])
+    table = table.assign(dataset=datasets, subject=subject)
     check_failures(table, config["max_failed_share"], f"strategy '{strategy}'")
     metadata = provenance(
         config,
