@@ -189,9 +189,10 @@ def read_metadata(path: str | os.PathLike) -> dict[str, Any]:
     return json.loads(meta.get(METADATA_KEY, b"{}"))
 
 
-def one_dataset(questions: pd.DataFrame, path: str | os.PathLike) -> str | None:
-    """The dataset a questions table (or shard) belongs to: the label its answers record."""
-    names = list(questions["dataset"].dropna().unique())
-    if len(names) > 1:
-        raise InputError(f"{path}: dataset: several values {names}; one dataset per file")
-    return names[0] if names else None
+def one_label(table: pd.DataFrame, column: str, path: str | os.PathLike) -> str | None:
+    """The one value of experiment label ``column`` (dataset, subject) in the table at ``path``
+    (None where it has none or no such column); several are an error: one experiment a file."""
+    values = list(table[column].dropna().unique()) if column in table else []
+    if len(values) > 1:
+        raise InputError(f"{path}: {column}: several values {values}; one experiment per file")
+    return values[0] if values else None

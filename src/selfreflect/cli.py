@@ -96,7 +96,7 @@ def answers(
     """Sample 2N answers per question from the subject model (SPEC §3); resumable."""
     from selfreflect import checkpoints, sharding
     from selfreflect.answers import sample_answers
-    from selfreflect.artifacts import one_dataset, read_table, write_table
+    from selfreflect.artifacts import one_label, read_table, write_table
     from selfreflect.backends import open_generator
     from selfreflect.config import load_config, model_spec
     from selfreflect.failures import check_failures
@@ -123,7 +123,7 @@ def answers(
     meta = provenance(
         config,
         [subject],
-        dataset=one_dataset(table, questions_path),
+        dataset=one_label(table, "dataset", questions_path),
         subject=subject,
         settings=settings,
         shard=[shard, shards],

@@ -35,11 +35,12 @@ def read_files(files: Iterable[str | os.PathLike]) -> dict[str, pd.DataFrame]:
     subject are in its metadata."""
     frames: dict[str, list[pd.DataFrame]] = {kind: [] for kind in KINDS}
     for file in map(str, files):
-        kind = _kind(file)
+        metadata = _metadata(file)
+        kind = metadata.get("kind")
         if kind not in KINDS:
             raise InputError(f"{file}: not an answers, summaries, scores or controlled-pairs file")
         table = read_table(kind, file)
-        frames[kind].append(_labelled(table, file) if kind == "answers" else table)
+        frames[kind].append(_labelled(table, metadata, file) if kind == "answers" else table)
     for kind in ("answers", "scores"):
         if not frames[kind]:
             raise InputError(f"explorer: no {kind} file among the files given")
@@ -49,17 +50,16 @@ def read_files(files: Iterable[str | os.PathLike]) -> dict[str, pd.DataFrame]:
     }
 
 
-def _kind(file: str) -> str | None:
-    """The artifact kind ``file`` records (None if it is no artifact: missing, not Parquet)."""
+def _metadata(file: str) -> dict[str, Any]:
+    """The artifact metadata of ``file`` (empty if it is no artifact: missing, not Parquet)."""
     try:
-        return read_metadata(file).get("kind")
+        return read_metadata(file)
     except (OSError, ValueError):  # pyarrow's ArrowInvalid is a ValueError
-        return None
+        return {}
 
 
-def _labelled(answers: pd.DataFrame, file: str) -> pd.DataFrame:
-    """An answers table with the dataset and subject its metadata records as columns."""
-    metadata = read_metadata(file)
+def _labelled(answers: pd.DataFrame, metadata: dict[str, Any], file: str) -> pd.DataFrame:
+    """An answers table with the dataset and subject its ``metadata`` records as columns."""
     missing = [key for key in ("dataset", "subject") if not metadata.get(key)]
     if missing:
         raise InputError(

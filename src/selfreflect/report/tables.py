@@ -29,7 +29,7 @@ EXPERIMENT = ["dataset", "subject", "judge"]
 RATINGS_COLUMNS = ["question_id", "strategy", "rater", "rating"]
 
 
-# --- reading artifacts ------------------------------------------------
+# --- reading artifacts ---------------------------------------------------------------------------
 
 
 def read_tables(kind: str, files: Iterable[str | Path]) -> pd.DataFrame:

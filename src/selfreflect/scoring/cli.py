@@ -79,18 +79,6 @@ def _read_summaries(path: str) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["id", "question", "strategy", "summary", "error"])
 
 
-def _experiment(summaries: pd.DataFrame, path: str) -> dict[str, str | None]:
-    """The dataset and subject of the summaries at ``path`` (None for a reference-format file,
-    which names neither): the labels of every score row, failed questions' included."""
-    labels: dict[str, str | None] = {}
-    for key in ("dataset", "subject"):
-        values = list(summaries[key].dropna().unique()) if key in summaries else []
-        if len(values) > 1:
-            raise InputError(f"{path}: {key}: several values {values}; score one experiment")
-        labels[key] = values[0] if values else None
-    return labels
-
-
 @click.command()
 @click.option("--config", "config_path", type=_FILE, help="Experiment config (YAML).")
 @click.option(
@@ -139,7 +127,7 @@ def score(
     Resumable: finished questions are checkpointed and reused when a killed job reruns.
     """
     from selfreflect import checkpoints, sharding
-    from selfreflect.artifacts import write_table
+    from selfreflect.artifacts import one_label, write_table
     from selfreflect.failures import check_failures
     from selfreflect.fileio import check_writable, file_digest, write_json
     from selfreflect.provenance import provenance
@@ -152,7 +140,9 @@ def score(
     is_stopword = stopword_policy(settings["stopwords"])
     answers = sharding.shard(_read_answers(answers_path), shard, shards)
     summaries = _read_summaries(summaries_path)
-    labels = _experiment(summaries, summaries_path)
+    # every score row (failed questions' too) carries the summaries' dataset and subject (None
+    # for a reference-format file, which names neither)
+    labels = {key: one_label(summaries, key, summaries_path) for key in ("dataset", "subject")}
     unknown = set(summaries["id"]) - set(answers["id"])
     if unknown and shards == 1:
         click.echo(f"warning: {len(unknown)} summaries lack a question in the answers", err=True)
