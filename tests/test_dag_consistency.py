@@ -73,22 +73,22 @@ def test_dvc_keeps_the_outputs_snakemake_keeps(generated):
 
 
 def test_dvc_deps_and_params_are_the_jobs_inputs_settings_and_prompts(generated, monkeypatch):
-    from selfreflect.workflow import dvc_param, snakemake_jobs, stage_name
+    from selfreflect.snakemake_jobs import workflow_jobs
+    from selfreflect.workflow import dvc_param, stage_name
 
     config, project, stages = generated
     monkeypatch.chdir(project)
-    jobs, _ = snakemake_jobs(Path("Snakefile"), Path(config))
+    jobs = workflow_jobs(Path("Snakefile"), Path(config))
     resolved = yaml.safe_load((project / "params.yaml").read_text())
-    temporary = {str(path) for job in jobs for path in job.output if path.is_temp}
+    temporary = {path for job in jobs if job.rule.endswith("_shard") for path in job.output}
     expected: dict[str, dict] = {}
     for job in jobs:
-        if not job.output or str(job.output[0]) in temporary:
+        if not job.output or job.output[0] in temporary:
             continue
-        parts = [j for j in jobs if {str(p) for p in j.output} & {str(p) for p in job.input}]
-        folded = [j for j in parts if str(j.output[0]) in temporary]
+        folded = [j for j in jobs if set(j.output) & set(job.input) & temporary]
         settings = {k for j in [*folded, job] for k in j.params.get("settings", {})}
         prompts = {k for j in [*folded, job] for k in j.params.get("prompts", {})}
-        inputs = {str(p) for j in [*folded, job] for p in j.input} - temporary
+        inputs = {p for j in [*folded, job] for p in j.input} - temporary
         expected[stage_name(job)] = {
             "deps": inputs,
             "params": {("params.yaml", dvc_param(k, resolved) or k) for k in settings}

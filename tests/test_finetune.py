@@ -292,15 +292,16 @@ def test_learning_rate_reruns_training_and_what_follows_only(tmp_path, monkeypat
     summary."""
     import networkx as nx
 
-    from selfreflect.workflow import dvc_stages, snakemake_jobs
+    from selfreflect.snakemake_jobs import workflow_jobs
+    from selfreflect.workflow import dvc_stages
 
     repo = Path(__file__).parents[1]
     config = yaml.safe_load((repo / "config/smoke.yaml").read_text())
     config["summaries"]["strategies"] = ["greedy", "finetuned_sft", "finetuned_dpo"]
     (tmp_path / "params.yaml").write_text(yaml.safe_dump(config))
     monkeypatch.chdir(repo)
-    jobs, workflow = snakemake_jobs(Path("Snakefile"), tmp_path / "params.yaml")
-    stages = dvc_stages(jobs, str(workflow.globals["RESOLVED_CONFIG"]), "params.yaml", config)
+    jobs = workflow_jobs(Path("Snakefile"), tmp_path / "params.yaml")
+    stages = dvc_stages(jobs, "logs/smoke/config.yaml", "params.yaml", config)
     graph = nx.DiGraph()  # edges from a stage to the stages reading its outputs
     producer = {out: name for name, stage in stages.items() for out in stage.get("outs", [])}
     for name, stage in stages.items():

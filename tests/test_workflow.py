@@ -29,6 +29,7 @@ def test_snakemake_lint_is_clean(tmp_path):
 
 def test_snakemake_runs_smoke_dag(smoke_run):
     assert_full_answers(smoke_run)
+    assert not list((smoke_run / "results").rglob("shards/*")), "shards are temporary"
     again = snakemake(smoke_run, "-n")
     assert "Nothing to be done" in again.stdout + again.stderr
 

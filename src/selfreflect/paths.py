@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import re
+
 MODELS = "results/models"  # models the workflow builds; other model paths are not inputs
 TINY_MODEL = f"{MODELS}/tiny"
 CONVERTED_MODEL = f"{MODELS}/{{model}}"  # a GGUF model, dequantised (model_sources.py)
@@ -32,6 +34,16 @@ REPORT_METRICS = "reports/{run}/metrics/{name}.json"
 # the files of one table and of one figure; the first is the one the Snakemake report shows
 TABLE_FORMATS = ("csv", "md", "tex")
 FIGURE_FORMATS = ("png", "pdf")
+# temporary parts, each merged by the job that reads them (Snakemake deletes them after it)
+SHARDS = (ANSWERS_SHARD, SCORES_SHARD)
+# what DVC shows: metrics files, and plots (figures and training-loss curves)
+DVC_METRICS = (REPORT_METRICS,)
+DVC_PLOTS = (f"{FIGURES}/{{name}}.png", TRAINING_LOSS)
+
+
+def matches(path: str, templates: tuple[str, ...]) -> bool:
+    """Whether ``path`` is an instance of one of ``templates`` (a wildcard stands for 1+ chars)."""
+    return any(re.fullmatch(re.sub(r"\\{\w+\\}", ".+", re.escape(t)), path) for t in templates)
 
 
 def for_run(template: str, run: str) -> str:

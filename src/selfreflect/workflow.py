@@ -3,9 +3,11 @@
 Rules declare the config keys (``settings``) their jobs depend on and the ``selfreflect``
 command each runs, whose package code (``code`` inputs) and prompt texts (``prompts``)
 :mod:`selfreflect.code_deps` derives. :func:`dvc_yaml` builds Snakemake's DAG for a config and
-writes one DVC stage per job: the same command, inputs as deps, settings and prompts as params,
-outputs as outs. Jobs whose outputs are all temporary (shards) run inside the stage that reads
-them, so DVC caches only what Snakemake keeps (the stage's ``meta`` lists those files).
+writes one DVC stage per job (read through Snakemake's public interfaces,
+:mod:`selfreflect.snakemake_jobs`): the same command, inputs as deps, settings and prompts as
+params, outputs as outs, metrics or plots (:data:`selfreflect.paths.DVC_METRICS`, ``DVC_PLOTS``).
+Jobs that write shards, temporary parts, run inside the stage that reads them, so DVC caches only
+what Snakemake keeps (the stage's ``meta`` lists those files).
 :func:`params_yaml` is DVC's params file: the config resolved (every schema key, defaults filled
 in), so each stage tracks every setting its rule tracks and ``dvc exp run -S`` never writes to a
 config.
@@ -14,15 +16,18 @@ config.
 from __future__ import annotations
 
 import hashlib
-import logging
 import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
+from selfreflect import paths
 from selfreflect.errors import ConfigError
+
+if TYPE_CHECKING:
+    from selfreflect.snakemake_jobs import Job
 
 PROMPTS_FILE = "src/selfreflect/data/prompts.yaml"
 _INVALID_NAME = re.compile(r"[^A-Za-z0-9_-]")
@@ -95,40 +100,13 @@ def code_digest(paths: str | Iterable[str]) -> str:
     return digest.hexdigest()[:16]
 
 
-def snakemake_jobs(snakefile: Path, configfile: Path) -> tuple[list[Any], Any]:
-    """Every job of the workflow for ``configfile`` (as if nothing had run), and the workflow."""
-    from snakemake.api import SnakemakeApi
-    from snakemake.settings.types import (
-        ConfigSettings,
-        DAGSettings,
-        OutputSettings,
-        ResourceSettings,
-    )
-
-    logging.disable(logging.INFO)  # Snakemake announces the DAG it builds
-    try:
-        with SnakemakeApi(OutputSettings(quiet={"all"})) as api:
-            workflow_api = api.workflow(
-                resource_settings=ResourceSettings(),
-                config_settings=ConfigSettings(configfiles=[configfile]),
-                snakefile=snakefile,
-            )
-            workflow_api.dag(DAGSettings(forceall=True))
-            workflow = workflow_api._workflow  # the DAG is not public API (as in its CWL export)
-            workflow._prepare_dag(forceall=True, ignore_incomplete=True, lock_warn_only=True)
-            workflow._build_dag()
-            return list(workflow.dag.jobs), workflow
-    finally:
-        logging.disable(logging.NOTSET)
-
-
-def stage_name(job: Any) -> str:
+def stage_name(job: Job) -> str:
     """``rule`` or ``rule-value-value…`` (wildcard values in order; characters DVC forbids as _)."""
-    parts = [job.rule.name, *(str(value) for value in job.wildcards_dict.values())]
+    parts = [job.rule, *(str(value) for value in job.wildcards.values())]
     return "-".join(_INVALID_NAME.sub("_", part) for part in parts)
 
 
-def _command(job: Any, resolved_config: str, params_file: str) -> str:
+def _command(job: Job, resolved_config: str, params_file: str) -> str:
     command = " ".join(job.shellcmd.split())
     for log in job.log:
         command = re.sub(rf"\s*2>>?\s*{re.escape(str(log))}", "", command)
@@ -136,12 +114,12 @@ def _command(job: Any, resolved_config: str, params_file: str) -> str:
 
 
 def _stage(
-    jobs: list[Any], resolved_config: str, params_file: str, config: dict[str, Any]
+    jobs: list[Job], resolved_config: str, params_file: str, config: dict[str, Any]
 ) -> dict[str, Any]:
     """One DVC stage running ``jobs`` in order (temporary producers first, the kept job last);
     its params are the settings the jobs track, as keys of ``config`` (the resolved config)."""
-    internal = {str(path) for job in jobs[:-1] for path in job.output}
-    deps = [str(path) for job in jobs for path in job.input if str(path) not in internal]
+    internal = {path for job in jobs[:-1] for path in job.output}
+    deps = [path for job in jobs for path in job.input if path not in internal]
     settings: dict[str, None] = {}
     prompts: dict[str, None] = {}
     for job in jobs:
@@ -157,34 +135,26 @@ def _stage(
         stage["deps"] = list(dict.fromkeys(deps))
     if params:
         stage["params"] = params
-    outputs = jobs[-1].output
-    metrics, plots = _named(outputs, "metrics"), _named(outputs, "plots")
     kinds: dict[str, list[str]] = {"outs": [], "plots": [], "metrics": []}
-    for path in map(str, outputs):
-        plot = path in plots or path.endswith(".png")
-        kind = "metrics" if path in metrics else "plots" if plot else "outs"
-        kinds[kind].append(path)
+    for path in jobs[-1].output:
+        metrics, plot = paths.matches(path, paths.DVC_METRICS), paths.matches(path, paths.DVC_PLOTS)
+        kinds["metrics" if metrics else "plots" if plot else "outs"].append(path)
     stage.update({kind: paths for kind, paths in kinds.items() if paths})
     if internal:  # Snakemake deletes them; DVC leaves them (selfreflect.dvc_record dates them)
         stage["meta"] = {"temporary": sorted(internal)}
     return stage
 
 
-def _named(outputs: Any, name: str) -> set[str]:
-    """The paths of the output ``name`` (one file, a str, or a list of files; none if absent)."""
-    named = outputs.get(name, [])
-    return {str(named)} if isinstance(named, str) else {str(path) for path in named}
-
-
-def dvc_stages(jobs: list[Any], resolved_config: str, params_file: str, config: dict) -> dict:
-    """DVC stages of Snakemake ``jobs``; a job with only temporary outputs joins its reader's."""
-    temporary = {job for job in jobs if job.output and all(path.is_temp for path in job.output)}
-    producer = {str(path): job for job in temporary for path in job.output}
+def dvc_stages(jobs: list[Job], resolved_config: str, params_file: str, config: dict) -> dict:
+    """DVC stages of Snakemake ``jobs``; a job writing shards joins the stage of their reader."""
+    producer = {
+        path: job for job in jobs for path in job.output if paths.matches(path, paths.SHARDS)
+    }
     stages: dict[str, dict[str, Any]] = {}
     for job in sorted(jobs, key=stage_name):
-        if job in temporary or not job.output:
+        if not job.output or job.output[0] in producer:
             continue
-        folded = [producer[str(path)] for path in job.input if str(path) in producer]
+        folded = [producer[path] for path in job.input if path in producer]
         name = stage_name(job)
         if name in stages:
             raise ConfigError(f"workflow: two jobs map to the DVC stage name '{name}'")
@@ -211,8 +181,6 @@ def params_source(params_file: Path) -> str | None:
 
 def dvc_plots(run: str) -> list[dict[str, Any]]:
     """Top-level DVC plots of a run's tables: score per strategy, score vs answers used."""
-    from selfreflect import paths
-
     tables = paths.TABLES.format(run=run)
     main = {"template": "bar_horizontal", "x": "mean", "y": "strategy", "title": "Score"}
     convergence = {"template": "scatter", "x": "size", "y": "mean", "title": "Convergence"}
@@ -222,11 +190,11 @@ def dvc_plots(run: str) -> list[dict[str, Any]]:
 def dvc_yaml(snakefile: Path, config_file: Path) -> str:
     """The text of ``dvc.yaml`` for ``config_file``, whose stages read ``params.yaml``."""
     from selfreflect.config import load_config
+    from selfreflect.snakemake_jobs import workflow_jobs
 
-    jobs, workflow = snakemake_jobs(snakefile, config_file)
-    resolved = str(workflow.globals["RESOLVED_CONFIG"])
     config = load_config(config_file)
-    stages = dvc_stages(jobs, resolved, PARAMS_FILE, config)
+    resolved = paths.RESOLVED_CONFIG.format(run=config["run"])
+    stages = dvc_stages(workflow_jobs(snakefile, config_file), resolved, PARAMS_FILE, config)
     body = {"stages": stages, "plots": dvc_plots(config["run"])}
     text = yaml.safe_dump(body, sort_keys=False, width=100)
     return HEADER.format(config=config_file.as_posix()) + text

@@ -4,7 +4,7 @@ rule answers_shard:
         models=models("{subject}"),
         code=code("answers"),
     output:
-        temp(run_path(paths.ANSWERS_SHARD)),
+        run_path(paths.ANSWERS_SHARD),
     log:
         f"{LOGS}/answers/{{dataset}}/{{subject}}-{{shard}}.log",
     conda:

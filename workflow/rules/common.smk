@@ -61,8 +61,9 @@ LOGS = paths.LOGS.format(run=RUN)
 
 
 def run_path(template):
-    """An artifact path template of this run (other wildcards left open)."""
-    return paths.for_run(template, RUN)
+    """An artifact path template of this run (other wildcards left open); shards are temporary."""
+    path = paths.for_run(template, RUN)
+    return temp(path) if template in paths.SHARDS else path
 
 
 SHARDS = list(range(config["shards"]))

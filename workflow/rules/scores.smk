@@ -6,7 +6,7 @@ rule score_shard:
         models=models("{judge}"),
         code=code("score"),
     output:
-        temp(run_path(paths.SCORES_SHARD)),
+        run_path(paths.SCORES_SHARD),
     log:
         f"{LOGS}/scores/{{dataset}}/{{subject}}/{{judge}}/{{strategy}}-{{shard}}.log",
     conda:

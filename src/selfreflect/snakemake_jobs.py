@@ -1,0 +1,133 @@
+"""Every job of the Snakemake workflow for a config, read through Snakemake's public plug-in
+interfaces (so an upgrade that breaks them fails loudly, not silently).
+
+A forced dry run with this module as its executor plug-in: Snakemake logs each job's
+``JOB_INFO`` event (``snakemake-interface-logger-plugins``: rule, wildcards, inputs, outputs,
+logs, shell command) and hands the job to :class:`Executor`
+(``snakemake-interface-executor-plugins``), whose ``properties()`` give its params.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from snakemake_interface_executor_plugins.executors.base import AbstractExecutor, SubmittedJobInfo
+from snakemake_interface_executor_plugins.jobs import JobExecutorInterface
+from snakemake_interface_executor_plugins.settings import CommonSettings
+from snakemake_interface_logger_plugins.common import LogEvent
+
+from selfreflect.errors import ConfigError
+
+PLUGIN = "selfreflect-jobs"
+common_settings = CommonSettings(  # a dry run: jobs are listed, none is run
+    non_local_exec=False,
+    dryrun_exec=True,
+    implies_no_shared_fs=False,
+    job_deploy_sources=False,
+    pass_envvar_declarations_to_cmd=False,
+    auto_deploy_default_storage_provider=False,
+)
+_params: dict[int, dict[str, Any]] = {}
+
+
+@dataclass(frozen=True)
+class Job:
+    """One job as the workflow runs it."""
+
+    rule: str
+    wildcards: dict[str, str]
+    input: list[str]
+    output: list[str]
+    log: list[str]
+    params: dict[str, Any]
+    shellcmd: str
+
+
+class Executor(AbstractExecutor):
+    """Records each job's params and reports it done at once."""
+
+    def run_job(self, job: JobExecutorInterface) -> None:
+        properties = json.loads(job.properties())
+        if "params" not in properties:  # Snakemake leaves them out when they are not JSON
+            raise ConfigError(f"workflow: the params of rule {properties['rule']} are not JSON")
+        _params[job.jobid] = properties["params"]
+        submitted = SubmittedJobInfo(job=job)
+        self.report_job_submission(submitted)
+        self.report_job_success(submitted)
+
+    def shutdown(self) -> None:
+        pass
+
+    def cancel(self) -> None:
+        pass
+
+    def handle_job_success(self, job: JobExecutorInterface) -> None:
+        pass
+
+    def handle_job_error(self, job: JobExecutorInterface) -> None:
+        pass
+
+
+class _JobInfo(logging.Handler):
+    """The ``JOB_INFO`` events of the dry run, by job id."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.records: dict[int, logging.LogRecord] = {}
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if getattr(record, "event", None) == LogEvent.JOB_INFO:
+            self.records[record.jobid] = record  # type: ignore[attr-defined]
+
+
+def workflow_jobs(snakefile: Path, configfile: Path) -> list[Job]:
+    """Every job of the workflow for ``configfile``, as if nothing had run."""
+    from snakemake.api import SnakemakeApi
+    from snakemake.settings.enums import Quietness
+    from snakemake.settings.types import (
+        ConfigSettings,
+        DAGSettings,
+        ExecutionSettings,
+        OutputSettings,
+        ResourceSettings,
+    )
+    from snakemake_interface_executor_plugins.registry import ExecutorPluginRegistry
+
+    ExecutorPluginRegistry().register_plugin(PLUGIN, sys.modules[__name__])
+    info = _JobInfo()
+    logger = logging.getLogger("snakemake")
+    propagate, logger.propagate = logger.propagate, False  # nothing reaches the caller's log
+    _params.clear()
+    with SnakemakeApi(OutputSettings(quiet={Quietness.ALL})) as api:
+        logger.addHandler(info)
+        try:
+            workflow = api.workflow(
+                resource_settings=ResourceSettings(),
+                config_settings=ConfigSettings(configfiles=[configfile]),
+                snakefile=snakefile,
+            )
+            dag = workflow.dag(DAGSettings(forceall=True))
+            dag.execute_workflow(executor=PLUGIN, execution_settings=ExecutionSettings(lock=False))
+        finally:
+            logger.removeHandler(info)
+            logger.propagate = propagate
+    if not _params or set(info.records) != set(_params):  # an interface changed: say so
+        raise ConfigError("workflow: Snakemake's job events do not match the jobs it ran")
+    return [_job(record, _params[jobid]) for jobid, record in info.records.items()]
+
+
+def _job(info: Any, params: dict[str, Any]) -> Job:
+    return Job(
+        rule=info.rule_name,
+        wildcards=dict(info.wildcards),
+        input=list(info.input),
+        output=list(info.output),
+        log=list(info.log),
+        params=params,
+        shellcmd=info.shellcmd or "",
+    )
