@@ -46,15 +46,25 @@ def test_a_module_closure_holds_every_import_python_finds(module):
 def test_a_command_depends_on_what_its_own_function_reaches():
     tables = command_deps("report main-table").files
     assert "src/selfreflect/report/tables.py" in tables
-    assert "src/selfreflect/cli.py" in tables  # every command runs through its entry point
-    assert "src/selfreflect/scoring/cli.py" not in tables  # imported by cli.py, never run here
+    assert "src/selfreflect/cli/__init__.py" in tables  # every command runs through its entry
+    assert "src/selfreflect/cli/report/main_table.py" in tables
     assert not any(f"src/selfreflect/{name}" in tables for name in JUDGE_CODE)
     studies = command_deps("report controlled-scores").files
     assert all(f"src/selfreflect/{name}" in studies for name in JUDGE_CODE)
     assert "src/selfreflect/report/tables.py" not in studies
-    # the table commands' module is apart from the studies': editing one reruns no judge job
-    assert "src/selfreflect/report/cli.py" not in studies
-    assert "src/selfreflect/report/study_cli.py" not in tables
+
+
+def test_each_command_module_is_its_commands_alone():
+    """Editing one command reruns no other command's jobs."""
+    from selfreflect.cli import COMMANDS
+    from selfreflect.cli.report import COMMANDS as REPORT
+
+    modules = {f"cli/{spec.partition(':')[0]}": name for name, spec in COMMANDS.items()}
+    modules |= {f"cli/report/{spec.partition(':')[0]}": f"report {n}" for n, spec in REPORT.items()}
+    del modules["cli/report"]  # the group, not a command
+    for module, command in modules.items():
+        users = [c for c in modules.values() if f"{SOURCE}/{module}.py" in command_deps(c).files]
+        assert users == [command], module
 
 
 def test_data_files_are_code_and_prompts_are_keys():

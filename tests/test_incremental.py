@@ -211,21 +211,13 @@ CODE_FILES = sorted(
 
 def stage_commands(project: Path) -> dict[str, list[str]]:
     """The ``selfreflect`` commands each DVC stage runs, read from its ``cmd`` lines."""
-    import click
-
-    from selfreflect.cli import cli
+    from selfreflect.cli import find_command
 
     stages = yaml.safe_load((project / "dvc.yaml").read_text())["stages"]
     commands: dict[str, list[str]] = {}
     for name, stage in stages.items():
         for line in [stage["cmd"]] if isinstance(stage["cmd"], str) else stage["cmd"]:
-            words, node = [], cli
-            for word in line.split()[1:]:
-                if not isinstance(node, click.Group) or word not in node.commands:
-                    break
-                words.append(word)
-                node = node.commands[word]
-            commands.setdefault(name, []).append(" ".join(words))
+            commands.setdefault(name, []).append(" ".join(find_command(line.split()[1:])[1]))
     return commands
 
 

@@ -12,10 +12,10 @@ import torch
 
 from selfreflect.artifacts import read_table, write_table
 from selfreflect.chat import format_answers
+from selfreflect.cli.score import read_summaries
 from selfreflect.errors import InputError
 from selfreflect.reference_format import read_reference_answers
 from selfreflect.scoring import metric
-from selfreflect.scoring.cli import _read_summaries
 from selfreflect.scoring.hf_judge import HfJudge
 from selfreflect.scoring.reference_judge import ReferenceJudge
 from selfreflect.scoring.score import TOP_PREDICTIONS, score_question, score_table
@@ -258,7 +258,7 @@ def test_hf_matches_reference_algorithm_with_a_sliding_window(example_tasks, hf_
 
 def test_score_table_records_and_counts_failures(hf_judge):
     answers = read_reference_answers(TEST_ANSWERS)
-    summaries = _read_summaries(str(SUMMARIES))
+    summaries = read_summaries(str(SUMMARIES))
     answers.loc[2] = answers.loc[0].copy()  # a third question with no conditioning answers
     answers.at[2, "id"], answers.at[2, "conditioning_answers"] = "empty", []
     first = summaries[summaries["id"] == answers.at[0, "id"]]
@@ -278,7 +278,7 @@ def test_score_table_records_and_counts_failures(hf_judge):
 
 def test_kept_tasks_explain_the_score_and_leave_it_unchanged(hf_judge, tmp_path):
     answers = read_reference_answers(TEST_ANSWERS).head(1)
-    summaries = _read_summaries(str(SUMMARIES))
+    summaries = read_summaries(str(SUMMARIES))
     plain = score_table(hf_judge, answers, summaries, 5.0, WORDFREQ)
     kept = score_table(hf_judge, answers, summaries, 5.0, WORDFREQ, keep_tasks=True)
     assert plain["tasks"].isna().all()
@@ -341,7 +341,7 @@ def test_score_command_writes_scores_table(tiny_model, tmp_path):
     answers_path, summaries_path = tmp_path / "answers.parquet", tmp_path / "greedy.parquet"
     answers = read_reference_answers(TEST_ANSWERS)
     write_table("answers", answers, answers_path)
-    summaries = _read_summaries(str(SUMMARIES))
+    summaries = read_summaries(str(SUMMARIES))
     summaries = summaries[summaries["strategy"] == "greedy"].assign(
         dataset="d", subject="s", summarizer="tiny", prompt_tokens=1, completion_tokens=1, seconds=0
     )
@@ -389,5 +389,5 @@ def test_score_command_bad_inputs(tiny_model, tmp_path, change, fragment):
 
 
 def test_summaries_table_round_trip_keeps_question_order():
-    table = _read_summaries(str(SUMMARIES))
+    table = read_summaries(str(SUMMARIES))
     assert isinstance(table, pd.DataFrame) and len(table) == 4

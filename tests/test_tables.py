@@ -297,14 +297,14 @@ def test_a_table_with_nothing_to_show_says_why(tmp_path):
 
 def test_headline_metrics_are_keyed_by_what_varies_in_the_run(tmp_path):
     """`dvc metrics show` columns stay short: experiment parts that never vary are left out."""
-    from selfreflect.report.cli import _write_metrics
+    from selfreflect.cli.report.common import write_metrics
 
     rows = {"subject": "smollm2", "judge": "smollm2", "pairs_correct": 0.5}
     two = pd.DataFrame([{"dataset": "real", **rows}, {"dataset": "real_mmlu", **rows}])
-    _write_metrics(str(tmp_path / "two.json"), two, ["pairs_correct"])
+    write_metrics(str(tmp_path / "two.json"), two, ["pairs_correct"])
     assert json.loads((tmp_path / "two.json").read_text()) == {
         "real": {"pairs_correct": 0.5},
         "real_mmlu": {"pairs_correct": 0.5},
     }
-    _write_metrics(str(tmp_path / "one.json"), two.iloc[:1], ["pairs_correct"])
+    write_metrics(str(tmp_path / "one.json"), two.iloc[:1], ["pairs_correct"])
     assert json.loads((tmp_path / "one.json").read_text()) == {"pairs_correct": 0.5}

@@ -1,17 +1,16 @@
 """The package files and prompts a ``selfreflect`` command depends on, derived from its imports.
 
 A command's dependencies start at its own function (and the entry point every command passes
-through, ``selfreflect.cli:main`` and the ``cli`` group), not at its whole module: a command
-module imports the other command modules at its top (to register them), which no command runs.
-Within a command module only what the function reaches counts: the imports in its body (lazy
-imports are imports too) and the module-level names it uses, followed through the module's own
-functions, constants and imports. Every library module it reaches then counts whole, with every
-module it imports anywhere (top level or inside a function; ``if TYPE_CHECKING:`` blocks run
-nothing, a registry's ``load`` imports each of its targets), the ``__init__`` of each package
-on the way, and the data files it names (``"config.schema.yaml"``). ``prompts.yaml`` is no code
-dependency: each module that renders prompt texts declares their keys in ``PROMPT_KEYS``
-(strategies in ``register``), and a job depends on those texts alone (its params), so editing
-one prompt reruns only the jobs that render it.
+through, ``selfreflect.cli:main`` and the ``cli`` group, which imports each command's module
+only when it runs). Within a command module only what the function reaches counts: the imports
+in its body (lazy imports are imports too) and the module-level names it uses, followed through
+the module's own functions, constants and imports. Every library module it reaches then counts
+whole, with every module it imports anywhere (top level or inside a function; ``if
+TYPE_CHECKING:`` blocks run nothing, a registry's ``load`` imports each of its targets), the
+``__init__`` of each package on the way, and the data files it names (``"config.schema.yaml"``).
+``prompts.yaml`` is no code dependency: each module that renders prompt texts declares their
+keys in ``PROMPT_KEYS`` (strategies in ``register``), and a job depends on those texts alone
+(its params), so editing one prompt reruns only the jobs that render it.
 
 The analysis is static (``ast``) and reads the package files under ``src/selfreflect`` of the
 working directory, the files a job's code hash and DVC's deps cover.
@@ -224,17 +223,12 @@ def function_deps(functions: dict[str, tuple[str, ...]]) -> Deps:
 @cache
 def command_deps(command: str) -> Deps:
     """The dependencies of ``selfreflect COMMAND`` (``"answers"``, ``"report main-table"``)."""
-    import click
+    from selfreflect.cli import find_command
 
-    from selfreflect.cli import cli
-
-    node: click.Command = cli
-    for word in command.split():
-        if not isinstance(node, click.Group) or word not in node.commands:
-            raise ValueError(f"'selfreflect {command}': no such command")
-        node = node.commands[word]
+    node, named = find_command(command.split())
+    if named != command.split() or node.callback is None:
+        raise ValueError(f"'selfreflect {command}': no such command")
     callback = node.callback
-    assert callback is not None
     entry_module, entry_names = ENTRY
     functions = {entry_module: entry_names}
     functions[callback.__module__] = (*functions.get(callback.__module__, ()), callback.__name__)

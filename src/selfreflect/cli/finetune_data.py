@@ -1,12 +1,11 @@
-"""``selfreflect finetune-data`` and ``selfreflect finetune-train``: the finetuning stages."""
+"""``selfreflect finetune-data``: one finetuning method's training data."""
 
 from __future__ import annotations
 
 import click
 
-from selfreflect.cli_options import CONFIG, OUT, QUESTIONS, SUBJECT
+from selfreflect.cli.options import CONFIG, METHOD, OUT, QUESTIONS
 
-METHOD = click.option("--method", required=True, type=click.Choice(["sft", "dpo"]))
 TABLES = {"type": click.Path(dir_okay=False), "multiple": True}
 
 
@@ -66,51 +65,3 @@ def finetune_data(
     )
     write_table(f"{method}_data", table, out, metadata)
     click.echo(f"{len(table)} {method} examples written to {out}")
-
-
-@click.command("finetune-train")
-@CONFIG
-@SUBJECT
-@METHOD
-@click.option("--data", "data_path", required=True, type=click.Path(dir_okay=False))
-@OUT
-@click.option(
-    "--loss",
-    "loss_path",
-    required=True,
-    type=click.Path(dir_okay=False),
-    help="Loss per step (TSV, a DVC plot).",
-)
-def finetune_train(
-    config_path: str, subject: str, method: str, data_path: str, out: str, loss_path: str
-) -> None:
-    """Train the subject's LoRA adapter (folder OUT, with the training question ids)."""
-    from pathlib import Path
-
-    import pandas as pd
-
-    from selfreflect.artifacts import read_metadata, read_table
-    from selfreflect.config import load_config, model_spec
-    from selfreflect.errors import ConfigError
-    from selfreflect.fileio import check_writable, write_atomic
-    from selfreflect.finetune import check_finetune
-    from selfreflect.finetune.train import train_adapter
-    from selfreflect.provenance import provenance
-
-    config = load_config(config_path)
-    check_finetune(config, config_path)
-    spec = model_spec(config, subject, source=config_path)
-    data = read_table(f"{method}_data", data_path)
-    check_writable(out)
-    check_writable(loss_path)
-    settings = config["finetune"]["training"]
-    record = provenance(
-        config, [subject], method=method, training=settings, ids=read_metadata(data_path)["ids"]
-    )
-    try:
-        losses = train_adapter(spec, method, data, settings, Path(out), record)
-    except ConfigError as err:
-        raise ConfigError(f"{config_path}: {err}") from None
-    frame = pd.DataFrame(losses, columns=["step", "loss"])
-    write_atomic(loss_path, lambda tmp: frame.to_csv(tmp, sep="\t", index=False))
-    click.echo(f"{method} adapter of {subject} ({len(frame)} steps) written to {out}")

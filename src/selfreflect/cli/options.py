@@ -14,8 +14,11 @@ CONFIG = click.option(
 OUT = click.option("--out", required=True, type=click.Path(), help="Output path.")
 SUBJECT = click.option("--subject", required=True, help="Subject model name from the config.")
 DATASET = click.option("--dataset", required=True, help="Dataset name from the config.")
+JUDGE = click.option("--judge", required=True, help="Judge model name from the config.")
 QUESTIONS = click.option(
     "--questions", "questions_path", required=True, type=click.Path(dir_okay=False)
 )
+ANSWERS = click.option("--answers", "answers_path", required=True, type=click.Path())
 SHARD = click.option("--shard", default=0, show_default=True, help="Which shard (0-based).")
 SHARDS = click.option("--shards", default=1, show_default=True, help="Number of shards.")
+METHOD = click.option("--method", required=True, type=click.Choice(["sft", "dpo"]))

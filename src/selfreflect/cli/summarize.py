@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from selfreflect.cli_options import CONFIG, OUT, QUESTIONS, SUBJECT
+from selfreflect.cli.options import CONFIG, OUT, QUESTIONS, SUBJECT
 
 
 @click.command()

@@ -1,4 +1,5 @@
-"""``selfreflect score``: SelfReflect scores of summaries, from tables or reference JSON files."""
+"""``selfreflect score``: summaries scored by a judge (a workflow stage, or standalone on
+reference-format files)."""
 
 from __future__ import annotations
 
@@ -8,13 +9,14 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from selfreflect.cli_options import SHARD, SHARDS
+from selfreflect.cli.options import SHARD, SHARDS
 from selfreflect.config import schema_enum
 from selfreflect.errors import InputError
 from selfreflect.registry import JUDGES
 
 if TYPE_CHECKING:
     import pandas as pd
+
 
 _FILE = click.Path(dir_okay=False)
 
@@ -54,14 +56,14 @@ def _config_and_judge(config_path: str | None, judge: str) -> tuple[dict[str, An
     return config, {**model_spec(defaults, name), "fidelity": config["fidelity"]}
 
 
-def _read_answers(path: str) -> pd.DataFrame:
+def read_answers(path: str) -> pd.DataFrame:
     from selfreflect.artifacts import read_table
     from selfreflect.reference_format import read_reference_answers
 
     return read_reference_answers(path) if _is_json(path) else read_table("answers", path)
 
 
-def _read_summaries(path: str) -> pd.DataFrame:
+def read_summaries(path: str) -> pd.DataFrame:
     """A summaries table, or a reference summaries file as one (one row per summary key)."""
     import pandas as pd
 
@@ -138,8 +140,8 @@ def score(
     config, spec = _config_and_judge(config_path, judge)
     settings = {**config["scoring"], **{k: v for k, v in overrides.items() if v is not None}}
     is_stopword = stopword_policy(settings["stopwords"])
-    answers = sharding.shard(_read_answers(answers_path), shard, shards)
-    summaries = _read_summaries(summaries_path)
+    answers = sharding.shard(read_answers(answers_path), shard, shards)
+    summaries = read_summaries(summaries_path)
     # every score row (failed questions' too) carries the summaries' dataset and subject (None
     # for a reference-format file, which names neither)
     labels = {key: one_label(summaries, key, summaries_path) for key in ("dataset", "subject")}

@@ -1,0 +1,58 @@
+"""``selfreflect answers``: the subject's sampled answers (one shard)."""
+
+from __future__ import annotations
+
+import click
+
+from selfreflect.cli.options import CONFIG, OUT, QUESTIONS, SHARD, SHARDS, SUBJECT
+
+
+@click.command()
+@CONFIG
+@SUBJECT
+@QUESTIONS
+@SHARD
+@SHARDS
+@OUT
+def answers(
+    config_path: str, subject: str, questions_path: str, shard: int, shards: int, out: str
+) -> None:
+    """Sample 2N answers per question from the subject model (SPEC §3); resumable."""
+    from selfreflect import checkpoints, sharding
+    from selfreflect.answers import sample_answers
+    from selfreflect.artifacts import one_label, read_table, write_table
+    from selfreflect.backends import open_generator
+    from selfreflect.config import load_config, model_spec
+    from selfreflect.failures import check_failures
+    from selfreflect.fileio import check_writable
+    from selfreflect.provenance import provenance
+
+    config = load_config(config_path)
+    spec = model_spec(config, subject, source=config_path)
+    settings = config["answers"]
+    table = sharding.shard(read_table("questions", questions_path), shard, shards)
+    key = checkpoints.fingerprint(spec, settings, config["seed"])
+    directory = checkpoints.checkpoint_dir(out, key)
+    check_writable(out)
+    check_writable(directory)
+    with open_generator(spec) as generator:
+
+        def sample(chunk):
+            return sample_answers(generator, chunk, settings, config["seed"], spec["backend"])
+
+        result = checkpoints.run_chunked(
+            "answers", table, sample, directory, settings["checkpoint_every"]
+        )
+    check_failures(result, config["max_failed_share"], f"answers of {subject}")
+    meta = provenance(
+        config,
+        [subject],
+        dataset=one_label(table, "dataset", questions_path),
+        subject=subject,
+        settings=settings,
+        shard=[shard, shards],
+    )
+    write_table("answers", result, out, meta)
+    checkpoints.clear(directory)
+    failed = int(result["error"].notna().sum())
+    click.echo(f"answers for {len(result)} questions ({failed} failed) written to {out}")

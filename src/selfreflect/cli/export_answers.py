@@ -1,0 +1,38 @@
+"""``selfreflect export-answers``: an answers table in the reference or datasets format."""
+
+from __future__ import annotations
+
+import click
+
+
+@click.command("export-answers")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["reference", "hf"]),
+    default="reference",
+    show_default=True,
+    help="reference: the original tool's JSON file; hf: a Hugging Face datasets folder.",
+)
+@click.option(
+    "--questions",
+    "questions_path",
+    type=click.Path(dir_okay=False),
+    help="hf: the questions table, whose source dataset the dataset card names.",
+)
+@click.argument("answers_path", type=click.Path(dir_okay=False))
+@click.argument("out", type=click.Path())
+def export_answers(fmt: str, questions_path: str | None, answers_path: str, out: str) -> None:
+    """Write an answers table as a reference test-answers JSON file or a datasets folder."""
+    from selfreflect.artifacts import read_table
+    from selfreflect.fileio import check_writable
+    from selfreflect.reference_format import write_reference_answers
+
+    check_writable(out)
+    if fmt == "hf":
+        from selfreflect.answer_sets import write_answer_set
+
+        shards = write_answer_set(answers_path, out, questions_path)
+        click.echo(f"answer set written to {out} ({shards} Parquet shard(s) and a dataset card)")
+    else:
+        write_reference_answers(read_table("answers", answers_path), out)

@@ -1,0 +1,35 @@
+"""``selfreflect report``: the paper's tables and figures, and the judge-scored studies.
+
+The studies (``controlled-scores``, ``mc-scores``, ``convergence-scores``) load the judge; the
+table commands (``main-table``, ``validation``, ``mc-study``, ``convergence``, ``cost-table``,
+``human-agreement``) only read artifacts and write ``<name>.csv/.md/.tex`` into ``--out-dir``,
+figures ``<name>.png/.pdf`` into ``--figure-dir`` and headline DVC metrics, from the artifact
+FILES they are given (each row says its experiment: dataset, subject, judge, strategy). One
+module per command, so editing a table command never reruns a judge job.
+"""
+
+from __future__ import annotations
+
+import click
+
+from selfreflect.cli import LazyGroup
+
+COMMANDS = {
+    name: f"{name.replace('-', '_')}:{name.replace('-', '_')}"
+    for name in (
+        "main-table",
+        "validation",
+        "mc-study",
+        "convergence",
+        "cost-table",
+        "human-agreement",
+        "controlled-scores",
+        "mc-scores",
+        "convergence-scores",
+    )
+}
+
+
+@click.group(cls=LazyGroup, package=__name__, lazy=COMMANDS)
+def report() -> None:
+    """The paper's tables and figures, and the judge-scored studies behind them."""

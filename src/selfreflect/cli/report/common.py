@@ -1,0 +1,90 @@
+"""What the table commands of ``selfreflect report`` share: their options, the config's
+statistics and figure settings, DVC metrics, and tables with nothing to show."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+import click
+import pandas as pd
+
+from selfreflect.report import tables
+
+FILES = click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
+
+
+OUT_DIR = click.option("--out-dir", required=True, type=click.Path(), help="Tables folder.")
+
+
+FIGURE_DIR = click.option("--figure-dir", required=True, type=click.Path(), help="Figures folder.")
+
+
+METRICS = click.option("--metrics", "metrics_path", type=click.Path(), help="Headline DVC metrics.")
+
+
+def read_config(path: str) -> dict[str, Any]:
+    from selfreflect.config import load_config
+
+    return load_config(path)
+
+
+def stats_args(config: dict[str, Any]) -> dict[str, Any]:
+    report = config["report"]
+    return {
+        "n_resamples": report["bootstrap_resamples"],
+        "confidence": report["confidence"],
+        "seed": config["seed"],
+    }
+
+
+def figure_args(config: dict[str, Any]) -> dict[str, Any]:
+    return {"width": config["report"]["figure_width"], "dpi": config["report"]["figure_dpi"]}
+
+
+def json_safe(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value.item() if hasattr(value, "item") else value
+
+
+def write_metrics(path: str | None, frame: pd.DataFrame, fields: list[str]) -> None:
+    """Headline DVC metrics: the ``fields`` of each row of a report table, keyed by the parts of
+    the experiment that vary in it (``{"dataset": {field: value}}`` for one subject and judge;
+    ``{field: value}`` for one experiment), so `dvc metrics show` stays narrow."""
+    from selfreflect.fileio import write_json
+
+    if not path:
+        return
+    if frame.empty:
+        return write_json(path, {})
+    varying = [key for key in tables.EXPERIMENT if frame[key].nunique() > 1]
+    out: dict[str, Any] = {}
+    for row in frame.to_dict("records"):
+        values = {f: json_safe(row[f]) for f in fields}
+        if varying:
+            out.setdefault("/".join(str(row[k]) for k in varying), {}).update(values)
+        else:
+            out.update(values)
+    write_json(path, out)
+
+
+def skipped(
+    name: str,
+    reason: str,
+    out_dir: str,
+    figure_dir: str | None = None,
+    config: dict[str, Any] | None = None,
+    metrics_path: str | None = None,
+) -> None:
+    """Write table ``name`` (and its figure, empty metrics) saying why it has nothing to show."""
+    from selfreflect.fileio import write_json
+    from selfreflect.report.figures import skipped_figure
+
+    tables.write_skipped(out_dir, name, reason)
+    if figure_dir and config:
+        skipped_figure(Path(figure_dir) / name, reason, **figure_args(config))
+    if metrics_path:
+        write_json(metrics_path, {})
+    click.echo(f"{name}: skipped ({reason})", err=True)

@@ -1,0 +1,76 @@
+"""``selfreflect report main-table``: Table 2, SelfReflect per strategy, and its DVC metrics."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+import pandas as pd
+
+from selfreflect.cli.options import CONFIG
+from selfreflect.cli.report.common import (
+    FIGURE_DIR,
+    FILES,
+    OUT_DIR,
+    figure_args,
+    read_config,
+    skipped,
+    stats_args,
+    write_metrics,
+)
+from selfreflect.report import tables
+
+MAIN_METRICS = ["mean", "ci_low", "ci_high", "n_scored", "n_failed", "n_excluded"]
+
+
+def write_strategy_metrics(
+    directory: str | None, table: pd.DataFrame, strategies: list[str]
+) -> None:
+    """The main table's numbers as DVC metrics: ``<strategy>.json`` per strategy (empty for a
+    strategy with no row), so `dvc metrics show` gives one row per strategy."""
+    if not directory:
+        return
+    for strategy in strategies:
+        rows = table[table["strategy"] == strategy] if "strategy" in table else table
+        write_metrics(str(Path(directory) / f"{strategy}.json"), rows, MAIN_METRICS)
+
+
+@click.command("main-table")
+@CONFIG
+@OUT_DIR
+@FIGURE_DIR
+@click.option(
+    "--metrics-dir", type=click.Path(file_okay=False), help="DVC metrics, one file per strategy."
+)
+@FILES
+def main_table(config_path: str, out_dir: str, figure_dir: str, metrics_dir, files) -> None:
+    """Table 2: SelfReflect per strategy and experiment from the scores FILES; its DVC metrics
+    (``--metrics-dir``: ``<strategy>.json``) are the table's own numbers."""
+    from selfreflect.config import teachers
+    from selfreflect.report.figures import main_figure
+
+    config = read_config(config_path)
+    scores = tables.read_tables("scores", files)
+    table = tables.main_table(
+        scores, config["report"]["baseline"], **stats_args(config), teachers=teachers(config)
+    )
+    if table.empty:
+        skipped("main", "no summary scores", out_dir, figure_dir, config)
+        return write_strategy_metrics(metrics_dir, table, config["summaries"]["strategies"])
+    intervals = {
+        "score": ("mean", "ci_low", "ci_high"),
+        "vs_baseline": ("diff", "diff_low", "diff_high"),
+    }
+    caption = (
+        f"SelfReflect score (lower is better): mean over the questions every strategy scored "
+        f"(n_excluded: scored, but failed by another strategy), with "
+        f"{config['report']['confidence']:.0%} bootstrap CI; vs_baseline is the paired "
+        f"difference to {config['report']['baseline']} with its CI and Wilcoxon p-value."
+    )
+    if "teacher" in table:
+        intervals["vs_teacher"] = ("teacher_diff", "teacher_diff_low", "teacher_diff_high")
+        caption += " vs_teacher: the same for a finetuned strategy and its teacher."
+    display = tables.with_intervals(table, intervals)
+    tables.write_table_files(table, display, out_dir, "main", caption)
+    main_figure(table, Path(figure_dir) / "main", **figure_args(config))
+    write_strategy_metrics(metrics_dir, table, config["summaries"]["strategies"])

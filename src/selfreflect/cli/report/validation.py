@@ -1,0 +1,46 @@
+"""``selfreflect report validation``: Table 1, the controlled pairs each metric ranks correctly."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from selfreflect.cli.options import CONFIG
+from selfreflect.cli.report.common import (
+    FIGURE_DIR,
+    FILES,
+    METRICS,
+    OUT_DIR,
+    figure_args,
+    read_config,
+    skipped,
+    write_metrics,
+)
+from selfreflect.report import tables
+
+
+@click.command("validation")
+@CONFIG
+@OUT_DIR
+@FIGURE_DIR
+@METRICS
+@FILES
+def validation(config_path: str, out_dir: str, figure_dir: str, metrics_path, files) -> None:
+    """Table 1: fraction of controlled pairs each metric ranks correctly (FILES: studies)."""
+    from selfreflect.report.figures import validation_figure
+
+    config = read_config(config_path)
+    controlled = tables.read_tables("controlled_scores", files)
+    table = tables.validation_table(controlled, config["report"]["confidence"])
+    if table.empty:
+        reason = "no controlled pairs (report.pair_types)"
+        return skipped("validation", reason, out_dir, figure_dir, config, metrics_path)
+    display = tables.with_intervals(table, {"correct": ("fraction", "ci_low", "ci_high")})
+    caption = (
+        "Fraction of controlled summary pairs ranked correctly (ties count as wrong) with "
+        f"{config['report']['confidence']:.0%} Wilson intervals."
+    )
+    tables.write_table_files(table, display, out_dir, "validation", caption)
+    validation_figure(table, Path(figure_dir) / "validation", **figure_args(config))
+    write_metrics(metrics_path, tables.pairs_correct(table), ["pairs_correct"])
