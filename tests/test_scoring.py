@@ -224,6 +224,34 @@ def test_hf_matches_reference_algorithm(example_tasks, hf_judge, reference_judge
             assert abs(metric.score(fast) - metric.score(slow)) < 1e-4
 
 
+def test_judges_count_the_tokens_they_compute(example_tasks, hf_judge, reference_judge):
+    """hf: each context's prefix once, then each batch's token tree; the reference algorithm:
+    everything before each target, once per target."""
+    reference, summaries = example_tasks["wordfreq"]
+    contexts = [reference, *summaries.values()]
+    step = hf_judge.batch_size
+    expected = sum(
+        tasks.prefix_len
+        + sum(
+            len(token_tree(tasks, range(b, min(b + step, len(tasks.sequences)))).tokens)
+            for b in range(0, len(tasks.sequences), step)
+        )
+        for tasks in contexts
+    )
+    before = hf_judge.forward_tokens
+    hf_judge.distances(reference, list(summaries.values()), 5.0)
+    assert hf_judge.forward_tokens - before == expected
+    before = reference_judge.forward_tokens
+    with torch.inference_mode():
+        reference_judge.logits(reference, range(len(reference.sequences)))
+    per_target = sum(
+        j
+        for seq, start in zip(reference.sequences, reference.starts, strict=True)
+        for j in range(start, len(seq))
+    )
+    assert reference_judge.forward_tokens - before == per_target
+
+
 def test_identical_context_scores_zero_and_roles_are_symmetric(example_tasks, hf_judge):
     reference, summaries = example_tasks["wordfreq"]
     summary = summaries["greedy"]

@@ -1,5 +1,6 @@
 """The smoke DAG end to end through real Snakemake and DVC subprocesses."""
 
+import pandas as pd
 import pytest
 
 from selfreflect.artifacts import read_table
@@ -32,6 +33,26 @@ def test_snakemake_runs_smoke_dag(smoke_run):
     assert not list((smoke_run / "results").rglob("shards/*")), "shards are temporary"
     again = snakemake(smoke_run, "-n")
     assert "Nothing to be done" in again.stdout + again.stderr
+
+
+def test_a_run_reports_its_time_memory_and_judge_work(smoke_run):
+    """Every job's benchmark file, summed per rule after the run; the judge jobs record the
+    tokens the judge computed."""
+    tables = smoke_run / "reports/smoke/tables"
+    performance = pd.read_csv(tables / "performance.csv").set_index("rule")
+    jobs = len(list((smoke_run / "benchmarks").rglob("*.tsv")))  # the run's and the models'
+    assert performance.loc["total", "jobs"] == jobs > 0
+    assert {"answers_shard", "score_shard", "main_table", "controlled_scores"} <= set(
+        performance.index
+    )
+    assert (performance["wall_s"] > 0).all()
+    assert performance.loc["total", "wall_s"] == pytest.approx(
+        performance["wall_s"].iloc[:-1].sum()
+    )
+    tokens = pd.read_csv(tables / "judge_tokens.csv").set_index("kind")["judge_forward_tokens"]
+    assert tokens["scores"] > 0 and tokens["controlled_scores"] > 0
+    assert tokens["total"] == tokens.drop("total").sum()
+    assert (smoke_run / "reports/smoke/figures/performance.png").is_file()
 
 
 def test_invalid_config_stops_snakemake_with_one_line(tmp_path):

@@ -9,6 +9,7 @@ MODELS = "results/models"  # models the workflow builds; other model paths are n
 TINY_MODEL = f"{MODELS}/tiny"
 CONVERTED_MODEL = f"{MODELS}/{{model}}"  # a GGUF model, dequantised (model_sources.py)
 RESOLVED_CONFIG = "logs/{run}/config.yaml"  # what Snakemake ran with; not an artifact
+RESULTS = "results/{run}"  # every artifact of a run
 QUESTIONS = "results/{run}/{dataset}/questions.parquet"
 ANSWERS = "results/{run}/{dataset}/{subject}/answers.parquet"
 ANSWERS_SHARD = "results/{run}/{dataset}/{subject}/shards/answers-{shard}.parquet"
@@ -17,6 +18,9 @@ SCORES = "results/{run}/{dataset}/{subject}/scores/{judge}/{strategy}.parquet"
 SCORES_SHARD = "results/{run}/{dataset}/{subject}/scores/{judge}/shards/{strategy}-{shard}.parquet"
 EXPLORER = "results/{run}/explorer.html"  # every question's answers, summaries and scores
 LOGS = "logs/{run}"
+# Snakemake's benchmark file of every job (wall time, peak memory): benchmarks/{run}/<rule>/...
+BENCHMARKS = "benchmarks/{run}"
+MODEL_BENCHMARKS = "benchmarks/models"  # the model-building jobs, shared by the runs
 # finetuned summarisers, per subject and method (sft, dpo): training data, LoRA adapter folder
 # (with the training question ids), and the loss per step (a DVC plot)
 FINETUNE_DATA = "results/{run}/finetune/{subject}/{method}/data.parquet"

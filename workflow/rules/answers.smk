@@ -7,6 +7,8 @@ rule answers_shard:
         run_path(paths.ANSWERS_SHARD),
     log:
         f"{LOGS}/answers/{{dataset}}/{{subject}}-{{shard}}.log",
+    benchmark:
+        bench("answers_shard", "{dataset}/{subject}-{shard}")
     conda:
         ENV
     resources:
@@ -34,6 +36,8 @@ rule answers:
         run_path(paths.ANSWERS),
     log:
         f"{LOGS}/answers/{{dataset}}/{{subject}}-merge.log",
+    benchmark:
+        bench("answers", "{dataset}/{subject}")
     conda:
         ENV
     params:

@@ -69,6 +69,12 @@ def run_path(template):
 SHARDS = list(range(config["shards"]))
 
 
+def bench(rule_name, job="", root=paths.for_run(paths.BENCHMARKS, RUN)):
+    """The benchmark file of a job of ``rule_name`` (``job``: its wildcards), where
+    `selfreflect report performance` sums wall time and peak memory per rule."""
+    return f"{root}/{rule_name}/{job}.tsv" if job else f"{root}/{rule_name}.tsv"
+
+
 def settings(*keys):
     """The config values a rule's jobs depend on, ``{dotted key: value}``: Snakemake reruns a job
     when one changes, and `selfreflect dvc-yaml` makes the keys its DVC stage's params. A key is

@@ -17,6 +17,8 @@ rule explorer:
         run_path(paths.EXPLORER),
     log:
         f"{LOGS}/explorer.log",
+    benchmark:
+        bench("explorer")
     conda:
         ENV
     params:

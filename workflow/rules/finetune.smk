@@ -14,6 +14,8 @@ rule finetune_data:
         run_path(paths.FINETUNE_DATA),
     log:
         f"{LOGS}/finetune/{{subject}}/{{method}}-data.log",
+    benchmark:
+        bench("finetune_data", "{subject}/{method}")
     wildcard_constraints:
         method="sft|dpo",
     conda:
@@ -44,6 +46,8 @@ rule finetune_train:
         plots=run_path(paths.TRAINING_LOSS),
     log:
         f"{LOGS}/finetune/{{subject}}/{{method}}-train.log",
+    benchmark:
+        bench("finetune_train", "{subject}/{method}")
     wildcard_constraints:
         method="sft|dpo",
     conda:
@@ -75,6 +79,8 @@ rule finetuned_summaries:
         run_path(paths.SUMMARIES),
     log:
         f"{LOGS}/summaries/{{dataset}}/{{subject}}/{{strategy}}.log",
+    benchmark:
+        bench("finetuned_summaries", "{dataset}/{subject}/{strategy}")
     wildcard_constraints:
         strategy="|".join(FINETUNED),
     conda:

@@ -5,6 +5,8 @@ rule tiny_model:
         directory(paths.TINY_MODEL),
     log:
         "logs/tiny_model.log",
+    benchmark:
+        bench("tiny_model", root=paths.MODEL_BENCHMARKS)
     conda:
         ENV
     params:
@@ -22,6 +24,8 @@ rule convert_model:
         directory(paths.CONVERTED_MODEL),
     log:
         "logs/models/{model}.log",
+    benchmark:
+        bench("convert_model", "{model}", root=paths.MODEL_BENCHMARKS)
     wildcard_constraints:
         model="|".join(map(re.escape, CONVERTED)) or "(?!)",
     conda:

@@ -6,6 +6,8 @@ rule questions:
         run_path(paths.QUESTIONS),
     log:
         f"{LOGS}/questions/{{dataset}}.log",
+    benchmark:
+        bench("questions", "{dataset}")
     conda:
         ENV
     params:

@@ -13,6 +13,8 @@ rule controlled_scores:
         run_path(paths.CONTROLLED),
     log:
         f"{LOGS}/studies/{{dataset}}/{{subject}}/{{judge}}/controlled.log",
+    benchmark:
+        bench("controlled_scores", "{dataset}/{subject}/{judge}")
     conda:
         ENV
     resources:
@@ -41,6 +43,8 @@ rule mc_scores:
         run_path(paths.MC),
     log:
         f"{LOGS}/studies/{{dataset}}/{{subject}}/{{judge}}/mc.log",
+    benchmark:
+        bench("mc_scores", "{dataset}/{subject}/{judge}")
     conda:
         ENV
     resources:
@@ -72,6 +76,8 @@ rule convergence_scores:
         run_path(paths.CONVERGENCE),
     log:
         f"{LOGS}/studies/{{dataset}}/{{subject}}/{{judge}}/convergence-{{strategy}}.log",
+    benchmark:
+        bench("convergence_scores", "{dataset}/{subject}/{judge}/{strategy}")
     conda:
         ENV
     resources:
@@ -107,6 +113,8 @@ rule main_table:
         metrics=[report_metrics(f"main/{strategy}") for strategy in STRATEGIES],
     log:
         f"{LOGS}/report/main_table.log",
+    benchmark:
+        bench("main_table")
     conda:
         ENV
     params:
@@ -136,6 +144,8 @@ rule validation:
         metrics=report_metrics("validation"),
     log:
         f"{LOGS}/report/validation.log",
+    benchmark:
+        bench("validation")
     conda:
         ENV
     params:
@@ -162,6 +172,8 @@ rule mc_study:
         metrics=report_metrics("mc_study"),
     log:
         f"{LOGS}/report/mc_study.log",
+    benchmark:
+        bench("mc_study")
     conda:
         ENV
     params:
@@ -186,6 +198,8 @@ rule convergence:
         figure=figure_files("convergence", "Convergence"),
     log:
         f"{LOGS}/report/convergence.log",
+    benchmark:
+        bench("convergence")
     conda:
         ENV
     params:
@@ -214,6 +228,8 @@ rule cost_table:
         table=table_files("cost", "Cost"),
     log:
         f"{LOGS}/report/cost_table.log",
+    benchmark:
+        bench("cost_table")
     conda:
         ENV
     params:
@@ -237,6 +253,8 @@ rule human_agreement:
         table=table_files("human_agreement", "Human agreement"),
     log:
         f"{LOGS}/report/human_agreement.log",
+    benchmark:
+        bench("human_agreement")
     conda:
         ENV
     params:
@@ -249,3 +267,13 @@ rule human_agreement:
     shell:
         "selfreflect report human-agreement --config {params.config:q}"
         " --out-dir {params.tables:q} {input.scores:q} 2> {log:q}"
+
+
+# Where the run's time, memory and judge work went, from every job's benchmark file (written by
+# Snakemake, not DVC): after the run, as no rule's input can list every job of the DAG.
+onsuccess:
+    shell(
+        "selfreflect report performance --config {RESOLVED_CONFIG:q} --out-dir {TABLES:q}"
+        " --figure-dir {FIGURES:q} --results {RESULTS:q} --benchmarks {BENCHMARKS:q}"
+        " --benchmarks {paths.MODEL_BENCHMARKS:q} > {PERFORMANCE_LOG:q} 2>&1"
+    )

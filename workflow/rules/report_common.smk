@@ -3,6 +3,9 @@ import os
 
 TABLES = paths.TABLES.format(run=RUN)
 FIGURES = paths.FIGURES.format(run=RUN)
+RESULTS = paths.RESULTS.format(run=RUN)
+BENCHMARKS = paths.BENCHMARKS.format(run=RUN)
+PERFORMANCE_LOG = f"{LOGS}/performance.log"
 STRATEGIES = config["summaries"]["strategies"]
 EXPERIMENTS = dict(dataset=EVALUATED, subject=config["subjects"], judge=config["judges"])
 SUMMARY_EXPERIMENTS = {**EXPERIMENTS, "dataset": SUMMARIZED}

@@ -9,6 +9,8 @@ rule score_shard:
         run_path(paths.SCORES_SHARD),
     log:
         f"{LOGS}/scores/{{dataset}}/{{subject}}/{{judge}}/{{strategy}}-{{shard}}.log",
+    benchmark:
+        bench("score_shard", "{dataset}/{subject}/{judge}/{strategy}-{shard}")
     conda:
         ENV
     resources:
@@ -41,6 +43,8 @@ rule score:
         run_path(paths.SCORES),
     log:
         f"{LOGS}/scores/{{dataset}}/{{subject}}/{{judge}}/{{strategy}}-merge.log",
+    benchmark:
+        bench("score", "{dataset}/{subject}/{judge}/{strategy}")
     conda:
         ENV
     params:

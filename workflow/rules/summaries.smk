@@ -7,6 +7,8 @@ rule summaries:
         run_path(paths.SUMMARIES),
     log:
         f"{LOGS}/summaries/{{dataset}}/{{subject}}/{{strategy}}.log",
+    benchmark:
+        bench("summaries", "{dataset}/{subject}/{strategy}")
     conda:
         ENV
     resources:

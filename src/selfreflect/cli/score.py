@@ -180,7 +180,12 @@ def score(
         write_json(out, reference_scores(answers, summaries, scores))
     else:
         meta = provenance(
-            config, [spec["name"]], judge=spec["name"], settings=settings, shard=[shard, shards]
+            config,
+            [spec["name"]],
+            judge=spec["name"],
+            settings=settings,
+            shard=[shard, shards],
+            judge_forward_tokens=model.forward_tokens,
         )
         write_table("scores", scores, out, meta)
     checkpoints.clear(directory)

@@ -259,3 +259,20 @@ def convergence_figure(table: pd.DataFrame, stem: str | Path, width: float, dpi:
             )
         fig.tight_layout()
         return save(fig, stem, dpi)
+
+
+def performance_figure(table: pd.DataFrame, stem: str | Path, width: float, dpi: int) -> list[Path]:
+    """Wall seconds (summed over jobs) and peak memory of each rule, slowest at the top."""
+    rules = table[table["rule"] != "total"].iloc[::-1]
+    with plt.rc_context(STYLE):
+        height = 0.5 + 0.16 * max(len(rules), 1)
+        fig, (time_ax, memory_ax) = plt.subplots(
+            1, 2, figsize=(width * 2, height), sharey=True, squeeze=True
+        )
+        y = np.arange(len(rules))
+        time_ax.barh(y, rules["wall_s"], color="C0")
+        time_ax.set_yticks(y, rules["rule"])
+        time_ax.set_xlabel("wall time, summed over jobs (s)")
+        memory_ax.barh(y, rules["peak_rss_mib"].fillna(0), color="C1")
+        memory_ax.set_xlabel("peak memory of a job (MiB)")
+        return save(fig, stem, dpi)

@@ -75,12 +75,14 @@ class HfJudge(Judge):
         if tasks.prefix_len == 0:
             return Prefix(tasks, None)
         ids = torch.tensor([tasks.sequences[0][: tasks.prefix_len]], device=self.device)
+        self.forward_tokens += tasks.prefix_len
         cache = self.decoder(input_ids=ids, use_cache=True).past_key_values
         return Prefix(tasks, [(layer.keys, layer.values) for layer in cache.layers])
 
     def logits(self, state: Prefix, rows: range) -> torch.Tensor:
         tree = token_tree(state.tasks, rows)
         positions = state.tasks.prefix_len + torch.tensor(tree.depths)
+        self.forward_tokens += len(tree.tokens)
         hidden = self.decoder(
             input_ids=torch.tensor([tree.tokens], device=self.device),
             position_ids=positions[None].to(self.device),

@@ -45,13 +45,15 @@ def _judged(p: torch.Tensor, q: torch.Tensor, top_k: int) -> Judged:
 
 
 class Judge(ABC):
-    """A loaded judge model. ``batch_size`` counts masked words per step (None: all at once)."""
+    """A loaded judge model. ``batch_size`` counts masked words per step (None: all at once);
+    ``forward_tokens`` counts the tokens the model has computed (prefills and trees)."""
 
     name: str
     tokenizer: Any
     format: PromptFormat  # renders the scoring chats (thinking off) for the judge's family
     max_model_len: int
     batch_size: int | None = None
+    forward_tokens: int = 0
 
     def prepare(self, tasks: ContextTasks) -> Any:
         """State reused for every batch of one context (default: the tasks themselves)."""

@@ -42,6 +42,7 @@ class ReferenceJudge(Judge):
             sequence = tasks.sequences[k]
             for j in range(tasks.starts[k], len(sequence)):
                 ids = torch.tensor([sequence[:j]], device=self.model.device)
+                self.forward_tokens += j
                 logits = self.model(input_ids=ids, logits_to_keep=1).logits[0, -1]
                 vectors.append(logits.float().cpu())
         return torch.stack(vectors)

@@ -52,6 +52,8 @@ class VllmJudge(Judge):
         outputs = self.llm.generate(prompts, self.params, use_tqdm=False)
         out = torch.full((len(prompts), self.vocab_size), float("-inf"))
         for i, output in enumerate(outputs):
+            cached = getattr(output, "num_cached_tokens", None) or 0  # the prefix cache's
+            self.forward_tokens += len(output.prompt_token_ids) - cached
             flat = output.outputs[0].logprobs
             out[i, torch.tensor(flat.token_ids)] = torch.tensor(flat.logprobs)
         return out

@@ -2,10 +2,10 @@
 
 The studies (``controlled-scores``, ``mc-scores``, ``convergence-scores``) load the judge; the
 table commands (``main-table``, ``validation``, ``mc-study``, ``convergence``, ``cost-table``,
-``human-agreement``) only read artifacts and write ``<name>.csv/.md/.tex`` into ``--out-dir``,
-figures ``<name>.png/.pdf`` into ``--figure-dir`` and headline DVC metrics, from the artifact
-FILES they are given (each row says its experiment: dataset, subject, judge, strategy). One
-module per command, so editing a table command never reruns a judge job.
+``human-agreement``, ``performance``) only read artifacts and write ``<name>.csv/.md/.tex`` into
+``--out-dir``, figures ``<name>.png/.pdf`` into ``--figure-dir`` and headline DVC metrics, from
+the artifact FILES they are given (each row says its experiment: dataset, subject, judge,
+strategy). One module per command, so editing a table command never reruns a judge job.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ COMMANDS = {
         "convergence",
         "cost-table",
         "human-agreement",
+        "performance",
         "controlled-scores",
         "mc-scores",
         "convergence-scores",

@@ -26,7 +26,6 @@ def controlled_scores(
     model, temperature, is_stopword = open_study_judge(config, judge, config_path)
     with model:
         table = study(model, answers, config["report"]["pair_types"], temperature, is_stopword)
-    write_study(
-        "controlled_scores", table, out, config, dataset=dataset, subject=subject, judge=judge
-    )
+    tokens = model.forward_tokens
+    write_study("controlled_scores", table, out, config, dataset, subject, judge, tokens)
     click.echo(f"{len(table)} controlled summaries scored into {out}")

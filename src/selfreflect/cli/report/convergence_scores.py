@@ -38,7 +38,6 @@ def convergence_scores(
         table = study(
             model, answers, summaries, config["report"], config["seed"], temperature, is_stopword
         )
-    write_study(
-        "convergence_scores", table, out, config, dataset=dataset, subject=subject, judge=judge
-    )
+    tokens = model.forward_tokens
+    write_study("convergence_scores", table, out, config, dataset, subject, judge, tokens)
     click.echo(f"{len(table)} convergence scores written to {out}")

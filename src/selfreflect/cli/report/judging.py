@@ -24,12 +24,15 @@ def write_study(
     dataset: str,
     subject: str,
     judge: str,
+    forward_tokens: int,
 ) -> None:
-    """Write a study's table, each row labelled with the experiment it scores."""
+    """Write a study's table, each row labelled with the experiment it scores; its metadata
+    records the tokens the judge computed."""
     from selfreflect.artifacts import write_table
 
     labels = {"dataset": dataset, "subject": subject, "judge": judge}
-    write_table(kind, table.assign(**labels), out, provenance(config, [judge], judge=judge))
+    meta = provenance(config, [judge], judge=judge, judge_forward_tokens=forward_tokens)
+    write_table(kind, table.assign(**labels), out, meta)
 
 
 def open_study_judge(config: dict[str, Any], judge: str, config_path: str):

@@ -32,11 +32,13 @@ def mc_scores(
     config = load_config(config_path)
     questions = read_table("questions", questions_path)
     answers = read_table("answers", answers_path)
+    tokens = 0
     if questions["choices"].notna().any():
         model, temperature, is_stopword = open_study_judge(config, judge, config_path)
         with model:
             table = study(model, questions, answers, config["report"], temperature, is_stopword)
+        tokens = model.forward_tokens
     else:  # not a multiple-choice dataset: nothing to score, no judge to load
         table = pd.DataFrame(columns=["id", "temperature", "summary", "w1", "score", "error"])
-    write_study("mc_scores", table, out, config, dataset, subject, judge)
+    write_study("mc_scores", table, out, config, dataset, subject, judge, tokens)
     click.echo(f"{len(table)} multiple-choice summaries scored into {out}")
