@@ -97,7 +97,8 @@ def measure(config: str, cores: str, install: bool) -> dict:
         seconds = time.perf_counter() - start
         usage = resource.getrusage(resource.RUSAGE_CHILDREN)
         run = yaml.safe_load((project / config).read_text())["run"]
-        main = project / "reports" / run / "tables" / "main.md"
+        tables = project / "reports" / run / "tables"
+        main = tables / "main.md"
         return {
             "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
             "config": config,
@@ -115,8 +116,17 @@ def measure(config: str, cores: str, install: bool) -> dict:
                 str(p.relative_to(project)) for p in (project / "reports" / run).rglob("*.*")
             ),
             "main_table": main.read_text() if main.is_file() else None,
+            "per_rule": csv_records(tables / "performance.csv"),
+            "judge_tokens": csv_records(tables / "judge_tokens.csv"),
             "error_tail": None if process.returncode == 0 else log.read_text()[-3000:],
         }
+
+
+def csv_records(path: Path) -> list[dict] | None:
+    """A report table's rows (the run's per-rule performance, the judge's tokens), if written."""
+    import pandas as pd
+
+    return pd.read_csv(path).to_dict("records") if path.is_file() else None
 
 
 def render(result: dict) -> str:
@@ -151,12 +161,37 @@ def render(result: dict) -> str:
         "is then longer than on an idle machine; the CPU time is not.",
         "",
     ]
+    if result.get("per_rule"):
+        lines += ["## Where the time went", "", *per_rule_lines(result), ""]
     if result["main_table"]:
         lines += ["## Main table of that run", "", result["main_table"].strip(), ""]
     if result["error_tail"]:
         lines += ["## The run failed", "", "```", result["error_tail"].strip(), "```", ""]
     lines += ["## Reports written", ""] + [f"- `{path}`" for path in result["reports"]]
     return "\n".join(lines) + "\n"
+
+
+def per_rule_lines(result: dict) -> list[str]:
+    """The run's per-rule table (summed over each rule's jobs, from Snakemake's benchmark
+    files) and the judge's forward tokens per artifact kind."""
+    lines = [
+        "Summed over each rule's jobs from their Snakemake benchmark files (jobs run side by "
+        "side, so the wall times add up to more than the run's):",
+        "",
+        "| rule | jobs | wall s | CPU s | peak MiB (one job) |",
+        "| --- | ---: | ---: | ---: | ---: |",
+    ]
+    for row in result["per_rule"]:
+        peak = row["peak_rss_mib"]
+        memory = "–" if peak != peak else f"{peak:.0f}"  # NaN: too short to sample
+        times = f"{row['wall_s']:.0f} | {row['cpu_s']:.0f}"
+        lines.append(f"| {row['rule']} | {row['jobs']} | {times} | {memory} |")
+    if result.get("judge_tokens"):
+        lines += ["", "Tokens the judge model computed:", "", "| artifacts | tokens |"]
+        lines.append("| --- | ---: |")
+        tokens = result["judge_tokens"]
+        lines += [f"| {row['kind']} | {row['judge_forward_tokens']:,} |" for row in tokens]
+    return lines
 
 
 def main() -> None:

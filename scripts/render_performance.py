@@ -147,11 +147,22 @@ def real_run_section(run: dict) -> str:
     )
 
 
+def laptop_rules_section(run: dict) -> str:
+    """docs/performance.md's per-rule table of the Quick start run (its benchmark files)."""
+    from measure_real_run import per_rule_lines
+
+    if not run.get("per_rule"):
+        return "No per-rule measurement of the Quick start run has been recorded yet.\n"
+    head = f"Measured {run['date']} on {run['cpus']} cores (mean load {run['mean_load']}). "
+    return head + "\n".join(per_rule_lines(run)) + "\n"
+
+
 def sections(runs: dict[str, dict], real_run: dict) -> dict[str, str]:
     """The text of every rendered span."""
     cpu = runs["cpu"]
     gpu = runs.get("cuda")
     return {
+        "laptop-rules": laptop_rules_section(real_run),
         "tokens": tokens_section(cpu),
         "cpu": speed_section(cpu),
         "gpu": speed_section(gpu) if gpu else "No GPU run has been recorded yet.\n",
