@@ -3,8 +3,15 @@
 import pandas as pd
 import pytest
 
-from selfreflect.report.studies import controlled_scores, convergence_scores, mc_scores, subsample
+from selfreflect.report.studies import (
+    controlled_scores,
+    convergence_cells,
+    convergence_scores,
+    mc_scores,
+    subsample,
+)
 from selfreflect.scoring.judge import open_judge
+from selfreflect.scoring.score import score_question
 from selfreflect.scoring.stopwords import stopword_policy
 
 SETTINGS = {"backend": "hf", "dtype": "auto", "batch_size": 8}
@@ -112,3 +119,27 @@ def test_subsample_is_nested_and_seeded():
     pool = list("abcdefgh")
     assert subsample(pool, 3, 7) == subsample(pool, 5, 7)[:3]
     assert sorted(subsample(pool, 8, 7)) == pool
+
+
+def test_convergence_shares_each_context_and_scores_as_scoring_each_subsample(judge):
+    """Every cell equals scoring its subsampled answers on their own (score_question), with the
+    summaries' contexts and the full reference computed once: fewer judge tokens."""
+    row = answers_frame().iloc[0]
+    test, conditioning = list(row.test_answers), list(row.conditioning_answers)
+    texts = {"a": "Paris", "b": "Mostly Paris, sometimes Lyon."}
+    policy, sizes, seed = stopword_policy("none"), [1, 2, 3], 4
+    before = judge.forward_tokens
+    cells = convergence_cells(
+        judge, row.question, test, conditioning, texts, sizes, seed, 5.0, policy
+    )
+    shared = judge.forward_tokens - before
+    before = judge.forward_tokens
+    for (axis, size), results in cells.items():
+        pool = conditioning if axis == "conditioning" else test
+        part = subsample(pool, size, seed)
+        args = (test, part) if axis == "conditioning" else (part, conditioning)
+        alone = score_question(judge, row.question, *args, texts, 5.0, policy)
+        for key in texts:
+            assert abs(results[key].score - alone[key].score) < 1e-6, (axis, size, key)
+    assert set(cells) == {("conditioning", n) for n in sizes} | {("test", 1), ("test", 2)}
+    assert shared < (judge.forward_tokens - before) / 2

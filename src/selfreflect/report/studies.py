@@ -12,14 +12,17 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import torch
 
 from selfreflect.answers import question_seed
 from selfreflect.progress import progress
 from selfreflect.report import alt_metrics
 from selfreflect.report.controlled import mc_variants, pairs_table
+from selfreflect.scoring import metric
 from selfreflect.scoring.judge import Judge
-from selfreflect.scoring.score import Result, score_answer, score_question, upstream_error
+from selfreflect.scoring.score import Result, score_answer, upstream_error
 from selfreflect.scoring.stopwords import IsStopword
+from selfreflect.scoring.tasks import TaskError, masked_words, question_tasks, reference_tasks
 
 SIDES = ("good", "bad")
 
@@ -110,10 +113,69 @@ def mc_scores(
     return pd.DataFrame(rows, columns=columns)
 
 
+def subsample_indices(n: int, size: int, seed: int) -> list[int]:
+    """The first ``size`` indices of a seeded permutation of ``range(n)`` (nested across sizes)."""
+    return [int(i) for i in np.random.default_rng(seed).permutation(n)[:size]]
+
+
 def subsample(answers: Sequence[str], size: int, seed: int) -> list[str]:
-    """The first ``size`` answers of a seeded permutation (nested across sizes)."""
-    order = np.random.default_rng(seed).permutation(len(answers))
-    return [answers[i] for i in order[:size]]
+    """The answers at :func:`subsample_indices`."""
+    return [answers[i] for i in subsample_indices(len(answers), size, seed)]
+
+
+Cells = dict[tuple[str, int], dict[str, Result]]  # (axis, size) -> strategy -> result
+
+
+def convergence_cells(
+    judge: Judge,
+    question: str,
+    test: list[str],
+    conditioning: list[str],
+    texts: dict[str, str],
+    sizes: Sequence[int],
+    seed: int,
+    temperature: float,
+    is_stopword: IsStopword,
+) -> Cells:
+    """Each summary's score with each subsample of the conditioning answers (all test
+    answers) and of the test answers (all conditioning answers), for the sizes the pools hold.
+
+    The summaries' contexts and the full reference context are computed once; each
+    conditioning size adds one reference context; a test subsample's tasks are a subset of
+    the full ones, so its score is their mean distance. Raises :class:`TaskError` for what
+    fails the whole question (no word to mask, a prompt too long).
+    """
+    words = masked_words(test, is_stopword)
+    reference, tasks = question_tasks(
+        judge.format, question, test, conditioning, texts, is_stopword
+    )
+    parts = {n: subsample(conditioning, n, seed) for n in sizes if n <= len(conditioning)}
+    references = [reference]
+    references += [reference_tasks(judge.format, question, p, words) for p in parts.values()]
+    longest = max(len(s) for t in [*references, *tasks.values()] for s in t.sequences)
+    if longest > judge.max_model_len:
+        raise TaskError(f"prompt has {longest} tokens; max_model_len is {judge.max_model_len}")
+    crossed = judge.cross_distances(references, list(tasks.values()), temperature)
+    distances = dict(zip(tasks, crossed, strict=True))  # per summary: [reference] -> (n,)
+    cells: Cells = {}
+    for i, size in enumerate(parts, start=1):
+        cells["conditioning", size] = {
+            key: Result(metric.score(d[i]), len(d[i]), None) for key, d in distances.items()
+        }
+    targets = [len(reference.targets(k)) for k in range(len(words))]
+    owner = np.repeat([word.answer for word in words], targets)  # each task's held-out answer
+    for size in (n for n in sizes if n <= len(test)):
+        chosen = np.isin(owner, subsample_indices(len(test), size, seed))
+        if not chosen.any():
+            failed = Result(None, 0, "no held-out answer has a word to mask")
+            cells["test", size] = dict.fromkeys(texts, failed)
+            continue
+        mask = torch.from_numpy(chosen)
+        cells["test", size] = {
+            key: Result(metric.score(d[0][mask]), int(chosen.sum()), None)
+            for key, d in distances.items()
+        }
+    return cells
 
 
 def convergence_scores(
@@ -126,7 +188,8 @@ def convergence_scores(
     is_stopword: IsStopword,
 ) -> pd.DataFrame:
     """Scores of every strategy with subsampled conditioning answers (test answers all) and
-    with subsampled test answers (conditioning answers all), per size of the subsample.
+    with subsampled test answers (conditioning answers all), per size of the subsample
+    (:func:`convergence_cells`).
 
     The first ``convergence_questions`` questions (all if null) take part. Every (question,
     strategy, answer set, size) keeps its row: one that cannot be scored (failed answers or
@@ -147,20 +210,33 @@ def convergence_scores(
                 texts[strategy] = lookup[answer.id, strategy].summary
             else:
                 reasons[strategy] = reason
-        seed = question_seed(run_seed, answer.id)
         test, conditioning = list(answer.test_answers), list(answer.conditioning_answers)
+        cells: Cells = {}
+        failure = None
+        if texts:
+            seed = question_seed(run_seed, answer.id)
+            try:
+                cells = convergence_cells(
+                    judge,
+                    answer.question,
+                    test,
+                    conditioning,
+                    texts,
+                    sizes,
+                    seed,
+                    temperature,
+                    is_stopword,
+                )
+            except TaskError as err:
+                failure = Result(None, 0, str(err))
         for axis, pool in (("conditioning", conditioning), ("test", test)):
             for size in sizes:
                 results = {s: Result(None, 0, reason) for s, reason in reasons.items()}
                 if size > len(pool):
-                    too_few = f"only {len(pool)} {axis} answers"
-                    results |= {s: Result(None, 0, too_few) for s in texts}
-                elif texts:
-                    part = subsample(pool, size, seed)
-                    args = (test, part) if axis == "conditioning" else (part, conditioning)
-                    results |= score_question(
-                        judge, answer.question, *args, texts, temperature, is_stopword
-                    )
+                    too_few = Result(None, 0, f"only {len(pool)} {axis} answers")
+                    results |= dict.fromkeys(texts, too_few)
+                else:
+                    results |= cells.get((axis, size)) or dict.fromkeys(texts, failure)
                 for strategy in strategies:
                     result = results[strategy]
                     rows.append((answer.id, strategy, axis, size, result.score, result.error))

@@ -104,6 +104,25 @@ class Judge(ABC):
                     parts.append(_judged(p, q, top_k))
         return Judged.cat(reference_parts), [Judged.cat(parts) for parts in out]
 
+    def cross_distances(
+        self,
+        references: Sequence[ContextTasks],
+        summaries: Sequence[ContextTasks],
+        temperature: float,
+    ) -> list[list[torch.Tensor]]:
+        """Each summary's task distances to each reference context's, ``[summary][reference]``,
+        each (n,) on CPU; every context's logits are computed once, batch by batch."""
+        parts: list[list[list[torch.Tensor]]] = [[[] for _ in references] for _ in summaries]
+        with torch.inference_mode():
+            summary_batches = [self.batches(tasks) for tasks in summaries]
+            for logits in zip(*(self.batches(tasks) for tasks in references), strict=True):
+                qs = [metric.distributions(x, temperature) for x in logits]
+                for row, batches in zip(parts, summary_batches, strict=True):
+                    p = metric.distributions(next(batches), temperature)
+                    for cell, q in zip(row, qs, strict=True):
+                        cell.append(metric.total_variation(p, q).cpu())
+        return [[torch.cat(cell) for cell in row] for row in parts]
+
     @classmethod
     @abstractmethod
     def open(cls, spec: dict[str, Any], settings: dict[str, Any], llm: Any = None) -> Judge:

@@ -168,6 +168,24 @@ def context_tasks(
     return ContextTasks(sequences, starts, min(prefix, min(starts) - 1), list(words))
 
 
+def reference_tasks(
+    fmt: PromptFormat,
+    question: str,
+    conditioning_answers: Sequence[str],
+    words: Sequence[MaskedWord],
+) -> ContextTasks:
+    """The reference context's tasks: the conditioning answers listed as the context."""
+    text = prompts()
+    return context_tasks(
+        fmt,
+        scoring_question(question)
+        + text["score_reference_question_suffix"].format(n=len(conditioning_answers)),
+        format_answers(conditioning_answers),
+        text["score_target_reference"],
+        words,
+    )
+
+
 def question_tasks(
     fmt: PromptFormat,
     question: str,
@@ -188,13 +206,7 @@ def question_tasks(
         raise TaskError("no held-out answer has a word to mask")
     text = prompts()
     q = scoring_question(question)
-    reference = context_tasks(
-        fmt,
-        q + text["score_reference_question_suffix"].format(n=len(conditioning_answers)),
-        format_answers(conditioning_answers),
-        text["score_target_reference"],
-        words,
-    )
+    reference = reference_tasks(fmt, question, conditioning_answers, words)
     out = {}
     for key, summary in summaries.items():
         tasks = context_tasks(fmt, q, summary, text["score_target_summary"], words)
