@@ -42,6 +42,7 @@ TASK = pa.struct(
 # the experiment a summary, score or study row belongs to: tables say what they are, so no
 # reader parses it back out of a file name
 EXPERIMENT_FIELDS = [("dataset", _STR), ("subject", _STR), ("judge", _STR)]
+EXPERIMENT = [name for name, _ in EXPERIMENT_FIELDS]
 
 SCHEMAS: dict[str, pa.Schema] = {
     "questions": pa.schema(

@@ -20,12 +20,11 @@ from typing import Any
 
 import pandas as pd
 
-from selfreflect.artifacts import read_metadata, read_table
+from selfreflect.artifacts import EXPERIMENT, read_metadata, read_table
 from selfreflect.errors import InputError
 from selfreflect.strategies.clustering import cluster_answers, resolve_embedder
 
 KINDS = ("answers", "summaries", "scores", "controlled_scores")  # the kinds a page shows
-EXPERIMENT = ["dataset", "subject", "judge"]
 HOVER_PREDICTIONS = 3  # of the judge's top tokens kept per task, those shown when hovering a word
 
 

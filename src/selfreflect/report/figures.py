@@ -15,9 +15,9 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
+from selfreflect.artifacts import EXPERIMENT
 from selfreflect.fileio import atomic_path
 from selfreflect.paths import FIGURE_FORMATS
-from selfreflect.report.tables import EXPERIMENT
 
 STYLE = {
     "font.size": 8,

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from selfreflect.artifacts import HIGHER_IS_BETTER, read_table
+from selfreflect.artifacts import EXPERIMENT, HIGHER_IS_BETTER, read_table
 from selfreflect.fileio import write_text
 from selfreflect.paths import TABLE_FORMATS
 from selfreflect.stats import (
@@ -25,7 +25,6 @@ from selfreflect.stats import (
     rank_correlation,
 )
 
-EXPERIMENT = ["dataset", "subject", "judge"]
 RATINGS_COLUMNS = ["question_id", "strategy", "rater", "rating"]
 
 

@@ -10,6 +10,7 @@ from typing import Any
 import click
 import pandas as pd
 
+from selfreflect.artifacts import EXPERIMENT
 from selfreflect.report import tables
 
 FILES = click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
@@ -59,7 +60,7 @@ def write_metrics(path: str | None, frame: pd.DataFrame, fields: list[str]) -> N
         return
     if frame.empty:
         return write_json(path, {})
-    varying = [key for key in tables.EXPERIMENT if frame[key].nunique() > 1]
+    varying = [key for key in EXPERIMENT if frame[key].nunique() > 1]
     out: dict[str, Any] = {}
     for row in frame.to_dict("records"):
         values = {f: json_safe(row[f]) for f in fields}
