@@ -99,6 +99,8 @@ def workflow_jobs(snakefile: Path, configfile: Path) -> list[Job]:
     from snakemake_interface_executor_plugins.registry import ExecutorPluginRegistry
 
     ExecutorPluginRegistry().register_plugin(PLUGIN, sys.modules[__name__])
+    # as `snakemake -n`, but neither a running run's lock nor a killed run's records stop it
+    settings = ExecutionSettings(lock=False, ignore_incomplete=True)
     info = _JobInfo()
     logger = logging.getLogger("snakemake")
     propagate, logger.propagate = logger.propagate, False  # nothing reaches the caller's log
@@ -112,7 +114,7 @@ def workflow_jobs(snakefile: Path, configfile: Path) -> list[Job]:
                 snakefile=snakefile,
             )
             dag = workflow.dag(DAGSettings(forceall=True))
-            dag.execute_workflow(executor=PLUGIN, execution_settings=ExecutionSettings(lock=False))
+            dag.execute_workflow(executor=PLUGIN, execution_settings=settings)
         finally:
             logger.removeHandler(info)
             logger.propagate = propagate
