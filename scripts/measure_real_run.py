@@ -130,6 +130,8 @@ def csv_records(path: Path) -> list[dict] | None:
 
 
 def render(result: dict) -> str:
+    from render_performance import per_rule_lines  # a sibling script (run as a script)
+
     """docs/real_model.md from a measurement."""
     minutes = result["seconds"] / 60
     seconds = result["install_seconds"]
@@ -169,29 +171,6 @@ def render(result: dict) -> str:
         lines += ["## The run failed", "", "```", result["error_tail"].strip(), "```", ""]
     lines += ["## Reports written", ""] + [f"- `{path}`" for path in result["reports"]]
     return "\n".join(lines) + "\n"
-
-
-def per_rule_lines(result: dict) -> list[str]:
-    """The run's per-rule table (summed over each rule's jobs, from Snakemake's benchmark
-    files) and the judge's forward tokens per artifact kind."""
-    lines = [
-        "Summed over each rule's jobs from their Snakemake benchmark files (jobs run side by "
-        "side, so the wall times add up to more than the run's):",
-        "",
-        "| rule | jobs | wall s | CPU s | peak MiB (one job) |",
-        "| --- | ---: | ---: | ---: | ---: |",
-    ]
-    for row in result["per_rule"]:
-        peak = row["peak_rss_mib"]
-        memory = "–" if peak != peak else f"{peak:.0f}"  # NaN: too short to sample
-        times = f"{row['wall_s']:.0f} | {row['cpu_s']:.0f}"
-        lines.append(f"| {row['rule']} | {row['jobs']} | {times} | {memory} |")
-    if result.get("judge_tokens"):
-        lines += ["", "Tokens the judge model computed:", "", "| artifacts | tokens |"]
-        lines.append("| --- | ---: |")
-        tokens = result["judge_tokens"]
-        lines += [f"| {row['kind']} | {row['judge_forward_tokens']:,} |" for row in tokens]
-    return lines
 
 
 def main() -> None:

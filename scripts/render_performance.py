@@ -147,10 +147,31 @@ def real_run_section(run: dict) -> str:
     )
 
 
+def per_rule_lines(result: dict) -> list[str]:
+    """The run's per-rule table (summed over each rule's jobs, from Snakemake's benchmark
+    files) and the judge's forward tokens per artifact kind."""
+    lines = [
+        "Summed over each rule's jobs from their Snakemake benchmark files (jobs run side by "
+        "side, so the wall times add up to more than the run's):",
+        "",
+        "| rule | jobs | wall s | CPU s | peak MiB (one job) |",
+        "| --- | ---: | ---: | ---: | ---: |",
+    ]
+    for row in result["per_rule"]:
+        peak = row["peak_rss_mib"]
+        memory = "–" if peak != peak else f"{peak:.0f}"  # NaN: too short to sample
+        times = f"{row['wall_s']:.0f} | {row['cpu_s']:.0f}"
+        lines.append(f"| {row['rule']} | {row['jobs']} | {times} | {memory} |")
+    if result.get("judge_tokens"):
+        lines += ["", "Tokens the judge model computed:", "", "| artifacts | tokens |"]
+        lines.append("| --- | ---: |")
+        tokens = result["judge_tokens"]
+        lines += [f"| {row['kind']} | {row['judge_forward_tokens']:,} |" for row in tokens]
+    return lines
+
+
 def laptop_rules_section(run: dict) -> str:
     """docs/performance.md's per-rule table of the Quick start run (its benchmark files)."""
-    from measure_real_run import per_rule_lines
-
     if not run.get("per_rule"):
         return "No per-rule measurement of the Quick start run has been recorded yet.\n"
     head = f"Measured {run['date']} on {run['cpus']} cores (mean load {run['mean_load']}). "
