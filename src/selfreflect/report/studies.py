@@ -22,7 +22,7 @@ from selfreflect.scoring import metric
 from selfreflect.scoring.judge import Judge
 from selfreflect.scoring.score import Result, score_answer, upstream_error
 from selfreflect.scoring.stopwords import IsStopword
-from selfreflect.scoring.tasks import TaskError, masked_words, question_tasks, reference_tasks
+from selfreflect.scoring.tasks import TaskError, question_tasks, reference_tasks
 
 SIDES = ("good", "bad")
 
@@ -145,10 +145,10 @@ def convergence_cells(
     the full ones, so its score is their mean distance. Raises :class:`TaskError` for what
     fails the whole question (no word to mask, a prompt too long).
     """
-    words = masked_words(test, is_stopword)
     reference, tasks = question_tasks(
         judge.format, question, test, conditioning, texts, is_stopword
     )
+    words = reference.words
     parts = {n: subsample(conditioning, n, seed) for n in sizes if n <= len(conditioning)}
     references = [reference]
     references += [reference_tasks(judge.format, question, p, words) for p in parts.values()]
