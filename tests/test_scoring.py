@@ -17,8 +17,9 @@ from selfreflect.errors import InputError
 from selfreflect.reference_format import read_reference_answers
 from selfreflect.scoring import metric
 from selfreflect.scoring.hf_judge import HfJudge
+from selfreflect.scoring.judgements import TOP_PREDICTIONS
 from selfreflect.scoring.reference_judge import ReferenceJudge
-from selfreflect.scoring.score import TOP_PREDICTIONS, score_question, score_table
+from selfreflect.scoring.score import score_question, score_table
 from selfreflect.scoring.stopwords import masked_positions, stopword_policy
 from selfreflect.scoring.tasks import (
     ContextTasks,

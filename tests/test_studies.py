@@ -1,20 +1,33 @@
-"""The judge-scored report studies on the tiny model (transformers judge, no vLLM engine)."""
+"""The judge pass of an experiment (selfreflect.judging) and the report studies read off it, on
+the tiny model (transformers judge, no vLLM engine)."""
 
 import pandas as pd
 import pytest
 
+from selfreflect.answers import question_seed
+from selfreflect.judging import judgements_table, subsample_indices
 from selfreflect.report.studies import (
+    alt_metrics_table,
     controlled_scores,
-    convergence_cells,
     convergence_scores,
     mc_scores,
-    subsample,
+    strategy_scores,
 )
 from selfreflect.scoring.judge import open_judge
+from selfreflect.scoring.result_cache import ResultCache
 from selfreflect.scoring.score import score_question
 from selfreflect.scoring.stopwords import stopword_policy
 
 SETTINGS = {"backend": "hf", "dtype": "auto", "batch_size": 8}
+SCORING = {"temperature": 5.0, "keep_tasks": False}
+REPORT = {
+    "pair_types": [],
+    "mc_temperatures": [],
+    "mc_pseudo_count": 0.5,
+    "convergence_sizes": [],
+    "convergence_questions": None,
+}
+NO_SUMMARIES = pd.DataFrame(columns=["id", "strategy", "summary", "error"])
 
 
 @pytest.fixture(scope="module")
@@ -39,10 +52,41 @@ def answers_frame() -> pd.DataFrame:
     )
 
 
-def test_controlled_scores_every_metric(judge):
-    table = controlled_scores(
-        judge, answers_frame(), ["majority_only", "idk"], 5.0, stopword_policy("none")
+def questions_frame(choices=(None, None, None)) -> pd.DataFrame:
+    return pd.DataFrame({"id": ["q1", "q2", "q3"], "choices": list(choices)})
+
+
+def judged(judge, summaries=NO_SUMMARIES, questions=None, cache=None, **report):
+    """The judgements of the three questions of :func:`answers_frame`."""
+    answers = answers_frame()
+    return judgements_table(
+        judge,
+        questions_frame() if questions is None else questions,
+        answers,
+        answers,
+        summaries,
+        SCORING,
+        {**REPORT, **report},
+        1,
+        stopword_policy("none"),
+        cache,
     )
+
+
+def summaries_frame(texts: dict[str, list[str | None]]) -> pd.DataFrame:
+    """Summaries of q1 and q2, one list per strategy (None: a failed summary)."""
+    rows = [
+        (qid, strategy, text, None if text else "x")
+        for strategy, per_question in texts.items()
+        for qid, text in zip(["q1", "q2"], per_question, strict=True)
+    ]
+    return pd.DataFrame(rows, columns=["id", "strategy", "summary", "error"])
+
+
+def test_controlled_scores_every_metric(judge):
+    pair_types = ["majority_only", "idk"]
+    alternatives = alt_metrics_table(judge, answers_frame(), pair_types)
+    table = controlled_scores(judged(judge, pair_types=pair_types), alternatives)
     made = table[table["summary"].notna()]
     assert sorted(made.loc[made["id"] == "q1", "pair_type"]) == [
         "idk",
@@ -69,15 +113,10 @@ def test_controlled_scores_every_metric(judge):
 
 
 def test_mc_scores_only_for_multiple_choice_questions(judge):
-    questions = pd.DataFrame({"id": ["q1", "q2", "q3"], "choices": [None, ["x", "y"], ["x"]]})
-    table = mc_scores(
-        judge,
-        questions,
-        answers_frame(),
-        {"mc_temperatures": [0.5, 2.0], "mc_pseudo_count": 0.5},
-        5.0,
-        stopword_policy("none"),
-    )
+    questions = questions_frame([None, ["x", "y"], ["x"]])
+    settings = {"mc_temperatures": [0.5, 2.0], "mc_pseudo_count": 0.5}
+    judgements = judged(judge, questions=questions, **settings)
+    table = mc_scores(questions, answers_frame(), judgements, settings)
     scored = table[table["summary"].notna()]
     assert scored["id"].tolist() == ["q2", "q2"]
     assert scored["score"].notna().all()
@@ -100,9 +139,7 @@ def test_convergence_scores_subsample_sizes(judge):
         }
     )
     settings = {"convergence_sizes": [1, 2, 3], "convergence_questions": None}
-    table = convergence_scores(
-        judge, answers_frame(), summaries, settings, 1, 5.0, stopword_policy("none")
-    )
+    table = convergence_scores(judged(judge, summaries, **settings))
     assert len(table) == 3 * 2 * 2 * 3  # question x strategy x answer set x size
     q1 = table[(table["id"] == "q1") & table["score"].notna()]
     assert set(q1["strategy"]) == {"a"}
@@ -116,9 +153,68 @@ def test_convergence_scores_subsample_sizes(judge):
 
 
 def test_subsample_is_nested_and_seeded():
-    pool = list("abcdefgh")
-    assert subsample(pool, 3, 7) == subsample(pool, 5, 7)[:3]
-    assert sorted(subsample(pool, 8, 7)) == pool
+    assert subsample_indices(8, 3, 7) == subsample_indices(8, 5, 7)[:3]
+    assert sorted(subsample_indices(8, 8, 7)) == list(range(8))
+
+
+def alone(judge, row, texts, test=None, conditioning=None):
+    """Each text scored on its own question by ``score_question`` (its own judge pass)."""
+    test = list(row.test_answers) if test is None else test
+    conditioning = list(row.conditioning_answers) if conditioning is None else conditioning
+    policy = stopword_policy("none")
+    return score_question(judge, row.question, test, conditioning, texts, 5.0, policy)
+
+
+def test_one_pass_scores_every_summary_as_scoring_it_alone(judge):
+    """Strategies, controlled pairs and MC variants of a question share one reference context
+    (and each distinct text is judged once), with the scores of judging each on its own."""
+    summaries = summaries_frame({"a": ["Paris", "B"], "b": ["Mostly Paris, or Lyon.", "B"]})
+    questions = questions_frame([None, ["x", "y"], None])
+    settings = {"pair_types": ["majority_only", "idk"], "mc_temperatures": [0.5, 2.0]}
+    before = judge.forward_tokens
+    table = judged(judge, summaries, questions, **settings)
+    shared = judge.forward_tokens - before
+    before = judge.forward_tokens
+    made = table[table["summary"].notna()]
+    assert set(made["kind"]) == {"strategy", "pair", "mc"}
+    answers = answers_frame().set_index("id")
+    for row in made.itertuples():
+        expected = alone(judge, answers.loc[row.id], {"x": row.summary})["x"]
+        assert abs(row.score - expected.score) < 1e-6, row
+        assert row.num_tasks == expected.num_tasks
+    assert shared < (judge.forward_tokens - before) / 2
+    scores = strategy_scores(table, "a")
+    assert scores["id"].tolist() == ["q1", "q2", "q3"]
+    assert scores["error"].tolist()[2] == "answers failed: failed upstream"
+
+
+def test_a_rerun_judges_only_the_summary_texts_it_has_not_judged(judge, tmp_path):
+    """With the result cache, adding a strategy judges its summaries alone, and changing one
+    strategy's summaries judges the changed ones alone; the tables are unchanged."""
+    cache = ResultCache(tmp_path, {"judge": "tiny"})
+    answers = answers_frame().set_index("id")
+    texts = {"a": ["Paris", "B"], "b": ["Lyon", "A"]}
+
+    def tokens_of(summaries):
+        before = judge.forward_tokens
+        table = judged(judge, summaries, cache=cache)
+        return table, judge.forward_tokens - before
+
+    def tokens_alone(new):
+        before = judge.forward_tokens
+        for qid, text in new:
+            alone(judge, answers.loc[qid], {"x": text})
+        return judge.forward_tokens - before
+
+    first, _ = tokens_of(summaries_frame(texts))
+    again, spent = tokens_of(summaries_frame(texts))
+    assert spent == 0 and again.equals(first)
+    added, spent = tokens_of(summaries_frame({**texts, "c": ["Nice", "B, or A"]}))
+    assert spent == tokens_alone([("q1", "Nice"), ("q2", "B, or A")])  # "B": a's text
+    assert added[added["strategy"] != "c"].reset_index(drop=True).equals(first)
+    changed, spent = tokens_of(summaries_frame({**texts, "b": ["Marseille", "A"]}))
+    assert spent == tokens_alone([("q1", "Marseille")])
+    assert changed[changed["strategy"] == "a"].equals(first[first["strategy"] == "a"])
 
 
 def test_convergence_shares_each_context_and_scores_as_scoring_each_subsample(judge):
@@ -127,19 +223,24 @@ def test_convergence_shares_each_context_and_scores_as_scoring_each_subsample(ju
     row = answers_frame().iloc[0]
     test, conditioning = list(row.test_answers), list(row.conditioning_answers)
     texts = {"a": "Paris", "b": "Mostly Paris, sometimes Lyon."}
-    policy, sizes, seed = stopword_policy("none"), [1, 2, 3], 4
+    summaries = summaries_frame({key: [text, "B"] for key, text in texts.items()})
+    sizes = [1, 2, 3]
     before = judge.forward_tokens
-    cells = convergence_cells(
-        judge, row.question, test, conditioning, texts, sizes, seed, 5.0, policy
+    table = convergence_scores(
+        judged(judge, summaries, convergence_sizes=sizes, convergence_questions=1)
     )
     shared = judge.forward_tokens - before
+    assert set(table["id"]) == {"q1"}
     before = judge.forward_tokens
-    for (axis, size), results in cells.items():
-        pool = conditioning if axis == "conditioning" else test
-        part = subsample(pool, size, seed)
-        args = (test, part) if axis == "conditioning" else (part, conditioning)
-        alone = score_question(judge, row.question, *args, texts, 5.0, policy)
-        for key in texts:
-            assert abs(results[key].score - alone[key].score) < 1e-6, (axis, size, key)
-    assert set(cells) == {("conditioning", n) for n in sizes} | {("test", 1), ("test", 2)}
+    seed = question_seed(1, "q1")
+    cells = table[table["score"].notna()]
+    for cell in cells.itertuples():
+        pool = conditioning if cell.axis == "conditioning" else test
+        part = [pool[i] for i in subsample_indices(len(pool), int(cell.size), seed)]
+        args = (test, part) if cell.axis == "conditioning" else (part, conditioning)
+        expected = alone(judge, row, {"x": texts[cell.strategy]}, *args)["x"]
+        assert abs(cell.score - expected.score) < 1e-6, cell
+    assert set(zip(cells["axis"], cells["size"], strict=True)) == {
+        ("conditioning", n) for n in sizes
+    } | {("test", 1), ("test", 2)}
     assert shared < (judge.forward_tokens - before) / 2

@@ -23,8 +23,9 @@ _STR = pa.string()
 _STRS = pa.list_(pa.string())
 
 _PROBS = pa.list_(pa.float32())
-# One scoring task (selfreflect.scoring.score.task_records): the target token of a masked word of
-# a held-out answer, its distance, and the judge's top tokens given the summary and the reference.
+# One scoring task (selfreflect.scoring.judgements.task_records): the target token of a masked
+# word of a held-out answer, its distance, and the judge's top tokens given the summary and the
+# reference.
 TASK = pa.struct(
     [
         ("answer", pa.int32()),  # index among the test answers
@@ -90,6 +91,39 @@ SCHEMAS: dict[str, pa.Schema] = {
             ("num_tasks", pa.int64()),
             ("error", _STR),
             ("tasks", pa.list_(TASK)),  # one per task (scoring.keep_tasks), else null
+        ]
+    ),
+    # everything an experiment judges (selfreflect.judging): one row per question and thing
+    # judged; ``kind`` says which (strategy, pair, mc, convergence) and which labels are set
+    "judgements": pa.schema(
+        [
+            ("id", _STR),
+            *EXPERIMENT_FIELDS,
+            ("kind", _STR),
+            ("strategy", _STR),  # strategy, convergence
+            ("pair_type", _STR),  # pair
+            ("side", _STR),  # pair: good | bad
+            ("temperature", pa.float64()),  # mc
+            ("axis", _STR),  # convergence: conditioning | test
+            ("size", pa.int64()),  # convergence
+            ("summary", _STR),
+            ("score", pa.float64()),
+            ("num_tasks", pa.int64()),
+            ("error", _STR),
+            ("tasks", pa.list_(TASK)),  # strategy rows (scoring.keep_tasks), else null
+        ]
+    ),
+    # the controlled pairs' alternative metrics (selfreflect.report.studies.alt_metrics_table)
+    "alt_metrics": pa.schema(
+        [
+            ("id", _STR),
+            *EXPERIMENT_FIELDS,
+            ("pair_type", _STR),
+            ("side", _STR),
+            ("summary", _STR),
+            ("llm_rating", pa.float64()),
+            ("p_true", pa.float64()),
+            ("embedding", pa.float64()),
         ]
     ),
     # finetuning data (selfreflect.finetune.data): SFT targets and DPO preference pairs

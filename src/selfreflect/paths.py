@@ -15,7 +15,12 @@ ANSWERS = "results/{run}/{dataset}/{subject}/answers.parquet"
 ANSWERS_SHARD = "results/{run}/{dataset}/{subject}/shards/answers-{shard}.parquet"
 SUMMARIES = "results/{run}/{dataset}/{subject}/summaries/{strategy}.parquet"
 SCORES = "results/{run}/{dataset}/{subject}/scores/{judge}/{strategy}.parquet"
-SCORES_SHARD = "results/{run}/{dataset}/{subject}/scores/{judge}/shards/{strategy}-{shard}.parquet"
+# everything an experiment judges, in one pass per question (selfreflect.judging), merged from
+# shards; the score files and the studies' tables are read off it
+JUDGEMENTS = "results/{run}/{dataset}/{subject}/scores/{judge}/judgements.parquet"
+JUDGEMENTS_SHARD = "results/{run}/{dataset}/{subject}/scores/{judge}/shards/{shard}.parquet"
+# the judge's content-addressed results (selfreflect.scoring.result_cache): not an artifact
+JUDGE_CACHE = "results/{run}/.judge_cache"
 EXPLORER = "results/{run}/explorer.html"  # every question's answers, summaries and scores
 LOGS = "logs/{run}"
 # Snakemake's benchmark file of every job (wall time, peak memory): benchmarks/{run}/<rule>/...
@@ -29,9 +34,9 @@ TRAINING_LOSS = "reports/{run}/finetune/{subject}/{method}/loss.tsv"
 # report: per-experiment study scores, then run-wide tables ({name}.csv/.md/.tex), figures
 # ({name}.png/.pdf) and DVC metrics, outside results/{run} (DVC's report stages depend on it)
 CONTROLLED = "results/{run}/{dataset}/{subject}/studies/{judge}/controlled.parquet"
+ALT_METRICS = "results/{run}/{dataset}/{subject}/studies/{judge}/alt_metrics.parquet"
 MC = "results/{run}/{dataset}/{subject}/studies/{judge}/mc.parquet"
-# one convergence table per strategy: adding a strategy rescores only its own summaries
-CONVERGENCE = "results/{run}/{dataset}/{subject}/studies/{judge}/convergence/{strategy}.parquet"
+CONVERGENCE = "results/{run}/{dataset}/{subject}/studies/{judge}/convergence.parquet"
 TABLES = "reports/{run}/tables"
 FIGURES = "reports/{run}/figures"
 REPORT_METRICS = "reports/{run}/metrics/{name}.json"
@@ -39,7 +44,7 @@ REPORT_METRICS = "reports/{run}/metrics/{name}.json"
 TABLE_FORMATS = ("csv", "md", "tex")
 FIGURE_FORMATS = ("png", "pdf")
 # temporary parts, each merged by the job that reads them (Snakemake deletes them after it)
-SHARDS = (ANSWERS_SHARD, SCORES_SHARD)
+SHARDS = (ANSWERS_SHARD, JUDGEMENTS_SHARD)
 # what DVC shows: metrics files, and plots (figures and training-loss curves)
 DVC_METRICS = (REPORT_METRICS,)
 DVC_PLOTS = (f"{FIGURES}/{{name}}.png", TRAINING_LOSS)

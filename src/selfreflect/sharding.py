@@ -19,24 +19,27 @@ def shard(questions: pd.DataFrame, index: int, count: int) -> pd.DataFrame:
 
 
 def merge(parts: list[pd.DataFrame], order: pd.Series, names: list[str]) -> pd.DataFrame:
-    """Concatenate shard tables and order them as ``order`` (question ids).
+    """Concatenate shard tables and order them as ``order`` (question ids), each question's
+    rows in their shard's order.
 
-    Every id must appear exactly once across the shards, and no shard may hold a question
-    that is not in ``order``; ``names`` name the shard files.
+    Every id must be in exactly one shard, and no shard may hold a question that is not in
+    ``order``; ``names`` name the shard files.
     """
-    known = set(order)
+    rank = {qid: i for i, qid in enumerate(order)}
+    owner: dict[str, str] = {}
     for part, name in zip(parts, names, strict=True):
-        foreign = part["id"][~part["id"].isin(known)]
-        if len(foreign):
-            raise InputError(f"{name}: question {foreign.iloc[0]} is not among the questions")
-    merged = pd.concat(parts, ignore_index=True)
-    duplicated = merged["id"][merged["id"].duplicated()]
-    if len(duplicated):
-        raise InputError(f"{', '.join(names)}: question {duplicated.iloc[0]} is in two shards")
-    missing = set(order) - set(merged["id"])
+        for qid in dict.fromkeys(part["id"]):
+            if qid not in rank:
+                raise InputError(f"{name}: question {qid} is not among the questions")
+            if qid in owner:
+                raise InputError(f"{owner[qid]}, {name}: question {qid} is in two shards")
+            owner[qid] = name
+    missing = [qid for qid in order if qid not in owner]
     if missing:
         raise InputError(f"{', '.join(names)}: no shard holds question {sorted(missing)[0]}")
-    return merged.set_index("id").loc[list(order)].reset_index()
+    merged = pd.concat(parts, ignore_index=True)
+    position = merged["id"].map(rank)
+    return merged.iloc[np.argsort(position.to_numpy(), kind="stable")].reset_index(drop=True)
 
 
 def check_run(run: str | None, shards: list[dict[str, Any]], names: list[str]) -> None:

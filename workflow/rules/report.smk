@@ -3,11 +3,38 @@
 include: "report_common.smk"
 
 
-rule controlled_scores:
+rule alt_metrics:
     input:
         answers=rules.answers.output[0],
-        stopwords=stopword_files,
         models=models("{judge}"),
+        code=code("report alt-metrics"),
+    output:
+        run_path(paths.ALT_METRICS),
+    log:
+        f"{LOGS}/studies/{{dataset}}/{{subject}}/{{judge}}/alt_metrics.log",
+    benchmark:
+        bench("alt_metrics", "{dataset}/{subject}/{judge}")
+    conda:
+        ENV
+    resources:
+        **model_resources(lambda w: [w.judge]),
+    params:
+        code=code_hash("report alt-metrics"),
+        config=RESOLVED_CONFIG,
+        settings=settings("scoring", "report.pair_types", "models.{judge}"),
+        prompts=prompts("report alt-metrics"),
+    message:
+        "Rating controlled summary pairs of {wildcards.subject} with {wildcards.judge}"
+    shell:
+        "selfreflect report alt-metrics --config {params.config:q}"
+        " --dataset {wildcards.dataset:q} --subject {wildcards.subject:q} --judge {wildcards.judge:q}"
+        " --answers {input.answers:q} --out {output:q} 2> {log:q}"
+
+
+rule controlled_scores:
+    input:
+        judgements=rules.judgements.output[0],
+        alternatives=rules.alt_metrics.output[0],
         code=code("report controlled-scores"),
     output:
         run_path(paths.CONTROLLED),
@@ -17,27 +44,22 @@ rule controlled_scores:
         bench("controlled_scores", "{dataset}/{subject}/{judge}")
     conda:
         ENV
-    resources:
-        **model_resources(lambda w: [w.judge]),
     params:
         code=code_hash("report controlled-scores"),
         config=RESOLVED_CONFIG,
-        settings=settings("scoring", "report.pair_types", "models.{judge}"),
-        prompts=prompts("report controlled-scores"),
     message:
-        "Scoring controlled summary pairs of {wildcards.subject} with {wildcards.judge}"
+        "Controlled summary pairs of {wildcards.subject} ({wildcards.judge})"
     shell:
         "selfreflect report controlled-scores --config {params.config:q}"
-        " --dataset {wildcards.dataset:q} --subject {wildcards.subject:q} --judge {wildcards.judge:q}"
-        " --answers {input.answers:q} --out {output:q} 2> {log:q}"
+        " --judgements {input.judgements:q} --alternatives {input.alternatives:q}"
+        " --out {output:q} 2> {log:q}"
 
 
 rule mc_scores:
     input:
         questions=rules.questions.output[0],
         answers=rules.answers.output[0],
-        stopwords=stopword_files,
-        models=models("{judge}"),
+        judgements=rules.judgements.output[0],
         code=code("report mc-scores"),
     output:
         run_path(paths.MC),
@@ -47,60 +69,38 @@ rule mc_scores:
         bench("mc_scores", "{dataset}/{subject}/{judge}")
     conda:
         ENV
-    resources:
-        **model_resources(lambda w: [w.judge]),
     params:
         code=code_hash("report mc-scores"),
         config=RESOLVED_CONFIG,
-        settings=settings(
-            "scoring", "report.mc_temperatures", "report.mc_pseudo_count", "models.{judge}"
-        ),
-        prompts=prompts("report mc-scores"),
+        settings=settings("report.mc_temperatures", "report.mc_pseudo_count"),
     message:
-        "Scoring multiple-choice distribution summaries of {wildcards.subject} on {wildcards.dataset}"
+        "Multiple-choice distribution summaries of {wildcards.subject} on {wildcards.dataset}"
     shell:
         "selfreflect report mc-scores --config {params.config:q}"
-        " --dataset {wildcards.dataset:q} --subject {wildcards.subject:q} --judge {wildcards.judge:q}"
-        " --questions {input.questions:q} --answers {input.answers:q} --out {output:q}"
-        " 2> {log:q}"
+        " --questions {input.questions:q} --answers {input.answers:q}"
+        " --judgements {input.judgements:q} --out {output:q} 2> {log:q}"
 
 
 rule convergence_scores:
     input:
-        answers=rules.answers.output[0],
-        summaries=rules.summaries.output[0],
-        stopwords=stopword_files,
-        models=models("{judge}"),
+        judgements=rules.judgements.output[0],
         code=code("report convergence-scores"),
     output:
         run_path(paths.CONVERGENCE),
     log:
-        f"{LOGS}/studies/{{dataset}}/{{subject}}/{{judge}}/convergence-{{strategy}}.log",
+        f"{LOGS}/studies/{{dataset}}/{{subject}}/{{judge}}/convergence.log",
     benchmark:
-        bench("convergence_scores", "{dataset}/{subject}/{judge}/{strategy}")
+        bench("convergence_scores", "{dataset}/{subject}/{judge}")
     conda:
         ENV
-    resources:
-        **model_resources(lambda w: [w.judge]),
     params:
         code=code_hash("report convergence-scores"),
         config=RESOLVED_CONFIG,
-        settings=settings(
-            "seed",
-            "scoring",
-            "report.convergence_sizes",
-            "report.convergence_questions",
-            "models.{judge}",
-        ),
-        prompts=prompts("report convergence-scores"),
     message:
-        "Rescoring {wildcards.subject}'s {wildcards.strategy} summaries with subsampled"
-        " answers ({wildcards.judge})"
+        "Scores of {wildcards.subject}'s summaries with subsampled answers ({wildcards.judge})"
     shell:
         "selfreflect report convergence-scores --config {params.config:q}"
-        " --dataset {wildcards.dataset:q} --subject {wildcards.subject:q} --judge {wildcards.judge:q}"
-        " --answers {input.answers:q} --out {output:q}"
-        " {input.summaries:q} 2> {log:q}"
+        " --judgements {input.judgements:q} --out {output:q} 2> {log:q}"
 
 
 rule main_table:
@@ -191,7 +191,7 @@ rule mc_study:
 
 rule convergence:
     input:
-        convergence=expand(run_path(paths.CONVERGENCE), **SUMMARY_EXPERIMENTS, strategy=STRATEGIES),
+        convergence=expand(run_path(paths.CONVERGENCE), **SUMMARY_EXPERIMENTS),
         code=code("report convergence"),
     output:
         table=table_files("convergence", "Convergence"),

@@ -1,56 +1,124 @@
+# One judge pass per experiment (dataset, subject, judge) and shard: every strategy's summaries
+# and the report's constructed summaries against one reference context per question, with the
+# judge's content-addressed results reused across runs (selfreflect.judging); the score files
+# and the studies' tables are read off the merged judgements.
+JUDGE_CACHE = paths.for_run(paths.JUDGE_CACHE, RUN)
+STUDY_SETTINGS = [
+    "report.pair_types",
+    "report.mc_temperatures",
+    "report.mc_pseudo_count",
+    "report.convergence_sizes",
+    "report.convergence_questions",
+]
+
+
+def judged_strategies(wildcards):
+    """The strategies an experiment's judge pass scores: the config's on the summarised
+    datasets, the finetuning candidates on the training questions."""
+    if wildcards.dataset in SUMMARIZED:
+        return config["summaries"]["strategies"]
+    if wildcards.dataset == config["finetune"]["dataset"]:
+        return config["finetune"]["candidates"]
+    return []
+
+
+def judged_summaries(wildcards):
+    return expand(
+        rules.summaries.output[0],
+        strategy=judged_strategies(wildcards),
+        allow_missing=True,
+    )
+
+
+def judge_settings(wildcards):
+    """The settings of an experiment's judge pass: the studies' only where they run (an
+    evaluated dataset), so a study setting never reruns the finetuning data's scores."""
+    keys = [("seed",), ("scoring",), ("models", wildcards.judge)]
+    if wildcards.dataset in EVALUATED:
+        keys += [tuple(key.split(".")) for key in STUDY_SETTINGS]
+    return keys
+
+
 rule score_shard:
     input:
+        questions=rules.questions.output[0],
         answers=rules.answers.output[0],
-        summaries=rules.summaries.output[0],
+        summaries=judged_summaries,
         stopwords=stopword_files,
         models=models("{judge}"),
-        code=code("score"),
+        code=code("judge"),
     output:
-        run_path(paths.SCORES_SHARD),
+        run_path(paths.JUDGEMENTS_SHARD),
     log:
-        f"{LOGS}/scores/{{dataset}}/{{subject}}/{{judge}}/{{strategy}}-{{shard}}.log",
+        f"{LOGS}/scores/{{dataset}}/{{subject}}/{{judge}}/{{shard}}.log",
     benchmark:
-        bench("score_shard", "{dataset}/{subject}/{judge}/{strategy}-{shard}")
+        bench("score_shard", "{dataset}/{subject}/{judge}/{shard}")
     conda:
         ENV
     resources:
         **model_resources(lambda w: [w.judge]),
     params:
-        code=code_hash("score"),
+        code=code_hash("judge"),
         config=RESOLVED_CONFIG,
-        settings=settings("seed", "scoring", "models.{judge}"),
-        prompts=prompts("score"),
+        settings=settings(judge_settings),
+        prompts=prompts("judge"),
         shards=config["shards"],
+        studies=lambda w: "--studies" if w.dataset in EVALUATED else "--no-studies",
+        cache=JUDGE_CACHE,
     message:
-        "Scoring {wildcards.strategy} summaries of {wildcards.subject} with judge"
-        " {wildcards.judge}, shard {wildcards.shard}"
+        "Judging {wildcards.subject}'s summaries on {wildcards.dataset} with {wildcards.judge},"
+        " shard {wildcards.shard}"
     shell:
-        "selfreflect score --config {params.config:q} --judge {wildcards.judge:q}"
-        " --answers {input.answers:q} --summaries {input.summaries:q}"
-        " --shard {wildcards.shard:q} --shards {params.shards:q} --out {output:q} 2> {log:q}"
+        "selfreflect judge --config {params.config:q} --dataset {wildcards.dataset:q}"
+        " --subject {wildcards.subject:q} --judge {wildcards.judge:q}"
+        " --questions {input.questions:q} --answers {input.answers:q}"
+        " --shard {wildcards.shard:q} --shards {params.shards:q} {params.studies}"
+        " --cache {params.cache:q} --out {output:q} {input.summaries:q} 2> {log:q}"
 
 
-rule score:
+rule judgements:
     input:
         questions=rules.questions.output[0],
-        # what the (temporary) parts scored: new answers or summaries rerun the merge and so
+        # what the (temporary) parts judged: new answers or summaries rerun the merge and so
         # its parts, even after a run that died before the parts were rebuilt
         answers=rules.answers.output[0],
-        summaries=rules.summaries.output[0],
+        summaries=judged_summaries,
         parts=expand(rules.score_shard.output[0], shard=SHARDS, allow_missing=True),
         code=code("merge"),
     output:
-        run_path(paths.SCORES),
+        run_path(paths.JUDGEMENTS),
     log:
-        f"{LOGS}/scores/{{dataset}}/{{subject}}/{{judge}}/{{strategy}}-merge.log",
+        f"{LOGS}/scores/{{dataset}}/{{subject}}/{{judge}}/merge.log",
     benchmark:
-        bench("score", "{dataset}/{subject}/{judge}/{strategy}")
+        bench("judgements", "{dataset}/{subject}/{judge}")
     conda:
         ENV
     params:
         code=code_hash("merge"),
     message:
-        "Merging the score shards of {wildcards.strategy} ({wildcards.subject}, {wildcards.judge})"
+        "Merging the judgements of {wildcards.subject} on {wildcards.dataset} ({wildcards.judge})"
     shell:
-        "selfreflect merge scores --questions {input.questions:q} --out {output:q}"
+        "selfreflect merge judgements --questions {input.questions:q} --out {output:q}"
         " {input.parts:q} 2> {log:q}"
+
+
+rule score:
+    input:
+        judgements=rules.judgements.output[0],
+        code=code("strategy-scores"),
+    output:
+        run_path(paths.SCORES),
+    log:
+        f"{LOGS}/scores/{{dataset}}/{{subject}}/{{judge}}/{{strategy}}.log",
+    benchmark:
+        bench("score", "{dataset}/{subject}/{judge}/{strategy}")
+    conda:
+        ENV
+    params:
+        code=code_hash("strategy-scores"),
+        config=RESOLVED_CONFIG,
+    message:
+        "Scores of {wildcards.strategy} ({wildcards.subject}, {wildcards.judge})"
+    shell:
+        "selfreflect strategy-scores --config {params.config:q} --judgements {input.judgements:q}"
+        " --strategy {wildcards.strategy:q} --out {output:q} 2> {log:q}"

@@ -27,6 +27,8 @@ COMMANDS = {  # command name: the module under selfreflect.cli and its function
     "merge": "merge:merge",
     "summarize": "summarize:summarize",
     "score": "score:score",
+    "judge": "judge:judge",
+    "strategy-scores": "strategy_scores:strategy_scores",
     "report": "report:report",
     "finetune-data": "finetune_data:finetune_data",
     "finetune-train": "finetune_train:finetune_train",

@@ -8,7 +8,7 @@ from selfreflect.cli.options import OUT, QUESTIONS
 
 
 @click.command()
-@click.argument("kind", type=click.Choice(["answers", "summaries", "scores"]))
+@click.argument("kind", type=click.Choice(["answers", "summaries", "scores", "judgements"]))
 @QUESTIONS
 @OUT
 @click.argument("parts", nargs=-1, required=True, type=click.Path(dir_okay=False))

@@ -92,36 +92,38 @@ class Judge(ABC):
 
         Distances are to the reference context's distributions (the reference's own are 0).
         """
-        reference_parts: list[Judged] = []
-        out: list[list[Judged]] = [[] for _ in summaries]
-        with torch.inference_mode():
-            batches = [self.batches(tasks) for tasks in summaries]
-            for reference_logits in self.batches(reference):
-                q = metric.distributions(reference_logits, temperature)
-                reference_parts.append(_judged(q, q, top_k))
-                for parts, summary in zip(out, batches, strict=True):
-                    p = metric.distributions(next(summary), temperature)
-                    parts.append(_judged(p, q, top_k))
-        return Judged.cat(reference_parts), [Judged.cat(parts) for parts in out]
+        references, judged = self.cross_judge([reference], summaries, temperature, top_k)
+        return references[0], [row[0] for row in judged]
 
-    def cross_distances(
+    def cross_judge(
         self,
         references: Sequence[ContextTasks],
         summaries: Sequence[ContextTasks],
         temperature: float,
-    ) -> list[list[torch.Tensor]]:
-        """Each summary's task distances to each reference context's, ``[summary][reference]``,
-        each (n,) on CPU; every context's logits are computed once, batch by batch."""
-        parts: list[list[list[torch.Tensor]]] = [[[] for _ in references] for _ in summaries]
+        top_k: int = 0,
+    ) -> tuple[list[Judged], list[list[Judged]]]:
+        """Each reference context's tasks as the judge saw them, and each summary's measured
+        against each reference, ``[summary][reference]`` (on CPU). Every context's logits are
+        computed once, batch by batch; top predictions are kept for the first reference and
+        every summary."""
+        ref_parts: list[list[Judged]] = [[] for _ in references]
+        parts: list[list[list[Judged]]] = [[[] for _ in references] for _ in summaries]
         with torch.inference_mode():
             summary_batches = [self.batches(tasks) for tasks in summaries]
             for logits in zip(*(self.batches(tasks) for tasks in references), strict=True):
                 qs = [metric.distributions(x, temperature) for x in logits]
+                for i, q in enumerate(qs):
+                    ref_parts[i].append(_judged(q, q, top_k if i == 0 else 0))
                 for row, batches in zip(parts, summary_batches, strict=True):
                     p = metric.distributions(next(batches), temperature)
+                    tokens, probs = metric.top_predictions(p, top_k)
                     for cell, q in zip(row, qs, strict=True):
-                        cell.append(metric.total_variation(p, q).cpu())
-        return [[torch.cat(cell) for cell in row] for row in parts]
+                        distances = metric.total_variation(p, q).cpu()
+                        cell.append(Judged(distances, tokens.cpu(), probs.cpu()))
+        return (
+            [Judged.cat(part) for part in ref_parts],
+            [[Judged.cat(cell) for cell in row] for row in parts],
+        )
 
     @classmethod
     @abstractmethod

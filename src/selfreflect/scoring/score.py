@@ -8,21 +8,16 @@ no question's failure: it propagates and stops the job, which resumes from its c
 
 from __future__ import annotations
 
-import functools
 import logging
-from collections.abc import Callable
 from typing import Any, NamedTuple
 
 import pandas as pd
 
-from selfreflect.scoring import metric
-from selfreflect.scoring.judge import Judge, Judged
+from selfreflect.scoring.judge import Judge
+from selfreflect.scoring.judgements import Judgement, QuestionAnswers, judge_question
 from selfreflect.scoring.stopwords import IsStopword
-from selfreflect.scoring.tasks import ContextTasks, TaskError, question_tasks
 
 logger = logging.getLogger(__name__)
-
-TOP_PREDICTIONS = 5  # the judge's most likely tokens kept per task and context
 
 
 class Result(NamedTuple):
@@ -45,65 +40,22 @@ def score_question(
     is_stopword: IsStopword,
     keep_tasks: bool = False,
 ) -> dict[str, Result]:
-    """Each summary's score for one question; a :class:`TaskError` gives every summary the
-    same error, any other exception propagates. ``keep_tasks`` keeps every task's record."""
-    try:
-        reference, tasks = question_tasks(
-            judge.format,
-            question,
-            test_answers,
-            conditioning_answers,
-            summaries,
-            is_stopword,
-        )
-        longest = max(len(s) for t in [reference, *tasks.values()] for s in t.sequences)
-        if longest > judge.max_model_len:
-            raise TaskError(f"prompt has {longest} tokens; max_model_len is {judge.max_model_len}")
-        top_k = TOP_PREDICTIONS if keep_tasks else 0
-        judged_reference, judged = judge.judge(reference, list(tasks.values()), temperature, top_k)
-    except TaskError as err:
-        return dict.fromkeys(summaries, Result(None, 0, str(err)))
-    return {
-        key: Result(
-            metric.score(j.distances),
-            len(j.distances),
-            None,
-            task_records(judge.tokenizer, reference, judged_reference, j) if keep_tasks else None,
-        )
-        for key, j in zip(tasks, judged, strict=True)
-    }
+    """Each summary's score for one question (one judge pass, :func:`judge_question`); a
+    question that cannot be scored gives every summary its reason, a summary that cannot be
+    scored alone fails alone; any other exception propagates. ``keep_tasks`` keeps every
+    task's record."""
+    answers = QuestionAnswers(question, test_answers, conditioning_answers, [])
+    judged = judge_question(
+        judge, answers, list(summaries.values()), temperature, is_stopword, keep_tasks
+    )
+    return {key: result(judged[text]) for key, text in summaries.items()}
 
 
-def task_records(
-    tokenizer: Any, tasks: ContextTasks, reference: Judged, summary: Judged
-) -> list[dict[str, Any]]:
-    """One record per task: the held-out answer (index), the masked word (its index in the
-    answer, its text), the target token, the distance, and the judge's top tokens with their
-    probabilities given the summary and given the reference context."""
-    decode = _token_decoder(tokenizer)
-    records = []
-    for k, word in enumerate(tasks.words):
-        for token in tasks.targets(k):
-            i = len(records)
-            records.append(
-                {
-                    "answer": word.answer,
-                    "position": word.position,
-                    "word": word.word,
-                    "token": decode(token),
-                    "distance": float(summary.distances[i]),
-                    "summary_top": [decode(t) for t in summary.top_tokens[i].tolist()],
-                    "summary_p": summary.top_probs[i].tolist(),
-                    "reference_top": [decode(t) for t in reference.top_tokens[i].tolist()],
-                    "reference_p": reference.top_probs[i].tolist(),
-                }
-            )
-    return records
-
-
-def _token_decoder(tokenizer: Any) -> Callable[[int], str]:
-    """Token id -> its text, cached (a question's top predictions repeat)."""
-    return functools.lru_cache(maxsize=None)(lambda token: tokenizer.decode([token]))
+def result(judgement: Judgement) -> Result:
+    """A judgement as a score row's fields."""
+    if judgement.error is not None:
+        return Result(None, 0, judgement.error)
+    return Result(judgement.score, len(judgement.distances[0]), None, judgement.records)
 
 
 def score_answer(

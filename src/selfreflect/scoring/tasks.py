@@ -204,17 +204,24 @@ def question_tasks(
     words = masked_words(test_answers, is_stopword)
     if not words:
         raise TaskError("no held-out answer has a word to mask")
-    text = prompts()
-    q = scoring_question(question)
     reference = reference_tasks(fmt, question, conditioning_answers, words)
-    out = {}
-    for key, summary in summaries.items():
-        tasks = context_tasks(fmt, q, summary, text["score_target_summary"], words)
-        for k in range(len(words)):
-            if tasks.targets(k) != reference.targets(k):
-                raise TaskError(
-                    f"summary '{key}': target tokens of masked word {k} differ from the "
-                    "reference context's (mismatched task counts)"
-                )
-        out[key] = tasks
-    return reference, out
+    return reference, {
+        key: summary_tasks(fmt, question, key, summary, reference)
+        for key, summary in summaries.items()
+    }
+
+
+def summary_tasks(
+    fmt: PromptFormat, question: str, key: str, summary: str, reference: ContextTasks
+) -> ContextTasks:
+    """A summary's tasks, aligned with the reference context's task by task; raises
+    :class:`TaskError` naming ``key`` when its target tokens differ."""
+    target = prompts()["score_target_summary"]
+    tasks = context_tasks(fmt, scoring_question(question), summary, target, reference.words)
+    for k in range(len(reference.words)):
+        if tasks.targets(k) != reference.targets(k):
+            raise TaskError(
+                f"summary '{key}': target tokens of masked word {k} differ from the "
+                "reference context's (mismatched task counts)"
+            )
+    return tasks

@@ -1,6 +1,7 @@
 """``selfreflect report``: the paper's tables and figures, and the judge-scored studies.
 
-The studies (``controlled-scores``, ``mc-scores``, ``convergence-scores``) load the judge; the
+The studies (``controlled-scores``, ``mc-scores``, ``convergence-scores``) read their scores off
+the experiment's judgements (``selfreflect judge``), and ``alt-metrics`` loads the judge; the
 table commands (``main-table``, ``validation``, ``mc-study``, ``convergence``, ``cost-table``,
 ``human-agreement``, ``performance``) only read artifacts and write ``<name>.csv/.md/.tex`` into
 ``--out-dir``, figures ``<name>.png/.pdf`` into ``--figure-dir`` and headline DVC metrics, from
@@ -27,6 +28,7 @@ COMMANDS = {
         "controlled-scores",
         "mc-scores",
         "convergence-scores",
+        "alt-metrics",
     )
 }
 

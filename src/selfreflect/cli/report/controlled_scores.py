@@ -1,31 +1,34 @@
-"""``selfreflect report controlled-scores``: the controlled summary pairs scored (Table 1)."""
+"""``selfreflect report controlled-scores``: the controlled summary pairs' metrics (Table 1)."""
 
 from __future__ import annotations
 
 import click
 
-from selfreflect.cli.options import ANSWERS, CONFIG, OUT
-from selfreflect.cli.report.judging import experiment, open_study_judge, write_study
-from selfreflect.config import load_config
+from selfreflect.cli.options import CONFIG, OUT
+from selfreflect.cli.report.judging import JUDGEMENTS, read_judgements, write_study
 
 
 @click.command("controlled-scores")
 @CONFIG
-@experiment
-@ANSWERS
+@JUDGEMENTS
+@click.option(
+    "--alternatives",
+    "alternatives_path",
+    required=True,
+    type=click.Path(dir_okay=False),
+    help="The pairs' alternative metrics (report alt-metrics).",
+)
 @OUT
 def controlled_scores(
-    config_path: str, dataset: str, subject: str, judge: str, answers_path: str, out: str
+    config_path: str, judgements_path: str, alternatives_path: str, out: str
 ) -> None:
-    """Score the controlled summary pairs (paper Table 1) with SelfReflect and alternatives."""
+    """The controlled pairs (paper Table 1): their SelfReflect scores, judged with the
+    experiment's other summaries, beside the alternative metrics."""
     from selfreflect.artifacts import read_table
+    from selfreflect.config import load_config
     from selfreflect.report.studies import controlled_scores as study
 
-    config = load_config(config_path)
-    answers = read_table("answers", answers_path)
-    model, temperature, is_stopword = open_study_judge(config, judge, config_path)
-    with model:
-        table = study(model, answers, config["report"]["pair_types"], temperature, is_stopword)
-    tokens = model.forward_tokens
-    write_study("controlled_scores", table, out, config, dataset, subject, judge, tokens)
-    click.echo(f"{len(table)} controlled summaries scored into {out}")
+    judgements, experiment = read_judgements(judgements_path)
+    table = study(judgements, read_table("alt_metrics", alternatives_path))
+    write_study("controlled_scores", table, out, load_config(config_path), **experiment)
+    click.echo(f"{len(table)} controlled summaries written to {out}")

@@ -5,10 +5,19 @@ from __future__ import annotations
 
 from typing import Any
 
+import click
 import pandas as pd
 
 from selfreflect.cli.options import DATASET, JUDGE, SUBJECT
 from selfreflect.provenance import provenance
+
+JUDGEMENTS = click.option(
+    "--judgements",
+    "judgements_path",
+    required=True,
+    type=click.Path(dir_okay=False),
+    help="The experiment's judgements (selfreflect judge, merged).",
+)
 
 
 def experiment(func):
@@ -24,23 +33,28 @@ def write_study(
     dataset: str,
     subject: str,
     judge: str,
-    forward_tokens: int,
+    **metadata: Any,
 ) -> None:
-    """Write a study's table, each row labelled with the experiment it scores; its metadata
-    records the tokens the judge computed."""
+    """Write a study's table, each row labelled with the experiment it scores; ``metadata``
+    joins its provenance (the tokens a judge computed: ``judge_forward_tokens``)."""
     from selfreflect.artifacts import write_table
 
     labels = {"dataset": dataset, "subject": subject, "judge": judge}
-    meta = provenance(config, [judge], judge=judge, judge_forward_tokens=forward_tokens)
+    meta = provenance(config, [judge], judge=judge, **metadata)
     write_table(kind, table.assign(**labels), out, meta)
 
 
+def read_judgements(path: str) -> tuple[pd.DataFrame, dict[str, str]]:
+    """An experiment's judgements and the experiment they belong to (dataset, subject, judge)."""
+    from selfreflect.artifacts import EXPERIMENT, one_label, read_table
+
+    table = read_table("judgements", path)
+    return table, {key: one_label(table, key, path) for key in EXPERIMENT}
+
+
 def open_study_judge(config: dict[str, Any], judge: str, config_path: str):
-    """The judge model of a study, its temperature and its stopword test."""
+    """The judge model of a study."""
     from selfreflect.config import model_spec
     from selfreflect.scoring.judge import open_judge
-    from selfreflect.scoring.stopwords import stopword_policy
 
-    spec = model_spec(config, judge, source=config_path)
-    scoring = config["scoring"]
-    return open_judge(spec, scoring), scoring["temperature"], stopword_policy(scoring["stopwords"])
+    return open_judge(model_spec(config, judge, source=config_path), config["scoring"])

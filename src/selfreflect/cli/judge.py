@@ -1,0 +1,114 @@
+"""``selfreflect judge``: everything one experiment scores, one judge pass per question (the
+workflow's scoring stage; ``selfreflect score`` scores files standalone)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from selfreflect.cli.options import ANSWERS, CONFIG, OUT, QUESTIONS, SHARD, SHARDS
+from selfreflect.cli.report.judging import experiment, write_study
+
+
+def cache_salt(spec: dict[str, Any], settings: dict[str, Any]) -> dict[str, Any]:
+    """What a judged result depends on besides its question and summary: the judge model's
+    files and entry, the scoring settings, and this command's code and prompts."""
+    from selfreflect.code_deps import command_deps
+    from selfreflect.provenance import model_fingerprint
+    from selfreflect.workflow import code_digest, prompt_texts
+
+    deps = command_deps("judge")
+    return {
+        "model": model_fingerprint(spec["path"]),
+        "spec": spec,
+        "settings": {k: v for k, v in settings.items() if k != "checkpoint_every"},
+        "code": code_digest(deps.files),
+        "prompts": prompt_texts(deps.prompt_keys),
+    }
+
+
+@click.command()
+@CONFIG
+@experiment
+@QUESTIONS
+@ANSWERS
+@SHARD
+@SHARDS
+@click.option(
+    "--studies/--no-studies",
+    default=True,
+    help="Also judge the controlled pairs, multiple-choice variants and convergence subsamples.",
+)
+@click.option(
+    "--cache",
+    "cache_dir",
+    required=True,
+    type=click.Path(file_okay=False),
+    help="Folder of the judge's content-addressed results, reused across runs.",
+)
+@OUT
+@click.argument("summaries_paths", nargs=-1, type=click.Path(dir_okay=False))
+def judge(
+    config_path: str,
+    dataset: str,
+    subject: str,
+    judge: str,
+    questions_path: str,
+    answers_path: str,
+    shard: int,
+    shards: int,
+    studies: bool,
+    cache_dir: str,
+    out: str,
+    summaries_paths: tuple[str, ...],
+) -> None:
+    """Judge every summary of SUMMARIES_PATHS (and, with --studies, the report's constructed
+    summaries) on one shard of the questions, each question's reference context once; results
+    judged before under the same judge, code and answers are read from --cache."""
+    import pandas as pd
+
+    from selfreflect import sharding
+    from selfreflect.artifacts import SCHEMAS, read_table
+    from selfreflect.config import load_config, model_spec
+    from selfreflect.failures import check_failures
+    from selfreflect.fileio import check_writable
+    from selfreflect.judging import judgements_table
+    from selfreflect.scoring.judge import open_judge
+    from selfreflect.scoring.result_cache import ResultCache
+    from selfreflect.scoring.stopwords import stopword_policy
+
+    config = load_config(config_path)
+    spec = model_spec(config, judge, source=config_path)
+    check_writable(out)
+    questions = read_table("questions", questions_path)
+    answers = read_table("answers", answers_path)
+    tables = [read_table("summaries", path) for path in summaries_paths]
+    summaries = pd.DataFrame(columns=SCHEMAS["summaries"].names)
+    if tables:
+        summaries = pd.concat(tables, ignore_index=True)
+    cache = ResultCache(cache_dir, cache_salt(spec, config["scoring"]))
+    with open_judge(spec, config["scoring"]) as model:
+        table = judgements_table(
+            model,
+            questions,
+            answers,
+            sharding.shard(answers, shard, shards),
+            summaries,
+            config["scoring"],
+            config["report"] if studies else None,
+            config["seed"],
+            stopword_policy(config["scoring"]["stopwords"]),
+            cache,
+        )
+    check_failures(
+        table[table["kind"] == "strategy"],
+        config["max_failed_share"],
+        f"scoring with {judge}",
+        "strategy",
+    )
+    tokens = model.forward_tokens
+    meta = {"shard": [shard, shards], "judge_forward_tokens": tokens}
+    write_study("judgements", table, out, config, dataset, subject, judge, **meta)
+    failed = int(table["error"].notna().sum())
+    click.echo(f"{len(table) - failed} judgements ({failed} failed) written to {out}")

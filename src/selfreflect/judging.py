@@ -1,0 +1,196 @@
+"""Everything one experiment (dataset, subject, judge) scores with SelfReflect, in one judge
+pass per question: every strategy's summary, the controlled pairs, the multiple-choice
+variants and the convergence study's subsampled references.
+
+The result is one ``judgements`` table (one row per question and thing judged, its ``kind``
+saying which); the score files and the studies' tables are read off it. Each question's
+reference context is computed once for all of them (:mod:`selfreflect.scoring.judgements`),
+and with a result cache a rerun judges only the summary texts it has not judged before.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from selfreflect.answers import question_seed
+from selfreflect.progress import progress
+from selfreflect.report.controlled import mc_variants, pairs_table
+from selfreflect.scoring.judge import Judge
+from selfreflect.scoring.judgements import Judgement, QuestionAnswers, judge_question
+from selfreflect.scoring.result_cache import ResultCache
+from selfreflect.scoring.score import result, upstream_error
+from selfreflect.scoring.stopwords import IsStopword
+
+LABELS = ["kind", "strategy", "pair_type", "side", "temperature", "axis", "size"]
+COLUMNS = ["id", *LABELS, "summary", "score", "num_tasks", "error", "tasks"]
+SIDES = ("good", "bad")
+AXES = ("conditioning", "test")
+
+
+def subsample_indices(n: int, size: int, seed: int) -> list[int]:
+    """The first ``size`` indices of a seeded permutation of ``range(n)`` (nested across sizes)."""
+    return [int(i) for i in np.random.default_rng(seed).permutation(n)[:size]]
+
+
+def _row(qid: str, kind: str, summary: str | None, error: str | None, **labels: Any) -> dict:
+    return {"id": qid, "kind": kind, **labels, "summary": summary, "error": error}
+
+
+def _strategy_rows(answer: Any, summaries: dict[str, dict[str, Any]], strategies: list[str]):
+    """One row per strategy (a question without its summary: the reason in ``error``)."""
+    own = summaries.get(answer.id, {})
+    for strategy in strategies:
+        summary = own.get(strategy)
+        error = upstream_error(answer, summary)
+        text = None if error else summary.summary
+        yield _row(answer.id, "strategy", text, error, strategy=strategy)
+
+
+def _pair_rows(pairs: pd.DataFrame) -> Iterator[dict]:
+    for pair in pairs.itertuples(index=False):
+        for side in SIDES:
+            summary = getattr(pair, side)
+            yield _row(pair.id, "pair", summary, pair.error, pair_type=pair.pair_type, side=side)
+
+
+def _mc_rows(answer: Any, choices: Any, settings: dict[str, Any]) -> Iterator[dict]:
+    temperatures = settings["mc_temperatures"]
+    excluded = None
+    if choices is None or len(choices) == 0:
+        excluded = "not a multiple-choice question"
+    elif isinstance(answer.error, str):
+        excluded = f"answers failed: {answer.error}"
+    if excluded is not None:
+        for t in temperatures:
+            yield _row(answer.id, "mc", None, excluded, temperature=float(t))
+        return
+    variants = mc_variants(
+        list(answer.conditioning_answers),
+        list(answer.test_answers),
+        list(choices),
+        temperatures,
+        settings["mc_pseudo_count"],
+    )
+    for t, summary, _ in variants:
+        yield _row(answer.id, "mc", summary, None, temperature=t)
+
+
+def _convergence_rows(
+    answer: Any,
+    strategy_rows: list[dict],
+    judged: dict[str, Judgement],
+    sizes: list[int],
+    seed: int,
+) -> Iterator[dict]:
+    """Each strategy's score with each subsample of the conditioning answers (all test
+    answers; one reference context each) and of the test answers (all conditioning answers;
+    the mean over the subsample's tasks)."""
+    pools = {"conditioning": list(answer.conditioning_answers), "test": list(answer.test_answers)}
+    for row in strategy_rows:
+        judgement = judged.get(row["summary"]) if row["error"] is None else None
+        for axis in AXES:
+            fitting = [n for n in sizes if n <= len(pools[axis])]
+            for size in sizes:
+                labels = {"strategy": row["strategy"], "axis": axis, "size": size}
+                out = _row(answer.id, "convergence", None, row["error"], **labels)
+                if judgement is not None and size > len(pools[axis]):
+                    out["error"] = f"only {len(pools[axis])} {axis} answers"
+                elif judgement is not None and axis == "conditioning":
+                    out |= _cell(judgement, judgement.distances[1 + fitting.index(size)])
+                elif judgement is not None:
+                    chosen = set(subsample_indices(len(pools["test"]), size, seed))
+                    out |= _test_cell(judgement, chosen)
+                yield out
+
+
+def _cell(judgement: Judgement, distances: list[float]) -> dict:
+    if judgement.error is not None:
+        return {"error": judgement.error}
+    return {"score": float(np.mean(distances)), "num_tasks": len(distances), "error": None}
+
+
+def _test_cell(judgement: Judgement, chosen: set[int]) -> dict:
+    """The cell of the test answers ``chosen``: the mean over their tasks of the full pass."""
+    if judgement.error is not None:
+        return {"error": judgement.error}
+    pairs = zip(judgement.distances[0], judgement.owners, strict=True)
+    distances = [d for d, owner in pairs if owner in chosen]
+    if not distances:
+        return {"error": "no held-out answer has a word to mask"}
+    return _cell(judgement, distances)
+
+
+def judgements_table(
+    judge: Judge,
+    questions: pd.DataFrame,
+    answers: pd.DataFrame,
+    shard: pd.DataFrame,
+    summaries: pd.DataFrame,
+    scoring: dict[str, Any],
+    report: dict[str, Any] | None,
+    run_seed: int,
+    is_stopword: IsStopword,
+    cache: ResultCache | None = None,
+) -> pd.DataFrame:
+    """The ``judgements`` of the questions in ``shard`` (rows of ``answers``, the whole
+    dataset's, from which controlled pairs borrow foreign answers and the convergence study
+    takes its first questions): every summary of ``summaries`` and, unless ``report`` (the
+    config's report settings) is None, the studies' constructed summaries."""
+    pairs = pairs_table(answers, report["pair_types"] if report else [])
+    choices = questions.set_index("id")["choices"]
+    has_mc = report is not None and bool(questions["choices"].notna().any())
+    strategies = list(dict.fromkeys(summaries["strategy"]))
+    convergence: set[str] = set()
+    sizes: list[int] = []
+    if report is not None and strategies:
+        convergence = set(answers["id"].head(report["convergence_questions"] or len(answers)))
+        sizes = report["convergence_sizes"]
+    by_question: dict[str, dict[str, Any]] = {}
+    for summary in summaries.itertuples(index=False):
+        by_question.setdefault(summary.id, {})[summary.strategy] = summary
+    rows = []
+    for answer in progress(shard.itertuples(index=False), "judging: questions", len(shard)):
+        strategy_rows = list(_strategy_rows(answer, by_question, strategies)) if strategies else []
+        items = [*strategy_rows, *_pair_rows(pairs[pairs["id"] == answer.id])]
+        if has_mc:
+            items += _mc_rows(answer, choices.get(answer.id), report)
+        seed = question_seed(run_seed, answer.id)
+        subsamples = []
+        if answer.id in convergence:
+            conditioning = list(answer.conditioning_answers)
+            subsamples = [
+                [conditioning[i] for i in subsample_indices(len(conditioning), n, seed)]
+                for n in sizes
+                if n <= len(conditioning)
+            ]
+        texts = [item["summary"] for item in items if item["error"] is None]
+        judged = {}
+        if texts:
+            question = QuestionAnswers(
+                answer.question,
+                list(answer.test_answers),
+                list(answer.conditioning_answers),
+                subsamples,
+            )
+            judged = judge_question(
+                judge,
+                question,
+                texts,
+                scoring["temperature"],
+                is_stopword,
+                scoring["keep_tasks"],
+                cache,
+            )
+        for item in items:
+            if item["error"] is None:
+                score, num_tasks, error, tasks = result(judged[item["summary"]])
+                kept = tasks if item["kind"] == "strategy" else None  # what the explorer shows
+                item |= {"score": score, "num_tasks": num_tasks, "error": error, "tasks": kept}
+        rows += items
+        if answer.id in convergence:
+            rows += _convergence_rows(answer, strategy_rows, judged, sizes, seed)
+    return pd.DataFrame(rows, columns=COLUMNS)

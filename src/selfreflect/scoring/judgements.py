@@ -1,0 +1,185 @@
+"""One judge pass per question for every summary an experiment scores (SPEC §5).
+
+Every strategy's summary, every controlled pair's and every multiple-choice variant of a
+question is measured against the same reference context (the conditioning answers), so the
+pass computes that context once, and each distinct summary text once. Extra references (the
+convergence study's subsamples of the conditioning answers) ride on the same summary
+contexts. With a :class:`ResultCache`, a summary text judged before under the same question,
+answers, judge and code is read back instead of judged, and a question whose texts are all
+known runs no model at all.
+
+A failure of the whole question (no conditioning answers, no word to mask, the reference
+prompt too long) fails each of its summaries; a summary whose own prompt is too long or whose
+tasks do not align fails alone.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from selfreflect.scoring.judge import Judge, Judged
+from selfreflect.scoring.result_cache import ResultCache
+from selfreflect.scoring.stopwords import IsStopword
+from selfreflect.scoring.tasks import (
+    ContextTasks,
+    TaskError,
+    question_tasks,
+    reference_tasks,
+    summary_tasks,
+)
+
+TOP_PREDICTIONS = 5  # the judge's most likely tokens kept per task and context
+
+
+@dataclass(frozen=True)
+class Judgement:
+    """One summary text judged on one question: each task's distance to each reference
+    context (``[reference][task]``, the full conditioning answers first), the task records
+    against the full reference (when kept), or why it could not be judged."""
+
+    distances: list[list[float]]
+    owners: list[int]  # each task's held-out answer (index among the test answers)
+    records: list[dict[str, Any]] | None = None
+    error: str | None = None
+
+    @property
+    def score(self) -> float | None:
+        """SelfReflect: the mean distance to the full reference context."""
+        first = self.distances[0] if self.distances else []
+        return sum(first) / len(first) if first else None
+
+    def entry(self) -> dict[str, Any]:
+        return {
+            "distances": self.distances,
+            "owners": self.owners,
+            "records": self.records,
+            "error": self.error,
+        }
+
+
+@dataclass(frozen=True)
+class QuestionAnswers:
+    """What a question's judgements depend on besides the summary text."""
+
+    question: str
+    test: list[str]
+    conditioning: list[str]
+    subsamples: list[list[str]]  # extra reference contexts (subsets of ``conditioning``)
+
+    def key(self) -> list[Any]:
+        return [self.question, self.test, self.conditioning, self.subsamples]
+
+
+def judge_question(
+    judge: Judge,
+    answers: QuestionAnswers,
+    texts: Sequence[str],
+    temperature: float,
+    is_stopword: IsStopword,
+    keep_tasks: bool = False,
+    cache: ResultCache | None = None,
+) -> dict[str, Judgement]:
+    """Each distinct summary text of ``texts`` judged on one question (cache hits read back)."""
+    out: dict[str, Judgement] = {}
+    for text in dict.fromkeys(texts):
+        entry = cache.get(answers.key(), text) if cache else None
+        if entry is not None:
+            out[text] = Judgement(**entry)
+    todo = [text for text in dict.fromkeys(texts) if text not in out]
+    if todo:
+        fresh = _judge_texts(judge, answers, todo, temperature, is_stopword, keep_tasks)
+        for text, judgement in fresh.items():
+            if cache:
+                cache.put(answers.key(), text, judgement.entry())
+            out[text] = judgement
+    return out
+
+
+def _too_long(judge: Judge, tasks: ContextTasks) -> str | None:
+    longest = max(len(sequence) for sequence in tasks.sequences)
+    if longest > judge.max_model_len:
+        return f"prompt has {longest} tokens; max_model_len is {judge.max_model_len}"
+    return None
+
+
+def _judge_texts(
+    judge: Judge,
+    answers: QuestionAnswers,
+    texts: list[str],
+    temperature: float,
+    is_stopword: IsStopword,
+    keep_tasks: bool,
+) -> dict[str, Judgement]:
+    """``texts`` judged by the model: the reference contexts once, each text's context once."""
+    fmt = judge.format
+    try:
+        reference, _ = question_tasks(
+            fmt, answers.question, answers.test, answers.conditioning, {}, is_stopword
+        )
+        if reason := _too_long(judge, reference):
+            raise TaskError(reason)
+    except TaskError as err:
+        return {text: Judgement([], [], error=str(err)) for text in texts}
+    out, contexts = {}, {}
+    for text in texts:
+        try:
+            tasks = summary_tasks(fmt, answers.question, "summary", text, reference)
+            if reason := _too_long(judge, tasks):
+                raise TaskError(reason)
+            contexts[text] = tasks
+        except TaskError as err:
+            out[text] = Judgement([], [], error=str(err))
+    if contexts:
+        references = [reference] + [
+            reference_tasks(fmt, answers.question, subsample, reference.words)
+            for subsample in answers.subsamples
+        ]
+        top_k = TOP_PREDICTIONS if keep_tasks else 0
+        owners = [
+            word.answer for k, word in enumerate(reference.words) for _ in reference.targets(k)
+        ]
+        judged_references, judged = judge.cross_judge(
+            references, list(contexts.values()), temperature, top_k
+        )
+        for text, row in zip(contexts, judged, strict=True):
+            records = None
+            if keep_tasks:
+                records = task_records(judge.tokenizer, reference, judged_references[0], row[0])
+            distances = [cell.distances.double().tolist() for cell in row]
+            out[text] = Judgement(distances, owners, records)
+    return {text: out[text] for text in texts}
+
+
+def task_records(
+    tokenizer: Any, tasks: ContextTasks, reference: Judged, summary: Judged
+) -> list[dict[str, Any]]:
+    """One record per task: the held-out answer (index), the masked word (its index in the
+    answer, its text), the target token, the distance, and the judge's top tokens with their
+    probabilities given the summary and given the reference context."""
+    decode = _token_decoder(tokenizer)
+    records = []
+    for k, word in enumerate(tasks.words):
+        for token in tasks.targets(k):
+            i = len(records)
+            records.append(
+                {
+                    "answer": word.answer,
+                    "position": word.position,
+                    "word": word.word,
+                    "token": decode(token),
+                    "distance": float(summary.distances[i]),
+                    "summary_top": [decode(t) for t in summary.top_tokens[i].tolist()],
+                    "summary_p": summary.top_probs[i].tolist(),
+                    "reference_top": [decode(t) for t in reference.top_tokens[i].tolist()],
+                    "reference_p": reference.top_probs[i].tolist(),
+                }
+            )
+    return records
+
+
+def _token_decoder(tokenizer: Any) -> Callable[[int], str]:
+    """Token id -> its text, cached (a question's top predictions repeat)."""
+    return functools.lru_cache(maxsize=None)(lambda token: tokenizer.decode([token]))
