@@ -70,10 +70,12 @@ def test_controlled_scores_every_metric(judge):
 
 def test_mc_scores_only_for_multiple_choice_questions(judge):
     questions = pd.DataFrame({"id": ["q1", "q2", "q3"], "choices": [None, ["x", "y"], ["x"]]})
+    answers = answers_frame()
+    answers.at[1, "test_answers"] = ["B", "A", "x or y"]  # the last names both choices
     table = mc_scores(
         judge,
         questions,
-        answers_frame(),
+        answers,
         {"mc_temperatures": [0.5, 2.0], "mc_pseudo_count": 0.5},
         5.0,
         stopword_policy("none"),
@@ -81,8 +83,10 @@ def test_mc_scores_only_for_multiple_choice_questions(judge):
     scored = table[table["summary"].notna()]
     assert scored["id"].tolist() == ["q2", "q2"]
     assert scored["score"].notna().all()
-    # test answers B, A -> (0.5, 0.5, 0); the sharper summary leans more on B, so is farther
+    # test answers B, A, ambiguous -> (1/3, 1/3, 1/3); the sharper summary leans more on B,
+    # so is farther
     assert scored["w1"].iloc[0] > scored["w1"].iloc[1]
+    assert scored[["ambiguous_conditioning", "ambiguous_test"]].values.tolist() == [[0, 1]] * 2
     excluded = table[table["summary"].isna()].drop_duplicates("id")
     assert excluded["error"].tolist() == [
         "not a multiple-choice question",

@@ -17,7 +17,7 @@ import torch
 from selfreflect.answers import question_seed
 from selfreflect.progress import progress
 from selfreflect.report import alt_metrics
-from selfreflect.report.controlled import mc_variants, pairs_table
+from selfreflect.report.controlled import choice_counts, mc_variants, pairs_table
 from selfreflect.scoring import metric
 from selfreflect.scoring.judge import Judge
 from selfreflect.scoring.score import Result, score_answer, upstream_error
@@ -25,6 +25,16 @@ from selfreflect.scoring.stopwords import IsStopword
 from selfreflect.scoring.tasks import TaskError, question_tasks, reference_tasks
 
 SIDES = ("good", "bad")
+MC_COLUMNS = [
+    "id",
+    "temperature",
+    "summary",
+    "w1",
+    "ambiguous_conditioning",
+    "ambiguous_test",
+    "score",
+    "error",
+]
 
 
 def controlled_scores(
@@ -79,7 +89,8 @@ def mc_scores(
     temperature: float,
     is_stopword: IsStopword,
 ) -> pd.DataFrame:
-    """SelfReflect and true W1 of each stated-distribution summary of each MC question.
+    """SelfReflect and true W1 of each stated-distribution summary of each MC question, with
+    how many of its conditioning and test answers name two or more choices (ambiguous).
 
     A question without ``choices`` or whose answers failed keeps one row per temperature with
     no summary and the reason in ``error``.
@@ -95,22 +106,19 @@ def mc_scores(
         elif isinstance(answer.error, str):
             excluded = f"answers failed: {answer.error}"
         if excluded is not None:
-            rows += [(answer.id, t, None, None, None, excluded) for t in temperatures]
+            rows += [(answer.id, t, None, None, None, None, None, excluded) for t in temperatures]
             continue
+        conditioning, test = list(answer.conditioning_answers), list(answer.test_answers)
         variants = mc_variants(
-            list(answer.conditioning_answers),
-            list(answer.test_answers),
-            list(options),
-            settings["mc_temperatures"],
-            settings["mc_pseudo_count"],
+            conditioning, test, list(options), temperatures, settings["mc_pseudo_count"]
         )
+        ambiguous = [int(choice_counts(a, list(options))[-1]) for a in (conditioning, test)]
         texts = {str(t): summary for t, summary, _ in variants}
         results = score_answer(judge, answer, texts, temperature, is_stopword)
         for t, summary, w1 in variants:
             result = results[str(t)]
-            rows.append((answer.id, t, summary, w1, result.score, result.error))
-    columns = ["id", "temperature", "summary", "w1", "score", "error"]
-    return pd.DataFrame(rows, columns=columns)
+            rows.append((answer.id, t, summary, w1, *ambiguous, result.score, result.error))
+    return pd.DataFrame(rows, columns=MC_COLUMNS)
 
 
 def subsample_indices(n: int, size: int, seed: int) -> list[int]:

@@ -27,6 +27,7 @@ def mc_scores(
 ) -> None:
     """Score stated-distribution summaries of multiple-choice questions; true W1 alongside."""
     from selfreflect.artifacts import read_table
+    from selfreflect.report.studies import MC_COLUMNS
     from selfreflect.report.studies import mc_scores as study
 
     config = load_config(config_path)
@@ -39,6 +40,6 @@ def mc_scores(
             table = study(model, questions, answers, config["report"], temperature, is_stopword)
         tokens = model.forward_tokens
     else:  # not a multiple-choice dataset: nothing to score, no judge to load
-        table = pd.DataFrame(columns=["id", "temperature", "summary", "w1", "score", "error"])
+        table = pd.DataFrame(columns=MC_COLUMNS)
     write_study("mc_scores", table, out, config, dataset, subject, judge, tokens)
     click.echo(f"{len(table)} multiple-choice summaries scored into {out}")
