@@ -246,7 +246,11 @@ def per_question_rho(
 ) -> tuple[np.ndarray, int]:
     """Spearman rho of ``scores`` with ``distances`` over each question's rows (all three of
     shape (n,), one row per summary), in sorted question order, and how many questions were
-    skipped because their rho is undefined (fewer than two rows, or a constant column)."""
+    skipped because their rho is undefined (one row, or a constant column).
+
+    Rho is the Pearson correlation of the average ranks within the question (scipy's
+    ``spearmanr``), computed for all questions at once.
+    """
     x = _as_values(scores, "scores")
     y = _as_values(distances, "distances")
     keys = np.asarray(questions)
@@ -254,17 +258,14 @@ def per_question_rho(
         raise ValueError(
             f"lengths differ: {keys.size} questions, {x.size} scores, {y.size} distances"
         )
-    from scipy import stats
+    import pandas as pd
 
-    _, group = np.unique(keys, return_inverse=True)
-    rhos, skipped = [], 0
-    for g in range(group.max() + 1):
-        gx, gy = x[group == g], y[group == g]
-        if gx.size < 2 or np.ptp(gx) == 0 or np.ptp(gy) == 0:
-            skipped += 1
-        else:
-            rhos.append(float(stats.spearmanr(gx, gy).statistic))
-    return np.array(rhos), skipped
+    ranks = pd.DataFrame({"x": x, "y": y}).groupby(keys).rank()
+    c = ranks - ranks.groupby(keys).transform("mean")
+    sums = pd.DataFrame({"xy": c.x * c.y, "xx": c.x**2, "yy": c.y**2}).groupby(keys).sum()
+    defined = (sums.xx > 0) & (sums.yy > 0)
+    rho = sums.xy[defined] / np.sqrt(sums.xx[defined] * sums.yy[defined])
+    return rho.to_numpy(), int((~defined).sum())
 
 
 @dataclass(frozen=True)
