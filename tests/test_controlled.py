@@ -5,6 +5,7 @@ import pandas as pd
 import pytest
 
 from selfreflect.report.controlled import (
+    AMBIGUOUS,
     PAIR_TYPES,
     choice_counts,
     distribution_summary,
@@ -50,6 +51,12 @@ def test_pairs_that_cannot_be_worse_are_skipped():
     assert question_pairs([], PAIR_TYPES) == []
 
 
+def test_foreign_answer_is_put_on_one_line():
+    [pair] = question_pairs(ANSWERS, ["extra_option"], extra="  Berlin,\n\n  in\tGermany\n")
+    assert "Berlin, in Germany (about 17 %)" in pair.bad
+    assert "\n" not in pair.bad and "  " not in pair.bad
+
+
 def test_foreign_answer_is_the_next_questions_majority():
     assert foreign_answers([["x", "x", "y"], ["z"], []]) == ["z", None, "x"]
     assert foreign_answers([["x"]]) == [None]
@@ -59,16 +66,40 @@ def test_foreign_answer_is_the_next_questions_majority():
     ("answer", "expected"),
     [
         ("B", 1),
+        ("b", 1),
+        ("(B)", 1),
+        ("B.", 1),
+        ("B)", 1),
         ("(c) because", 2),
         ("Answer: D.", 3),
+        ("The answer is B.", 1),
+        ("The answer is (C), Paris", 2),
+        ("B. Madrid, not Rome", 1),  # a label decides over option texts
         ("It is Paris", 2),
+        ("A city in France: Paris", 2),  # the article is no label
+        ("Answer: A city in Italy, Rome", 3),
         ("no idea", None),
-        ("Paris or Rome", None),
+        ("Parisian food", None),  # option texts match as whole words
         ("E", None),
+        ("Paris or Rome", AMBIGUOUS),
+        ("(A) or (C)", AMBIGUOUS),
+        ("The answer is A, or (D)", AMBIGUOUS),
     ],
 )
 def test_parse_choice(answer, expected):
     assert parse_choice(answer, ["Berlin", "Madrid", "Paris", "Rome"]) == expected
+
+
+def test_an_option_inside_another_named_option_is_not_named_too():
+    choices = ["York", "New York", "Boston"]
+    assert parse_choice("New York City", choices) == 1
+    assert parse_choice("York, not Boston", choices) is AMBIGUOUS
+
+
+def test_choice_counts_count_ambiguous_answers_apart_from_none():
+    choices = ["x1", "x2"]
+    counts = choice_counts(["B", "b)", "x2", "?", "x1 or x2", "(A) (B)"], choices)
+    assert list(counts) == [0, 3, 1, 2]  # A, B, none, ambiguous
 
 
 def test_tempering_sharpens_and_flattens():
@@ -91,9 +122,11 @@ def test_mc_variants_true_w1_by_hand():
         "Most likely A. x1 (about 50 %), could also be B. x2 (about 25 %), "
         "could also be an answer that is none of the choices (about 25 %)."
     )
-    assert list(choice_counts(["B", "b)", "x2", "?"], choices)) == [0, 3, 1]
     assert list(stated_percents(np.array([0.333, 0.667]))) == [33, 67]
     assert mc_summary(np.array([0, 100, 0]), choices) == "Most likely B. x2 (about 100 %)."
+    # an ambiguous answer is no single choice: it counts as "none" in both distributions
+    ambiguous = mc_variants(["A", "A", "B", "x1 or x2"], ["A", "B", "B", "B"], choices, [1.0], 0)
+    assert ambiguous == [(temperature, summary, w1)]
 
 
 def test_pairs_table_keeps_every_question_and_pair_type_with_a_reason():

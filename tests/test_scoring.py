@@ -133,6 +133,22 @@ def test_masked_answer_replaces_one_word():
     ]
 
 
+def test_choice_label_and_text_are_masked_as_one_word():
+    choices = ["Sydney", "Canberra", "New York"]
+    words = masked_words(["B. Canberra is right", "(C) new york.", "Canberra, B."], NONE, choices)
+    assert [(w.masked_answer, w.word, w.answer, w.position) for w in words] == [
+        ("_ is right", "B. Canberra", 0, 0),
+        ("B. Canberra _ right", "is", 0, 2),
+        ("B. Canberra is _", "right", 0, 3),
+        ("_", "(C) new york.", 1, 0),
+        ("_ B.", "Canberra,", 2, 0),  # no leading label: words masked on their own
+        ("Canberra, _", "B.", 2, 1),
+    ]
+    # a label followed by another choice's text, or no choices given: word by word
+    assert [w.word for w in masked_words(["A. Canberra"], NONE, choices)] == ["A.", "Canberra"]
+    assert [w.word for w in masked_words(["B. Canberra"], NONE)] == ["B.", "Canberra"]
+
+
 def test_scoring_question_and_answer_list():
     assert scoring_question("Why\n") == "Question: Why?"
     assert scoring_question("Question: Why?") == "Question: Why?"

@@ -9,12 +9,16 @@ import pytest
 
 from selfreflect.stats import (
     Interval,
+    binomial_p_value,
     bootstrap_ci,
     krippendorff_alpha,
     paired_test,
+    per_question_rho,
     proportion_ci,
     rank_correlation,
+    signed_rank_greater,
     wasserstein_1,
+    within_question_test,
 )
 
 NAN = np.nan
@@ -79,6 +83,14 @@ def test_bootstrap_ci_rejects_bad_confidence() -> None:
         bootstrap_ci([0.1, 0.2], confidence=1.0)
 
 
+def test_bootstrap_ci_of_the_median() -> None:
+    values = [0.0, 0.0, 0.0, 0.1, 10.0]  # the mean (2.02) is pulled up, the median is not
+    ci = bootstrap_ci(values, statistic=np.median, seed=1)
+    assert ci.estimate == 0.0 and ci.low == 0.0 and ci.high <= 10.0
+    assert ci == bootstrap_ci(values, statistic=np.median, seed=1)
+    assert bootstrap_ci(values, seed=1).estimate == pytest.approx(2.02)
+
+
 # --- paired_test --------------------------------------------------------------------------
 
 
@@ -140,6 +152,19 @@ def test_wilson_interval_rejects_bad_counts(s: int, t: int) -> None:
         proportion_ci(s, t)
 
 
+def test_binomial_p_value_is_the_exact_upper_tail() -> None:
+    assert binomial_p_value(8, 10) == pytest.approx(56 / 1024)  # P(X >= 8), X ~ B(10, 1/2)
+    assert binomial_p_value(10, 10) == pytest.approx(1 / 1024)
+    assert binomial_p_value(0, 12, chance=0.25) == pytest.approx(1.0)
+    assert binomial_p_value(3, 4, chance=0.25) == pytest.approx(13 / 256)  # 4*3/4^4 + 1/4^4
+
+
+@pytest.mark.parametrize(("s", "t", "chance"), [(1, 0, 0.5), (6, 5, 0.5), (2, 5, 1.0)])
+def test_binomial_p_value_rejects_bad_input(s: int, t: int, chance: float) -> None:
+    with pytest.raises(ValueError):
+        binomial_p_value(s, t, chance)
+
+
 # --- wasserstein_1 ------------------------------------------------------------------------
 
 
@@ -192,6 +217,50 @@ def test_spearman_known_value() -> None:
     # ranks differ by d = (0, 0, 1, -1, 0): rho = 1 - 6 * 2 / (5 * 24) = 0.9
     rho, _ = rank_correlation([1, 2, 3, 4, 5], [10, 20, 40, 30, 50])
     assert rho == pytest.approx(0.9)
+
+
+# --- within-question statistic ------------------------------------------------------------
+
+
+def test_per_question_rho_skips_and_counts_undefined_questions() -> None:
+    rows = [
+        ("q1", 0.1, 0.2),
+        ("q1", 0.2, 0.3),
+        ("q1", 0.3, 0.9),  # q1: same order, rho 1
+        ("q2", 0.3, 0.1),
+        ("q2", 0.1, 0.5),  # q2: opposite order, rho -1
+        ("q3", 0.5, 0.1),
+        ("q3", 0.5, 0.7),  # q3: constant score, undefined
+        ("q4", 0.2, 0.4),  # q4: one row, undefined
+        ("q5", 1.0, 1.0),
+        ("q5", 2.0, 3.0),
+        ("q5", 3.0, 2.0),  # q5: rho 0.5
+    ]
+    questions, scores, distances = zip(*rows, strict=True)
+    rhos, skipped = per_question_rho(questions, scores, distances)
+    assert rhos.tolist() == pytest.approx([1.0, -1.0, 0.5]) and skipped == 2
+    with pytest.raises(ValueError, match="lengths differ"):
+        per_question_rho(questions[:-1], scores, distances)
+
+
+def test_signed_rank_greater_is_one_sided() -> None:
+    up = [0.5, 1.0, 0.2, 0.8, 0.9, 0.4, 0.7, 0.6]
+    assert signed_rank_greater(up)[1] == pytest.approx(1 / 256)  # exact: all 8 ranks positive
+    assert signed_rank_greater(-np.array(up))[1] == pytest.approx(1.0)
+    assert signed_rank_greater([0.0, 0.0]) == (0.0, 1.0)
+
+
+def test_within_question_test_detects_a_consistent_order_and_not_noise() -> None:
+    rng = np.random.default_rng(0)
+    questions = np.repeat(np.arange(30), 3)
+    distances = rng.uniform(size=90)
+    ordered = within_question_test(questions, distances + rng.normal(0, 0.05, 90), distances)
+    assert ordered.p_value < 1e-4 and ordered.n == 30 and ordered.skipped == 0
+    assert ordered.median.estimate == 1.0 and ordered.median.low >= 0.5
+    noise = within_question_test(questions, rng.uniform(size=90), distances)
+    assert noise.p_value > 0.05 and noise.median.low < 0 < noise.median.high
+    with pytest.raises(ValueError, match="no question"):
+        within_question_test(["q", "q"], [1.0, 1.0], [0.0, 1.0])
 
 
 # --- krippendorff_alpha -------------------------------------------------------------------

@@ -56,9 +56,9 @@ def questions_frame(choices=(None, None, None)) -> pd.DataFrame:
     return pd.DataFrame({"id": ["q1", "q2", "q3"], "choices": list(choices)})
 
 
-def judged(judge, summaries=NO_SUMMARIES, questions=None, cache=None, **report):
-    """The judgements of the three questions of :func:`answers_frame`."""
-    answers = answers_frame()
+def judged(judge, summaries=NO_SUMMARIES, questions=None, cache=None, answers=None, **report):
+    """The judgements of the three questions of :func:`answers_frame` (or ``answers``)."""
+    answers = answers_frame() if answers is None else answers
     return judgements_table(
         judge,
         questions_frame() if questions is None else questions,
@@ -114,14 +114,18 @@ def test_controlled_scores_every_metric(judge):
 
 def test_mc_scores_only_for_multiple_choice_questions(judge):
     questions = questions_frame([None, ["x", "y"], ["x"]])
+    answers = answers_frame()
+    answers.at[1, "test_answers"] = ["B", "A", "x or y"]  # the last names both choices
     settings = {"mc_temperatures": [0.5, 2.0], "mc_pseudo_count": 0.5}
-    judgements = judged(judge, questions=questions, **settings)
-    table = mc_scores(questions, answers_frame(), judgements, settings)
+    judgements = judged(judge, questions=questions, answers=answers, **settings)
+    table = mc_scores(questions, answers, judgements, settings)
     scored = table[table["summary"].notna()]
     assert scored["id"].tolist() == ["q2", "q2"]
     assert scored["score"].notna().all()
-    # test answers B, A -> (0.5, 0.5, 0); the sharper summary leans more on B, so is farther
+    # test answers B, A, ambiguous -> (1/3, 1/3, 1/3); the sharper summary leans more on B,
+    # so is farther
     assert scored["w1"].iloc[0] > scored["w1"].iloc[1]
+    assert scored[["ambiguous_conditioning", "ambiguous_test"]].values.tolist() == [[0, 1]] * 2
     excluded = table[table["summary"].isna()].drop_duplicates("id")
     assert excluded["error"].tolist() == [
         "not a multiple-choice question",

@@ -161,6 +161,8 @@ SCHEMAS: dict[str, pa.Schema] = {
             ("temperature", pa.float64()),
             ("summary", _STR),
             ("w1", pa.float64()),
+            ("ambiguous_conditioning", pa.int64()),  # answers naming two or more choices
+            ("ambiguous_test", pa.int64()),
             ("score", pa.float64()),
             ("error", _STR),
         ]

@@ -7,6 +7,7 @@ All randomness comes from ``numpy.random.default_rng(seed)``, so results are rep
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
@@ -17,6 +18,7 @@ import numpy.typing as npt
 # `selfreflect` command imports this module.
 
 Level = Literal["nominal", "ordinal", "interval", "ratio"]
+Statistic = Callable[..., np.ndarray]  # reduces a 2-D array along ``axis``
 
 _BATCH_CELLS = 2_000_000  # resample-index cells drawn at once (bounds memory at ~16 MB)
 
@@ -63,8 +65,11 @@ def _check_confidence(confidence: float) -> None:
         raise ValueError(f"confidence must be in (0, 1), got {confidence}")
 
 
-def _bootstrap_means(arr: np.ndarray, n_resamples: int, seed: int) -> np.ndarray:
-    """Means of ``n_resamples`` resamples (with replacement) of ``arr``; shape (n_resamples,)."""
+def _bootstrap_statistics(
+    arr: np.ndarray, n_resamples: int, seed: int, statistic: Statistic
+) -> np.ndarray:
+    """``statistic`` of ``n_resamples`` resamples (with replacement) of ``arr``; shape
+    (n_resamples,)."""
     rng = np.random.default_rng(seed)
     n = arr.size
     batch = max(1, _BATCH_CELLS // n)
@@ -72,7 +77,7 @@ def _bootstrap_means(arr: np.ndarray, n_resamples: int, seed: int) -> np.ndarray
     for start in range(0, n_resamples, batch):
         stop = min(start + batch, n_resamples)
         idx = rng.integers(0, n, size=(stop - start, n))
-        out[start:stop] = arr[idx].mean(axis=1)
+        out[start:stop] = statistic(arr[idx], axis=1)
     return out
 
 
@@ -82,23 +87,26 @@ def bootstrap_ci(
     confidence: float = 0.95,
     n_resamples: int = 10_000,
     seed: int = 0,
+    statistic: Statistic = np.mean,
 ) -> Interval:
-    """Mean of ``values`` (shape (n,)) with a percentile bootstrap CI over questions.
+    """``statistic`` (the mean unless given, e.g. ``np.median``) of ``values`` (shape (n,))
+    with a percentile bootstrap CI over questions.
 
-    A single value, or all-equal values, give the degenerate interval ``[mean, mean]``.
-    Raises ``ValueError`` on NaN, empty input or a bad ``confidence``/``n_resamples``.
+    ``statistic(array, axis=1)`` reduces each row of a 2-D array. A single value, or
+    all-equal values, give the degenerate interval ``[estimate, estimate]``. Raises
+    ``ValueError`` on NaN, empty input or a bad ``confidence``/``n_resamples``.
     """
     arr = _as_values(values)
     _check_confidence(confidence)
     if n_resamples < 1:
         raise ValueError(f"n_resamples must be >= 1, got {n_resamples}")
-    mean = float(arr.mean())
+    estimate = float(statistic(arr[None, :], axis=1)[0])
     if arr.size == 1 or np.all(arr == arr[0]):
-        return Interval(mean, mean, mean)
-    means = _bootstrap_means(arr, n_resamples, seed)
+        return Interval(estimate, estimate, estimate)
+    estimates = _bootstrap_statistics(arr, n_resamples, seed, statistic)
     tail = 100.0 * (1.0 - confidence) / 2.0
-    low, high = np.percentile(means, [tail, 100.0 - tail])
-    return Interval(mean, float(low), float(high))
+    low, high = np.percentile(estimates, [tail, 100.0 - tail])
+    return Interval(estimate, float(low), float(high))
 
 
 def paired_test(
@@ -129,24 +137,35 @@ def paired_test(
     return PairedResult(diff, float(res.statistic), float(res.pvalue), int(d.size))
 
 
-def proportion_ci(successes: int, trials: int, confidence: float = 0.95) -> Interval:
-    """Wilson score interval for ``successes`` out of ``trials``.
-
-    ``estimate`` is the observed fraction ``successes / trials`` (not the Wilson centre).
-    """
+def _check_counts(successes: int, trials: int) -> None:
     if trials <= 0:
         raise ValueError(f"trials must be positive, got {trials}")
     if not 0 <= successes <= trials:
         raise ValueError(f"successes must be in [0, trials], got {successes} of {trials}")
+
+
+def proportion_ci(successes: int, trials: int, confidence: float = 0.95) -> Interval:
+    """Wilson score interval for ``successes`` out of ``trials`` (scipy's ``binomtest``).
+
+    ``estimate`` is the observed fraction ``successes / trials`` (not the Wilson centre).
+    """
+    _check_counts(successes, trials)
     _check_confidence(confidence)
     from scipy import stats
 
-    z = float(stats.norm.ppf(0.5 + confidence / 2.0))
-    p = successes / trials
-    denom = 1.0 + z * z / trials
-    centre = (p + z * z / (2.0 * trials)) / denom
-    half = z * np.sqrt(p * (1.0 - p) / trials + z * z / (4.0 * trials * trials)) / denom
-    return Interval(float(p), float(max(0.0, centre - half)), float(min(1.0, centre + half)))
+    ci = stats.binomtest(successes, trials).proportion_ci(confidence, method="wilson")
+    return Interval(successes / trials, float(ci.low), float(ci.high))
+
+
+def binomial_p_value(successes: int, trials: int, chance: float = 0.5) -> float:
+    """Exact one-sided binomial test: the p-value of ``successes`` out of ``trials`` under a
+    success rate of ``chance``, against a higher rate."""
+    _check_counts(successes, trials)
+    if not 0.0 < chance < 1.0:
+        raise ValueError(f"chance must be in (0, 1), got {chance}")
+    from scipy import stats
+
+    return float(stats.binomtest(successes, trials, chance, alternative="greater").pvalue)
 
 
 def _as_distribution(p: npt.ArrayLike, name: str, normalize: bool) -> np.ndarray:
@@ -208,6 +227,83 @@ def rank_correlation(x: npt.ArrayLike, y: npt.ArrayLike) -> tuple[float, float]:
 
     res = stats.spearmanr(xa, ya)
     return float(res.statistic), float(res.pvalue)
+
+
+def signed_rank_greater(values: npt.ArrayLike) -> tuple[float, float]:
+    """One-sided Wilcoxon signed-rank test that ``values`` (shape (n,)) lie above 0:
+    ``(statistic, p)``. Zeros are dropped (scipy's default); all zeros give ``(0.0, 1.0)``."""
+    arr = _as_values(values)
+    if not np.any(arr != 0.0):
+        return 0.0, 1.0
+    from scipy import stats
+
+    res = stats.wilcoxon(arr, zero_method="wilcox", alternative="greater")
+    return float(res.statistic), float(res.pvalue)
+
+
+def per_question_rho(
+    questions: npt.ArrayLike, scores: npt.ArrayLike, distances: npt.ArrayLike
+) -> tuple[np.ndarray, int]:
+    """Spearman rho of ``scores`` with ``distances`` over each question's rows (all three of
+    shape (n,), one row per summary), in sorted question order, and how many questions were
+    skipped because their rho is undefined (one row, or a constant column).
+
+    Rho is the Pearson correlation of the average ranks within the question (scipy's
+    ``spearmanr``), computed for all questions at once.
+    """
+    x = _as_values(scores, "scores")
+    y = _as_values(distances, "distances")
+    keys = np.asarray(questions)
+    if not keys.shape == x.shape == y.shape:
+        raise ValueError(
+            f"lengths differ: {keys.size} questions, {x.size} scores, {y.size} distances"
+        )
+    import pandas as pd
+
+    ranks = pd.DataFrame({"x": x, "y": y}).groupby(keys).rank()
+    c = ranks - ranks.groupby(keys).transform("mean")
+    sums = pd.DataFrame({"xy": c.x * c.y, "xx": c.x**2, "yy": c.y**2}).groupby(keys).sum()
+    defined = (sums.xx > 0) & (sums.yy > 0)
+    rho = sums.xy[defined] / np.sqrt(sums.xx[defined] * sums.yy[defined])
+    return rho.to_numpy(), int((~defined).sum())
+
+
+@dataclass(frozen=True)
+class WithinQuestionResult:
+    """Does the score order each question's summaries as the true distance does?
+
+    ``median`` is the median per-question Spearman rho with its bootstrap CI over questions;
+    ``statistic`` and ``p_value`` come from the one-sided Wilcoxon signed-rank test that the
+    per-question rho is above 0; ``n`` questions have a rho, ``skipped`` have none.
+    """
+
+    median: Interval
+    statistic: float
+    p_value: float
+    n: int
+    skipped: int
+
+
+def within_question_test(
+    questions: npt.ArrayLike,
+    scores: npt.ArrayLike,
+    distances: npt.ArrayLike,
+    *,
+    seed: int = 0,
+    confidence: float = 0.95,
+    n_resamples: int = 10_000,
+) -> WithinQuestionResult:
+    """The MC study's statistic over rows (question, score, true distance), each shape (n,)
+    (:func:`per_question_rho`, :func:`signed_rank_greater`). Raises ``ValueError`` when no
+    question has a rho."""
+    rhos, skipped = per_question_rho(questions, scores, distances)
+    if rhos.size == 0:
+        raise ValueError(f"no question has a defined rank correlation ({skipped} skipped)")
+    median = bootstrap_ci(
+        rhos, confidence=confidence, n_resamples=n_resamples, seed=seed, statistic=np.median
+    )
+    statistic, p_value = signed_rank_greater(rhos)
+    return WithinQuestionResult(median, statistic, p_value, int(rhos.size), skipped)
 
 
 def _coincidences(ratings: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

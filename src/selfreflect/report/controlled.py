@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from enum import Enum
 
 import numpy as np
 import pandas as pd
@@ -106,15 +107,18 @@ def question_pairs(
 ) -> list[Pair]:
     """The pairs of one question from its (conditioning) answers.
 
-    ``extra`` is an answer no sample gave (for ``extra_option``); it is ignored when it equals
-    one of the answers after normalisation.
+    ``extra`` is an answer no sample gave (for ``extra_option``), put on one line (whitespace
+    runs, newlines included, become one space); it is ignored when it equals one of the
+    answers after normalisation.
     """
     clusters = clusters_of(answers)
     if not clusters:
         return []
     options = _shares(clusters)
-    if extra is not None and normalise(extra) in {normalise(c.text) for c in clusters}:
-        extra = None
+    if extra is not None:
+        extra = " ".join(extra.split())
+        if normalise(extra) in {normalise(c.text) for c in clusters}:
+            extra = None
     good = distribution_summary(options)
     pairs = []
     for pair_type in pair_types:
@@ -167,25 +171,64 @@ def _no_pair_reason(error: str | None, conditioning: list[str] | None, pair_type
 # --- multiple-choice study --------------------------------------------------------------------
 
 
-def parse_choice(answer: str, choices: Sequence[str]) -> int | None:
-    """The choice an answer names: a leading letter (``B``, ``(B)``, ``Answer: B.``) or the
-    text of exactly one choice; None when it names none."""
-    letters = LETTERS[: len(choices)]
-    match = re.match(rf"\s*(?:answer\s*:?\s*)?\(?([{letters}])(?:[\s.):]|$)", answer, re.I)
-    if match:
-        return letters.index(match.group(1).upper())
+class Ambiguous(Enum):
+    """The type of :data:`AMBIGUOUS`: an answer that names two or more different choices."""
+
+    AMBIGUOUS = "ambiguous"
+
+
+AMBIGUOUS = Ambiguous.AMBIGUOUS
+
+
+def _choice_labels(answer: str, letters: str) -> set[int]:
+    """The choices ``answer`` names by letter: a parenthesised letter anywhere (``(B)``), or a
+    letter at the start or after "answer (is)" followed by ``.``, ``)``, ``:``, ``,`` or the
+    end (``B``, ``B.``, ``b)``, ``Answer: B``, ``The answer is B.``). A letter followed by a
+    word (the article in "A city in ...") is no label."""
+    letter = f"([{letters}])"
+    pattern = rf"\(\s*{letter}\s*\)|(?:^|\banswer(?:\s+is)?\s*:?)\s*{letter}(?=[.):,]|\s*$)"
+    found = re.findall(pattern, answer, re.IGNORECASE)
+    return {letters.index((a or b).upper()) for a, b in found}
+
+
+def _choice_texts(answer: str, choices: Sequence[str]) -> set[int]:
+    """The choices whose whole normalised text occurs in the normalised answer, word-bounded;
+    a choice whose text lies inside another named choice's ("York" in "New York") is dropped."""
     text = f" {normalise(answer)} "
-    named = [i for i, c in enumerate(choices) if normalise(c) and f" {normalise(c)} " in text]
-    return named[0] if len(named) == 1 else None
+    names = {i: f" {normalise(c)} " for i, c in enumerate(choices) if normalise(c)}
+    named = {i for i, name in names.items() if name in text}
+    inside = {i for i in named for j in named if names[i] != names[j] and names[i] in names[j]}
+    return named - inside
+
+
+def parse_choice(answer: str, choices: Sequence[str]) -> int | Ambiguous | None:
+    """The index of the choice an answer names, :data:`AMBIGUOUS` when it names two or more,
+    None when it names none.
+
+    Letters standing as choice labels (:func:`_choice_labels`) decide when there are any;
+    otherwise the choices' texts do (:func:`_choice_texts`).
+    """
+    named = _choice_labels(answer, LETTERS[: len(choices)]) or _choice_texts(answer, choices)
+    if len(named) > 1:
+        return AMBIGUOUS
+    return next(iter(named), None)
 
 
 def choice_counts(answers: Sequence[str], choices: Sequence[str]) -> np.ndarray:
-    """How many answers name each choice, then how many name none; shape (k + 1,)."""
-    counts = np.zeros(len(choices) + 1)
+    """How many answers name each choice, then how many name none, then how many are
+    ambiguous (:data:`AMBIGUOUS`); shape (k + 2,)."""
+    k = len(choices)
+    counts = np.zeros(k + 2)
     for answer in answers:
         index = parse_choice(answer, choices)
-        counts[len(choices) if index is None else index] += 1
+        counts[k if index is None else k + 1 if index is AMBIGUOUS else index] += 1
     return counts
+
+
+def _over_options(counts: np.ndarray) -> np.ndarray:
+    """:func:`choice_counts` over the summaries' options, shape (k + 1,): an ambiguous answer
+    is no single choice, so it counts as "none of the choices"."""
+    return np.append(counts[:-2], counts[-2] + counts[-1])
 
 
 def tempered(counts: np.ndarray, temperature: float, pseudo_count: float) -> np.ndarray:
@@ -216,12 +259,13 @@ def mc_variants(
 ) -> list[tuple[float, str, float]]:
     """(temperature, summary, true W1 to the test answers' distribution) per temperature.
 
-    The stated distribution is the conditioning answers' one over the choices and "none",
-    smoothed by ``pseudo_count`` and tempered; W1 (0/1 ground metric, i.e. total variation)
-    is taken between the percentages the summary states and the test answers' frequencies.
+    The stated distribution is the conditioning answers' one over the choices and "none"
+    (an ambiguous answer counts as "none"), smoothed by ``pseudo_count`` and tempered; W1 (0/1
+    ground metric, i.e. total variation) is taken between the percentages the summary states
+    and the test answers' frequencies.
     """
-    base = choice_counts(conditioning, choices)
-    target = choice_counts(test, choices)
+    base = _over_options(choice_counts(conditioning, choices))
+    target = _over_options(choice_counts(test, choices))
     out = []
     for temperature in temperatures:
         percents = stated_percents(tempered(base, temperature, pseudo_count))

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from selfreflect.report import alt_metrics
-from selfreflect.report.controlled import mc_variants, pairs_table
+from selfreflect.report.controlled import choice_counts, mc_variants, pairs_table
 from selfreflect.scoring.judge import Judge
 
 SIDES = ("good", "bad")
@@ -67,25 +67,32 @@ def controlled_scores(judgements: pd.DataFrame, alternatives: pd.DataFrame) -> p
 def mc_scores(
     questions: pd.DataFrame, answers: pd.DataFrame, judgements: pd.DataFrame, settings: dict
 ) -> pd.DataFrame:
-    """SelfReflect and true W1 of each stated-distribution summary of each MC question; a
+    """SelfReflect and true W1 of each stated-distribution summary of each MC question, with
+    how many of its conditioning and test answers name two or more choices (ambiguous); a
     question without ``choices`` or whose answers failed keeps one row per temperature with
     no summary and the reason in ``error``."""
     table = _of_kind(judgements, "mc", ["temperature"])
     choices = questions.set_index("id")["choices"]
-    w1 = {}
+    truth = {}
     for answer in answers[answers["error"].isna()].itertuples(index=False):
         options = choices.get(answer.id)
-        if options is not None and len(options):
-            for t, _, distance in mc_variants(
-                list(answer.conditioning_answers),
-                list(answer.test_answers),
-                list(options),
-                settings["mc_temperatures"],
-                settings["mc_pseudo_count"],
-            ):
-                w1[answer.id, t] = distance
-    keys = zip(table["id"], table["temperature"], strict=True)
-    table["w1"] = [w1.get(key) for key in keys]
+        if options is None or not len(options):
+            continue
+        conditioning, test = list(answer.conditioning_answers), list(answer.test_answers)
+        ambiguous = [int(choice_counts(a, list(options))[-1]) for a in (conditioning, test)]
+        variants = mc_variants(
+            conditioning,
+            test,
+            list(options),
+            settings["mc_temperatures"],
+            settings["mc_pseudo_count"],
+        )
+        for t, _, w1 in variants:
+            truth[answer.id, t] = (w1, *ambiguous)
+    keys = list(zip(table["id"], table["temperature"], strict=True))
+    columns = ["w1", "ambiguous_conditioning", "ambiguous_test"]
+    values = [truth.get(key, (None, None, None)) for key in keys]
+    table[columns] = pd.DataFrame(values, columns=columns, index=table.index)
     return table
 
 

@@ -15,6 +15,7 @@ rendered with thinking off; no model is run here.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
@@ -22,8 +23,8 @@ import numpy as np
 
 from selfreflect.chat import Message, format_answers, prompts, system_message
 from selfreflect.families import PromptFormat
-from selfreflect.questions import question_form
-from selfreflect.scoring.stopwords import IsStopword, masked_positions
+from selfreflect.questions import LETTERS, question_form
+from selfreflect.scoring.stopwords import IsStopword, masked_positions, normalize
 
 PROMPT_KEYS = (  # the prompts.yaml texts this module renders
     "score_reference_question_suffix",
@@ -42,7 +43,8 @@ class MaskedWord:
     """One held-out answer with one word replaced by ``_``, and that word.
 
     ``answer`` is the answer's index among the held-out answers, ``position`` the word's index
-    among the answer's whitespace-split words.
+    among the answer's whitespace-split words (a masked choice label and text, see
+    :func:`masked_words`: its first word's).
     """
 
     masked_answer: str
@@ -116,14 +118,40 @@ def scoring_question(question: str) -> str:
     return question_form(question.removesuffix("\n"))
 
 
-def masked_words(answers: Sequence[str], is_stopword: IsStopword) -> list[MaskedWord]:
-    """Every maskable word of every answer, split on whitespace; empty answers are skipped."""
+_LABEL = re.compile(rf"\(?([{LETTERS}])[.):]*", re.IGNORECASE)  # a choice label: B, (B), B., B)
+
+
+def _choice_span(words: Sequence[str], choices: Sequence[str]) -> int:
+    """How many leading ``words`` are a choice label and that choice's text ("B. Canberra"
+    when choice B is "Canberra"; words compared :func:`normalize`-d); 0 when they are not."""
+    label = _LABEL.fullmatch(words[0]) if words else None
+    index = LETTERS.find(label.group(1).upper()) if label else -1
+    if not 0 <= index < len(choices):
+        return 0
+    text = [normalize(word) for word in choices[index].split()]
+    named = [normalize(word) for word in words[1 : 1 + len(text)]]
+    return 1 + len(text) if text and named == text else 0
+
+
+def masked_words(
+    answers: Sequence[str], is_stopword: IsStopword, choices: Sequence[str] | None = None
+) -> list[MaskedWord]:
+    """Every maskable word of every answer, split on whitespace; empty answers are skipped.
+
+    With a multiple-choice question's ``choices``, an answer that starts with a choice label
+    and that choice's text (:func:`_choice_span`) has that span masked as one word ("_ is
+    right" for "B. Canberra is right"), so neither half gives the other away; its position is
+    that of its first word. Without ``choices`` every word is masked on its own.
+    """
     out = []
     for index, answer in enumerate(answers):
         words = answer.split()
-        for i in masked_positions(words, is_stopword) if words else []:
-            masked = " ".join([*words[:i], "_", *words[i + 1 :]])
-            out.append(MaskedWord(masked, words[i], index, i))
+        span = _choice_span(words, choices) if choices else 0
+        units = [" ".join(words[:span]), *words[span:]] if span else words
+        for i in masked_positions(units, is_stopword) if units else []:
+            masked = " ".join([*units[:i], "_", *units[i + 1 :]])
+            position = i + span - 1 if span and i else i
+            out.append(MaskedWord(masked, units[i], index, position))
     return out
 
 

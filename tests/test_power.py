@@ -1,0 +1,38 @@
+"""The multiple-choice study's power, simulated without a model (selfreflect.report.power)."""
+
+import numpy as np
+import pytest
+
+from selfreflect.report.power import detections, power, power_curve, simulate_study
+from selfreflect.stats import proportion_ci
+
+TEMPERATURES = [0.25, 1.0, 4.0]
+
+
+def test_a_simulated_study_has_a_row_per_question_and_temperature():
+    study = simulate_study(np.random.default_rng(0), "perfect", 5, 25, TEMPERATURES)
+    assert len(study) == 5 * 3
+    assert study.groupby("question")["temperature"].apply(list).tolist() == [TEMPERATURES] * 5
+    assert study[["score", "distance"]].stack().between(0, 1).all()
+    with pytest.raises(ValueError, match="unknown judge"):
+        simulate_study(np.random.default_rng(0), "oracle", 1, 5, TEMPERATURES)
+
+
+def test_the_study_detects_a_perfect_judge_and_not_a_random_one():
+    # 40 questions, N = 25: the configured science MC study
+    assert power("perfect", 40, 25, TEMPERATURES, trials=100, seed=0) >= 0.95
+    # the random judge's true false-positive rate is the test's level, about 5 % (4.6 to 5.2 %
+    # over 2,000 to 5,000 trials), so a few hundred trials put the point estimate on either
+    # side of 5 % by chance: assert that it is not shown to exceed 5 %
+    fired = detections("random", 40, 25, TEMPERATURES, trials=400, seed=0)
+    assert proportion_ci(fired, 400, confidence=0.99).low <= 0.05
+
+
+def test_power_grows_with_the_question_count():
+    curve = power_curve([8, 40], 10, TEMPERATURES, trials=40, seed=0).set_index(
+        ["judge", "questions"]
+    )
+    perfect = curve.loc["perfect", "power"]  # about 0.45 and 0.99 (200 trials)
+    assert perfect[8] < 0.8 and perfect[40] >= 0.9
+    assert (curve["low"] <= curve["power"]).all() and (curve["power"] <= curve["high"]).all()
+    assert set(curve["n_answers"]) == {10}
