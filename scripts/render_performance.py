@@ -21,6 +21,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 RUNS = REPO / "docs" / "benchmarks"
 REAL_RUN = REPO / "docs" / "real_model.json"
+# the Quick start run measured before the shared judge pass (one judge job per strategy, study)
+BEFORE_JUDGE_PASS = REPO / "docs" / "real_model_before_judge_pass.json"
 DOCS = [REPO / "docs" / "performance.md", REPO / "README.md"]
 SPAN = re.compile(r"(<!-- rendered: ([\w-]+) -->\n).*?(<!-- /rendered -->)", re.DOTALL)
 
@@ -178,12 +180,36 @@ def laptop_rules_section(run: dict) -> str:
     return head + "\n".join(per_rule_lines(run)) + "\n"
 
 
-def sections(runs: dict[str, dict], real_run: dict) -> dict[str, str]:
+def judge_pass_section(before: dict, after: dict) -> str:
+    """docs/performance.md's comparison of the Quick start run before the shared judge pass
+    (one judge job per strategy and study) and after it."""
+
+    def total(run: dict) -> int:
+        return next(r["judge_forward_tokens"] for r in run["judge_tokens"] if r["kind"] == "total")
+
+    rows = [
+        ("workflow wall time (s)", before["seconds"], after["seconds"]),
+        ("CPU time (s)", before["cpu_seconds"], after["cpu_seconds"]),
+        ("judge forward tokens", total(before), total(after)),
+    ]
+    lines = [
+        f"Before: {before['date']}, mean load {before['mean_load']}; after: {after['date']}, "
+        f"mean load {after['mean_load']}; both on {after['cpus']} cores.",
+        "",
+        "| | one job per strategy and study | one judge pass | change |",
+        "| --- | ---: | ---: | ---: |",
+    ]
+    lines += [f"| {name} | {a:,.0f} | {b:,.0f} | {b / a - 1:+.0%} |" for name, a, b in rows]
+    return "\n".join(lines) + "\n"
+
+
+def sections(runs: dict[str, dict], real_run: dict, before: dict) -> dict[str, str]:
     """The text of every rendered span."""
     cpu = runs["cpu"]
     gpu = runs.get("cuda")
     return {
         "laptop-rules": laptop_rules_section(real_run),
+        "judge-pass": judge_pass_section(before, real_run),
         "tokens": tokens_section(cpu),
         "cpu": speed_section(cpu),
         "gpu": speed_section(gpu) if gpu else "No GPU run has been recorded yet.\n",
@@ -202,7 +228,8 @@ def main() -> None:
     args = parser.parse_args()
     from selfreflect.fileio import write_text
 
-    spans = sections(latest_runs(), json.loads(REAL_RUN.read_text()))
+    before = json.loads(BEFORE_JUDGE_PASS.read_text())
+    spans = sections(latest_runs(), json.loads(REAL_RUN.read_text()), before)
     stale = []
     for path in DOCS:
         text = path.read_text(encoding="utf-8")

@@ -45,8 +45,10 @@ def test_bench_scorer_records_a_run_that_the_docs_render(tmp_path):
     (out.parent / "older.json").write_text(json.dumps(older))
     render = _renderer()
     real_run = json.loads(render.REAL_RUN.read_text())
-    spans = render.sections(render.latest_runs(out.parent), real_run)
+    before = json.loads(render.BEFORE_JUDGE_PASS.read_text())
+    spans = render.sections(render.latest_runs(out.parent), real_run, before)
     assert f"takes {real_run['seconds'] / 60:.1f} min" in spans["real-model-run"]
+    assert f"| {before['seconds']:,.0f} | {real_run['seconds']:,.0f} |" in spans["judge-pass"]
     speedup = case["judges"]["hf"]["tasks_per_s"] / case["judges"]["reference"]["tasks_per_s"]
     assert f"`hf` {speedup:.1f}× `reference`" in spans["readme"]
     assert f"| {case['judges']['hf']['tasks_per_s']:.3g} |" in spans["cpu"]

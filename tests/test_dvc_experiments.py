@@ -13,7 +13,7 @@ pytestmark = pytest.mark.workflow
 
 SETTING = "report.figure_dpi"  # left at its default by the smoke config
 READERS = {"main_table", "validation", "mc_study", "convergence"}  # rules that track it
-JUDGES = {"score_shard", "controlled_scores", "mc_scores", "convergence_scores"}
+JUDGES = {"score_shard", "alt_metrics"}
 
 
 def clone(smoke_dvc_run: Path, dest: Path) -> Path:

@@ -288,8 +288,8 @@ def test_lora_target_module_the_model_lacks_stops(tiny_model, tmp_path, capsys):
 def test_learning_rate_reruns_training_and_what_follows_only(tmp_path, monkeypatch):
     """The DVC stages of the smoke DAG with both finetuned strategies: the learning rate is a
     param of the training stages alone, and downstream of them are only the finetuned
-    strategies' summaries and scores and the tables (and the explorer page) that read every
-    summary."""
+    strategies' summaries, the evaluated dataset's judge pass with what is read off it, and
+    the tables (and the explorer page)."""
     import networkx as nx
 
     from selfreflect.snakemake_jobs import workflow_jobs
@@ -322,20 +322,23 @@ def test_learning_rate_reruns_training_and_what_follows_only(tmp_path, monkeypat
         for m in ("sft", "dpo")
         for rule in ("finetuned_summaries",)
     }
-    finetuned |= {
-        f"{rule}-smoke-tiny-tiny-finetuned_{m}"
-        for m in ("sft", "dpo")
-        for rule in ("score", "convergence_scores")
-    }
+    # the dataset's judge pass (its result cache judges only the new summaries) and what is
+    # read off it: every strategy's scores and the studies
+    judged = {"judgements-smoke-tiny-tiny"}
+    judged |= {f"score-smoke-tiny-tiny-{s}" for s in config["summaries"]["strategies"]}
+    judged |= {f"{study}-smoke-tiny-tiny" for study in ("controlled_scores", "mc_scores")}
+    judged |= {"convergence_scores-smoke-tiny-tiny"}
     readers = {
         "main_table",
         "cost_table",
         "convergence",
         "human_agreement",
         "explorer",
+        "validation",
+        "mc_study",
     }
     assert changed == {"finetune_train-tiny-sft", "finetune_train-tiny-dpo"}
-    assert reruns == changed | finetuned | readers
+    assert reruns == changed | finetuned | judged | readers
     assert stages["finetune_train-tiny-sft"]["plots"] == [
         "reports/smoke/finetune/tiny/sft/loss.tsv"
     ]

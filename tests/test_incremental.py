@@ -26,21 +26,26 @@ STRATEGIES = yaml.safe_load(Path(__file__).parents[1].joinpath(CONFIG).read_text
 ]
 FIGURES = {"main_table", "validation", "mc_study", "convergence"}
 TABLES = FIGURES | {"cost_table", "human_agreement"}
-STUDIES = {"controlled_scores-smoke-tiny-tiny", "mc_scores-smoke-tiny-tiny"}
-MMLU_STUDIES = {"controlled_scores-smoke_mmlu-tiny-tiny", "mc_scores-smoke_mmlu-tiny-tiny"}
-# what reads every summary of the summarised dataset, besides that summary's own judge jobs:
-# no judge job (adding or changing a strategy redoes no other strategy's judge work)
-JUDGED = ("score", "convergence_scores")
+# what reads every summary of the summarised dataset, besides the dataset's judge pass
 SUMMARY_READERS = {"cost_table", "main_table", "human_agreement", "convergence", "explorer"}
+# the judge's work on the multiple-choice dataset (no summaries there: only the studies)
+MMLU_JUDGED = {f"{rule}-smoke_mmlu-tiny-tiny" for rule in ("judgements", "alt_metrics")}
+MMLU_STUDIES = {f"{rule}-smoke_mmlu-tiny-tiny" for rule in ("controlled_scores", "mc_scores")}
 
 
 def summaries_and_scores(*strategies: str) -> set[str]:
-    return {f"summaries-smoke-tiny-{s}" for s in strategies} | scores(*strategies)
+    """Each strategy's summaries, and the summarised dataset's judge pass with everything read
+    off it (its result cache judges only the new summaries: tests/test_studies.py)."""
+    return {f"summaries-smoke-tiny-{s}" for s in strategies} | judged(*STRATEGIES, *strategies)
 
 
-def scores(*strategies: str) -> set[str]:
-    """The judge's jobs of each strategy: its scores and its convergence study."""
-    return {f"{rule}-smoke-tiny-tiny-{s}" for rule in JUDGED for s in strategies}
+def judged(*strategies: str) -> set[str]:
+    """The summarised dataset's judge pass, what is read off it (every strategy's scores and
+    the studies) and the tables of those studies."""
+    read_off = {f"score-smoke-tiny-tiny-{s}" for s in strategies}
+    read_off |= {f"{rule}-smoke-tiny-tiny" for rule in ("controlled_scores", "mc_scores")}
+    read_off |= {"judgements-smoke-tiny-tiny", "convergence_scores-smoke-tiny-tiny"}
+    return read_off | {"validation", "mc_study", "convergence"}
 
 
 def edit_config(edit):
@@ -156,14 +161,18 @@ CASES = {
     "new_strategy": (add_strategy, summaries_and_scores("vote_again") | SUMMARY_READERS),
     "scoring_param": (
         edit_config(lambda c: c["scoring"].update(temperature=1.0)),
-        scores(*STRATEGIES) | STUDIES | MMLU_STUDIES | FIGURES | {"human_agreement", "explorer"},
+        judged(*STRATEGIES)
+        | {"alt_metrics-smoke-tiny-tiny"}
+        | MMLU_JUDGED
+        | MMLU_STUDIES
+        | FIGURES
+        | {"human_agreement", "explorer"},
     ),
     "figure_param": (edit_config(lambda c: c["report"].update(figure_dpi=150)), FIGURES),
     "questions_file": (
         edit_file("data/questions/smoke.jsonl", lambda t: t.replace("Australia", "Austria")),
-        {"questions-smoke", "answers-smoke-tiny"}
+        {"questions-smoke", "answers-smoke-tiny", "alt_metrics-smoke-tiny-tiny"}
         | summaries_and_scores(*STRATEGIES)
-        | STUDIES
         | TABLES
         | {"explorer"},
     ),
@@ -173,9 +182,9 @@ CASES = {
     ),
     "model": (
         edit_config(lambda c: c["models"]["tiny"].update(max_model_len=1024)),
-        {"answers-smoke-tiny", "answers-smoke_mmlu-tiny"}
+        {"answers-smoke-tiny", "answers-smoke_mmlu-tiny", "alt_metrics-smoke-tiny-tiny"}
         | summaries_and_scores(*STRATEGIES)
-        | STUDIES
+        | MMLU_JUDGED
         | MMLU_STUDIES
         | TABLES
         | {"explorer"},

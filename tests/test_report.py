@@ -22,7 +22,7 @@ def test_matrix_config_expands_over_subjects_and_datasets(tmp_path):
     for dataset in ("smoke", "smoke_mmlu"):
         for subject in ("tiny", "tiny-b"):
             studies = f"results/matrix/{dataset}/{subject}/studies/tiny"
-            for study in ("controlled", "mc", "convergence/greedy"):
+            for study in ("controlled", "mc", "convergence"):
                 assert f"{studies}/{study}.parquet" in out
     jobs = dict(re.findall(r"^(\w+)\s+(\d+)$", out, re.M))
     assert jobs["controlled_scores"] == "4" and jobs["main_table"] == "1"

@@ -27,9 +27,7 @@ MODEL_RULES = {
     "answers_shard",
     "summaries",
     "score_shard",
-    "controlled_scores",
-    "mc_scores",
-    "convergence_scores",
+    "alt_metrics",
 }
 # The profile's sizes are a real cluster's; this node has the machine's CPUs and fake GPUs.
 SLURM_OPTIONS = [

@@ -23,7 +23,7 @@ SMOKE = "config/smoke.yaml"
 EXPERIMENT = "results/smoke/smoke/tiny"
 ANSWERS = f"{EXPERIMENT}/answers.parquet"
 SCORES = f"{EXPERIMENT}/scores/tiny/greedy.parquet"
-SCORE_LOG = "logs/smoke/scores/smoke/tiny/tiny/greedy-0.log"
+SCORE_LOG = "logs/smoke/scores/smoke/tiny/tiny/0.log"
 
 
 def snakemake(project: Path, *args: str, check: bool = True):
@@ -38,13 +38,13 @@ def scores(project: Path) -> pd.DataFrame:
 
 def dying_score_jobs(folder: Path) -> str:
     """A folder to put first on PATH: its `selfreflect` kills (SIGKILL) every `selfreflect
-    score` job as it writes its output, and runs every other command unchanged."""
+    judge` job as it writes its output, and runs every other command unchanged."""
     real, kill_at = shutil.which("selfreflect"), Path(__file__).with_name("kill_at.py")
     shim = folder / "selfreflect"
     folder.mkdir()
     shim.write_text(
         "#!/bin/sh\n"
-        f'[ "$1" = score ] && exec {sys.executable} {kill_at} before-rename 1 -- "$@"\n'
+        f'[ "$1" = judge ] && exec {sys.executable} {kill_at} before-rename 1 -- "$@"\n'
         f'exec {real} "$@"\n'
     )
     shim.chmod(0o755)
@@ -67,11 +67,12 @@ def test_a_killed_score_job_after_a_setting_change_reruns_to_a_clean_runs_scores
     assert (project / ANSWERS).stat().st_mtime > (project / SCORES).stat().st_mtime
 
     rerun = snakemake(project)  # before the fix: "Nothing to be done", the old scores kept
-    assert job_counts(rerun.stderr) == {"score_shard": 1, "score": 1}
+    assert job_counts(rerun.stderr) == {"score_shard": 1, "judgements": 1, "score": 1}
     rescored = scores(project)
     assert not rescored.equals(scores(smoke_run)), "the new answers were not scored"
 
-    snakemake(project, "--forcerun", "score")  # a clean run of the scoring
+    shutil.rmtree(project / "results/smoke/.judge_cache")
+    snakemake(project, "--forcerun", "score_shard")  # a clean run of the scoring
     pd.testing.assert_frame_equal(rescored, scores(project))
 
 
@@ -86,7 +87,8 @@ def test_a_truncated_answers_file_is_refused_naming_it_run_after_run(smoke_run, 
     error = (project / SCORE_LOG).read_text().strip().splitlines()[-1]
     assert error.startswith(f"error: {ANSWERS}: not a readable Parquet file"), error
     assert (project / SCORES).read_bytes() == earlier
-    assert job_counts(snakemake(project, "-n").stdout) == {"score_shard": 1, "score": 1}
+    planned = job_counts(snakemake(project, "-n").stdout)
+    assert planned == {"score_shard": 1, "judgements": 1, "score": 1}
 
 
 def test_a_stopword_list_is_an_input_of_every_job_that_scores(tmp_path):
@@ -99,8 +101,6 @@ def test_a_stopword_list_is_an_input_of_every_job_that_scores(tmp_path):
     (project / "config" / "words.yaml").write_text(yaml.safe_dump(config))
     run(["selfreflect", "dvc-yaml", "--config", "config/words.yaml"], project)
     stages = yaml.safe_load((project / "dvc.yaml").read_text())["stages"]
-    scoring = [stage for stage in stages.values() if "--judge" in str(stage["cmd"])]
-    # per strategy (11): its scores and its convergence study; per dataset (2): controlled
-    # pairs and the multiple-choice study
-    assert len(scoring) == 11 * 2 + 2 * 2
+    scoring = [s for s in stages.values() if str(s["cmd"]).startswith("selfreflect judge ")]
+    assert len(scoring) == 2  # one judge pass per dataset: strategies and studies alike
     assert all("data/stopwords.txt" in stage["deps"] for stage in scoring)

@@ -14,6 +14,7 @@ from selfreflect.report.studies import (
     strategy_scores,
 )
 from selfreflect.scoring.judge import open_judge
+from selfreflect.scoring.judgements import QuestionAnswers, judge_question
 from selfreflect.scoring.result_cache import ResultCache
 from selfreflect.scoring.score import score_question
 from selfreflect.scoring.stopwords import stopword_policy
@@ -248,3 +249,15 @@ def test_convergence_shares_each_context_and_scores_as_scoring_each_subsample(ju
         ("conditioning", n) for n in sizes
     } | {("test", 1), ("test", 2)}
     assert shared < (judge.forward_tokens - before) / 2
+
+
+def test_a_multiple_choice_answer_masks_its_label_and_option_text_as_one_word(judge):
+    """The judge pass masks "B. y" as one word where the question has choices (x, y)."""
+    texts = ["Mostly B."]
+    words = {}
+    for choices in (["x", "y"], None):
+        answers = QuestionAnswers("B?", ["B. y", "A"], ["B", "B"], [], choices)
+        judged = judge_question(judge, answers, texts, 5.0, stopword_policy("none"), True)
+        words[bool(choices)] = [record["word"] for record in judged[texts[0]].records]
+    assert "B. y" in words[True] and "y" not in words[True]
+    assert {"B.", "y"} <= set(words[False])

@@ -1,15 +1,20 @@
 """The smoke DAG end to end through real Snakemake and DVC subprocesses."""
 
+import shutil
+
 import pandas as pd
 import pytest
 
-from selfreflect.artifacts import read_table
-from tests.workflow_utils import copy_project, run, snakemake
+from selfreflect.artifacts import read_metadata, read_table, write_table
+from tests.workflow_utils import clone_completed, copy_project, run, snakemake
 
 pytestmark = pytest.mark.workflow
 
 QUESTIONS = "results/smoke/smoke/questions.parquet"
 ANSWERS = "results/smoke/smoke/tiny/answers.parquet"
+SUMMARIES = "results/smoke/smoke/tiny/summaries/{}.parquet"
+JUDGEMENTS = "results/smoke/smoke/tiny/scores/tiny/judgements.parquet"
+JUDGE_CACHE = "results/smoke/.judge_cache"
 
 
 def assert_full_answers(project):
@@ -42,15 +47,13 @@ def test_a_run_reports_its_time_memory_and_judge_work(smoke_run):
     performance = pd.read_csv(tables / "performance.csv").set_index("rule")
     jobs = len(list((smoke_run / "benchmarks").rglob("*.tsv")))  # the run's and the models'
     assert performance.loc["total", "jobs"] == jobs > 0
-    assert {"answers_shard", "score_shard", "main_table", "controlled_scores"} <= set(
-        performance.index
-    )
+    assert {"answers_shard", "score_shard", "main_table", "alt_metrics"} <= set(performance.index)
     assert (performance["wall_s"] > 0).all()
     assert performance.loc["total", "wall_s"] == pytest.approx(
         performance["wall_s"].iloc[:-1].sum()
     )
     tokens = pd.read_csv(tables / "judge_tokens.csv").set_index("kind")["judge_forward_tokens"]
-    assert tokens["scores"] > 0 and tokens["controlled_scores"] > 0
+    assert tokens["judgements"] > 0 and tokens["alt_metrics"] > 0
     assert tokens["total"] == tokens.drop("total").sum()
     assert (smoke_run / "reports/smoke/figures/performance.png").is_file()
 
@@ -70,3 +73,46 @@ def test_dvc_repro_runs_smoke_dag(smoke_dvc_run):
     assert_full_answers(smoke_dvc_run)
     assert "up to date" in run(["dvc", "status"], smoke_dvc_run).stdout
     assert "Running stage" not in run(["dvc", "repro"], smoke_dvc_run).stdout
+
+
+def judge_pass(project, out: str, summaries: list[str], cache: str = JUDGE_CACHE):
+    """`selfreflect judge` on the smoke dataset as the workflow runs it: its judgements and
+    the tokens its judge computed."""
+    command = ["selfreflect", "judge", "--config", "logs/smoke/config.yaml", "--dataset"]
+    command += ["smoke", "--subject", "tiny", "--judge", "tiny", "--questions", QUESTIONS]
+    run([*command, "--answers", ANSWERS, "--cache", cache, "--out", out, *summaries], project)
+    return read_table("judgements", project / out), read_metadata(project / out)[
+        "judge_forward_tokens"
+    ]
+
+
+def test_a_rerun_judges_only_the_new_and_changed_summaries(smoke_run, tmp_path):
+    """The finished run's judge pass, run again, computes nothing; with a strategy added and
+    another one's summaries changed (as a prompt edit changes them) it computes exactly what
+    judging those summaries alone computes, and the other strategies' rows stay as they were."""
+    project = clone_completed(smoke_run, tmp_path / "p")
+    finished = read_table("judgements", project / JUDGEMENTS)
+    strategies = list(dict.fromkeys(finished["strategy"].dropna()))
+    files = [SUMMARIES.format(strategy) for strategy in strategies]
+    again, tokens = judge_pass(project, "again.parquet", files)
+    assert tokens == 0
+    pd.testing.assert_frame_equal(again, finished)
+
+    greedy = read_table("summaries", project / files[strategies.index("greedy")])
+    added = greedy.assign(strategy="greedy_again", summary="Surely " + greedy["summary"])
+    basic = read_table("summaries", project / files[strategies.index("basic")])
+    basic.loc[:2, "summary"] = "Perhaps " + basic.loc[:2, "summary"]
+    write_table("summaries", added, project / "added.parquet")
+    write_table("summaries", basic, project / "basic.parquet")
+    shutil.copytree(project / JUDGE_CACHE, project / "cache-copy")
+    _, alone = judge_pass(
+        project, "alone.parquet", ["added.parquet", "basic.parquet"], "cache-copy"
+    )
+    files[strategies.index("basic")] = "basic.parquet"
+    rerun, tokens = judge_pass(project, "rerun.parquet", [*files, "added.parquet"])
+    assert tokens == alone > 0
+    untouched = rerun[~rerun["strategy"].isin(["basic", "greedy_again"])]  # pairs, MC, others
+    pd.testing.assert_frame_equal(
+        untouched.reset_index(drop=True),
+        finished[finished["strategy"] != "basic"].reset_index(drop=True),
+    )

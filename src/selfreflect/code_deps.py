@@ -19,10 +19,12 @@ working directory, the files a job's code hash and DVC's deps cover.
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
+import hashlib
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 PACKAGE = "selfreflect"
 SOURCE = Path("src") / PACKAGE
@@ -233,3 +235,23 @@ def command_deps(command: str) -> Deps:
     functions = {entry_module: entry_names}
     functions[callback.__module__] = (*functions.get(callback.__module__, ()), callback.__name__)
     return function_deps(functions)
+
+
+def prompt_texts(keys: Iterable[str]) -> dict[str, Any]:
+    """``{key: text}`` of prompts.yaml, for the prompts a job renders."""
+    from selfreflect.chat import prompts
+
+    texts = prompts()
+    return {key: texts[key] for key in dict.fromkeys(keys)}
+
+
+def code_digest(paths: str | Iterable[str]) -> str:
+    """Content hash of package files and folders (``code`` inputs): as a rule's param it makes
+    Snakemake rerun a job whose code changed, as DVC does for the same deps."""
+    digest = hashlib.sha256()
+    for path in map(Path, [paths] if isinstance(paths, str) else paths):
+        for file in sorted(path.rglob("*")) if path.is_dir() else [path]:
+            if file.is_file() and "__pycache__" not in file.parts:
+                digest.update(file.as_posix().encode())
+                digest.update(file.read_bytes())
+    return digest.hexdigest()[:16]

@@ -37,7 +37,8 @@ def subsample_indices(n: int, size: int, seed: int) -> list[int]:
 
 
 def _row(qid: str, kind: str, summary: str | None, error: str | None, **labels: Any) -> dict:
-    return {"id": qid, "kind": kind, **labels, "summary": summary, "error": error}
+    unscored = {"score": None, "num_tasks": None, "tasks": None}
+    return {"id": qid, "kind": kind, **labels, "summary": summary, "error": error, **unscored}
 
 
 def _strategy_rows(answer: Any, summaries: dict[str, dict[str, Any]], strategies: list[str]):
@@ -170,11 +171,13 @@ def judgements_table(
         texts = [item["summary"] for item in items if item["error"] is None]
         judged = {}
         if texts:
+            options = choices.get(answer.id)
             question = QuestionAnswers(
                 answer.question,
                 list(answer.test_answers),
                 list(answer.conditioning_answers),
                 subsamples,
+                list(options) if options is not None and len(options) else None,
             )
             judged = judge_question(
                 judge,

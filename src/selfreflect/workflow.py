@@ -15,7 +15,6 @@ config.
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -78,26 +77,6 @@ def dvc_param(key: str, params: dict[str, Any]) -> str | None:
         node, rest = node[name], rest[len(name) + 1 :]
     dotted = next((i for i, part in enumerate(parts) if "." in part), len(parts))
     return ".".join(parts[:dotted]) or None
-
-
-def prompt_texts(keys: Iterable[str]) -> dict[str, Any]:
-    """``{key: text}`` of prompts.yaml, for the prompts a job renders."""
-    from selfreflect.chat import prompts
-
-    texts = prompts()
-    return {key: texts[key] for key in dict.fromkeys(keys)}
-
-
-def code_digest(paths: str | Iterable[str]) -> str:
-    """Content hash of package files and folders (``code`` inputs): as a rule's param it makes
-    Snakemake rerun a job whose code changed, as DVC does for the same deps."""
-    digest = hashlib.sha256()
-    for path in map(Path, [paths] if isinstance(paths, str) else paths):
-        for file in sorted(path.rglob("*")) if path.is_dir() else [path]:
-            if file.is_file() and "__pycache__" not in file.parts:
-                digest.update(file.as_posix().encode())
-                digest.update(file.read_bytes())
-    return digest.hexdigest()[:16]
 
 
 def stage_name(job: Job) -> str:

@@ -22,8 +22,8 @@ from selfreflect.finetune import check_finetune
 from selfreflect.scoring.stopwords import BUILT_IN as BUILT_IN_STOPWORDS
 from selfreflect.errors import ConfigError
 from selfreflect.strategies import check_strategies, strategy_prompts, strategy_setting_keys
-from selfreflect.code_deps import command_deps
-from selfreflect.workflow import code_digest, prompt_texts, setting_values
+from selfreflect.code_deps import code_digest, command_deps, prompt_texts
+from selfreflect.workflow import setting_values
 
 _source = ", ".join(map(str, workflow.config_settings.configfiles)) or DEFAULT_CONFIG
 try:

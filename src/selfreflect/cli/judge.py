@@ -14,9 +14,8 @@ from selfreflect.cli.report.judging import experiment, write_study
 def cache_salt(spec: dict[str, Any], settings: dict[str, Any]) -> dict[str, Any]:
     """What a judged result depends on besides its question and summary: the judge model's
     files and entry, the scoring settings, and this command's code and prompts."""
-    from selfreflect.code_deps import command_deps
+    from selfreflect.code_deps import code_digest, command_deps, prompt_texts
     from selfreflect.provenance import model_fingerprint
-    from selfreflect.workflow import code_digest, prompt_texts
 
     deps = command_deps("judge")
     return {

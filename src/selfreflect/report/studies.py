@@ -12,11 +12,11 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from selfreflect.judging import SIDES
 from selfreflect.report import alt_metrics
 from selfreflect.report.controlled import choice_counts, mc_variants, pairs_table
 from selfreflect.scoring.judge import Judge
 
-SIDES = ("good", "bad")
 ALT_METRICS = ["llm_rating", "p_true", "embedding"]
 
 

@@ -68,9 +68,10 @@ class QuestionAnswers:
     test: list[str]
     conditioning: list[str]
     subsamples: list[list[str]]  # extra reference contexts (subsets of ``conditioning``)
+    choices: list[str] | None = None  # a multiple-choice question's options (masking units)
 
     def key(self) -> list[Any]:
-        return [self.question, self.test, self.conditioning, self.subsamples]
+        return [self.question, self.test, self.conditioning, self.subsamples, self.choices]
 
 
 def judge_question(
@@ -117,7 +118,13 @@ def _judge_texts(
     fmt = judge.format
     try:
         reference, _ = question_tasks(
-            fmt, answers.question, answers.test, answers.conditioning, {}, is_stopword
+            fmt,
+            answers.question,
+            answers.test,
+            answers.conditioning,
+            {},
+            is_stopword,
+            answers.choices,
         )
         if reason := _too_long(judge, reference):
             raise TaskError(reason)

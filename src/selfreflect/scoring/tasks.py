@@ -221,15 +221,17 @@ def question_tasks(
     conditioning_answers: Sequence[str],
     summaries: dict[str, str],
     is_stopword: IsStopword,
+    choices: Sequence[str] | None = None,
 ) -> tuple[ContextTasks, dict[str, ContextTasks]]:
-    """The reference context's tasks and each summary's, aligned task by task.
+    """The reference context's tasks and each summary's, aligned task by task; a
+    multiple-choice question's ``choices`` make "label + option text" one masked unit.
 
     Raises :class:`TaskError` when the question has no conditioning answers, no word to mask,
     or a summary whose target tokens differ from the reference context's.
     """
     if not conditioning_answers:
         raise TaskError("no conditioning answers")
-    words = masked_words(test_answers, is_stopword)
+    words = masked_words(test_answers, is_stopword, choices)
     if not words:
         raise TaskError("no held-out answer has a word to mask")
     reference = reference_tasks(fmt, question, conditioning_answers, words)
