@@ -8,6 +8,7 @@ from selfreflect.report.controlled import (
     AMBIGUOUS,
     PAIR_TYPES,
     choice_counts,
+    clusters_of,
     distribution_summary,
     foreign_answers,
     mc_summary,
@@ -22,13 +23,18 @@ from selfreflect.report.controlled import (
 ANSWERS = ["Paris", "paris.", "Lyon", "Paris", "Nice", "Lyon"]  # Paris 3, Lyon 2, Nice 1
 
 
+def pairs_of(answers, pair_types, extra=None):
+    """question_pairs of ``answers`` grouped by normalised string."""
+    return question_pairs(clusters_of([answers])[0], pair_types, extra)
+
+
 def test_verbalize_orders_by_share_and_drops_zero_percent():
     text = distribution_summary([("B", 0.25), ("A", 0.75), ("C", 0.001)])
     assert text == "Most likely A (about 75 %), could also be B (about 25 %)."
 
 
 def test_pairs_of_a_question_with_unequal_groups():
-    pairs = {p.pair_type: p for p in question_pairs(ANSWERS, PAIR_TYPES, extra="Berlin")}
+    pairs = {p.pair_type: p for p in pairs_of(ANSWERS, PAIR_TYPES, extra="Berlin")}
     assert set(pairs) == set(PAIR_TYPES)
     good = pairs["idk"].good
     assert good == (
@@ -44,22 +50,38 @@ def test_pairs_of_a_question_with_unequal_groups():
 
 
 def test_pairs_that_cannot_be_worse_are_skipped():
-    uniform = {p.pair_type for p in question_pairs(["a", "b"], PAIR_TYPES, extra="c")}
-    assert uniform == {"majority_only", "extra_option", "idk"}  # no order to reverse or drop
-    single = {p.pair_type for p in question_pairs(["a", "A."], PAIR_TYPES, extra="a")}
+    uniform = {p.pair_type for p in pairs_of(["a", "b"], PAIR_TYPES, extra="c")}
+    assert uniform == {"extra_option", "idk"}  # no majority, no order to reverse or drop
+    single = {p.pair_type for p in pairs_of(["a", "A."], PAIR_TYPES, extra="a")}
     assert single == {"idk"}  # one group, and the extra option is one of the answers
-    assert question_pairs([], PAIR_TYPES) == []
+    assert pairs_of([], PAIR_TYPES) == []
 
 
 def test_foreign_answer_is_put_on_one_line():
-    [pair] = question_pairs(ANSWERS, ["extra_option"], extra="  Berlin,\n\n  in\tGermany\n")
+    [pair] = pairs_of(ANSWERS, ["extra_option"], extra="  Berlin,\n\n  in\tGermany\n")
     assert "Berlin, in Germany (about 17 %)" in pair.bad
     assert "\n" not in pair.bad and "  " not in pair.bad
 
 
 def test_foreign_answer_is_the_next_questions_majority():
-    assert foreign_answers([["x", "x", "y"], ["z"], []]) == ["z", None, "x"]
-    assert foreign_answers([["x"]]) == [None]
+    assert foreign_answers(clusters_of([["x", "x", "y"], ["z"], []])) == ["z", None, "x"]
+    assert foreign_answers(clusters_of([["x"]])) == [None]
+
+
+def test_pairs_group_answers_by_meaning_and_need_a_real_majority():
+    """With the embedder, paraphrases are one group (by string each would be its own, and
+    the "majority" of majority_only an arbitrary one of them); a question whose largest group
+    is no larger than the next makes no majority_only pair, and the table says why."""
+    answers = ["Paris", "It is Paris.", "Paris, France", "Lyon", "The city of Lyon"]
+    [by_meaning] = clusters_of([answers], ("minilm", 0.8))
+    assert [(c.text, c.size) for c in by_meaning] == [("Paris", 3), ("Lyon", 2)]
+    [pair] = question_pairs(by_meaning, ["majority_only"])
+    assert pair.bad == "Paris" and pair.good.startswith("Most likely Paris (about 60 %)")
+    tied = pd.DataFrame({"id": ["q"], "conditioning_answers": [["Paris", "Lyon"]], "error": [None]})
+    [row] = pairs_table(tied, ["majority_only"], ("minilm", 0.8)).itertuples()
+    assert row.good is None and row.error == (
+        "no majority_only pair: no answer group larger than every other"
+    )
 
 
 @pytest.mark.parametrize(
@@ -141,7 +163,7 @@ def test_pairs_table_keeps_every_question_and_pair_type_with_a_reason():
     assert len(table) == 4 * 2
     assert table.loc[("q1", "majority_only"), "bad"] == "Paris"
     assert table["error"].dropna().to_dict() == {
-        ("q2", "majority_only"): "no majority_only pair: a single answer group",
+        ("q2", "majority_only"): "no majority_only pair: no answer group larger than every other",
         ("q3", "majority_only"): "no conditioning answers",
         ("q3", "idk"): "no conditioning answers",
         ("q4", "majority_only"): "answers failed: engine died",

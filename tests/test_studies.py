@@ -27,6 +27,7 @@ REPORT = {
     "mc_pseudo_count": 0.5,
     "convergence_sizes": [],
     "convergence_questions": None,
+    "cluster": {"embedder": "string", "threshold": 1.0},
 }
 NO_SUMMARIES = pd.DataFrame(columns=["id", "strategy", "summary", "error"])
 
@@ -106,7 +107,7 @@ def test_controlled_scores_every_metric(judge):
     excluded = table[table["summary"].isna()]
     assert len(table) == 3 * 2 * 2  # every question, pair type and side keeps its row
     assert excluded.set_index(["id", "pair_type"])["error"].to_dict() == {
-        ("q2", "majority_only"): "no majority_only pair: a single answer group",
+        ("q2", "majority_only"): "no majority_only pair: no answer group larger than every other",
         ("q3", "majority_only"): "answers failed: failed upstream",
         ("q3", "idk"): "answers failed: failed upstream",
     }

@@ -140,8 +140,12 @@ def judgements_table(
     """The ``judgements`` of the questions in ``shard`` (rows of ``answers``, the whole
     dataset's, from which controlled pairs borrow foreign answers and the convergence study
     takes its first questions): every summary of ``summaries`` and, unless ``report`` (the
-    config's report settings) is None, the studies' constructed summaries."""
-    pairs = pairs_table(answers, report["pair_types"] if report else [])
+    config's report settings, with the ``cluster`` settings that group answers by meaning) is
+    None, the studies' constructed summaries."""
+    pairs = pairs_table(answers, [])
+    if report is not None:
+        grouping = (report["cluster"]["embedder"], report["cluster"]["threshold"])
+        pairs = pairs_table(answers, report["pair_types"], grouping)
     choices = questions.set_index("id")["choices"]
     has_mc = report is not None and bool(questions["choices"].notna().any())
     strategies = list(dict.fromkeys(summaries["strategy"]))

@@ -21,7 +21,13 @@ rule alt_metrics:
     params:
         code=code_hash("report alt-metrics"),
         config=RESOLVED_CONFIG,
-        settings=settings("scoring", "report.pair_types", "models.{judge}"),
+        settings=settings(
+            "scoring",
+            "summaries.cluster.embedder",
+            "summaries.cluster.threshold",
+            "report.pair_types",
+            "models.{judge}",
+        ),
         prompts=prompts("report alt-metrics"),
     message:
         "Rating controlled summary pairs of {wildcards.subject} with {wildcards.judge}"

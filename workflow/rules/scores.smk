@@ -4,6 +4,8 @@
 # and the studies' tables are read off the merged judgements.
 JUDGE_CACHE = paths.for_run(paths.JUDGE_CACHE, RUN)
 STUDY_SETTINGS = [
+    "summaries.cluster.embedder",  # how the controlled pairs group the answers by meaning
+    "summaries.cluster.threshold",
     "report.pair_types",
     "report.mc_temperatures",
     "report.mc_pseudo_count",

@@ -95,7 +95,7 @@ def judge(
             sharding.shard(answers, shard, shards),
             summaries,
             config["scoring"],
-            config["report"] if studies else None,
+            {**config["report"], "cluster": config["summaries"]["cluster"]} if studies else None,
             config["seed"],
             stopword_policy(config["scoring"]["stopwords"]),
             cache,

@@ -1,7 +1,8 @@
 """Summaries whose quality order is known: the paper's Table 1 pairs and the MC study.
 
-Pure text construction from a question's answers; no model runs here. Answers are grouped by
-normalised string. A *distribution summary* states each group with its share
+Text construction from a question's answers; no model runs here but the embedder that groups
+the answers by meaning (``summaries.cluster``, as the cluster strategies do; or by normalised
+string). A *distribution summary* states each group with its share
 ("Most likely A (about 60 %), could also be B (about 40 %)"); each pair type sets it against a
 summary that is worse by construction. A question where a pair type cannot make a worse
 summary (e.g. ``reversed`` when every group is equally frequent) gets no pair of that type.
@@ -20,7 +21,7 @@ import pandas as pd
 from selfreflect.chat import prompts
 from selfreflect.questions import LETTERS
 from selfreflect.stats import wasserstein_1
-from selfreflect.strategies.clustering import Cluster, cluster_answers, normalise
+from selfreflect.strategies.clustering import Cluster, cluster_answers, normalise, resolve_embedder
 from selfreflect.strategies.related import verbalize
 
 PROMPT_KEYS = (  # the prompts.yaml texts this module renders
@@ -37,7 +38,7 @@ PROMPT_KEYS = (  # the prompts.yaml texts this module renders
 PAIR_TYPES = ("majority_only", "no_likelihoods", "reversed", "extra_option", "idk")
 # why a pair type makes no pair for a question (its worse summary would equal the good one)
 NO_PAIR = {
-    "majority_only": "a single answer group",
+    "majority_only": "no answer group larger than every other",
     "no_likelihoods": "answer groups equally frequent",
     "reversed": "answer groups equally frequent",
     "extra_option": "no answer of another question to add",
@@ -65,9 +66,15 @@ def distribution_summary(options: Sequence[Option]) -> str:
     return sentence[:1].upper() + sentence[1:] + "."
 
 
-def clusters_of(answers: Sequence[str]) -> list[Cluster]:
-    """Groups of equal normalised answers, largest first."""
-    return cluster_answers([answers], "string", 1.0)[0]
+Grouping = tuple[str, float]  # (embedder, similarity threshold) of cluster_answers
+BY_STRING: Grouping = ("string", 1.0)  # equal normalised strings
+
+
+def clusters_of(groups: Sequence[Sequence[str]], grouping: Grouping = BY_STRING):
+    """Each group's answers clustered (by meaning unless ``grouping`` is :data:`BY_STRING`),
+    largest cluster first; one embedder pass for all groups."""
+    embedder, threshold = grouping
+    return cluster_answers(groups, resolve_embedder(embedder), threshold)
 
 
 def _shares(clusters: Sequence[Cluster]) -> list[Option]:
@@ -80,8 +87,8 @@ def _worse(pair_type: str, options: list[Option], extra: str | None) -> str | No
     text = prompts()
     shares = [share for _, share in options]
     varied = len(set(shares)) > 1
-    if pair_type == "majority_only":
-        return options[0][0] if len(options) > 1 else None
+    if pair_type == "majority_only":  # only where one group is larger than every other
+        return options[0][0] if len(options) > 1 and shares[0] > shares[1] else None
     if pair_type == "no_likelihoods":
         names = text["controlled_either_separator"].join(answer for answer, _ in options)
         return text["controlled_either"].format(options=names) if varied else None
@@ -103,15 +110,14 @@ def _worse(pair_type: str, options: list[Option], extra: str | None) -> str | No
 
 
 def question_pairs(
-    answers: Sequence[str], pair_types: Sequence[str], extra: str | None = None
+    clusters: Sequence[Cluster], pair_types: Sequence[str], extra: str | None = None
 ) -> list[Pair]:
-    """The pairs of one question from its (conditioning) answers.
+    """The pairs of one question from the clusters of its (conditioning) answers.
 
     ``extra`` is an answer no sample gave (for ``extra_option``), put on one line (whitespace
     runs, newlines included, become one space); it is ignored when it equals one of the
     answers after normalisation.
     """
-    clusters = clusters_of(answers)
     if not clusters:
         return []
     options = _shares(clusters)
@@ -128,9 +134,10 @@ def question_pairs(
     return pairs
 
 
-def foreign_answers(conditioning: Sequence[Sequence[str]]) -> list[str | None]:
-    """For each question, the majority answer of the next question (cyclically), if any."""
-    majority = [(clusters_of(answers) or [None])[0] for answers in conditioning]
+def foreign_answers(clusters: Sequence[Sequence[Cluster]]) -> list[str | None]:
+    """For each question (its answers' clusters), the largest cluster's answer of the next
+    question (cyclically), if any."""
+    majority = [(question or [None])[0] for question in clusters]
     n = len(majority)
     return [
         None if majority[(i + 1) % n] is None or n < 2 else majority[(i + 1) % n].text
@@ -138,14 +145,17 @@ def foreign_answers(conditioning: Sequence[Sequence[str]]) -> list[str | None]:
     ]
 
 
-def pairs_table(answers: pd.DataFrame, pair_types: Sequence[str]) -> pd.DataFrame:
+def pairs_table(
+    answers: pd.DataFrame, pair_types: Sequence[str], grouping: Grouping = BY_STRING
+) -> pd.DataFrame:
     """One row (id, pair_type, good, bad, error) per question and pair type; a pair that cannot
     be made (failed answers, no answers, the type does not apply) has no summaries and the
-    reason in ``error``."""
+    reason in ``error``. ``grouping`` clusters the conditioning answers."""
     ok = answers["error"].isna()
     conditioning = [list(a) for a in answers.loc[ok, "conditioning_answers"]]
-    pairs = dict(zip(answers.loc[ok, "id"], conditioning, strict=True))
-    extras = dict(zip(pairs, foreign_answers(conditioning), strict=True))
+    clusters = clusters_of(conditioning, grouping) if pair_types else [[]] * len(conditioning)
+    pairs = dict(zip(answers.loc[ok, "id"], clusters, strict=True))
+    extras = dict(zip(pairs, foreign_answers(clusters), strict=True))
     rows = []
     for qid, error in zip(answers["id"], answers["error"], strict=True):
         made = {}
@@ -160,10 +170,10 @@ def pairs_table(answers: pd.DataFrame, pair_types: Sequence[str]) -> pd.DataFram
     return pd.DataFrame(rows, columns=["id", "pair_type", "good", "bad", "error"])
 
 
-def _no_pair_reason(error: str | None, conditioning: list[str] | None, pair_type: str) -> str:
-    if conditioning is None:
+def _no_pair_reason(error: str | None, clusters: list[Cluster] | None, pair_type: str) -> str:
+    if clusters is None:
         return f"answers failed: {error}"
-    if not clusters_of(conditioning):
+    if not clusters:
         return "no conditioning answers"
     return f"no {pair_type} pair: {NO_PAIR[pair_type]}"
 

@@ -14,7 +14,13 @@ import pandas as pd
 
 from selfreflect.judging import SIDES
 from selfreflect.report import alt_metrics
-from selfreflect.report.controlled import choice_counts, mc_variants, pairs_table
+from selfreflect.report.controlled import (
+    BY_STRING,
+    Grouping,
+    choice_counts,
+    mc_variants,
+    pairs_table,
+)
 from selfreflect.scoring.judge import Judge
 
 ALT_METRICS = ["llm_rating", "p_true", "embedding"]
@@ -31,10 +37,12 @@ def strategy_scores(judgements: pd.DataFrame, strategy: str) -> pd.DataFrame:
     return rows[["id", "strategy", "score", "num_tasks", "error", "tasks"]]
 
 
-def alt_metrics_table(judge: Judge, answers: pd.DataFrame, pair_types: list[str]) -> pd.DataFrame:
+def alt_metrics_table(
+    judge: Judge, answers: pd.DataFrame, pair_types: list[str], grouping: Grouping = BY_STRING
+) -> pd.DataFrame:
     """The alternative metrics of both summaries of every controlled pair that could be made
-    (one batched pass of the judge per metric)."""
-    pairs = pairs_table(answers, pair_types)
+    (``grouping``: how the answers are clustered; one batched pass of the judge per metric)."""
+    pairs = pairs_table(answers, pair_types, grouping)
     made = pairs[pairs["error"].isna()]
     by_id = answers.set_index("id")
     rows = [

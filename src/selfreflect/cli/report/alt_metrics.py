@@ -26,7 +26,9 @@ def alt_metrics(
     answers = read_table("answers", answers_path)
     model = open_study_judge(config, judge, config_path)
     with model:
-        table = alt_metrics_table(model, answers, config["report"]["pair_types"])
+        cluster = config["summaries"]["cluster"]
+        grouping = (cluster["embedder"], cluster["threshold"])
+        table = alt_metrics_table(model, answers, config["report"]["pair_types"], grouping)
     tokens = model.forward_tokens
     labels = {"dataset": dataset, "subject": subject, "judge": judge}
     write_study("alt_metrics", table, out, config, **labels, judge_forward_tokens=tokens)
