@@ -59,6 +59,8 @@ def synthetic_mc(rng):
             "w1": w1,
             "score": w1 * 0.3 + rng.normal(0, 0.03, 40),
             "temperature": np.tile([0.25, 0.5, 1.0, 2.0, 4.0], 8),
+            "ambiguous_conditioning": 0,
+            "ambiguous_test": 0,
             **KEYS,
         }
     )
@@ -102,7 +104,7 @@ def make_figures(tmp_path, rng):
         "validation": validation_figure(
             validation_table(synthetic_controlled(rng), 0.95), tmp_path / "validation", 3.3, 150
         ),
-        "mc_study": mc_figure(mc, mc_table(mc), tmp_path / "mc_study", 3.3, 150),
+        "mc_study": mc_figure(mc, mc_table(mc, **stats), tmp_path / "mc_study", 3.3, 150),
         "convergence": convergence_figure(
             convergence_table(synthetic_convergence(rng), **stats),
             tmp_path / "convergence",
@@ -178,7 +180,7 @@ def test_one_panel_per_experiment_and_missing_values_are_not_zero(tmp_path):
     convergence = convergence_table(two_experiments(synthetic_convergence(rng)), **stats)
     figures = {
         "validation": lambda table, stem: validation_figure(table, stem, 3.3, 150),
-        "mc": lambda table, stem: mc_figure(table, mc_table(table), stem, 3.3, 150),
+        "mc": lambda table, stem: mc_figure(table, mc_table(table, **stats), stem, 3.3, 150),
         "convergence": lambda table, stem: convergence_figure(table, stem, 3.3, 150),
     }
     for (name, draw), table in zip(figures.items(), [validation, mc, convergence], strict=True):

@@ -6,6 +6,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from scipy import stats
 
 from selfreflect.errors import InputError
 from selfreflect.report.tables import (
@@ -132,24 +133,78 @@ def test_validation_table_counts_correct_rankings_per_direction():
     assert table.loc["p_true", "n_pairs"] == 0 and np.isnan(table.loc["p_true", "fraction"])
     low, high = table.loc["selfreflect", ["ci_low", "ci_high"]]
     assert low < 0.75 < high
+    # the exact one-sided binomial test against chance: P(X >= k), X ~ B(n, 1/2)
+    expected = {"selfreflect": (3, 4), "embedding": (4, 4), "llm_rating": (0, 4)}
+    for metric, (k, n) in expected.items():
+        scipy_p = stats.binomtest(k, n, 0.5, alternative="greater").pvalue
+        assert table.loc[metric, "p_value_vs_chance"] == pytest.approx(scipy_p), metric
+    assert table.loc["selfreflect", "p_value_vs_chance"] == pytest.approx(5 / 16)
+    assert np.isnan(table.loc["p_true", "p_value_vs_chance"])  # no pairs: no test
+
+
+MC_STATS = {"n_resamples": 200, "confidence": 0.95, "seed": 0}
+TEMPERATURES = [0.25, 0.5, 1.0, 2.0, 4.0]
 
 
 def test_mc_table_rank_correlation():
     mc = pd.DataFrame(
         {
             "id": ["a"] * 4 + ["b", "c"],
+            "temperature": [*TEMPERATURES[:4], 1.0, 1.0],
             "summary": ["s"] * 5 + [None],  # c: not a multiple-choice question
             "w1": [0.1, 0.2, 0.3, 0.4, np.nan, np.nan],
+            "ambiguous_conditioning": [1] * 4 + [0, None],
+            "ambiguous_test": [2] * 4 + [1, None],
             "score": [0.2, 0.3, 0.5, 0.9, 0.1, np.nan],
             **KEYS,
         }
     )
-    row = mc_table(mc).iloc[0]
-    assert row["spearman_rho"] == pytest.approx(1.0)
-    counts = ["n_summaries", "n_failed", "n_questions", "n_excluded"]
-    assert row[counts].tolist() == [4, 1, 1, 1]
-    constant = mc.assign(score=0.5)
-    assert np.isnan(mc_table(constant).iloc[0]["spearman_rho"])
+    row = mc_table(mc, **MC_STATS).iloc[0]
+    assert row["median_rho"] == pytest.approx(1.0)
+    assert row["pooled_rho"] == pytest.approx(1.0)
+    counts = ["n_summaries", "n_failed", "n_questions", "n_excluded", "n_rho", "n_rho_skipped"]
+    assert row[counts].tolist() == [4, 1, 1, 1, 1, 0]
+    # each question's ambiguous answers count once, not once per temperature row
+    assert row[["n_ambiguous_conditioning", "n_ambiguous_test"]].tolist() == [1, 3]
+    constant = mc_table(mc.assign(score=0.5), **MC_STATS).iloc[0]
+    assert np.isnan(constant["median_rho"]) and np.isnan(constant["p_value"])
+    assert np.isnan(constant["pooled_rho"]) and np.isnan(constant["pooled_p_value"])
+    assert constant[["n_rho", "n_rho_skipped"]].tolist() == [0, 1]
+
+
+def test_mc_table_within_question_order_is_detected_where_the_pooled_rho_is_not():
+    """Every question's score orders its temperatures exactly as W1 does, but the questions'
+    score levels run against their W1 levels: the median per-question rho is 1 with a small
+    Wilcoxon p over 12 questions, the pooled rho is not 1; a question whose score is constant
+    has no rho and is counted as skipped."""
+    rng = np.random.default_rng(0)
+    rows = []
+    for q in range(13):
+        w1 = np.sort(rng.uniform(0, 0.3, len(TEMPERATURES))) + q * 0.05
+        score = 1.0 - q * 0.1 + w1 * 0.2 if q < 12 else np.full(w1.size, 0.4)
+        for t, w, sc in zip(rng.permutation(TEMPERATURES), w1, score, strict=True):
+            rows.append(
+                {
+                    "id": f"q{q:02d}",
+                    "temperature": t,
+                    "summary": "s",
+                    "w1": w,
+                    "score": sc,
+                    "ambiguous_conditioning": q % 2,
+                    "ambiguous_test": 1,
+                    **KEYS,
+                }
+            )
+    mc = pd.DataFrame(rows)
+    row = mc_table(mc, **MC_STATS).iloc[0]
+    assert row["median_rho"] == pytest.approx(1.0)
+    assert row["median_rho_low"] == row["median_rho_high"] == pytest.approx(1.0)
+    assert row["p_value"] == pytest.approx(0.5**12) and row["p_value"] < 0.05
+    assert row[["n_questions", "n_rho", "n_rho_skipped"]].tolist() == [13, 12, 1]
+    pooled = stats.spearmanr(mc["score"], mc["w1"])
+    assert row["pooled_rho"] == pytest.approx(pooled.statistic) and row["pooled_rho"] < 0
+    assert row["pooled_p_value"] == pytest.approx(pooled.pvalue)
+    assert row[["n_ambiguous_conditioning", "n_ambiguous_test"]].tolist() == [6, 13]
 
 
 def test_convergence_table_means_per_size():

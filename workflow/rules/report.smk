@@ -187,7 +187,7 @@ rule mc_study:
         config=RESOLVED_CONFIG,
         tables=lambda w, output: os.path.dirname(output.table[0]),
         figures=lambda w, output: os.path.dirname(output.figure[0]),
-        settings=settings(*FIGURE_SETTINGS),
+        settings=settings("seed", *STATS_SETTINGS, *FIGURE_SETTINGS),
     message:
         "Multiple-choice study: SelfReflect against the true 1-Wasserstein distance"
     shell:

@@ -168,10 +168,12 @@ def mc_figure(
     mc: pd.DataFrame, table: pd.DataFrame, stem: str | Path, width: float, dpi: int
 ) -> list[Path]:
     """SelfReflect score against the true W1 of each stated-distribution summary, one panel
-    per experiment."""
+    per experiment, titled with ``table``'s (:func:`~selfreflect.report.tables.mc_table`)
+    median within-question rho with its CI and the pooled rho."""
     with plt.rc_context(STYLE):
         panels = experiments(mc)
-        fig, axes = _panels(len(panels), width, width * 0.8)
+        # room between panels for the two-line titles
+        fig, axes = _panels(len(panels), width, width * 0.85, gridspec_kw={"hspace": 0.55})
         ok = mc.dropna(subset=["score", "w1"])
         norm = None
         if len(ok):
@@ -192,13 +194,8 @@ def mc_figure(
                 )
             else:
                 _no_data(ax)
-            rho = _rho(table, rows)
-            stat = (
-                f"Spearman ρ = {rho:.2f} (n = {len(scored)})"
-                if np.isfinite(rho)
-                else ("Spearman ρ undefined")
-            )
-            ax.set_title(f"{title}: {stat}" if title else stat)
+            stat = _mc_title(_mc_row(table, rows))
+            ax.set_title(f"{title}: {stat}" if title else stat, fontsize="small")
             ax.set_xlabel("True 1-Wasserstein distance to test answers")
             ax.set_ylabel(SCORE_LABEL)
         if points is not None:
@@ -207,14 +204,30 @@ def mc_figure(
         return save(fig, stem, dpi)
 
 
-def _rho(table: pd.DataFrame, rows: pd.DataFrame) -> float:
-    """The Spearman rho of ``table`` for the experiment of ``rows`` (NaN when absent)."""
+def _mc_row(table: pd.DataFrame, rows: pd.DataFrame) -> pd.Series | None:
+    """The row of ``table`` for the experiment of ``rows`` (None when absent)."""
     if table.empty or rows.empty:
-        return np.nan
+        return None
     match = np.ones(len(table), dtype=bool)
     for column in EXPERIMENT:
         match &= (table[column] == rows[column].iloc[0]).to_numpy()
-    return float(table.loc[match, "spearman_rho"].iloc[0]) if match.any() else np.nan
+    return table.loc[match].iloc[0] if match.any() else None
+
+
+def _mc_title(row: pd.Series | None) -> str:
+    """Median within-question rho [CI], then its question count and the pooled rho."""
+    if row is None:
+        return "Spearman ρ undefined"
+    median, pooled = row["median_rho"], row["pooled_rho"]
+    lines = [
+        f"median ρ per question {median:.2f} "
+        f"[{row['median_rho_low']:.2f}, {row['median_rho_high']:.2f}]"
+        if np.isfinite(median)
+        else "ρ per question undefined",
+        f"{row['n_rho']} questions"
+        + (f"; pooled ρ {pooled:.2f}" if np.isfinite(pooled) else "; pooled ρ undefined"),
+    ]
+    return "\n".join(lines)
 
 
 def convergence_figure(table: pd.DataFrame, stem: str | Path, width: float, dpi: int) -> list[Path]:

@@ -1,4 +1,5 @@
-"""``selfreflect report mc-study``: the multiple-choice study's rank correlation."""
+"""``selfreflect report mc-study``: the multiple-choice study's within-question rank
+correlation."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from selfreflect.cli.report.common import (
     figure_args,
     read_config,
     skipped,
+    stats_args,
     write_metrics,
 )
 from selfreflect.report import tables
@@ -27,7 +29,8 @@ from selfreflect.report import tables
 @METRICS
 @FILES
 def mc_study(config_path: str, out_dir: str, figure_dir: str, metrics_path, files) -> None:
-    """Rank correlation of SelfReflect with the true W1 on multiple-choice questions."""
+    """Rank correlation of SelfReflect with the true W1 on multiple-choice questions, within
+    each question over its temperatures (the pooled one too)."""
     from selfreflect.report.figures import mc_figure
 
     config = read_config(config_path)
@@ -35,8 +38,21 @@ def mc_study(config_path: str, out_dir: str, figure_dir: str, metrics_path, file
     if mc.empty or mc["score"].isna().all():
         reason = "no multiple-choice (source: mmlu) summary was scored"
         return skipped("mc_study", reason, out_dir, figure_dir, config, metrics_path)
-    table = tables.mc_table(mc)
-    caption = "Spearman correlation of SelfReflect with the true 1-Wasserstein distance."
-    tables.write_table_files(table, table, out_dir, "mc_study", caption)
+    table = tables.mc_table(mc, **stats_args(config))
+    display = tables.with_intervals(
+        table, {"median_rho": ("median_rho", "median_rho_low", "median_rho_high")}
+    )
+    caption = (
+        "Does SelfReflect order each multiple-choice question's stated distributions as their "
+        "true 1-Wasserstein distance does? median_rho: the median over questions of the Spearman "
+        "rho over the question's temperatures, with "
+        f"{config['report']['confidence']:.0%} bootstrap CI over questions; p_value: one-sided "
+        "Wilcoxon signed-rank test that the per-question rho is above 0; n_rho questions have a "
+        "rho, n_rho_skipped none (under two scored summaries, or a constant score or distance). "
+        "pooled_rho and pooled_p_value: "
+        "the Spearman rho over all summaries pooled (the paper's figure; it mixes in the "
+        "differences between questions). n_ambiguous_*: answers naming two or more choices."
+    )
+    tables.write_table_files(table, display, out_dir, "mc_study", caption)
     mc_figure(mc, table, Path(figure_dir) / "mc_study", **figure_args(config))
-    write_metrics(metrics_path, table, ["spearman_rho"])
+    write_metrics(metrics_path, table, ["median_rho", "p_value", "pooled_rho"])

@@ -39,7 +39,8 @@ def validation(config_path: str, out_dir: str, figure_dir: str, metrics_path, fi
     display = tables.with_intervals(table, {"correct": ("fraction", "ci_low", "ci_high")})
     caption = (
         "Fraction of controlled summary pairs ranked correctly (ties count as wrong) with "
-        f"{config['report']['confidence']:.0%} Wilson intervals."
+        f"{config['report']['confidence']:.0%} Wilson intervals; p_value_vs_chance: exact "
+        "one-sided binomial test against chance (0.5)."
     )
     tables.write_table_files(table, display, out_dir, "validation", caption)
     validation_figure(table, Path(figure_dir) / "validation", **figure_args(config))
