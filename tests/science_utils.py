@@ -14,8 +14,9 @@ import pandas as pd
 from selfreflect.answers import sample_answers
 from selfreflect.backends import Generator
 from selfreflect.config import validate_config
+from selfreflect.judging import judgements_table
 from selfreflect.questions import format_mmlu, load_questions, question_id
-from selfreflect.report.studies import controlled_scores, mc_scores
+from selfreflect.report.studies import alt_metrics_table, controlled_scores, mc_scores
 from selfreflect.report.tables import validation_table
 from selfreflect.scoring.judge import Judge
 from selfreflect.scoring.score import score_table
@@ -107,11 +108,36 @@ def scores(judge: Judge, answer_table: pd.DataFrame, summary_table: pd.DataFrame
     return score_table(judge, answer_table, summary_table, TEMPERATURE, stopword_policy("wordfreq"))
 
 
+GROUPING = ("minilm", 0.8)  # the pairs group answers by meaning, as the configs' cluster does
+
+
+def judgements(
+    judge: Judge, questions: pd.DataFrame, answer_table: pd.DataFrame, **report: Any
+) -> pd.DataFrame:
+    """The workflow's judge pass over the studies' constructed summaries (no strategies)."""
+    settings = {
+        "pair_types": [],
+        "mc_temperatures": [],
+        "mc_pseudo_count": 0.5,
+        "convergence_sizes": [],
+        "convergence_questions": None,
+        "cluster": {"embedder": GROUPING[0], "threshold": GROUPING[1]},
+        **report,
+    }
+    scoring = {"temperature": TEMPERATURE, "keep_tasks": False}
+    none = pd.DataFrame(columns=["id", "strategy", "summary", "error"])
+    policy = stopword_policy("wordfreq")
+    return judgements_table(
+        judge, questions, answer_table, answer_table, none, scoring, settings, SEED, policy
+    )
+
+
 def controlled_fractions(judge: Judge, answer_table: pd.DataFrame) -> pd.DataFrame:
     """Test 1: per pair type and metric, the fraction of pairs ranked correctly (Table 1)."""
-    table = controlled_scores(
-        judge, answer_table, PAIR_TYPES, TEMPERATURE, stopword_policy("wordfreq")
-    )
+    questions = answer_table[["id"]].assign(choices=None)
+    judged = judgements(judge, questions, answer_table, pair_types=list(PAIR_TYPES))
+    alternatives = alt_metrics_table(judge, answer_table, list(PAIR_TYPES), GROUPING)
+    table = controlled_scores(judged, alternatives)
     table = table.assign(dataset="facts", subject=judge.name, judge=judge.name)
     return validation_table(table, confidence=0.95)
 
@@ -121,9 +147,8 @@ def mc_correlation(
 ) -> tuple[pd.DataFrame, float, float]:
     """Test 2: the MC study's summaries and Spearman (rho, p) of SelfReflect against true W1."""
     settings = {"mc_temperatures": list(sizes.mc_temperatures), "mc_pseudo_count": 0.5}
-    table = mc_scores(
-        judge, questions, answer_table, settings, TEMPERATURE, stopword_policy("wordfreq")
-    )
+    judged = judgements(judge, questions, answer_table, **settings)
+    table = mc_scores(questions, answer_table, judged, settings)
     ok = table.dropna(subset=["score"])
     rho, p = rank_correlation(ok["score"], ok["w1"])
     return table, rho, p
