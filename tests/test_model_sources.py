@@ -10,7 +10,15 @@ from selfreflect.config import converted_models, validate_config
 from selfreflect.errors import ConfigError, InputError
 from selfreflect.fileio import file_digest
 from selfreflect.model_sources import SOURCE_FILE, gguf_file, package_chunks, package_file
-from tests.conftest import GEMMA_FILE, GEMMA_PACKAGES, SMOLLM2_FILE, SMOLLM2_PACKAGE
+from tests.conftest import (
+    GEMMA_FILE,
+    GEMMA_PACKAGES,
+    QWEN_FILE,
+    QWEN_PACKAGES,
+    QWEN_SHA256,
+    SMOLLM2_FILE,
+    SMOLLM2_PACKAGE,
+)
 
 
 def _config(model: dict) -> dict:
@@ -69,6 +77,22 @@ def test_gguf_chunks_across_packages_are_joined_in_order():
     assert not path.exists()
     with pytest.raises(InputError, match=f"package '{SMOLLM2_PACKAGE}': no chunk of"):
         package_chunks([SMOLLM2_PACKAGE], GEMMA_FILE)
+
+
+def test_numbered_part_packages_join_into_the_file_their_sha256_names():
+    entry = {"gguf": QWEN_FILE, "package": QWEN_PACKAGES, "sha256": QWEN_SHA256}
+    spec = validate_config(_config(entry))["models"]["m"]
+    with gguf_file(spec) as path:
+        assert path.stat().st_size == 491_400_064
+    reordered = {**spec, "package": [*QWEN_PACKAGES[1:], QWEN_PACKAGES[0]]}
+    with (
+        pytest.raises(
+            InputError,
+            match=rf"{QWEN_FILE} \(from .*\): sha256 is [0-9a-f]{{64}}, expected {QWEN_SHA256}",
+        ),
+        gguf_file(reordered),
+    ):
+        pass
 
 
 def test_converted_folder_loads_and_records_its_source(smollm2_model):

