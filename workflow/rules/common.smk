@@ -225,3 +225,43 @@ def all_targets():
         )
         + report_targets()
     )
+
+
+# the judge pass of an experiment (scores.smk)
+JUDGE_CACHE = paths.for_run(paths.JUDGE_CACHE, RUN)
+STUDY_SETTINGS = [
+    "summaries.cluster.embedder",  # how the controlled pairs group the answers by meaning
+    "summaries.cluster.threshold",
+    "report.pair_types",
+    "report.mc_temperatures",
+    "report.mc_pseudo_count",
+    "report.convergence_sizes",
+    "report.convergence_questions",
+]
+
+
+def judged_strategies(wildcards):
+    """The strategies an experiment's judge pass scores: the config's on the summarised
+    datasets, the finetuning candidates on the training questions."""
+    if wildcards.dataset in SUMMARIZED:
+        return config["summaries"]["strategies"]
+    if wildcards.dataset == config["finetune"]["dataset"]:
+        return config["finetune"]["candidates"]
+    return []
+
+
+def judged_summaries(wildcards):
+    return expand(
+        rules.summaries.output[0],
+        strategy=judged_strategies(wildcards),
+        allow_missing=True,
+    )
+
+
+def judge_settings(wildcards):
+    """The settings of an experiment's judge pass: the studies' only where they run (an
+    evaluated dataset), so a study setting never reruns the finetuning data's scores."""
+    keys = [("seed",), ("scoring",), ("models", wildcards.judge)]
+    if wildcards.dataset in EVALUATED:
+        keys += [tuple(key.split(".")) for key in STUDY_SETTINGS]
+    return keys

@@ -2,45 +2,6 @@
 # and the report's constructed summaries against one reference context per question, with the
 # judge's content-addressed results reused across runs (selfreflect.judging); the score files
 # and the studies' tables are read off the merged judgements.
-JUDGE_CACHE = paths.for_run(paths.JUDGE_CACHE, RUN)
-STUDY_SETTINGS = [
-    "summaries.cluster.embedder",  # how the controlled pairs group the answers by meaning
-    "summaries.cluster.threshold",
-    "report.pair_types",
-    "report.mc_temperatures",
-    "report.mc_pseudo_count",
-    "report.convergence_sizes",
-    "report.convergence_questions",
-]
-
-
-def judged_strategies(wildcards):
-    """The strategies an experiment's judge pass scores: the config's on the summarised
-    datasets, the finetuning candidates on the training questions."""
-    if wildcards.dataset in SUMMARIZED:
-        return config["summaries"]["strategies"]
-    if wildcards.dataset == config["finetune"]["dataset"]:
-        return config["finetune"]["candidates"]
-    return []
-
-
-def judged_summaries(wildcards):
-    return expand(
-        rules.summaries.output[0],
-        strategy=judged_strategies(wildcards),
-        allow_missing=True,
-    )
-
-
-def judge_settings(wildcards):
-    """The settings of an experiment's judge pass: the studies' only where they run (an
-    evaluated dataset), so a study setting never reruns the finetuning data's scores."""
-    keys = [("seed",), ("scoring",), ("models", wildcards.judge)]
-    if wildcards.dataset in EVALUATED:
-        keys += [tuple(key.split(".")) for key in STUDY_SETTINGS]
-    return keys
-
-
 rule score_shard:
     input:
         questions=rules.questions.output[0],
