@@ -21,8 +21,12 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 RUNS = REPO / "docs" / "benchmarks"
 REAL_RUN = REPO / "docs" / "real_model.json"
-# the Quick start run measured before the shared judge pass (one judge job per strategy, study)
-BEFORE_JUDGE_PASS = REPO / "docs" / "real_model_before_judge_pass.json"
+# the Quick start run measured before the shared judge pass (one judge job per strategy and
+# study), and with it while the controlled pairs still grouped answers by string
+EARLIER_RUNS = (
+    REPO / "docs" / "real_model_before_judge_pass.json",
+    REPO / "docs" / "real_model_judge_pass_string_pairs.json",
+)
 DOCS = [REPO / "docs" / "performance.md", REPO / "README.md"]
 SPAN = re.compile(r"(<!-- rendered: ([\w-]+) -->\n).*?(<!-- /rendered -->)", re.DOTALL)
 
@@ -180,36 +184,44 @@ def laptop_rules_section(run: dict) -> str:
     return head + "\n".join(per_rule_lines(run)) + "\n"
 
 
-def judge_pass_section(before: dict, after: dict) -> str:
+def judge_pass_section(before: dict, string_pairs: dict, after: dict) -> str:
     """docs/performance.md's comparison of the Quick start run before the shared judge pass
-    (one judge job per strategy and study) and after it."""
+    (one judge job per strategy and study), with it (controlled pairs still grouping answers
+    by string) and now (pairs grouped by meaning: fewer pairs where SmolLM2's answers hold no
+    real majority)."""
 
     def total(run: dict) -> int:
         return next(r["judge_forward_tokens"] for r in run["judge_tokens"] if r["kind"] == "total")
 
+    runs = (before, string_pairs, after)
     rows = [
-        ("workflow wall time (s)", before["seconds"], after["seconds"]),
-        ("CPU time (s)", before["cpu_seconds"], after["cpu_seconds"]),
-        ("judge forward tokens", total(before), total(after)),
+        ("workflow wall time (s)", [run["seconds"] for run in runs]),
+        ("CPU time (s)", [run["cpu_seconds"] for run in runs]),
+        ("judge forward tokens", [total(run) for run in runs]),
     ]
     lines = [
-        f"Before: {before['date']}, mean load {before['mean_load']}; after: {after['date']}, "
-        f"mean load {after['mean_load']}; both on {after['cpus']} cores.",
+        "Each run on 2 cores: "
+        + "; ".join(f"{run['date']} (mean load {run['mean_load']})" for run in runs)
+        + ".",
         "",
-        "| | one job per strategy and study | one judge pass | change |",
-        "| --- | ---: | ---: | ---: |",
+        "| | one job per strategy and study | one judge pass | and pairs grouped by meaning "
+        "| change |",
+        "| --- | ---: | ---: | ---: | ---: |",
     ]
-    lines += [f"| {name} | {a:,.0f} | {b:,.0f} | {b / a - 1:+.0%} |" for name, a, b in rows]
+    for name, (a, b, c) in rows:
+        lines.append(
+            f"| {name} | {a:,.0f} | {b:,.0f} | {c:,.0f} | {b / a - 1:+.0%}, {c / a - 1:+.0%} |"
+        )
     return "\n".join(lines) + "\n"
 
 
-def sections(runs: dict[str, dict], real_run: dict, before: dict) -> dict[str, str]:
+def sections(runs: dict[str, dict], real_run: dict, earlier: tuple[dict, dict]) -> dict[str, str]:
     """The text of every rendered span."""
     cpu = runs["cpu"]
     gpu = runs.get("cuda")
     return {
         "laptop-rules": laptop_rules_section(real_run),
-        "judge-pass": judge_pass_section(before, real_run),
+        "judge-pass": judge_pass_section(*earlier, real_run),
         "tokens": tokens_section(cpu),
         "cpu": speed_section(cpu),
         "gpu": speed_section(gpu) if gpu else "No GPU run has been recorded yet.\n",
@@ -228,8 +240,8 @@ def main() -> None:
     args = parser.parse_args()
     from selfreflect.fileio import write_text
 
-    before = json.loads(BEFORE_JUDGE_PASS.read_text())
-    spans = sections(latest_runs(), json.loads(REAL_RUN.read_text()), before)
+    earlier = tuple(json.loads(path.read_text()) for path in EARLIER_RUNS)
+    spans = sections(latest_runs(), json.loads(REAL_RUN.read_text()), earlier)
     stale = []
     for path in DOCS:
         text = path.read_text(encoding="utf-8")

@@ -49,6 +49,16 @@ def command(work, stage: str, out) -> list[str]:
     if stage == "summarize":
         args = ["--subject", "tiny", "--strategy", "greedy", "--questions", str(work / "q.parquet")]
         return ["summarize", *common, *args]
+    if stage == "judge":  # its result cache beside the output's folder, one per folder
+        cache = out.parent.parent / f"{out.parent.name}-judge-cache"
+        args = ["--dataset", "d", "--subject", "tiny", "--judge", "tiny", "--cache", str(cache)]
+        inputs = [
+            "--questions",
+            str(work / "q.parquet"),
+            "--answers",
+            str(work / "answers.parquet"),
+        ]
+        return ["judge", *common, *args, *inputs, str(work / "s.parquet")]
     inputs = ["--answers", str(work / "answers.parquet"), "--summaries", str(work / "s.parquet")]
     return ["score", *common, "--judge", "tiny", *inputs]
 
@@ -61,13 +71,18 @@ def selfreflect(args: list[str]) -> None:
 @pytest.fixture(scope="module")
 def reference(work):
     """Uninterrupted runs of each stage (the later stages read the earlier outputs)."""
-    outputs = {"answers": "answers.parquet", "summarize": "s.parquet", "score": "scores.parquet"}
+    outputs = {
+        "answers": "answers.parquet",
+        "summarize": "s.parquet",
+        "score": "scores.parquet",
+        "judge": "judgements.parquet",
+    }
     for stage, name in outputs.items():
         selfreflect(command(work, stage, work / name))
     return {stage: work / name for stage, name in outputs.items()}
 
 
-KIND = {"answers": "answers", "summarize": "summaries", "score": "scores"}
+KIND = {"answers": "answers", "summarize": "summaries", "score": "scores", "judge": "judgements"}
 # Four questions, one per checkpoint: atomic writes 1-4 are checkpoints, write 5 the output.
 # (Kills right after a checkpoint: tests/test_resume_and_shards.py.)
 POINTS = [
@@ -75,6 +90,7 @@ POINTS = [
     ("answers", "before-rename", 5),  # the output written, not yet renamed
     ("summarize", "before-rename", 1),
     ("score", "before-rename", 2),
+    ("judge", "before-rename", 3),  # two results of the judge pass cached, the third not yet
 ]
 
 
