@@ -13,7 +13,7 @@ pytestmark = pytest.mark.workflow
 QUESTIONS = "results/smoke/smoke/questions.parquet"
 ANSWERS = "results/smoke/smoke/tiny/answers.parquet"
 SUMMARIES = "results/smoke/smoke/tiny/summaries/{}.parquet"
-JUDGEMENTS = "results/smoke/smoke/tiny/scores/tiny/judgements.parquet"
+JUDGEMENTS = "results/smoke/smoke/tiny/judgements/tiny.parquet"
 JUDGE_CACHE = "results/smoke/.judge_cache"
 
 

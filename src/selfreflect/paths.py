@@ -16,9 +16,10 @@ ANSWERS_SHARD = "results/{run}/{dataset}/{subject}/shards/answers-{shard}.parque
 SUMMARIES = "results/{run}/{dataset}/{subject}/summaries/{strategy}.parquet"
 SCORES = "results/{run}/{dataset}/{subject}/scores/{judge}/{strategy}.parquet"
 # everything an experiment judges, in one pass per question (selfreflect.judging), merged from
-# shards; the score files and the studies' tables are read off it
-JUDGEMENTS = "results/{run}/{dataset}/{subject}/scores/{judge}/judgements.parquet"
-JUDGEMENTS_SHARD = "results/{run}/{dataset}/{subject}/scores/{judge}/shards/{shard}.parquet"
+# shards; the score files and the studies' tables are read off it (beside scores/{judge}/, which
+# holds one file per strategy)
+JUDGEMENTS = "results/{run}/{dataset}/{subject}/judgements/{judge}.parquet"
+JUDGEMENTS_SHARD = "results/{run}/{dataset}/{subject}/judgements/shards/{judge}-{shard}.parquet"
 # the judge's content-addressed results (selfreflect.scoring.result_cache): not an artifact
 JUDGE_CACHE = "results/{run}/.judge_cache"
 EXPLORER = "results/{run}/explorer.html"  # every question's answers, summaries and scores
