@@ -41,6 +41,7 @@ def snakemake_commands(project: Path, config: str, run_name: str) -> list[str]:
     out = run(args, project).stdout
     commands = re.findall(r"^Shell command: (selfreflect .*)$", out, flags=re.MULTILINE)
     resolved = f"logs/{run_name}/config.yaml"
+    commands = [" ".join(c.split()) for c in commands]  # an empty file list leaves two spaces
     return sorted(re.sub(r" 2> \S+$", "", c).replace(resolved, "params.yaml") for c in commands)
 
 
