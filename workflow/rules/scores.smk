@@ -35,7 +35,7 @@ rule score_shard:
         "selfreflect judge --config {params.config:q} --dataset {wildcards.dataset:q}"
         " --subject {wildcards.subject:q} --judge {wildcards.judge:q}"
         " --questions {input.questions:q} --answers {input.answers:q}"
-        " --shard {wildcards.shard:q} --shards {params.shards:q} {params.studies}"
+        " --shard {wildcards.shard:q} --shards {params.shards:q} {params.studies:q}"
         " --cache {params.cache:q} --out {output:q} {input.summaries:q} 2> {log:q}"
 
 
