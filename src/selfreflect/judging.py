@@ -51,8 +51,8 @@ def _strategy_rows(answer: Any, summaries: dict[str, dict[str, Any]], strategies
         yield _row(answer.id, "strategy", text, error, strategy=strategy)
 
 
-def _pair_rows(pairs: pd.DataFrame) -> Iterator[dict]:
-    for pair in pairs.itertuples(index=False):
+def _pair_rows(pairs: list[Any]) -> Iterator[dict]:
+    for pair in pairs:
         for side in SIDES:
             summary = getattr(pair, side)
             yield _row(pair.id, "pair", summary, pair.error, pair_type=pair.pair_type, side=side)
@@ -146,6 +146,9 @@ def judgements_table(
     if report is not None:
         grouping = (report["cluster"]["embedder"], report["cluster"]["threshold"])
         pairs = pairs_table(answers, report["pair_types"], grouping)
+    pairs_of: dict[str, list[Any]] = {}  # each question's pairs, looked up per question
+    for pair in pairs.itertuples(index=False):
+        pairs_of.setdefault(pair.id, []).append(pair)
     choices = questions.set_index("id")["choices"]
     has_mc = report is not None and bool(questions["choices"].notna().any())
     strategies = list(dict.fromkeys(summaries["strategy"]))
@@ -160,7 +163,7 @@ def judgements_table(
     rows = []
     for answer in progress(shard.itertuples(index=False), "judging: questions", len(shard)):
         strategy_rows = list(_strategy_rows(answer, by_question, strategies)) if strategies else []
-        items = [*strategy_rows, *_pair_rows(pairs[pairs["id"] == answer.id])]
+        items = [*strategy_rows, *_pair_rows(pairs_of.get(answer.id, []))]
         if has_mc:
             items += _mc_rows(answer, choices.get(answer.id), report)
         seed = question_seed(run_seed, answer.id)
