@@ -5,16 +5,13 @@ import pandas as pd
 import pytest
 
 from selfreflect.report.controlled import (
-    AMBIGUOUS,
     PAIR_TYPES,
-    choice_counts,
     clusters_of,
     distribution_summary,
     foreign_answers,
     mc_summary,
     mc_variants,
     pairs_table,
-    parse_choice,
     question_pairs,
     stated_percents,
     tempered,
@@ -84,71 +81,28 @@ def test_pairs_group_answers_by_meaning_and_need_a_real_majority():
     )
 
 
-@pytest.mark.parametrize(
-    ("answer", "expected"),
-    [
-        ("B", 1),
-        ("b", 1),
-        ("(B)", 1),
-        ("B.", 1),
-        ("B)", 1),
-        ("(c) because", 2),
-        ("Answer: D.", 3),
-        ("The answer is B.", 1),
-        ("The answer is (C), Paris", 2),
-        ("B. Madrid, not Rome", 1),  # a label decides over option texts
-        ("It is Paris", 2),
-        ("A city in France: Paris", 2),  # the article is no label
-        ("Answer: A city in Italy, Rome", 3),
-        ("no idea", None),
-        ("Parisian food", None),  # option texts match as whole words
-        ("E", None),
-        ("Paris or Rome", AMBIGUOUS),
-        ("(A) or (C)", AMBIGUOUS),
-        ("The answer is A, or (D)", AMBIGUOUS),
-    ],
-)
-def test_parse_choice(answer, expected):
-    assert parse_choice(answer, ["Berlin", "Madrid", "Paris", "Rome"]) == expected
-
-
-def test_an_option_inside_another_named_option_is_not_named_too():
-    choices = ["York", "New York", "Boston"]
-    assert parse_choice("New York City", choices) == 1
-    assert parse_choice("York, not Boston", choices) is AMBIGUOUS
-
-
-def test_choice_counts_count_ambiguous_answers_apart_from_none():
-    choices = ["x1", "x2"]
-    counts = choice_counts(["B", "b)", "x2", "?", "x1 or x2", "(A) (B)"], choices)
-    assert list(counts) == [0, 3, 1, 2]  # A, B, none, ambiguous
-
-
 def test_tempering_sharpens_and_flattens():
-    counts = np.array([3.0, 1.0, 0.0])
-    sharp, flat = tempered(counts, 0.25, 0.0), tempered(counts, 4.0, 0.0)
-    assert sharp[0] > 0.98 and np.isclose(tempered(counts, 1.0, 0.0)[0], 0.75)
+    truth = np.array([0.75, 0.25, 0.0])
+    sharp, flat = tempered(truth, 0.25), tempered(truth, 4.0)
+    assert sharp[0] > 0.98 and np.allclose(tempered(truth, 1.0), truth)
     assert flat[0] < 0.6 and flat[2] == 0.0
-    assert tempered(counts, 4.0, 0.5)[2] > 0  # the pseudo-count reaches unseen choices
 
 
-def test_mc_variants_true_w1_by_hand():
+def test_mc_variants_state_the_tempered_truth_and_its_true_w1_by_hand():
     choices = ["x1", "x2"]
-    # conditioning: A, A, B, none -> counts (2, 1, 1); T = 1, no smoothing -> 50 / 25 / 25 %
-    # test: A, B, B, B -> (0.25, 0.75, 0); W1 (0/1 metric) = 0.5 * (0.25 + 0.5 + 0.25) = 0.5
-    [(temperature, summary, w1)] = mc_variants(
-        ["A", "A", "B", "zz"], ["A", "B", "B", "B"], choices, [1.0], 0.0
-    )
-    assert temperature == 1.0 and w1 == pytest.approx(0.5)
+    truth = [0.5, 0.25, 0.25]  # A, B, none
+    [(temperature, summary, w1)] = mc_variants(truth, choices, [1.0])
+    assert temperature == 1.0 and w1 == 0.0
     assert summary == (
         "Most likely A. x1 (about 50 %), could also be B. x2 (about 25 %), "
         "could also be an answer that is none of the choices (about 25 %)."
     )
+    # T = 0.5 squares the truth: 0.25 / 0.0625 / 0.0625 of 0.375 -> 67 / 17 / 17 % (101 %,
+    # renormalised); W1 (0/1 metric) = half the absolute differences = 67 / 101 - 0.5
+    [(_, sharp, w1)] = mc_variants(truth, choices, [0.5])
+    assert "(about 67 %)" in sharp and w1 == pytest.approx(67 / 101 - 0.5)
     assert list(stated_percents(np.array([0.333, 0.667]))) == [33, 67]
     assert mc_summary(np.array([0, 100, 0]), choices) == "Most likely B. x2 (about 100 %)."
-    # an ambiguous answer is no single choice: it counts as "none" in both distributions
-    ambiguous = mc_variants(["A", "A", "B", "x1 or x2"], ["A", "B", "B", "B"], choices, [1.0], 0)
-    assert ambiguous == [(temperature, summary, w1)]
 
 
 def test_pairs_table_keeps_every_question_and_pair_type_with_a_reason():

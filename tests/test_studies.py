@@ -24,7 +24,6 @@ SCORING = {"temperature": 5.0, "keep_tasks": False}
 REPORT = {
     "pair_types": [],
     "mc_temperatures": [],
-    "mc_pseudo_count": 0.5,
     "convergence_sizes": [],
     "convergence_questions": None,
     "cluster": {"embedder": "string", "threshold": 1.0},
@@ -50,6 +49,9 @@ def answers_frame() -> pd.DataFrame:
             "test_answers": [["Paris is the capital", "Lyon"], ["B", "A"], ["Bob"]],
             "conditioning_answers": [["Paris", "Paris", "Lyon"], ["B", "B"], ["Bob"]],
             "error": [None, None, "failed upstream"],
+            "choice_probs": [None, None, None],
+            "choice_source": [None, None, None],
+            "choice_error": [None, None, None],
         }
     )
 
@@ -114,25 +116,35 @@ def test_controlled_scores_every_metric(judge):
     assert excluded[["selfreflect", "llm_rating", "p_true", "embedding"]].isna().all().all()
 
 
-def test_mc_scores_only_for_multiple_choice_questions(judge):
+def test_mc_scores_only_for_multiple_choice_questions_with_a_truth(judge):
     questions = questions_frame([None, ["x", "y"], ["x"]])
     answers = answers_frame()
     answers.at[1, "test_answers"] = ["B", "A", "x or y"]  # the last names both choices
-    settings = {"mc_temperatures": [0.5, 2.0], "mc_pseudo_count": 0.5}
+    answers.at[1, "choice_probs"] = [0.3, 0.6, 0.1]  # A, B, none
+    answers.at[1, "choice_source"], answers.at[1, "choice_error"] = "logprobs", 0.0
+    settings = {"mc_temperatures": [0.5, 1.0, 2.0]}
     judgements = judged(judge, questions=questions, answers=answers, **settings)
     table = mc_scores(questions, answers, judgements, settings)
     scored = table[table["summary"].notna()]
-    assert scored["id"].tolist() == ["q2", "q2"]
+    assert scored["id"].tolist() == ["q2"] * 3
     assert scored["score"].notna().all()
-    # test answers B, A, ambiguous -> (1/3, 1/3, 1/3); the sharper summary leans more on B,
-    # so is farther
-    assert scored["w1"].iloc[0] > scored["w1"].iloc[1]
-    assert scored[["ambiguous_conditioning", "ambiguous_test"]].values.tolist() == [[0, 1]] * 2
+    # the T = 1 summary states the truth (30 / 60 / 10 %): distance 0; both others are farther
+    assert scored["w1"].tolist()[1] == pytest.approx(0.0) and min(scored["w1"].tolist()[::2]) > 0
+    assert "B. y (about 60 %)" in scored["summary"].iloc[1]
+    assert scored[["choice_source", "choice_error"]].values.tolist() == [["logprobs", 0.0]] * 3
+    assert scored[["ambiguous_conditioning", "ambiguous_test"]].values.tolist() == [[0, 1]] * 3
     excluded = table[table["summary"].isna()].drop_duplicates("id")
     assert excluded["error"].tolist() == [
         "not a multiple-choice question",
         "answers failed: failed upstream",
     ]
+    answers.at[1, "choice_probs"] = None  # e.g. answers imported from the original tool
+    [reason] = (
+        judged(judge, questions=questions, answers=answers, **settings)
+        .query("id == 'q2'")["error"]
+        .unique()
+    )
+    assert reason == "the answers have no distribution over the choices (answers.choice_truth)"
 
 
 def test_convergence_scores_subsample_sizes(judge):
@@ -177,8 +189,10 @@ def test_one_pass_scores_every_summary_as_scoring_it_alone(judge):
     summaries = summaries_frame({"a": ["Paris", "B"], "b": ["Mostly Paris, or Lyon.", "B"]})
     questions = questions_frame([None, ["x", "y"], None])
     settings = {"pair_types": ["majority_only", "idk"], "mc_temperatures": [0.5, 2.0]}
+    answers = answers_frame()
+    answers.at[1, "choice_probs"] = [0.3, 0.6, 0.1]
     before = judge.forward_tokens
-    table = judged(judge, summaries, questions, **settings)
+    table = judged(judge, summaries, questions, answers=answers, **settings)
     shared = judge.forward_tokens - before
     before = judge.forward_tokens
     made = table[table["summary"].notna()]

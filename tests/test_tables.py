@@ -155,6 +155,8 @@ def test_mc_table_rank_correlation():
             "w1": [0.1, 0.2, 0.3, 0.4, np.nan, np.nan],
             "ambiguous_conditioning": [1] * 4 + [0, None],
             "ambiguous_test": [2] * 4 + [1, None],
+            "choice_source": ["samples"] * 4 + ["logprobs", None],
+            "choice_error": [0.02] * 4 + [0.0, None],
             "score": [0.2, 0.3, 0.5, 0.9, 0.1, np.nan],
             **KEYS,
         }
@@ -166,6 +168,8 @@ def test_mc_table_rank_correlation():
     assert row[counts].tolist() == [4, 1, 1, 1, 1, 0]
     # each question's ambiguous answers count once, not once per temperature row
     assert row[["n_ambiguous_conditioning", "n_ambiguous_test"]].tolist() == [1, 3]
+    # how the truths were found, and their mean sampling error (each question once)
+    assert row["truth"] == "logprobs,samples" and row["truth_error"] == pytest.approx(0.01)
     constant = mc_table(mc.assign(score=0.5), **MC_STATS).iloc[0]
     assert np.isnan(constant["median_rho"]) and np.isnan(constant["p_value"])
     assert np.isnan(constant["pooled_rho"]) and np.isnan(constant["pooled_p_value"])
@@ -192,6 +196,8 @@ def test_mc_table_within_question_order_is_detected_where_the_pooled_rho_is_not(
                     "score": sc,
                     "ambiguous_conditioning": q % 2,
                     "ambiguous_test": 1,
+                    "choice_source": "logprobs",
+                    "choice_error": 0.0,
                     **KEYS,
                 }
             )

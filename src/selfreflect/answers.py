@@ -13,6 +13,7 @@ import pandas as pd
 
 from selfreflect.backends import Generator, Sampling
 from selfreflect.chat import question_chat
+from selfreflect.choices import choice_truth
 
 
 def question_seed(run_seed: int, question_id: str) -> int:
@@ -34,7 +35,9 @@ def sample_answers(
     run_seed: int,
     backend: str,
 ) -> pd.DataFrame:
-    """One ``answers`` row per question; a question that fails keeps its row with ``error``."""
+    """One ``answers`` row per question, with the subject's distribution over a multiple-choice
+    question's options (:mod:`selfreflect.choice_truth`); a question that fails keeps its row
+    with ``error``."""
     seeds = [question_seed(run_seed, qid) for qid in questions["id"]]
     sampling = [
         Sampling(
@@ -48,9 +51,14 @@ def sample_answers(
     ]
     chats = [question_chat(question) for question in questions["question"]]
     generations = generator.chat(chats, sampling)
+    truth = choice_truth(generator, questions, settings, seeds).to_dict("records")
     rows = []
-    for (qid, question), seed, generation in zip(
-        questions[["id", "question"]].itertuples(index=False), seeds, generations, strict=True
+    for (qid, question), seed, generation, choice in zip(
+        questions[["id", "question"]].itertuples(index=False),
+        seeds,
+        generations,
+        truth,
+        strict=True,
     ):
         test, conditioning = split_answers(generation.texts)
         rows.append(
@@ -63,6 +71,7 @@ def sample_answers(
                 "model": generator.name,
                 "seed": seed,
                 "error": generation.error,
+                **choice,
             }
         )
     return pd.DataFrame(rows)

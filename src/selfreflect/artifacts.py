@@ -66,6 +66,12 @@ SCHEMAS: dict[str, pa.Schema] = {
             ("model", _STR),
             ("seed", pa.int64()),
             ("error", _STR),  # null when the question succeeded
+            # a multiple-choice question's truth (selfreflect.choices.choice_truth), else null:
+            # the subject's distribution over the choices then "none", how it was found
+            # (logprobs | samples) and its expected sampling error in total variation
+            ("choice_probs", pa.list_(pa.float64())),
+            ("choice_source", _STR),
+            ("choice_error", pa.float64()),
         ]
     ),
     "summaries": pa.schema(
@@ -160,7 +166,9 @@ SCHEMAS: dict[str, pa.Schema] = {
             *EXPERIMENT_FIELDS,
             ("temperature", pa.float64()),
             ("summary", _STR),
-            ("w1", pa.float64()),
+            ("w1", pa.float64()),  # true distance of the stated distribution to the truth
+            ("choice_source", _STR),  # how the truth was found: logprobs | samples
+            ("choice_error", pa.float64()),  # its expected sampling error (0: exact)
             ("ambiguous_conditioning", pa.int64()),  # answers naming two or more choices
             ("ambiguous_test", pa.int64()),
             ("score", pa.float64()),
@@ -179,6 +187,11 @@ SCHEMAS: dict[str, pa.Schema] = {
         ]
     ),
 }
+# Fields added to a kind after files of it were shared (e.g. answer sets on a DVC remote): a
+# file or frame without them reads and writes them as null.
+LATER_FIELDS: dict[str, tuple[str, ...]] = {
+    "answers": ("choice_probs", "choice_source", "choice_error"),
+}
 # The controlled_scores metrics and whether a higher value means a better summary.
 HIGHER_IS_BETTER = {"selfreflect": False, "llm_rating": True, "embedding": True, "p_true": True}
 
@@ -190,6 +203,8 @@ def write_table(
 ) -> None:
     """Cast ``frame`` to the ``kind`` schema and write it atomically to ``path``."""
     schema = SCHEMAS[kind]
+    later = [name for name in LATER_FIELDS.get(kind, ()) if name not in frame.columns]
+    frame = frame.assign(**dict.fromkeys(later))
     missing = [name for name in schema.names if name not in frame.columns]
     if missing:
         raise ValueError(f"{kind} table lacks columns {missing}")
@@ -210,7 +225,9 @@ def read_table(kind: str, path: str | os.PathLike) -> pd.DataFrame:
     except (pa.ArrowInvalid, OSError) as err:
         raise InputError(f"{path}: not a readable Parquet file ({err})") from None
     for field in SCHEMAS[kind]:
-        if field.name not in table.schema.names:
+        if field.name not in table.schema.names and field.name in LATER_FIELDS.get(kind, ()):
+            table = table.append_column(field, pa.nulls(len(table), field.type))
+        elif field.name not in table.schema.names:
             raise InputError(f"{path}: missing field '{field.name}' for a {kind} table")
         actual = table.schema.field(field.name).type
         if actual != field.type and not pa.types.is_null(actual):

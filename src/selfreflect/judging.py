@@ -58,26 +58,25 @@ def _pair_rows(pairs: list[Any]) -> Iterator[dict]:
             yield _row(pair.id, "pair", summary, pair.error, pair_type=pair.pair_type, side=side)
 
 
-def _mc_rows(answer: Any, choices: Any, settings: dict[str, Any]) -> Iterator[dict]:
-    temperatures = settings["mc_temperatures"]
-    excluded = None
-    if choices is None or len(choices) == 0:
-        excluded = "not a multiple-choice question"
-    elif isinstance(answer.error, str):
-        excluded = f"answers failed: {answer.error}"
+def _mc_rows(answer: Any, choices: Any, temperatures: list[float]) -> Iterator[dict]:
+    excluded = mc_exclusion(answer, choices)
     if excluded is not None:
         for t in temperatures:
             yield _row(answer.id, "mc", None, excluded, temperature=float(t))
         return
-    variants = mc_variants(
-        list(answer.conditioning_answers),
-        list(answer.test_answers),
-        list(choices),
-        temperatures,
-        settings["mc_pseudo_count"],
-    )
-    for t, summary, _ in variants:
+    for t, summary, _ in mc_variants(list(answer.choice_probs), list(choices), temperatures):
         yield _row(answer.id, "mc", summary, None, temperature=t)
+
+
+def mc_exclusion(answer: Any, choices: Any) -> str | None:
+    """Why a question has no multiple-choice study (None when it has one)."""
+    if choices is None or len(choices) == 0:
+        return "not a multiple-choice question"
+    if isinstance(answer.error, str):
+        return f"answers failed: {answer.error}"
+    if answer.choice_probs is None:
+        return "the answers have no distribution over the choices (answers.choice_truth)"
+    return None
 
 
 def _convergence_rows(
@@ -165,7 +164,7 @@ def judgements_table(
         strategy_rows = list(_strategy_rows(answer, by_question, strategies)) if strategies else []
         items = [*strategy_rows, *_pair_rows(pairs_of.get(answer.id, []))]
         if has_mc:
-            items += _mc_rows(answer, choices.get(answer.id), report)
+            items += _mc_rows(answer, choices.get(answer.id), report["mc_temperatures"])
         seed = question_seed(run_seed, answer.id)
         subsamples = []
         if answer.id in convergence:

@@ -234,7 +234,6 @@ STUDY_SETTINGS = [
     "summaries.cluster.threshold",
     "report.pair_types",
     "report.mc_temperatures",
-    "report.mc_pseudo_count",
     "report.convergence_sizes",
     "report.convergence_questions",
 ]

@@ -78,7 +78,7 @@ rule mc_scores:
     params:
         code=code_hash("report mc-scores"),
         config=RESOLVED_CONFIG,
-        settings=settings("report.mc_temperatures", "report.mc_pseudo_count"),
+        settings=settings("report.mc_temperatures"),
     message:
         "Multiple-choice distribution summaries of {wildcards.subject} on {wildcards.dataset}"
     shell:

@@ -69,6 +69,13 @@ class Generator(ABC):
     def generate(self, prompts: list[str], sampling: list[Sampling]) -> list[Generation]:
         """Complete rendered prompt texts, tokenised by :meth:`prompt_ids`."""
 
+    def first_token_probs(self, prompts: list[str], top: int) -> list[dict[str, float]]:
+        """The ``top`` most likely first tokens of each rendered prompt's completion, as decoded
+        text -> probability under the model's own distribution (T = 1, no top-p); texts that
+        several tokens decode to are summed. Backends without log-probabilities raise
+        :class:`NotImplementedError`."""
+        raise NotImplementedError(f"the {type(self).__name__} backend gives no log-probabilities")
+
     def prompt_ids(self, prompt: str, sampling: Sampling) -> tuple[list[int], str | None]:
         """Token ids of a prompt and why it cannot be run (``None`` when it can).
 

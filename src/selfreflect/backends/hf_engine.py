@@ -74,6 +74,22 @@ class HfGenerator(Generator):
                     progress.update(len(chunk))
         return [results[i] for i in range(len(prompts))]
 
+    def first_token_probs(self, prompts: list[str], top: int) -> list[dict[str, float]]:
+        import torch
+
+        out = []
+        for prompt in prompts:  # one forward pass each: the prompts of a question set are few
+            ids = self.format.encode(prompt)[-self.max_model_len :]
+            with torch.no_grad():
+                logits = self.model(torch.tensor([ids], device=self.model.device)).logits
+            probs, tokens = torch.softmax(logits[0, -1].float(), dim=-1).topk(top)
+            found: dict[str, float] = {}
+            for token, p in zip(tokens.tolist(), probs.tolist(), strict=True):
+                text = self.tokenizer.decode([token])
+                found[text] = found.get(text, 0.0) + p
+            out.append(found)
+        return out
+
     def _batch(
         self, ids: list[list[int]], seeds: list[int | None], sampling: Sampling, max_new: int
     ) -> list[Generation]:

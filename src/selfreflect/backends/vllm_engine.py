@@ -114,5 +114,23 @@ class VllmGenerator(Generator):
                 results[i].completion_tokens = sum(len(c.token_ids) for c in output.outputs)
         return results
 
+    def first_token_probs(self, prompts: list[str], top: int) -> list[dict[str, float]]:
+        import math
+
+        from vllm import SamplingParams
+        from vllm.inputs import TokensPrompt
+
+        requests = [TokensPrompt(prompt_token_ids=self.format.encode(p)) for p in prompts]
+        params = SamplingParams(max_tokens=1, temperature=1.0, logprobs=top, seed=0)
+        out = []
+        for output in self.llm.generate(requests, params, use_tqdm=False, lora_request=self.lora):
+            found: dict[str, float] = {}
+            for token, logprob in output.outputs[0].logprobs[0].items():
+                if logprob.rank is not None and logprob.rank <= top:
+                    text = self.tokenizer.decode([token])
+                    found[text] = found.get(text, 0.0) + math.exp(logprob.logprob)
+            out.append(found)
+        return out
+
     def close(self) -> None:
         del self.llm

@@ -10,10 +10,8 @@ summary (e.g. ``reversed`` when every group is equally frequent) gets no pair of
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from enum import Enum
 
 import numpy as np
 import pandas as pd
@@ -181,69 +179,9 @@ def _no_pair_reason(error: str | None, clusters: list[Cluster] | None, pair_type
 # --- multiple-choice study --------------------------------------------------------------------
 
 
-class Ambiguous(Enum):
-    """The type of :data:`AMBIGUOUS`: an answer that names two or more different choices."""
-
-    AMBIGUOUS = "ambiguous"
-
-
-AMBIGUOUS = Ambiguous.AMBIGUOUS
-
-
-def _choice_labels(answer: str, letters: str) -> set[int]:
-    """The choices ``answer`` names by letter: a parenthesised letter anywhere (``(B)``), or a
-    letter at the start or after "answer (is)" followed by ``.``, ``)``, ``:``, ``,`` or the
-    end (``B``, ``B.``, ``b)``, ``Answer: B``, ``The answer is B.``). A letter followed by a
-    word (the article in "A city in ...") is no label."""
-    letter = f"([{letters}])"
-    pattern = rf"\(\s*{letter}\s*\)|(?:^|\banswer(?:\s+is)?\s*:?)\s*{letter}(?=[.):,]|\s*$)"
-    found = re.findall(pattern, answer, re.IGNORECASE)
-    return {letters.index((a or b).upper()) for a, b in found}
-
-
-def _choice_texts(answer: str, choices: Sequence[str]) -> set[int]:
-    """The choices whose whole normalised text occurs in the normalised answer, word-bounded;
-    a choice whose text lies inside another named choice's ("York" in "New York") is dropped."""
-    text = f" {normalise(answer)} "
-    names = {i: f" {normalise(c)} " for i, c in enumerate(choices) if normalise(c)}
-    named = {i for i, name in names.items() if name in text}
-    inside = {i for i in named for j in named if names[i] != names[j] and names[i] in names[j]}
-    return named - inside
-
-
-def parse_choice(answer: str, choices: Sequence[str]) -> int | Ambiguous | None:
-    """The index of the choice an answer names, :data:`AMBIGUOUS` when it names two or more,
-    None when it names none.
-
-    Letters standing as choice labels (:func:`_choice_labels`) decide when there are any;
-    otherwise the choices' texts do (:func:`_choice_texts`).
-    """
-    named = _choice_labels(answer, LETTERS[: len(choices)]) or _choice_texts(answer, choices)
-    if len(named) > 1:
-        return AMBIGUOUS
-    return next(iter(named), None)
-
-
-def choice_counts(answers: Sequence[str], choices: Sequence[str]) -> np.ndarray:
-    """How many answers name each choice, then how many name none, then how many are
-    ambiguous (:data:`AMBIGUOUS`); shape (k + 2,)."""
-    k = len(choices)
-    counts = np.zeros(k + 2)
-    for answer in answers:
-        index = parse_choice(answer, choices)
-        counts[k if index is None else k + 1 if index is AMBIGUOUS else index] += 1
-    return counts
-
-
-def _over_options(counts: np.ndarray) -> np.ndarray:
-    """:func:`choice_counts` over the summaries' options, shape (k + 1,): an ambiguous answer
-    is no single choice, so it counts as "none of the choices"."""
-    return np.append(counts[:-2], counts[-2] + counts[-1])
-
-
-def tempered(counts: np.ndarray, temperature: float, pseudo_count: float) -> np.ndarray:
-    """``(counts + pseudo_count) ** (1 / T)``, normalised: T < 1 sharpens, T > 1 flattens."""
-    weights = (np.asarray(counts, dtype=float) + pseudo_count) ** (1.0 / temperature)
+def tempered(distribution: Sequence[float], temperature: float) -> np.ndarray:
+    """``p ** (1 / T)``, normalised: T < 1 sharpens, T > 1 flattens, T = 1 keeps ``p``."""
+    weights = np.asarray(distribution, dtype=float) ** (1.0 / temperature)
     return weights / weights.sum()
 
 
@@ -261,24 +199,18 @@ def mc_summary(percents: np.ndarray, choices: Sequence[str]) -> str:
 
 
 def mc_variants(
-    conditioning: Sequence[str],
-    test: Sequence[str],
-    choices: Sequence[str],
-    temperatures: Sequence[float],
-    pseudo_count: float,
+    truth: Sequence[float], choices: Sequence[str], temperatures: Sequence[float]
 ) -> list[tuple[float, str, float]]:
-    """(temperature, summary, true W1 to the test answers' distribution) per temperature.
+    """(temperature, summary, true W1) per temperature.
 
-    The stated distribution is the conditioning answers' one over the choices and "none"
-    (an ambiguous answer counts as "none"), smoothed by ``pseudo_count`` and tempered; W1 (0/1
-    ground metric, i.e. total variation) is taken between the percentages the summary states
-    and the test answers' frequencies.
+    The summary states the subject's distribution over the options (``truth``: the choices
+    then "none", :func:`selfreflect.choices.choice_truth`) tempered, in whole percentages; its
+    true W1 (0/1 ground metric, i.e. total variation) is the distance between the stated
+    percentages and the truth.
     """
-    base = _over_options(choice_counts(conditioning, choices))
-    target = _over_options(choice_counts(test, choices))
     out = []
     for temperature in temperatures:
-        percents = stated_percents(tempered(base, temperature, pseudo_count))
-        w1 = wasserstein_1(percents, target, normalize=True)
+        percents = stated_percents(tempered(truth, temperature))
+        w1 = wasserstein_1(percents, truth, normalize=True)
         out.append((float(temperature), mc_summary(percents, choices), w1))
     return out

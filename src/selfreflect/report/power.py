@@ -2,14 +2,14 @@
 
 Each simulated question has ``choices`` options and a true distribution over them drawn from
 a symmetric Dirichlet(``concentration``); its subject never answers "none". As in
-:func:`selfreflect.report.controlled.mc_variants`, ``n_answers`` conditioning answers give the
-counts that each temperature tempers into a stated distribution (whole percentages), and
-``n_answers`` test answers give the empirical "true" shares; the *true distance* of a
-summary is the total variation between the two. The judge's score of a summary is
+:func:`selfreflect.report.controlled.mc_variants`, each temperature tempers the exact truth
+(:mod:`selfreflect.choices`) into a stated distribution (whole percentages); the *true
+distance* of a summary is the total variation between the two. The judge's score of a
+summary is
 
 - ``perfect``: the total variation between its stated distribution and the shares of the
-  ``n_answers`` held-out answers the judge scores with (a draw of their own), i.e. the true
-  distance to the subject's distribution plus the sampling noise of scoring with N answers;
+  ``n_answers`` held-out answers the judge scores with, i.e. the true distance plus the
+  sampling noise of scoring with N answers;
 - ``random``: noise independent of the summaries (uniform; only its ranks matter).
 
 The study's statistic is :func:`selfreflect.stats.within_question_test`'s: the one-sided
@@ -51,16 +51,15 @@ def simulate_study(
     temperatures: Sequence[float],
     choices: int = 4,
     concentration: float = 1.0,
-    pseudo_count: float = 0.5,
 ) -> pd.DataFrame:
     """One simulated study: a row (question, temperature, score, distance) per question and
     temperature."""
     rows = []
     for question, truth in enumerate(rng.dirichlet(np.full(choices, concentration), questions)):
-        conditioning, test, held_out = rng.multinomial(n_answers, truth, size=3)
+        held_out = rng.multinomial(n_answers, truth)
         for temperature in temperatures:
-            percents = stated_percents(tempered(conditioning, temperature, pseudo_count))
-            distance = wasserstein_1(percents, test, normalize=True)
+            percents = stated_percents(tempered(truth, temperature))
+            distance = wasserstein_1(percents, truth, normalize=True)
             score = _score(rng, judge, percents, held_out)
             rows.append((question, temperature, score, distance))
     return pd.DataFrame(rows, columns=["question", "temperature", "score", "distance"])
@@ -85,7 +84,7 @@ def detections(
     **settings: float,
 ) -> int:
     """How many of ``trials`` simulated studies have a p-value below ``level``; ``settings``
-    are :func:`simulate_study`'s ``choices``, ``concentration``, ``pseudo_count``."""
+    are :func:`simulate_study`'s ``choices`` and ``concentration``."""
     rng = np.random.default_rng(seed)
     studies = (
         simulate_study(rng, judge, questions, n_answers, temperatures, **settings)

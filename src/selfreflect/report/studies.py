@@ -12,18 +12,19 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from selfreflect.judging import SIDES
+from selfreflect.choices import choice_counts
+from selfreflect.judging import SIDES, mc_exclusion
 from selfreflect.report import alt_metrics
 from selfreflect.report.controlled import (
     BY_STRING,
     Grouping,
-    choice_counts,
     mc_variants,
     pairs_table,
 )
 from selfreflect.scoring.judge import Judge
 
 ALT_METRICS = ["llm_rating", "p_true", "embedding"]
+MC_TRUTH = ["w1", "choice_source", "choice_error", "ambiguous_conditioning", "ambiguous_test"]
 
 
 def _of_kind(judgements: pd.DataFrame, kind: str, labels: list[str]) -> pd.DataFrame:
@@ -76,31 +77,27 @@ def mc_scores(
     questions: pd.DataFrame, answers: pd.DataFrame, judgements: pd.DataFrame, settings: dict
 ) -> pd.DataFrame:
     """SelfReflect and true W1 of each stated-distribution summary of each MC question, with
-    how many of its conditioning and test answers name two or more choices (ambiguous); a
-    question without ``choices`` or whose answers failed keeps one row per temperature with
-    no summary and the reason in ``error``."""
+    the truth's source and expected sampling error and how many of its conditioning and test
+    answers name two or more choices (ambiguous); a question without ``choices``, a
+    distribution over them or answers keeps one row per temperature with no summary and the
+    reason in ``error``."""
     table = _of_kind(judgements, "mc", ["temperature"])
     choices = questions.set_index("id")["choices"]
     truth = {}
-    for answer in answers[answers["error"].isna()].itertuples(index=False):
+    for answer in answers.itertuples(index=False):
         options = choices.get(answer.id)
-        if options is None or not len(options):
+        if mc_exclusion(answer, options) is not None:
             continue
+        options = list(options)
         conditioning, test = list(answer.conditioning_answers), list(answer.test_answers)
-        ambiguous = [int(choice_counts(a, list(options))[-1]) for a in (conditioning, test)]
-        variants = mc_variants(
-            conditioning,
-            test,
-            list(options),
-            settings["mc_temperatures"],
-            settings["mc_pseudo_count"],
-        )
+        ambiguous = [int(choice_counts(a, options)[-1]) for a in (conditioning, test)]
+        source = (answer.choice_source, answer.choice_error)
+        variants = mc_variants(list(answer.choice_probs), options, settings["mc_temperatures"])
         for t, _, w1 in variants:
-            truth[answer.id, t] = (w1, *ambiguous)
+            truth[answer.id, t] = (w1, *source, *ambiguous)
     keys = list(zip(table["id"], table["temperature"], strict=True))
-    columns = ["w1", "ambiguous_conditioning", "ambiguous_test"]
-    values = [truth.get(key, (None, None, None)) for key in keys]
-    table[columns] = pd.DataFrame(values, columns=columns, index=table.index)
+    values = [truth.get(key, (None,) * len(MC_TRUTH)) for key in keys]
+    table[MC_TRUTH] = pd.DataFrame(values, columns=MC_TRUTH, index=table.index)
     return table
 
 

@@ -207,8 +207,11 @@ def mc_table(mc: pd.DataFrame, n_resamples: int, confidence: float, seed: int) -
     questions. ``n_ambiguous_conditioning`` and ``n_ambiguous_test`` count the answers naming
     two or more choices, summed over questions (each question once, not per temperature).
 
-    ``n_excluded`` questions had no summaries (not multiple choice, failed answers);
-    ``n_failed`` summaries could not be scored; the reasons are in the study table.
+    ``truth`` says how the subject's distributions were found (``logprobs``: exact;
+    ``samples``) and ``truth_error`` is their mean expected sampling error (total variation).
+    ``n_excluded`` questions had no summaries (not multiple choice, failed answers, no
+    distribution over the choices); ``n_failed`` summaries could not be scored; the reasons
+    are in the study table.
     """
     rows = []
     for values, cell in mc.groupby(EXPERIMENT, sort=False, dropna=False):
@@ -228,6 +231,8 @@ def mc_table(mc: pd.DataFrame, n_resamples: int, confidence: float, seed: int) -
                 **_within_question(ok, n_resamples, confidence, seed),
                 "pooled_rho": pooled_rho,
                 "pooled_p_value": pooled_p,
+                "truth": ",".join(sorted(made["choice_source"].dropna().unique())) or None,
+                "truth_error": made.groupby("id")["choice_error"].first().mean(),
                 **{f"n_{column}": int(ambiguous[column]) for column in MC_AMBIGUOUS},
             }
         )

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import importlib.util
 import logging
-import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -17,21 +16,15 @@ from functools import cache
 from typing import Any
 
 from selfreflect.errors import ConfigError
+from selfreflect.text import normalise
 
 log = logging.getLogger(__name__)
-
-_PUNCTUATION = re.compile(r"[^\w\s]")
 
 
 @dataclass(frozen=True)
 class Cluster:
     text: str  # the cluster's most frequent answer (first seen among ties)
     size: int
-
-
-def normalise(answer: str) -> str:
-    """Lower-cased, punctuation removed, whitespace collapsed."""
-    return " ".join(_PUNCTUATION.sub(" ", answer.lower()).split())
 
 
 EMBEDDERS = ("minilm", "string", "minilm_or_string")
