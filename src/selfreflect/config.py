@@ -227,6 +227,17 @@ def dataset_spec(config: dict[str, Any], name: str, source: str = "config") -> d
     return config["datasets"][name]
 
 
+def question_count(config: dict[str, Any], dataset: str) -> int:
+    """How many questions of ``dataset`` are kept: its own ``num_questions``, else the run's."""
+    return dataset_spec(config, dataset)["num_questions"] or config["questions"]["num_questions"]
+
+
+def answer_settings(config: dict[str, Any], dataset: str | None) -> dict[str, Any]:
+    """The ``answers`` settings of ``dataset``: the run's, updated with the dataset's own."""
+    own = dataset_spec(config, dataset)["answers"] if dataset in config["datasets"] else None
+    return {**config["answers"], **(own or {})}
+
+
 def write_resolved_config(config: dict[str, Any], path: str | os.PathLike) -> Path:
     """Write the validated config (defaults filled) to ``path`` unless it is already there.
 

@@ -16,7 +16,7 @@ rule answers_shard:
     params:
         code=code_hash("answers"),
         config=RESOLVED_CONFIG,
-        settings=settings("seed", "answers", "models.{subject}"),
+        settings=settings("seed", "answers", "datasets.{dataset}.answers", "models.{subject}"),
         prompts=prompts("answers"),
         shards=config["shards"],
     message:

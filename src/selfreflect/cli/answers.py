@@ -22,15 +22,17 @@ def answers(
     from selfreflect.answers import sample_answers
     from selfreflect.artifacts import one_label, read_table, write_table
     from selfreflect.backends import open_generator
-    from selfreflect.config import load_config, model_spec
+    from selfreflect.config import answer_settings, load_config, model_spec
     from selfreflect.failures import check_failures
     from selfreflect.fileio import check_writable
     from selfreflect.provenance import provenance
 
     config = load_config(config_path)
     spec = model_spec(config, subject, source=config_path)
-    settings = config["answers"]
-    table = sharding.shard(read_table("questions", questions_path), shard, shards)
+    questions = read_table("questions", questions_path)
+    dataset = one_label(questions, "dataset", questions_path)
+    settings = answer_settings(config, dataset)
+    table = sharding.shard(questions, shard, shards)
     key = checkpoints.fingerprint(spec, settings, config["seed"])
     directory = checkpoints.checkpoint_dir(out, key)
     check_writable(out)
@@ -47,7 +49,7 @@ def answers(
     meta = provenance(
         config,
         [subject],
-        dataset=one_label(table, "dataset", questions_path),
+        dataset=dataset,
         subject=subject,
         settings=settings,
         shard=[shard, shards],

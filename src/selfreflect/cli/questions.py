@@ -14,7 +14,7 @@ from selfreflect.cli.options import CONFIG, DATASET, OUT
 def questions(config_path: str, dataset: str, out: str) -> None:
     """Load, normalise, shuffle and truncate one dataset's questions."""
     from selfreflect.artifacts import write_table
-    from selfreflect.config import dataset_spec, load_config
+    from selfreflect.config import dataset_spec, load_config, question_count
     from selfreflect.fileio import check_writable
     from selfreflect.provenance import provenance
     from selfreflect.questions import load_questions
@@ -22,7 +22,7 @@ def questions(config_path: str, dataset: str, out: str) -> None:
     config = load_config(config_path)
     spec = dataset_spec(config, dataset, source=config_path)
     check_writable(out)
-    table = load_questions(dataset, spec, config["questions"]["num_questions"], config["seed"])
+    table = load_questions(dataset, spec, question_count(config, dataset), config["seed"])
     source = {**spec, "dropped_duplicates": table.attrs["dropped_duplicates"]}
     write_table("questions", table, out, provenance(config, [], dataset=dataset, source=source))
     click.echo(f"{len(table)} questions written to {out}")
