@@ -73,11 +73,11 @@ def markdown(table: pd.DataFrame, args: argparse.Namespace) -> str:
 Rendered by `python3 scripts/render_power.py` (`selfreflect.report.power`); no model runs.
 
 Each simulated question has 4 choices and a true distribution over them drawn from a flat
-Dirichlet. N conditioning answers give the counts that each temperature ({temperatures};
-pseudo-count 0.5) tempers into a stated distribution in whole percentages; N test answers give
-the empirical "true" shares, and a summary's true distance is the total variation between its
-stated distribution and those shares. A *perfect* judge scores a summary with the total
-variation to the shares of N held-out answers of its own (the true distance plus the sampling
+Dirichlet. As in the study, where the truth is exact (the subject's first-token probabilities of
+the choice letters), each temperature ({temperatures}) tempers the truth into a stated
+distribution in whole percentages, and a summary's true distance is the total variation between
+its stated distribution and the truth. A *perfect* judge scores a summary with the total
+variation to the shares of the N held-out answers it reads (the true distance plus the sampling
 noise of N answers); a *random* judge's scores are noise. The statistic is the study's: the
 per-question Spearman rho of score and true distance, tested > 0 across questions with a
 one-sided Wilcoxon signed-rank test. Each cell is the share of {args.trials} simulated studies

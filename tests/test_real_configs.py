@@ -11,7 +11,7 @@ pytestmark = pytest.mark.workflow
 REPORT_RULES = ("main_table", "validation", "mc_study", "convergence", "cost_table")
 
 
-@pytest.mark.parametrize("name", ["laptop", "real"])
+@pytest.mark.parametrize("name", ["laptop", "real", "science"])
 def test_real_config_dag(tmp_path, name):
     project = copy_project(tmp_path / "p")
     config = validate_config(yaml.safe_load((project / "config" / f"{name}.yaml").read_text()))
@@ -21,8 +21,10 @@ def test_real_config_dag(tmp_path, name):
     strategies = len(config["summaries"]["strategies"])
     datasets, summarized = len(config["datasets"]), len(config["summaries"]["datasets"])
     assert "tiny_model" not in counts
-    assert counts["convert_model"] == len(config["models"])
+    judges = len(config["judges"])
+    assert counts["convert_model"] == len({*config["subjects"], *config["judges"]})
     assert counts["answers"] == counts["questions"] == datasets
-    assert counts["summaries"] == counts["score"] == strategies * summarized
-    assert counts["controlled_scores"] == counts["mc_scores"] == datasets
+    assert counts["summaries"] == strategies * summarized
+    assert counts["score"] == strategies * summarized * judges
+    assert counts["controlled_scores"] == counts["mc_scores"] == datasets * judges
     assert all(counts[rule] == 1 for rule in REPORT_RULES)
