@@ -178,6 +178,19 @@ SCHEMAS: dict[str, pa.Schema] = {
             ("error", _STR),
         ]
     ),
+    # the first questions' summaries scored with scoring.backend and each of
+    # report.agreement_backends (selfreflect.report.agreement.backend_scores)
+    "agreement_scores": pa.schema(
+        [
+            ("id", _STR),
+            *EXPERIMENT_FIELDS,
+            ("strategy", _STR),
+            ("backend", _STR),  # the judge backend (selfreflect.registry.JUDGES) that scored it
+            ("score", pa.float64()),
+            ("num_tasks", pa.int64()),
+            ("error", _STR),
+        ]
+    ),
 }
 # The controlled_scores metrics and whether a higher value means a better summary.
 HIGHER_IS_BETTER = {"selfreflect": False, "llm_rating": True, "embedding": True, "p_true": True}
