@@ -149,6 +149,12 @@ CASES = [
         config(lambda c: c["models"]["tiny"].update(backend="llama")),
         "models.tiny.backend",
     ),
+    c_case(
+        "config-bad-agreement-backend",
+        config(lambda c: c.update(report={"agreement_backends": ["hf", "llama"]})),
+        "report.agreement_backends",
+        "'llama'",
+    ),
     c_case("config-bad-run-name", config(lambda c: c.update(run="a/b")), "run"),
     c_case(
         "config-pasted-api-key",  # defect 12: the key must not be echoed

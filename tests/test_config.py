@@ -45,6 +45,15 @@ def _write(tmp_path, change):
         (lambda c: c["models"]["tiny"].update(dtype="f8"), "models.tiny.dtype"),
         (lambda c: c.update(subjects=["nope"]), "subjects: unknown model 'nope'"),
         (lambda c: c["datasets"]["smoke"].update(source="nq"), "datasets.smoke.source"),
+        (
+            lambda c: c["report"].update(agreement_backends=["hf", "gpu"]),
+            "report.agreement_backends: 'gpu' is not one of ['hf', 'vllm', 'reference']",
+        ),
+        (
+            lambda c: c["report"].update(agreement_backends=["reference", "reference"]),
+            "report.agreement_backends: ['reference', 'reference'] has non-unique elements",
+        ),
+        (lambda c: c["report"].update(agreement_questions=0), "report.agreement_questions"),
     ],
 )
 def test_invalid_config_names_file_and_key(tmp_path, change, expected):

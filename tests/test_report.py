@@ -16,16 +16,23 @@ FIGURES = ["main", "validation", "mc_study", "convergence"]
 
 
 def test_matrix_config_expands_over_subjects_and_datasets(tmp_path):
+    """Every per-experiment job runs once per dataset and subject; the judge backend agreement
+    (off by default) is switched on to show its job does too."""
     project = copy_project(tmp_path / "p", config="config/matrix.yaml")
+    config = project / "config" / "matrix.yaml"
+    matrix = yaml.safe_load(config.read_text())
+    matrix["report"]["agreement_backends"] = ["reference"]
+    config.write_text(yaml.safe_dump(matrix))
     result = run(["snakemake", "-n", "--configfile", "config/matrix.yaml", "--cores", "1"], project)
     out = result.stdout
     for dataset in ("smoke", "smoke_mmlu"):
         for subject in ("tiny", "tiny-b"):
             studies = f"results/matrix/{dataset}/{subject}/studies/tiny"
-            for study in ("controlled", "mc", "convergence"):
+            for study in ("controlled", "mc", "convergence", "agreement"):
                 assert f"{studies}/{study}.parquet" in out
     jobs = dict(re.findall(r"^(\w+)\s+(\d+)$", out, re.M))
     assert jobs["controlled_scores"] == "4" and jobs["main_table"] == "1"
+    assert jobs["agreement_scores"] == "4" and jobs["backend_agreement"] == "1"
 
 
 def assert_tables_and_figures(project):

@@ -10,6 +10,7 @@ from scipy import stats
 
 from selfreflect.errors import InputError
 from selfreflect.report.tables import (
+    backend_agreement_table,
     convergence_table,
     cost_table,
     human_agreement_table,
@@ -369,3 +370,70 @@ def test_headline_metrics_are_keyed_by_what_varies_in_the_run(tmp_path):
     }
     write_metrics(str(tmp_path / "one.json"), two.iloc[:1], ["pairs_correct"])
     assert json.loads((tmp_path / "one.json").read_text()) == {"pairs_correct": 0.5}
+
+
+def agreement_frame(scores: dict[str, list[float | None]], **keys: str) -> pd.DataFrame:
+    """One experiment's agreement scores: per backend, its scores of (q0, a), (q0, b), (q1, a)…"""
+    pairs = [("q0", "a"), ("q0", "b"), ("q1", "a"), ("q1", "b")]
+    rows = [
+        {
+            "id": qid,
+            "strategy": strategy,
+            "backend": backend,
+            "score": value,
+            "num_tasks": 1,
+            "error": None if value is not None else "failed",
+            **{**KEYS, **keys},
+        }
+        for backend, values in scores.items()
+        for (qid, strategy), value in zip(pairs, values, strict=True)
+    ]
+    return pd.DataFrame(rows)
+
+
+def test_backend_agreement_compares_each_backend_with_the_configured_one():
+    agreement = pd.concat(
+        [
+            agreement_frame(  # reference listed first: the configured backend is hf
+                {
+                    "reference": [0.5, 0.2, None, 0.3],
+                    "hf": [0.5, 0.25, 0.4, None],
+                    "vllm": [0.49, 0.2, 0.4, None],
+                }
+            ),
+            agreement_frame({"hf": [0.1, 0.1, 0.1, 0.1], "vllm": [0.1] * 4}, subject="t"),
+            agreement_frame({"vllm": [0.1] * 4}, subject="u"),  # hf never ran: nothing compared
+        ],
+        ignore_index=True,
+    )
+    table = backend_agreement_table(agreement, "hf")
+    assert list(table.columns) == [
+        "dataset", "subject", "judge", "backend",
+        "n_summaries", "n_scored_by_one", "max_abs_diff", "mean_abs_diff",
+    ]  # fmt: skip
+    rows = {(r.subject, r.backend): r for r in table.itertuples()}
+    assert list(rows) == [("s", "reference"), ("s", "vllm"), ("t", "vllm"), ("u", "vllm")]
+    # (q0, a), (q0, b) both scored; (q1, a) scored by hf alone; (q1, b) by reference alone
+    reference = rows["s", "reference"]
+    assert (reference.n_summaries, reference.n_scored_by_one) == (2, 2)
+    assert reference.max_abs_diff == pytest.approx(0.05)
+    assert reference.mean_abs_diff == pytest.approx(0.025)
+    vllm = rows["s", "vllm"]  # (q1, b) failed on both: neither compared nor scored by one
+    assert (vllm.n_summaries, vllm.n_scored_by_one) == (3, 0)
+    assert vllm.max_abs_diff == pytest.approx(0.05)
+    assert vllm.mean_abs_diff == pytest.approx((0.01 + 0.05) / 3)
+    assert rows["t", "vllm"].max_abs_diff == 0 and rows["t", "vllm"].n_summaries == 4
+    unmatched = rows["u", "vllm"]
+    assert (unmatched.n_summaries, unmatched.n_scored_by_one) == (0, 4)
+    assert np.isnan(unmatched.max_abs_diff) and np.isnan(unmatched.mean_abs_diff)
+    # only the configured backend: nothing to compare
+    assert backend_agreement_table(agreement_frame({"hf": [0.1] * 4}), "hf").empty
+    assert backend_agreement_table(agreement.iloc[:0], "hf").empty
+
+
+def test_metrics_keyed_by_a_column_of_the_table_even_when_it_does_not_vary(tmp_path):
+    from selfreflect.cli.report.common import write_metrics
+
+    table = backend_agreement_table(agreement_frame({"hf": [0.1] * 4, "vllm": [0.2] * 4}), "hf")
+    write_metrics(str(tmp_path / "m.json"), table, ["n_summaries"], by=("backend",))
+    assert json.loads((tmp_path / "m.json").read_text()) == {"vllm": {"n_summaries": 4}}

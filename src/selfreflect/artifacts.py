@@ -186,6 +186,19 @@ SCHEMAS: dict[str, pa.Schema] = {
             ("error", _STR),
         ]
     ),
+    # the first questions' summaries scored with scoring.backend and each of
+    # report.agreement_backends (selfreflect.report.agreement.backend_scores)
+    "agreement_scores": pa.schema(
+        [
+            ("id", _STR),
+            *EXPERIMENT_FIELDS,
+            ("strategy", _STR),
+            ("backend", _STR),  # the judge backend (selfreflect.registry.JUDGES) that scored it
+            ("score", pa.float64()),
+            ("num_tasks", pa.int64()),
+            ("error", _STR),
+        ]
+    ),
 }
 # Fields added to a kind after files of it were shared (e.g. answer sets on a DVC remote): a
 # file or frame without them reads and writes them as null.

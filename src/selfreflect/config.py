@@ -89,6 +89,8 @@ def _check_registered_names(config: dict[str, Any], source: str) -> None:
         (f"datasets.{d}.source", s["source"], DATASET_KINDS) for d, s in config["datasets"].items()
     ]
     checks.append(("scoring.backend", config["scoring"]["backend"], JUDGES))
+    agreement = config["report"]["agreement_backends"]
+    checks += [("report.agreement_backends", name, JUDGES) for name in agreement]
     for where, value, registry in checks:
         if value not in registry.names():
             raise ConfigError(f"{source}: {where}: {value!r} is not one of {registry.names()}")

@@ -38,6 +38,8 @@ CONTROLLED = "results/{run}/{dataset}/{subject}/studies/{judge}/controlled.parqu
 ALT_METRICS = "results/{run}/{dataset}/{subject}/studies/{judge}/alt_metrics.parquet"
 MC = "results/{run}/{dataset}/{subject}/studies/{judge}/mc.parquet"
 CONVERGENCE = "results/{run}/{dataset}/{subject}/studies/{judge}/convergence.parquet"
+# the first questions' summaries scored again with each judge backend (report.agreement_backends)
+AGREEMENT = "results/{run}/{dataset}/{subject}/studies/{judge}/agreement.parquet"
 TABLES = "reports/{run}/tables"
 FIGURES = "reports/{run}/figures"
 REPORT_METRICS = "reports/{run}/metrics/{name}.json"

@@ -109,6 +109,42 @@ rule convergence_scores:
         " --judgements {input.judgements:q} --out {output:q} 2> {log:q}"
 
 
+rule agreement_scores:
+    input:
+        answers=rules.answers.output[0],
+        summaries=expand(rules.summaries.output[0], strategy=STRATEGIES, allow_missing=True),
+        stopwords=stopword_files,
+        models=models("{judge}"),
+        code=code("report agreement-scores"),
+    output:
+        run_path(paths.AGREEMENT),
+    log:
+        f"{LOGS}/studies/{{dataset}}/{{subject}}/{{judge}}/agreement.log",
+    benchmark:
+        bench("agreement_scores", "{dataset}/{subject}/{judge}")
+    conda:
+        ENV
+    resources:
+        **model_resources(lambda w: [w.judge]),
+    params:
+        code=code_hash("report agreement-scores"),
+        config=RESOLVED_CONFIG,
+        settings=settings(
+            "scoring",
+            "report.agreement_backends",
+            "report.agreement_questions",
+            "models.{judge}",
+        ),
+        prompts=prompts("report agreement-scores"),
+    message:
+        "Scoring {wildcards.subject}'s first summaries with every judge backend"
+        " ({wildcards.judge})"
+    shell:
+        "selfreflect report agreement-scores --config {params.config:q}"
+        " --dataset {wildcards.dataset:q} --subject {wildcards.subject:q} --judge {wildcards.judge:q}"
+        " --answers {input.answers:q} --out {output:q} {input.summaries:q} 2> {log:q}"
+
+
 rule main_table:
     input:
         scores=expand(run_path(paths.SCORES), **SUMMARY_EXPERIMENTS, strategy=STRATEGIES),
@@ -273,6 +309,32 @@ rule human_agreement:
     shell:
         "selfreflect report human-agreement --config {params.config:q}"
         " --out-dir {params.tables:q} {input.scores:q} 2> {log:q}"
+
+
+rule backend_agreement:
+    input:
+        agreement=expand(run_path(paths.AGREEMENT), **SUMMARY_EXPERIMENTS),
+        code=code("report backend-agreement"),
+    output:
+        table=table_files("backend_agreement", "Backend agreement"),
+        metrics=report_metrics("backend_agreement"),
+    log:
+        f"{LOGS}/report/backend_agreement.log",
+    benchmark:
+        bench("backend_agreement")
+    conda:
+        ENV
+    params:
+        code=code_hash("report backend-agreement"),
+        config=RESOLVED_CONFIG,
+        tables=lambda w, output: os.path.dirname(output.table[0]),
+        settings=settings("scoring.backend", "report.agreement_questions"),
+    message:
+        "Judge backend agreement: each backend's scores against scoring.backend's"
+    shell:
+        "selfreflect report backend-agreement --config {params.config:q}"
+        " --out-dir {params.tables:q} --metrics {output.metrics:q} {input.agreement:q}"
+        " 2> {log:q}"
 
 
 # Where the run's time, memory and judge work went, from every job's benchmark file (written by

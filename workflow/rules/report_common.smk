@@ -34,4 +34,6 @@ def report_targets():
     """Every table, figure and metrics file of the report."""
     final = [rules.main_table, rules.validation, rules.mc_study, rules.convergence]
     final += [rules.cost_table, rules.human_agreement]
+    if config["report"]["agreement_backends"]:  # the judge on several backends: opt-in
+        final.append(rules.backend_agreement)
     return [path for rule in final for path in rule.output]

@@ -289,6 +289,38 @@ def convergence_table(
     return pd.DataFrame(rows)
 
 
+# --- judge backend agreement ---------------------------------------------------------------------
+
+
+def backend_agreement_table(agreement: pd.DataFrame, baseline: str) -> pd.DataFrame:
+    """Per experiment and judge backend other than ``baseline`` (scoring.backend): how far its
+    scores of the summaries are from ``baseline``'s. ``n_summaries`` (question, strategy) pairs
+    both scored are compared: the largest and the mean absolute score difference (NaN where none
+    is); ``n_scored_by_one`` pairs only one of the two scored (the other recorded a failure)."""
+    columns = [*EXPERIMENT, "backend", "n_summaries", "n_scored_by_one"]
+    columns += ["max_abs_diff", "mean_abs_diff"]
+    rows = []
+    for values, cell in agreement.groupby(EXPERIMENT, sort=False, dropna=False):
+        scores = cell.set_index(["id", "strategy", "backend"])["score"].unstack("backend")
+        scores = scores.reindex(columns=list(dict.fromkeys([baseline, *cell["backend"]])))
+        reference = scores[baseline]
+        for backend in scores.columns.drop(baseline):
+            both = scores[backend].notna() & reference.notna()
+            one = scores[backend].notna() ^ reference.notna()
+            diff = (scores.loc[both, backend] - reference[both]).abs()
+            rows.append(
+                {
+                    **dict(zip(EXPERIMENT, values, strict=True)),
+                    "backend": backend,
+                    "n_summaries": int(both.sum()),
+                    "n_scored_by_one": int(one.sum()),
+                    "max_abs_diff": diff.max() if len(diff) else np.nan,
+                    "mean_abs_diff": diff.mean() if len(diff) else np.nan,
+                }
+            )
+    return pd.DataFrame(rows, columns=columns)
+
+
 # --- human agreement -----------------------------------------------------------------------------
 
 
@@ -428,6 +460,11 @@ def judge_tokens_table(metadata: Iterable[dict[str, Any]]) -> pd.DataFrame:
 
 def _fmt(value: Any, digits: int = 3) -> str:
     return "–" if pd.isna(value) else f"{value:.{digits}f}"
+
+
+def scientific(value: Any, digits: int = 2) -> str:
+    """A number in scientific notation (differences that round to 0.000), or a dash."""
+    return "–" if pd.isna(value) else f"{value:.{digits}e}"
 
 
 def with_intervals(

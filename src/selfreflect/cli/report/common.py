@@ -44,17 +44,20 @@ def json_safe(value: Any) -> Any:
     return value.item() if hasattr(value, "item") else value
 
 
-def write_metrics(path: str | None, frame: pd.DataFrame, fields: list[str]) -> None:
+def write_metrics(
+    path: str | None, frame: pd.DataFrame, fields: list[str], by: tuple[str, ...] = ()
+) -> None:
     """Headline DVC metrics: the ``fields`` of each row of a report table, keyed by the parts of
     the experiment that vary in it (``{"dataset": {field: value}}`` for one subject and judge;
-    ``{field: value}`` for one experiment), so `dvc metrics show` stays narrow."""
+    ``{field: value}`` for one experiment), so `dvc metrics show` stays narrow; then by the
+    columns ``by``, always (a table with several rows per experiment)."""
     from selfreflect.fileio import write_json
 
     if not path:
         return
     if frame.empty:
         return write_json(path, {})
-    varying = [key for key in EXPERIMENT if frame[key].nunique() > 1]
+    varying = [key for key in EXPERIMENT if frame[key].nunique() > 1] + list(by)
     out: dict[str, Any] = {}
     for row in frame.to_dict("records"):
         values = {f: json_safe(row[f]) for f in fields}

@@ -1,0 +1,62 @@
+"""``selfreflect report agreement-scores``: the first questions' summaries scored by each judge
+backend (the backend agreement table's input)."""
+
+from __future__ import annotations
+
+import click
+
+from selfreflect.cli.options import ANSWERS, CONFIG, OUT
+from selfreflect.cli.report.judging import experiment, write_study
+
+# the experiment's summaries tables (every strategy's); not report.common's FILES, whose module
+# would make the table code a dependency of this judge job
+SUMMARIES = click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
+
+
+@click.command("agreement-scores")
+@CONFIG
+@experiment
+@ANSWERS
+@OUT
+@SUMMARIES
+def agreement_scores(
+    config_path: str,
+    dataset: str,
+    subject: str,
+    judge: str,
+    answers_path: str,
+    out: str,
+    files: tuple[str, ...],
+) -> None:
+    """Score the summaries (FILES: summaries tables) of the first report.agreement_questions
+    questions with scoring.backend and with each of report.agreement_backends, one backend
+    loaded at a time: one row per question, strategy and backend."""
+    import pandas as pd
+
+    from selfreflect.artifacts import read_table
+    from selfreflect.config import load_config, model_spec
+    from selfreflect.fileio import check_writable
+    from selfreflect.report.agreement import backend_scores
+    from selfreflect.scoring.judge import open_judge
+    from selfreflect.scoring.stopwords import stopword_policy
+
+    config = load_config(config_path)
+    spec = model_spec(config, judge, source=config_path)
+    scoring, report = config["scoring"], config["report"]
+    check_writable(out)
+    answers = read_table("answers", answers_path).head(report["agreement_questions"])
+    summaries = pd.concat([read_table("summaries", path) for path in files], ignore_index=True)
+    is_stopword = stopword_policy(scoring["stopwords"])
+    backends = [scoring["backend"], *report["agreement_backends"]]
+    table, tokens = backend_scores(
+        lambda backend: open_judge(spec, {**scoring, "backend": backend}),
+        backends,
+        answers,
+        summaries,
+        scoring["temperature"],
+        is_stopword,
+    )
+    labels = {"dataset": dataset, "subject": subject, "judge": judge}
+    meta = {"backends": list(dict.fromkeys(backends)), "judge_forward_tokens": tokens}
+    write_study("agreement_scores", table, out, config, **labels, **meta)
+    click.echo(f"{len(table)} scores of {len(answers)} questions written to {out}")
