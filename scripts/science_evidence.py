@@ -14,120 +14,144 @@ from pathlib import Path
 
 import pandas as pd
 
-from selfreflect.config import load_config
+from selfreflect.config import answer_settings, load_config, summarized_datasets
 from selfreflect.fileio import write_text
 from selfreflect.report.tables import read_benchmarks
 
 REPO = Path(__file__).resolve().parents[1]
-FREE_FORM, MULTIPLE_CHOICE = "real", "real_mmlu"
 
 
 def _verdict(passed: bool) -> str:
     return "**yes**" if passed else "**no**"
 
 
-def _pairs(validation: pd.DataFrame) -> list[str]:
-    lines = [
-        "| judge | pair type | metric | right / pairs | fraction | 95 % Wilson CI | p vs chance |"
-        " above chance |",
-        "|---|---|---|---:|---:|---|---:|---|",
+def _table(header: list[str], rows: list[list[object]]) -> list[str]:
+    """A Markdown table: text columns left-aligned, the rest right-aligned."""
+    align = ["---" if isinstance(cell, str) else "---:" for cell in (rows[0] if rows else header)]
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join(align) + "|"]
+    return lines + ["| " + " | ".join(map(str, row)) + " |" for row in rows]
+
+
+def _pairs(validation: pd.DataFrame, datasets: list[str]) -> list[str]:
+    header = ["judge", "pair type", "metric", "right / pairs", "fraction", "95 % Wilson CI"]
+    header += ["p vs chance", "above chance"]
+    rows = [
+        [
+            row.judge,
+            row.pair_type,
+            row.metric,
+            f"{row.n_correct} / {row.n_pairs}",
+            round(row.fraction, 2),
+            f"[{row.ci_low:.2f}, {row.ci_high:.2f}]",
+            float(f"{row.p_value_vs_chance:.2g}"),
+            _verdict(row.ci_low > 0.5) if row.n_pairs else "no pairs",
+        ]
+        for row in validation[validation["dataset"].isin(datasets)].itertuples()
     ]
-    rows = validation[validation["dataset"] == FREE_FORM]
-    for row in rows.itertuples():
-        lines.append(
-            f"| {row.judge} | {row.pair_type} | {row.metric} | {row.n_correct} / {row.n_pairs} |"
-            f" {row.fraction:.2f} | [{row.ci_low:.2f}, {row.ci_high:.2f}] |"
-            f" {row.p_value_vs_chance:.2g} | {_verdict(row.ci_low > 0.5)} |"
-        )
-    return lines
+    return _table(header, rows)
 
 
-def _mc(mc: pd.DataFrame) -> list[str]:
-    lines = [
-        "| judge | questions (rho / skipped) | median per-question rho | 95 % bootstrap CI |"
-        " Wilcoxon p (rho > 0) | pooled rho (p) | truth | tracks W1 |",
-        "|---|---:|---:|---|---:|---|---|---|",
+def _mc(mc: pd.DataFrame, datasets: list[str]) -> list[str]:
+    header = ["judge", "questions with a rho", "skipped", "median per-question rho"]
+    header += ["95 % bootstrap CI", "Wilcoxon p (rho > 0)", "pooled rho (p)", "truth", "tracks W1"]
+    rows = [
+        [
+            row.judge,
+            row.n_rho,
+            row.n_rho_skipped,
+            round(row.median_rho, 2),
+            f"[{row.median_rho_low:.2f}, {row.median_rho_high:.2f}]",
+            float(f"{row.p_value:.2g}"),
+            f"{row.pooled_rho:.2f} ({row.pooled_p_value:.2g})",
+            row.truth,
+            _verdict(row.median_rho_low > 0 and row.p_value < 0.05),
+        ]
+        for row in mc[mc["dataset"].isin(datasets)].itertuples()
     ]
-    for row in mc[mc["dataset"] == MULTIPLE_CHOICE].itertuples():
-        lines.append(
-            f"| {row.judge} | {row.n_rho} / {row.n_rho_skipped} | {row.median_rho:.2f} |"
-            f" [{row.median_rho_low:.2f}, {row.median_rho_high:.2f}] | {row.p_value:.2g} |"
-            f" {row.pooled_rho:.2f} ({row.pooled_p_value:.2g}) | {row.truth} |"
-            f" {_verdict(row.median_rho_low > 0 and row.p_value < 0.05)} |"
-        )
-    return lines
+    return _table(header, rows)
 
 
-def _strategies(main: pd.DataFrame, baseline: str) -> list[str]:
-    lines = [
-        f"| judge | strategy | mean score (95 % CI) | difference to {baseline} (95 % CI) |"
-        " Wilcoxon p | better |",
-        "|---|---|---|---|---:|---|",
+def _strategies(main: pd.DataFrame, baseline: str, datasets: list[str]) -> list[str]:
+    header = ["judge", "strategy", "mean score (95 % CI)", f"difference to {baseline} (95 % CI)"]
+    header += ["Wilcoxon p", "better"]
+    compared = main[main["dataset"].isin(datasets) & (main["strategy"] != baseline)]
+    rows = [
+        [
+            row.judge,
+            row.strategy,
+            f"{row.mean:.4f} [{row.ci_low:.4f}, {row.ci_high:.4f}]",
+            f"{row.diff:+.4f} [{row.diff_low:+.4f}, {row.diff_high:+.4f}]",
+            float(f"{row.p_value:.2g}"),
+            _verdict(row.diff_high < 0),
+        ]
+        for row in compared.itertuples()
     ]
-    rows = main[(main["dataset"] == FREE_FORM) & (main["strategy"] != baseline)]
-    for row in rows.itertuples():
-        lines.append(
-            f"| {row.judge} | {row.strategy} | {row.mean:.4f} [{row.ci_low:.4f}, "
-            f"{row.ci_high:.4f}] | {row.diff:+.4f} [{row.diff_low:+.4f}, {row.diff_high:+.4f}] |"
-            f" {row.p_value:.2g} | {_verdict(row.diff_high < 0)} |"
-        )
-    return lines
+    return _table(header, rows)
 
 
 def _agreement(agreement: pd.DataFrame) -> list[str]:
-    lines = ["| judge | backend | summaries | max abs difference | mean abs difference |"]
-    lines.append("|---|---|---:|---:|---:|")
-    for row in agreement.itertuples():
-        lines.append(
-            f"| {row.judge} | {row.backend} | {row.n_summaries} | {row.max_abs_diff:.1e} |"
-            f" {row.mean_abs_diff:.1e} |"
-        )
-    return lines
+    header = ["judge", "backend", "summaries", "max abs difference", "mean abs difference"]
+    rows = [
+        [row.judge, row.backend, row.n_summaries, row.max_abs_diff, row.mean_abs_diff]
+        for row in agreement.itertuples()
+    ]
+    return _table(header, rows)
+
+
+JUDGE_JOBS = (  # each judge's jobs among the benchmark files (benchmarks/<run>/<rule>/...)
+    "score_shard/*/*/{judge}/*.tsv",
+    "alt_metrics/*/*/{judge}.tsv",
+    "agreement_scores/*/*/{judge}.tsv",
+)
 
 
 def _timing(benchmarks: Path, judges: list[str]) -> list[str]:
-    """Wall seconds of each judge's jobs (judge pass and alternative metrics) and in all."""
-    lines = ["| judge | judge-pass and rating jobs, wall s |", "|---|---:|"]
+    """Wall minutes of each judge's jobs (judge pass, alternative metrics, backends compared)
+    and of all jobs."""
+    rows = []
     for judge in judges:
-        roots = [benchmarks / rule for rule in ("score_shard", "alt_metrics")]
-        jobs = [path for root in roots for path in root.rglob(f"{judge}/*.tsv")]
-        jobs += [path for root in roots for path in root.rglob(f"{judge}.tsv")]
-        wall = sum(pd.read_csv(path, sep="\t")["s"].iloc[-1] for path in set(jobs))
-        lines.append(f"| {judge} | {wall:.0f} |")
-    total = read_benchmarks([benchmarks])["wall_s"].sum()
-    return [*lines, "", f"All {len(read_benchmarks([benchmarks]))} jobs: {total / 60:.0f} min."]
+        files = [path for job in JUDGE_JOBS for path in benchmarks.glob(job.format(judge=judge))]
+        wall = sum(pd.read_csv(path, sep="\t")["s"].iloc[-1] for path in files)  # last repeat
+        rows.append([judge, len(files), round(wall / 60, 1)])
+    every = read_benchmarks([benchmarks])
+    rows.append(["all jobs of the run", len(every), round(every["wall_s"].sum() / 60, 1)])
+    return _table(["judge", "jobs", "wall minutes"], rows)
 
 
 def render(config_path: Path) -> str:
+    """docs/science.md of the run of ``config_path`` (in the project holding ``config/``)."""
     config = load_config(config_path)
-    run = config["run"]
-    tables = REPO / "reports" / run / "tables"
+    root, run = config_path.parents[1], config["run"]
+    tables = root / "reports" / run / "tables"
     names = ("validation", "mc_study", "main")
     read = {name: pd.read_csv(tables / f"{name}.csv") for name in names}
     agreement = tables / "backend_agreement.csv"
     subject = ", ".join(config["subjects"])
-    answers = {name: spec.get("answers") or {} for name, spec in config["datasets"].items()}
-    n_mc = answers[MULTIPLE_CHOICE].get("num_answers", config["answers"]["num_answers"])
+    free_form = summarized_datasets(config)
+    choices = [name for name, spec in config["datasets"].items() if spec["source"] == "mmlu"]
+    n_mc = ", ".join(str(answer_settings(config, name)["num_answers"]) for name in choices)
     lines = [
         "# The benchmark's science on real models",
         "",
         f"Rendered by `scripts/science_evidence.py` from `reports/{run}/` (the run of "
-        f"`{config_path.relative_to(REPO)}`; do not edit by hand). Subject and summariser: "
+        f"`config/{config_path.name}`; do not edit by hand). Subject and summariser: "
         f"{subject}; judges: {', '.join(config['judges'])} (transformers on a CPU, post-hoc "
         f"temperature {config['scoring']['temperature']}, `{config['scoring']['stopwords']}` "
         "stopwords). `pytest -m science` asserts on the same tables.",
         "",
         "## 1. Controlled pairs (paper Table 1)",
         "",
-        f"Free-form questions (`{FREE_FORM}`, N = {config['answers']['num_answers']}); a pair is"
+        f"Free-form questions (`{'`, `'.join(free_form)}`, N = "
+        f"{config['answers']['num_answers']}); a pair is"
         " right when the metric ranks the better summary first (ties are wrong). Verdict: the"
         " Wilson interval lies above chance (0.5).",
         "",
-        *_pairs(read["validation"]),
+        *_pairs(read["validation"], free_form),
         "",
         "## 2. Multiple-choice study",
         "",
-        f"MMLU-format questions (`{MULTIPLE_CHOICE}`, N = {n_mc} test answers). The truth is the "
+        f"MMLU-format questions (`{'`, `'.join(choices)}`, N = {n_mc} test answers). The truth is "
+        "the "
         "subject's exact distribution over the choices (first-token probabilities of the choice "
         "letters; `truth`), tempered at "
         f"{', '.join(map(str, config['report']['mc_temperatures']))} into stated-distribution "
@@ -136,14 +160,14 @@ def render(config_path: Path) -> str:
         "one-sided Wilcoxon test rejects at 5 %. The simulated power of this design is in "
         "[power.md](power.md).",
         "",
-        *_mc(read["mc_study"]),
+        *_mc(read["mc_study"], choices),
         "",
         "## 3. Strategies compared",
         "",
         "Paired differences of SelfReflect (lower is better) on the questions every strategy "
         "scored; verdict: the interval lies below 0.",
         "",
-        *_strategies(read["main"], config["report"]["baseline"]),
+        *_strategies(read["main"], config["report"]["baseline"], free_form),
         "",
     ]
     if agreement.is_file():
@@ -158,7 +182,7 @@ def render(config_path: Path) -> str:
     lines += [
         "## Time",
         "",
-        *_timing(REPO / "benchmarks" / run, config["judges"]),
+        *_timing(root / "benchmarks" / run, config["judges"]),
     ]
     return "\n".join(lines) + "\n"
 
