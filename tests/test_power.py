@@ -3,8 +3,10 @@
 import numpy as np
 import pytest
 
+from selfreflect.config import answer_settings, load_config, question_count
 from selfreflect.report.power import detections, power, power_curve, simulate_study
 from selfreflect.stats import proportion_ci
+from tests.conftest import REPO
 
 TEMPERATURES = [0.25, 1.0, 4.0]
 
@@ -18,13 +20,17 @@ def test_a_simulated_study_has_a_row_per_question_and_temperature():
         simulate_study(np.random.default_rng(0), "oracle", 1, 5, TEMPERATURES)
 
 
-def test_the_study_detects_a_perfect_judge_and_not_a_random_one():
-    # 40 questions, N = 25: the configured science MC study
-    assert power("perfect", 40, 25, TEMPERATURES, trials=100, seed=0) >= 0.95
+def test_the_science_runs_study_detects_a_perfect_judge_and_not_a_random_one():
+    """At the size config/science.yaml gives its multiple-choice study."""
+    config = load_config(REPO / "config" / "science.yaml")
+    questions, n = question_count(config, "real_mmlu"), answer_settings(config, "real_mmlu")
+    temperatures = config["report"]["mc_temperatures"]
+    size = (min(questions, 40), n["num_answers"], temperatures)  # 40 shipped questions
+    assert power("perfect", *size, trials=100, seed=0) >= 0.95
     # the random judge's true false-positive rate is the test's level, about 5 % (4.6 to 5.2 %
     # over 2,000 to 5,000 trials), so a few hundred trials put the point estimate on either
     # side of 5 % by chance: assert that it is not shown to exceed 5 %
-    fired = detections("random", 40, 25, TEMPERATURES, trials=400, seed=0)
+    fired = detections("random", *size, trials=400, seed=0)
     assert proportion_ci(fired, 400, confidence=0.99).low <= 0.05
 
 
