@@ -124,3 +124,10 @@ def test_a_backend_without_log_probabilities_is_told_to_sample(tiny_model, quest
     generator = NoLogprobs(tiny_model_spec(tiny_model, backend="hf"))
     with pytest.raises(InputError, match=r"answers\.choice_truth: logprobs: .*use samples"):
         choice_truth(generator, questions, SETTINGS, [1, 2])
+
+
+def test_exact_truth_needs_the_answers_to_be_sampled_from_the_models_own_distribution(
+    hf_generator, questions
+):
+    with pytest.raises(InputError, match=r"logprobs is the distribution at temperature 1"):
+        choice_truth(hf_generator, questions, {**SETTINGS, "temperature": 0.7}, [1, 2])

@@ -133,6 +133,11 @@ def choice_truth(
     choices = [list(c) for c in picked["choices"]]
     source = settings["choice_truth"]
     if source == "logprobs":
+        if (settings["temperature"], settings["top_p"]) != (1.0, 1.0):
+            raise InputError(
+                "answers.choice_truth: logprobs is the distribution at temperature 1 and top_p"
+                " 1, not the answers' sampling settings; use samples"
+            )
         prompts = [generator.format.render(chat) for chat in chats]
         try:
             first = generator.first_token_probs(prompts, TOP_TOKENS)
