@@ -89,6 +89,32 @@ def _strategies(main: pd.DataFrame, baseline: str, datasets: list[str]) -> list[
     return _table(header, rows)
 
 
+def _verdicts(
+    read: dict[str, pd.DataFrame], free_form: list[str], choices: list[str], baseline: str
+) -> list[str]:
+    """One line per judge: what each study concludes (the sections below give the numbers)."""
+    pairs = read["validation"].query("metric == 'selfreflect' and n_pairs > 0")
+    pairs = pairs[pairs["dataset"].isin(free_form)]
+    mc = read["mc_study"][read["mc_study"]["dataset"].isin(choices)]
+    main = read["main"][read["main"]["dataset"].isin(free_form)]
+    rows = []
+    for judge in dict.fromkeys(read["main"]["judge"]):
+        own = pairs[pairs["judge"] == judge]
+        above = own.loc[own["ci_low"] > 0.5, "pair_type"].tolist()
+        tracks = mc[(mc["judge"] == judge) & (mc["median_rho_low"] > 0) & (mc["p_value"] < 0.05)]
+        better = main[(main["judge"] == judge) & (main["diff_high"] < 0)]["strategy"].tolist()
+        rows.append(
+            [
+                judge,
+                f"{len(above)} of {len(own)}" + (f" ({', '.join(above)})" if above else ""),
+                _verdict(not tracks.empty),
+                ", ".join(better) or "none",
+            ]
+        )
+    header = ["judge", "pair types above chance", "MC study tracks W1"]
+    return _table([*header, f"strategies better than {baseline}"], rows)
+
+
 def _agreement(agreement: pd.DataFrame) -> list[str]:
     header = ["judge", "backend", "summaries", "max abs difference", "mean abs difference"]
     rows = [
@@ -138,6 +164,10 @@ def render(config_path: Path) -> str:
         f"{subject}; judges: {', '.join(config['judges'])} (transformers on a CPU, post-hoc "
         f"temperature {config['scoring']['temperature']}, `{config['scoring']['stopwords']}` "
         "stopwords). `pytest -m science` asserts on the same tables.",
+        "",
+        "## Verdict",
+        "",
+        *_verdicts(read, free_form, choices, config["report"]["baseline"]),
         "",
         "## 1. Controlled pairs (paper Table 1)",
         "",
