@@ -36,6 +36,14 @@ def answers_with_a_failure(smoke_run, tmp_path):
     return path
 
 
+def plain(value):
+    """A table cell as `datasets` gives it back: arrays and numpy scalars as Python values,
+    missing values (NA, NaN) as None."""
+    if pd.api.types.is_scalar(value) and pd.isna(value):
+        return None
+    return getattr(value, "tolist", lambda: value)()
+
+
 def round_trip(answers: Path, questions: Path, folder: Path) -> pd.DataFrame:
     """Export ``answers`` as a datasets folder, load it with `datasets` and import it back:
     every column and the metadata come back as they were. The exported table."""
@@ -51,10 +59,8 @@ def round_trip(answers: Path, questions: Path, folder: Path) -> pd.DataFrame:
 
     loaded = datasets.load_dataset("parquet", data_dir=str(folder / "data"), split="train")
     assert loaded.column_names == list(original.columns)
-    for column in original.columns:  # arrays and numpy scalars as plain Python values
-        expected = [
-            None if v is pd.NA else getattr(v, "tolist", lambda v=v: v)() for v in original[column]
-        ]
+    for column in original.columns:
+        expected = [plain(v) for v in original[column]]
         assert loaded[column] == expected, column
     return original
 

@@ -193,8 +193,9 @@ def test_sorting_by_a_strategy_orders_the_table(page):
 
 
 def test_a_question_page_colours_the_masked_words(page):
-    page.click("#questions tbody tr:first-child")
-    assert page.is_visible("#detail") and not page.is_visible("#list")
+    page.click("#questions tbody tr:first-child")  # sets the hash; its hashchange shows the page
+    page.wait_for_selector("#detail", state="visible")
+    page.wait_for_selector("#list", state="hidden")
     words = page.locator("#detail .word")
     assert words.count() > 0
     assert words.first.get_attribute("style").startswith("background:")

@@ -61,6 +61,8 @@ def synthetic_mc(rng):
             "temperature": np.tile([0.25, 0.5, 1.0, 2.0, 4.0], 8),
             "ambiguous_conditioning": 0,
             "ambiguous_test": 0,
+            "choice_source": "logprobs",
+            "choice_error": 0.0,
             **KEYS,
         }
     )

@@ -4,6 +4,7 @@ import signal
 import subprocess
 import sys
 
+import numpy as np
 import pandas as pd
 import pytest
 import yaml
@@ -78,6 +79,9 @@ def questions_as_answers(frame):
         model="m",
         seed=1,
         error=None,
+        choice_probs=None,  # free-form questions: no choice truth
+        choice_source=None,
+        choice_error=np.nan,
     )
 
 
