@@ -190,6 +190,13 @@ def stated_percents(distribution: np.ndarray) -> np.ndarray:
     return np.round(100 * np.asarray(distribution)).astype(int)
 
 
+def stated_distribution(truth: Sequence[float], temperature: float) -> tuple[np.ndarray, float]:
+    """The whole percentages a summary states for ``truth`` tempered at ``temperature``, and
+    their true W1 to ``truth`` (0/1 ground metric, i.e. total variation)."""
+    percents = stated_percents(tempered(truth, temperature))
+    return percents, wasserstein_1(percents, truth, normalize=True)
+
+
 def mc_summary(percents: np.ndarray, choices: Sequence[str]) -> str:
     """A distribution summary over the choices (``A. text``) and "none of the choices"."""
     text = prompts()
@@ -204,13 +211,11 @@ def mc_variants(
     """(temperature, summary, true W1) per temperature.
 
     The summary states the subject's distribution over the options (``truth``: the choices
-    then "none", :func:`selfreflect.choices.choice_truth`) tempered, in whole percentages; its
-    true W1 (0/1 ground metric, i.e. total variation) is the distance between the stated
-    percentages and the truth.
+    then "none", :func:`selfreflect.choices.choice_truth`) tempered, in whole percentages
+    (:func:`stated_distribution`).
     """
     out = []
     for temperature in temperatures:
-        percents = stated_percents(tempered(truth, temperature))
-        w1 = wasserstein_1(percents, truth, normalize=True)
+        percents, w1 = stated_distribution(truth, temperature)
         out.append((float(temperature), mc_summary(percents, choices), w1))
     return out

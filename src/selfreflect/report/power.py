@@ -25,7 +25,7 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from selfreflect.report.controlled import stated_percents, tempered
+from selfreflect.report.controlled import stated_distribution
 from selfreflect.stats import per_question_rho, proportion_ci, signed_rank_greater, wasserstein_1
 
 Judge = Literal["perfect", "random"]
@@ -58,8 +58,7 @@ def simulate_study(
     for question, truth in enumerate(rng.dirichlet(np.full(choices, concentration), questions)):
         held_out = rng.multinomial(n_answers, truth)
         for temperature in temperatures:
-            percents = stated_percents(tempered(truth, temperature))
-            distance = wasserstein_1(percents, truth, normalize=True)
+            percents, distance = stated_distribution(truth, temperature)
             score = _score(rng, judge, percents, held_out)
             rows.append((question, temperature, score, distance))
     return pd.DataFrame(rows, columns=["question", "temperature", "score", "distance"])

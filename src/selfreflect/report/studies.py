@@ -18,8 +18,8 @@ from selfreflect.report import alt_metrics
 from selfreflect.report.controlled import (
     BY_STRING,
     Grouping,
-    mc_variants,
     pairs_table,
+    stated_distribution,
 )
 from selfreflect.scoring.judge import Judge
 
@@ -92,9 +92,9 @@ def mc_scores(
         conditioning, test = list(answer.conditioning_answers), list(answer.test_answers)
         ambiguous = [int(choice_counts(a, options)[-1]) for a in (conditioning, test)]
         source = (answer.choice_source, answer.choice_error)
-        variants = mc_variants(list(answer.choice_probs), options, settings["mc_temperatures"])
-        for t, _, w1 in variants:
-            truth[answer.id, t] = (w1, *source, *ambiguous)
+        for t in settings["mc_temperatures"]:
+            _, w1 = stated_distribution(list(answer.choice_probs), t)
+            truth[answer.id, float(t)] = (w1, *source, *ambiguous)
     keys = list(zip(table["id"], table["temperature"], strict=True))
     values = [truth.get(key, (None,) * len(MC_TRUTH)) for key in keys]
     table[MC_TRUTH] = pd.DataFrame(values, columns=MC_TRUTH, index=table.index)
