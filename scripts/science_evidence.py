@@ -118,7 +118,13 @@ def _verdicts(
 def _agreement(agreement: pd.DataFrame) -> list[str]:
     header = ["judge", "backend", "summaries", "max abs difference", "mean abs difference"]
     rows = [
-        [row.judge, row.backend, row.n_summaries, row.max_abs_diff, row.mean_abs_diff]
+        [
+            row.judge,
+            row.backend,
+            row.n_summaries,
+            f"{row.max_abs_diff:.1e}",
+            f"{row.mean_abs_diff:.1e}",
+        ]
         for row in agreement.itertuples()
     ]
     return _table(header, rows)
