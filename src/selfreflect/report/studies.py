@@ -91,9 +91,9 @@ def mc_scores(
         options = list(options)
         conditioning, test = list(answer.conditioning_answers), list(answer.test_answers)
         ambiguous = [int(choice_counts(a, options)[-1]) for a in (conditioning, test)]
-        source = (answer.choice_source, answer.choice_error)
+        source, probs = (answer.choice_source, answer.choice_error), list(answer.choice_probs)
         for t in settings["mc_temperatures"]:
-            _, w1 = stated_distribution(list(answer.choice_probs), t)
+            _, w1 = stated_distribution(probs, t)
             truth[answer.id, float(t)] = (w1, *source, *ambiguous)
     keys = list(zip(table["id"], table["temperature"], strict=True))
     values = [truth.get(key, (None,) * len(MC_TRUTH)) for key in keys]
