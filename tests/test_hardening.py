@@ -84,7 +84,7 @@ def test_artifacts_get_the_modes_of_the_umask(tmp_path, umask):
     try:
         write_table("answers", read_reference_answers(write_json(tmp_path / "a.json", ANSWERS)),
                     tmp_path / "a.parquet")  # fmt: skip
-        with atomic_dir(tmp_path / "model") as folder:
+        with atomic_dir(tmp_path / "model", "test") as folder:
             (folder / "x").write_text("x")
     finally:
         os.umask(previous)

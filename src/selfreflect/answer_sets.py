@@ -18,11 +18,12 @@ import yaml
 
 from selfreflect.artifacts import read_metadata, read_table, write_table
 from selfreflect.errors import InputError
-from selfreflect.fileio import atomic_dir
+from selfreflect.fileio import atomic_dir, check_replaceable
 
 DATA = "data"
 CARD = "README.md"
 SHARD_ROWS = 10_000  # questions per Parquet shard
+OWNER = "selfreflect export-answers"  # the command whose marker an answer set holds
 
 CARD_BODY = """
 # SelfReflect answer set: {subject} on {dataset}
@@ -85,9 +86,7 @@ def write_answer_set(
     """Write the answers table at ``answers_path`` as an answer-set folder ``out`` (replaced
     whole, atomically); ``questions_path``'s metadata names the source dataset. Returns the
     number of shards."""
-    out = Path(out)
-    if out.exists() and any(out.iterdir()) and not (out / CARD).is_file():
-        raise InputError(f"{out}: exists and is not an answer set folder (no {CARD})")
+    check_replaceable(out, OWNER)
     answers = read_table("answers", answers_path)
     metadata = {k: v for k, v in read_metadata(answers_path).items() if k != "kind"}
     source = None
@@ -95,7 +94,7 @@ def write_answer_set(
         questions = read_metadata(questions_path)
         source = {"dataset": questions.get("dataset"), **(questions.get("source") or {})}
     shards = max(1, -(-len(answers) // SHARD_ROWS))
-    with atomic_dir(out) as tmp:
+    with atomic_dir(out, OWNER) as tmp:
         for i in range(shards):
             part = answers.iloc[i * SHARD_ROWS : (i + 1) * SHARD_ROWS]
             write_table(

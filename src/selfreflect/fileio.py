@@ -175,14 +175,47 @@ def file_digest(path: str | os.PathLike) -> str:
         return hashlib.file_digest(handle, "sha256").hexdigest()
 
 
+OWNER_MARKER = ".selfreflect-output"  # in a folder a command wrote: that command's name
+
+
+def folder_owner(path: str | os.PathLike) -> str | None:
+    """The command whose marker the folder ``path`` holds (None: no marker)."""
+    marker = Path(path) / OWNER_MARKER
+    try:
+        return marker.read_text(encoding="utf-8").strip() or None
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def check_replaceable(path: str | os.PathLike, owner: str) -> None:
+    """Refuse, with one line naming ``path``, to replace anything but a missing or empty
+    folder or one holding ``owner``'s marker (what another command or a person put there is
+    never deleted); then check that ``path`` can be written. Touches nothing."""
+    path = Path(path)
+    if path.is_symlink() or (path.exists() and not path.is_dir()):
+        raise InputError(f"{path}: exists and is not a folder {owner} wrote; not replaced")
+    if path.is_dir() and any(path.iterdir()) and folder_owner(path) != owner:
+        found = folder_owner(path)
+        whose = f"was written by {found}" if found else f"has no {OWNER_MARKER} marker"
+        raise InputError(
+            f"{path}: exists and {whose}; {owner} replaces only an empty folder or its own "
+            "output (choose another folder, or remove it yourself)"
+        )
+    check_writable(path)
+
+
 @contextmanager
-def atomic_dir(path: str | os.PathLike) -> Iterator[Path]:
+def atomic_dir(path: str | os.PathLike, owner: str) -> Iterator[Path]:
     """Yield a temporary directory beside ``path``; swap it into place if the block succeeds.
 
-    Everything in it gets the mode the umask gives (libraries such as safetensors write 0600).
-    A write that fails (full disk) raises one ``InputError`` naming ``path``.
+    ``path`` may be missing, an empty folder or an earlier output of the command ``owner``
+    (its marker, :data:`OWNER_MARKER`, is written into the new folder); anything else is
+    refused before the block runs (:func:`check_replaceable`). Everything in it gets the mode
+    the umask gives (libraries such as safetensors write 0600). A write that fails (full disk)
+    raises one ``InputError`` naming ``path``.
     """
     path = Path(path)
+    check_replaceable(path, owner)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", dir=path.parent))
@@ -190,7 +223,9 @@ def atomic_dir(path: str | os.PathLike) -> Iterator[Path]:
         raise InputError(f"{path}: cannot write ({_reason(err)})") from None
     try:
         yield tmp
+        (tmp / OWNER_MARKER).write_text(owner + "\n", encoding="utf-8")
         _apply_umask(tmp)
+        check_replaceable(path, owner)  # nothing else moved in while the block ran
         if path.exists():
             shutil.rmtree(path)
         os.replace(tmp, path)

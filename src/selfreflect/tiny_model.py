@@ -52,6 +52,8 @@ def build_tokenizer(vocab_size: int = 640):
         model_max_length=4096,
     )
 
+OWNER = "selfreflect tiny-model"  # the command whose marker its folder holds
+
 
 def build_tiny_model(out_dir: str | os.PathLike, seed: int = 0) -> Path:
     """Write the tiny model (weights, config, tokenizer, template) to ``out_dir``.
@@ -62,8 +64,9 @@ def build_tiny_model(out_dir: str | os.PathLike, seed: int = 0) -> Path:
     from transformers import GenerationConfig, Qwen2Config, Qwen2ForCausalLM
     from transformers.utils import logging as transformers_logging
 
-    from selfreflect.fileio import atomic_dir
+    from selfreflect.fileio import atomic_dir, check_replaceable
 
+    check_replaceable(out_dir, OWNER)
     transformers_logging.disable_progress_bar()  # a bar per shard; an error stays one line
 
     tokenizer = build_tokenizer()
@@ -87,7 +90,7 @@ def build_tiny_model(out_dir: str | os.PathLike, seed: int = 0) -> Path:
     )
     torch.manual_seed(seed)
     model = Qwen2ForCausalLM(config).eval()
-    with atomic_dir(out_dir) as tmp:
+    with atomic_dir(out_dir, OWNER) as tmp:
         model.save_pretrained(tmp)
         tokenizer.save_pretrained(tmp)
         GenerationConfig(eos_token_id=eos, pad_token_id=pad).save_pretrained(tmp)

@@ -28,11 +28,11 @@ def export_answers(fmt: str, questions_path: str | None, answers_path: str, out:
     from selfreflect.fileio import check_writable
     from selfreflect.reference_format import write_reference_answers
 
-    check_writable(out)
     if fmt == "hf":
         from selfreflect.answer_sets import write_answer_set
 
         shards = write_answer_set(answers_path, out, questions_path)
         click.echo(f"answer set written to {out} ({shards} Parquet shard(s) and a dataset card)")
     else:
+        check_writable(out)
         write_reference_answers(read_table("answers", answers_path), out)

@@ -31,16 +31,16 @@ def finetune_train(
     from selfreflect.artifacts import read_metadata, read_table
     from selfreflect.config import load_config, model_spec
     from selfreflect.errors import ConfigError
-    from selfreflect.fileio import check_writable, write_atomic
+    from selfreflect.fileio import check_replaceable, check_writable, write_atomic
     from selfreflect.finetune import check_finetune
-    from selfreflect.finetune.train import train_adapter
+    from selfreflect.finetune.train import OWNER, train_adapter
     from selfreflect.provenance import provenance
 
     config = load_config(config_path)
     check_finetune(config, config_path)
     spec = model_spec(config, subject, source=config_path)
     data = read_table(f"{method}_data", data_path)
-    check_writable(out)
+    check_replaceable(out, OWNER)
     check_writable(loss_path)
     settings = config["finetune"]["training"]
     record = provenance(

@@ -18,6 +18,8 @@ import pandas as pd
 
 from selfreflect.errors import ConfigError
 
+OWNER = "selfreflect finetune-train"  # the command whose marker an adapter folder holds
+
 
 def check_target_modules(spec: dict[str, Any], modules: list[str]) -> None:
     """Fail, naming the key, when a LoRA target module is not a module of the model ``spec``
@@ -77,8 +79,9 @@ def train_adapter(
 
     from selfreflect.backends.hf_engine import load_hf_model
     from selfreflect.families import PromptFormat
-    from selfreflect.fileio import atomic_dir, write_json
+    from selfreflect.fileio import atomic_dir, check_replaceable, write_json
 
+    check_replaceable(out, OWNER)
     lora = settings["lora"]
     check_target_modules(spec, lora["target_modules"])
     tokenizer, model = load_hf_model(spec)
@@ -120,7 +123,7 @@ def train_adapter(
     )
     last = get_last_checkpoint(str(checkpoints)) if checkpoints.is_dir() else None
     trainer.train(resume_from_checkpoint=last)
-    with atomic_dir(out) as tmp:
+    with atomic_dir(out, OWNER) as tmp:
         trainer.model.save_pretrained(tmp)
         write_json(tmp / "training.json", record)
     shutil.rmtree(checkpoints.parent)
