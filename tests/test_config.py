@@ -1,5 +1,6 @@
 """Config loading: defaults filled, one-line errors naming the file and key."""
 
+import time
 from pathlib import Path
 
 import pytest
@@ -98,3 +99,51 @@ def test_key_order_in_the_file_does_not_change_parameters():
     }
     assert repr(validate_config(shuffled)) == repr(validate_config(config))
     assert list(validate_config(config)["datasets"]) == list(config["datasets"])
+
+
+def alias_bomb(mapping: bool = False, levels: int = 9, width: int = 9) -> str:
+    """A "billion laughs" YAML document: each level holds the previous one ``width`` times."""
+    open_, close = "{}" if mapping else "[]"
+
+    def level(item: str) -> str:
+        items = [f"k{i}: {item}" if mapping else item for i in range(width)]
+        return open_ + ", ".join(items) + close
+
+    lines = [f"l0: &l0 {level('lol')}"]
+    lines += [f"l{n}: &l{n} {level(f'*l{n - 1}')}" for n in range(1, levels)]
+    return "\n".join(lines) + "\n"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (alias_bomb(), "line 5: aliases expand to more than 10000 nodes"),
+        (alias_bomb(mapping=True), "line 4: aliases expand to more than 10000 nodes"),
+        ("models: &m\n  tiny: *m\n", "line 1: an alias refers to a node that contains it"),
+    ],
+    ids=["sequences", "mappings", "recursive"],
+)
+def test_an_alias_bomb_is_refused_before_anything_walks_it(tmp_path, text, expected):
+    path = tmp_path / "bomb.yaml"
+    path.write_text(text)
+    started = time.monotonic()
+    with pytest.raises(ConfigError) as err:
+        load_config(path)
+    assert time.monotonic() - started < 5
+    assert str(err.value) == f"{path}: malformed YAML at {expected}"
+
+
+def test_anchors_aliases_and_merge_keys_still_work(tmp_path):
+    path = tmp_path / "anchored.yaml"
+    path.write_text(
+        "models:\n"
+        "  tiny: &tiny {path: x/y, backend: hf}\n"
+        "  tiny32:\n    <<: *tiny\n    dtype: float32\n"
+        "subjects: &who [tiny, tiny32]\n"
+        "judges: *who\n"
+        "datasets: {d: {source: simpleqa}}\n"
+    )
+    config = load_config(path)
+    assert config["judges"] == config["subjects"] == ["tiny", "tiny32"]
+    assert config["models"]["tiny32"]["backend"] == "hf"
+    assert config["models"]["tiny32"]["dtype"] == "float32"

@@ -134,8 +134,19 @@ def read_json(path: str | os.PathLike) -> Any:
         raise InputError(f"{path}: not UTF-8 text ({err.reason})") from None
 
 
+ALIAS_EXPANSION_LIMIT = 10_000  # nodes aliases may add: more is an alias bomb, not a config
+
+
 class _StrictYamlLoader(yaml.SafeLoader):
-    """YAML's safe loader, refusing a mapping with a repeated key."""
+    """YAML's safe loader, refusing a mapping with a repeated key and aliases that expand
+    past :data:`ALIAS_EXPANSION_LIMIT` nodes (a "billion laughs" file would otherwise keep
+    every reader walking it busy for hours)."""
+
+    def get_single_node(self) -> yaml.Node | None:
+        node = super().get_single_node()
+        if node is not None:
+            _AliasBudget().size(node, parent=node)
+        return node
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
         seen = set()
@@ -152,9 +163,42 @@ class _StrictYamlLoader(yaml.SafeLoader):
         return super().construct_mapping(node, deep=deep)
 
 
+class _AliasBudget:
+    """Counts the nodes a composed YAML graph has once its aliases are expanded."""
+
+    def __init__(self) -> None:
+        self.sizes: dict[int, int] = {}  # node id -> expanded size (-1: being walked)
+        self.added = 0  # nodes the aliases add
+
+    def size(self, node: yaml.Node, parent: yaml.Node) -> int:
+        """The expanded size of ``node``; refuses an alias of a node that contains it, or
+        aliases adding more than the limit (``parent``: the node holding this reference)."""
+        known = self.sizes.get(id(node))
+        if known == -1:
+            raise _alias_error("an alias refers to a node that contains it", parent)
+        if known is not None:  # a second reference: an alias
+            self.added += known
+            if self.added > ALIAS_EXPANSION_LIMIT:
+                problem = f"aliases expand to more than {ALIAS_EXPANSION_LIMIT} nodes"
+                raise _alias_error(problem, parent)
+            return known
+        self.sizes[id(node)] = -1
+        children: list[yaml.Node] = []
+        if isinstance(node, yaml.SequenceNode):
+            children = node.value
+        elif isinstance(node, yaml.MappingNode):
+            children = [item for pair in node.value for item in pair]
+        self.sizes[id(node)] = 1 + sum(self.size(child, node) for child in children)
+        return self.sizes[id(node)]
+
+
+def _alias_error(problem: str, node: yaml.Node) -> yaml.composer.ComposerError:
+    return yaml.composer.ComposerError(None, None, problem, node.start_mark)
+
+
 def read_yaml(path: str | os.PathLike) -> Any:
-    """Read a YAML file safely; a missing, malformed or ambiguous (repeated key) file raises
-    one ``InputError`` naming the file and line."""
+    """Read a YAML file safely; a missing, malformed or ambiguous (repeated key) file, or one
+    whose aliases expand without bound, raises one ``InputError`` naming the file and line."""
     path = Path(path)
     if not path.is_file():
         raise InputError(f"{path}: file not found")
