@@ -92,3 +92,68 @@ def test_every_prompt_key_a_module_names_is_declared(module):
     if module.startswith("selfreflect.strategies"):
         declared |= {key for name in builtin_names() for key in strategy_prompts(name)}
     assert named <= declared
+
+
+def write_modules(root: Path, modules: dict[str, str]) -> None:
+    for name, text in modules.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+
+
+PLUGIN_PROJECT = {
+    "mine/__init__.py": "",
+    "mine/strategy.py": (
+        "import json\nimport yaml\nfrom typing import TYPE_CHECKING\n"
+        "from mine import helpers\nfrom .wording import phrase\n"
+        "if TYPE_CHECKING:\n    import typed_only\n"
+        "def vote(ctx):\n    import lazy\n    return phrase(helpers.count(ctx))\n"
+    ),
+    "mine/wording.py": "from mine.strategy import vote\nphrase = str\n",  # a cycle
+    "mine/helpers.py": "import deeper\ntry:\n    import absent\nexcept ImportError:\n    pass\n",
+    "deeper.py": "count = len\n",
+    "lazy.py": "",
+    "typed_only.py": "",
+    "unrelated.py": "",
+}
+
+
+def test_a_plugin_runs_its_module_and_the_local_modules_it_imports(tmp_path, monkeypatch):
+    """Followed through the working directory's modules, directly or not (lazy and relative
+    imports too, packages' ``__init__`` on the way); the standard library, installed packages,
+    missing modules and type-checking imports are no files of the project."""
+    write_modules(tmp_path, PLUGIN_PROJECT)
+    monkeypatch.chdir(tmp_path)
+    assert code_deps.plugin_files("mine.strategy:vote") == (
+        "deeper.py",
+        "lazy.py",
+        "mine/__init__.py",
+        "mine/helpers.py",
+        "mine/strategy.py",
+        "mine/wording.py",
+    )
+    assert code_deps.plugin_files("deeper:count") == ("deeper.py",)
+
+
+def test_a_plugin_in_a_project_without_the_package_lists_no_package_file(tmp_path, monkeypatch):
+    write_modules(tmp_path, {"p.py": "from selfreflect.strategies import Context\n"})
+    monkeypatch.chdir(tmp_path)
+    assert code_deps.plugin_files("p:f") == ("p.py",)
+
+
+def test_the_example_plugin_adds_only_its_own_module_to_the_summaries_code():
+    """Its package imports are followed whole, like a command's: here all of them are the
+    summarize command's own code already, so the plug-in's job adds just its module."""
+    files = code_deps.plugin_files("examples.plugins:majority_vote")
+    assert {"examples/plugins.py", "src/selfreflect/chat.py"} <= set(files)
+    assert set(files) - set(command_deps("summarize").files) == {"examples/plugins.py"}
+
+
+def test_a_plugin_importing_more_of_the_package_adds_those_modules(tmp_path, monkeypatch):
+    """A package module summarize never runs (the main table's) counts for the plug-in."""
+    (tmp_path / "src").symlink_to(REPO / "src")
+    write_modules(tmp_path, {"p.py": "from selfreflect.report import tables\n"})
+    monkeypatch.chdir(tmp_path)
+    files = code_deps.plugin_files("p:f")
+    assert {"p.py", "src/selfreflect/report/tables.py"} <= set(files)
+    assert "src/selfreflect/report/tables.py" not in command_deps("summarize").files

@@ -181,3 +181,33 @@ def test_cli_errors_name_the_strategy_and_keep_other_summaries(cli_project):
         assert not out.exists()
     assert kept.read_bytes() == before
     assert sorted(p.name for p in kept.parent.iterdir()) == ["picky.parquet"]
+
+
+@pytest.mark.workflow
+def test_a_plugins_modules_are_code_deps_of_its_strategys_stages_only(tmp_path):
+    """In the DAG (dvc.yaml, from the Snakemake jobs' inputs), each plug-in strategy's
+    summaries depend on its own modules, a local module it imports included; no other
+    strategy's summaries do, and every stage lists each file once."""
+    from tests.workflow_utils import copy_project, run
+
+    project = copy_project(tmp_path / "p")
+    (project / "examples" / "vote.py").write_text(
+        "from examples.vote_words import PHRASE\n\ndef vote(ctx):\n    return PHRASE\n"
+    )
+    (project / "examples" / "vote_words.py").write_text("PHRASE = 'most likely this'\n")
+    config = yaml.safe_load((project / "config/smoke.yaml").read_text())
+    config["summaries"]["plugins"]["vote"] = "examples.vote:vote"
+    config["summaries"]["strategies"].append("vote")
+    (project / "config/smoke.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
+    run(["selfreflect", "dvc-yaml", "--config", "config/smoke.yaml"], project)
+    stages = yaml.safe_load((project / "dvc.yaml").read_text())["stages"]
+    plugin_files = {"examples/plugins.py", "examples/vote.py", "examples/vote_words.py"}
+    owned = {}
+    for name, stage in stages.items():
+        assert len(stage["deps"]) == len(set(stage["deps"])), name
+        if files := plugin_files & set(stage["deps"]):
+            owned[name] = files
+    assert owned == {
+        "summaries-smoke-tiny-majority_vote": {"examples/plugins.py"},
+        "summaries-smoke-tiny-vote": {"examples/vote.py", "examples/vote_words.py"},
+    }

@@ -12,8 +12,12 @@ TYPE_CHECKING:`` blocks run nothing, a registry's ``load`` imports each of its t
 keys in ``PROMPT_KEYS`` (strategies in ``register``), and a job depends on those texts alone
 (its params), so editing one prompt reruns only the jobs that render it.
 
+A plug-in strategy (``summaries.plugins``) is code of the jobs running it: its module, the
+working directory's modules it imports (directly or not) and the package modules these import.
+
 The analysis is static (``ast``) and reads the package files under ``src/selfreflect`` of the
-working directory, the files a job's code hash and DVC's deps cover.
+working directory (and a plug-in's modules there), the files a job's code hash and DVC's deps
+cover.
 """
 
 from __future__ import annotations
@@ -68,9 +72,9 @@ def _runtime_nodes(node: ast.AST) -> Iterator[ast.AST]:
         yield from _runtime_nodes(child)
 
 
-def _imported(statement: ast.Import | ast.ImportFrom, module: str, path: Path) -> list[str]:
-    """Package modules an import statement in ``module`` loads (a ``from`` import's names may
-    be submodules), with the packages above them."""
+def _import_names(statement: ast.Import | ast.ImportFrom, module: str, path: Path) -> list[str]:
+    """The modules an import statement in ``module`` may load (a ``from`` import's names may be
+    submodules), with the packages above them."""
     if isinstance(statement, ast.Import):
         names = [alias.name for alias in statement.names]
     else:
@@ -81,8 +85,18 @@ def _imported(statement: ast.Import | ast.ImportFrom, module: str, path: Path) -
         if statement.level:
             base = f"{package}.{base}" if base else package
         names = [base, *(f"{base}.{alias.name}" for alias in statement.names)]
+    return _with_parents(names)
+
+
+def _with_parents(names: list[str]) -> list[str]:
+    """``names`` after the packages above them (``a``, ``a.b`` before ``a.b.c``)."""
     parents = [".".join(n.split(".")[:i]) for n in names for i in range(1, n.count(".") + 1)]
-    return [name for name in dict.fromkeys([*parents, *names]) if module_file(name)]
+    return list(dict.fromkeys([*parents, *names]))
+
+
+def _imported(statement: ast.Import | ast.ImportFrom, module: str, path: Path) -> list[str]:
+    """Package modules an import statement in ``module`` loads, with the packages above them."""
+    return [name for name in _import_names(statement, module, path) if module_file(name)]
 
 
 @cache
@@ -216,10 +230,52 @@ def function_deps(functions: dict[str, tuple[str, ...]]) -> Deps:
         modules |= reached
         files |= own
     trees = [_tree(path) for path in files | {module_file(m) for m in modules}]  # type: ignore[misc]
-    paths = {*map(str, files), *(str(module_file(m)) for m in modules)}
-    paths.update(name for tree in trees for name in _data_files(tree))
     keys = [key for tree in trees for key in _prompt_keys(tree)]
-    return Deps(tuple(sorted(paths)), tuple(sorted(set(keys))))
+    return Deps(_file_names(files, modules), tuple(sorted(set(keys))))
+
+
+def _file_names(files: set[Path], modules: set[str]) -> tuple[str, ...]:
+    """The paths of ``files``, of the package ``modules`` and of the data files they name."""
+    paths = {*files, *(module_file(m) for m in modules)}
+    data = {name for path in paths for name in _data_files(_tree(path))}  # type: ignore[arg-type]
+    return tuple(sorted({*map(str, paths), *data}))
+
+
+def _local_file(module: str) -> Path | None:
+    """The file of module ``module`` in the working directory, where a plug-in is imported
+    from (the package lives under src/, not on that path), if it is one."""
+    base = Path(*module.split("."))
+    for path in (base / "__init__.py", base.with_suffix(".py")):
+        if path.is_file():
+            return path
+    return None
+
+
+def plugin_files(target: str) -> tuple[str, ...]:
+    """The files plug-in ``module.path:function`` runs: its module and every module of the
+    working directory it imports, directly or not (with each package's ``__init__`` on the
+    way), and the package modules these import, whole (as for a command). Modules from
+    elsewhere (the standard library, installed packages) are no files of the project."""
+    local: set[Path] = set()
+    modules: set[str] = set()
+    seen: set[str] = set()
+    todo = _with_parents([target.partition(":")[0]])
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        if (path := _local_file(name)) is not None:
+            local.add(path)
+            todo += [
+                imported
+                for child in _runtime_nodes(_tree(path.resolve()))  # a project's own file
+                if isinstance(child, ast.Import | ast.ImportFrom)
+                for imported in _import_names(child, name, path)
+            ]
+        elif module_file(name):
+            modules |= module_closure(name)
+    return tuple(sorted({*map(str, local), *_file_names(set(), modules)}))
 
 
 @cache

@@ -22,7 +22,7 @@ from selfreflect.finetune import check_finetune
 from selfreflect.scoring.stopwords import BUILT_IN as BUILT_IN_STOPWORDS
 from selfreflect.errors import ConfigError
 from selfreflect.strategies import check_strategies, strategy_prompts, strategy_setting_keys
-from selfreflect.code_deps import code_digest, command_deps, prompt_texts
+from selfreflect.code_deps import code_digest, command_deps, plugin_files, prompt_texts
 from selfreflect.workflow import setting_values
 
 _source = ", ".join(map(str, workflow.config_settings.configfiles)) or DEFAULT_CONFIG
@@ -105,18 +105,26 @@ def prompts(command, strategy_keys=None):
     return texts
 
 
-def code(command):
-    """The package files ``selfreflect COMMAND`` runs, derived from its imports
-    (:mod:`selfreflect.code_deps`), as ancient inputs (their timestamps rerun nothing): they
-    become the DVC stage's code deps."""
-    return ancient(list(command_deps(command).files))
+def code_files(command, strategy=None):
+    """The files a job of ``selfreflect COMMAND`` runs: the package files derived from the
+    command's imports (:mod:`selfreflect.code_deps`) and, in a job running the plug-in
+    strategy ``strategy``, the plug-in's own modules (no other strategy's job has them)."""
+    plugin = config["summaries"]["plugins"].get(strategy)
+    return sorted({*command_deps(command).files, *(plugin_files(plugin) if plugin else ())})
 
 
-def code_hash(command):
-    """Param: content hash of the files ``code(command)`` names, so Snakemake reruns a job whose
-    code changed (ancient inputs rerun nothing, and a param computed from ``input`` is not
-    compared)."""
-    return lambda wildcards: code_digest(command_deps(command).files)
+def code(command, strategy=False):
+    """Input function: the files ``code_files`` names (with ``strategy``, for a job running
+    its ``{strategy}``), as ancient inputs (their timestamps rerun nothing): they become the
+    DVC stage's code deps."""
+    return lambda w: ancient(code_files(command, w.strategy if strategy else None))
+
+
+def code_hash(command, strategy=False):
+    """Param: content hash of the files ``code(command, strategy)`` names, so Snakemake reruns a
+    job whose code changed (ancient inputs rerun nothing, and a param computed from ``input``
+    is not compared)."""
+    return lambda w: code_digest(code_files(command, w.strategy if strategy else None))
 
 
 def models(*names):

@@ -2,7 +2,7 @@ rule summaries:
     input:
         questions=rules.questions.output[0],
         models=lambda w: models(*summary_models(w))(w),
-        code=code("summarize"),
+        code=code("summarize", strategy=True),
     output:
         run_path(paths.SUMMARIES),
     log:
@@ -14,7 +14,7 @@ rule summaries:
     resources:
         **model_resources(summary_models),
     params:
-        code=code_hash("summarize"),
+        code=code_hash("summarize", strategy=True),
         config=RESOLVED_CONFIG,
         settings=settings("seed", summary_settings),
         prompts=prompts("summarize", lambda w: strategy_prompts(w.strategy)),
