@@ -1,9 +1,11 @@
 """User strategies: one function ``fn(ctx: Context) -> str`` named ``module.path:function``.
 
-The module is imported with the working directory on ``sys.path``. The function is called once
-per question; it can run the summariser (``ctx.chat`` or the raw ``ctx.generator``) and draw
-fresh answers from the subject (``ctx.fresh_answers()``). Raising :class:`QuestionFailed` fails
-just that question; any other exception fails the strategy, naming it.
+The module is imported with the working directory on ``sys.path``; it and the modules it imports
+from there are code of its strategy's jobs (:func:`selfreflect.code_deps.plugin_files`), so an
+edit reruns its summaries and what follows them. The function is called once per question; it
+can run the summariser (``ctx.chat`` or the raw ``ctx.generator``) and draw fresh answers from
+the subject (``ctx.fresh_answers()``). Raising :class:`QuestionFailed` fails just that question;
+any other exception fails the strategy, naming it.
 """
 
 from __future__ import annotations
