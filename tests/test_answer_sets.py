@@ -20,8 +20,8 @@ from tests.workflow_utils import clone_completed, copy_project, job_counts, snak
 pytestmark = pytest.mark.workflow
 
 
-def run(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(["selfreflect", *args], capture_output=True, text=True)
+def run(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run(["selfreflect", *args], capture_output=True, text=True, cwd=cwd)
 
 
 @pytest.fixture
@@ -44,13 +44,17 @@ def plain(value):
     return getattr(value, "tolist", lambda: value)()
 
 
-def round_trip(answers: Path, questions: Path, folder: Path) -> pd.DataFrame:
-    """Export ``answers`` as a datasets folder, load it with `datasets` and import it back:
-    every column and the metadata come back as they were. The exported table."""
+def round_trip(
+    answers: Path, questions: Path, folder: Path, project: Path, config: str
+) -> pd.DataFrame:
+    """Export ``answers`` as a datasets folder, load it with `datasets` and import it back into
+    their run (``config`` in ``project``): every column and the metadata come back as they were.
+    The exported table."""
     back = folder.with_suffix(".parquet")
     hf = ["export-answers", "--format", "hf", "--questions", str(questions)]
     assert run(*hf, str(answers), str(folder)).returncode == 0
-    assert run("import-answers", str(folder), str(back)).returncode == 0
+    imported = run("import-answers", "--config", config, str(folder), str(back), cwd=project)
+    assert imported.returncode == 0, imported.stderr
     original = read_table("answers", answers)
     pd.testing.assert_frame_equal(read_table("answers", back), original)
     assert read_metadata(back) == read_metadata(answers)
@@ -71,7 +75,9 @@ def card_header(folder: Path) -> dict:
 
 def test_export_load_and_import_lose_nothing(smoke_run, answers_with_a_failure, tmp_path):
     questions = smoke_run / paths.QUESTIONS.format(run="smoke", dataset="smoke")
-    original = round_trip(answers_with_a_failure, questions, tmp_path / "set")
+    original = round_trip(
+        answers_with_a_failure, questions, tmp_path / "set", smoke_run, "config/smoke.yaml"
+    )
     header = card_header(tmp_path / "set")
     assert header["subject"]["name"] == "tiny" and "sha256" in header["subject"]
     assert header["sampling"]["num_answers"] == 4 and header["seed"] == 1
@@ -88,7 +94,9 @@ def test_the_laptop_runs_real_answers_travel_losslessly(tmp_path):
     workflow.run(
         ["snakemake", "--configfile", "config/laptop.yaml", "--cores", "2", answers], project
     )
-    original = round_trip(project / answers, project / questions, tmp_path / "set")
+    original = round_trip(
+        project / answers, project / questions, tmp_path / "set", project, "config/laptop.yaml"
+    )
     assert original["test_answers"].map(len).eq(3).all()
     header = card_header(tmp_path / "set")
     assert header["subject"]["name"] == "smollm2" and header["questions"] == len(original) == 6
@@ -103,16 +111,6 @@ def test_large_sets_are_sharded(answers_with_a_failure, tmp_path, monkeypatch):
     pd.testing.assert_frame_equal(answer_sets.read_answer_set(folder)[0], original)
 
 
-def test_export_never_replaces_a_folder_that_is_not_an_answer_set(answers_with_a_failure, tmp_path):
-    (tmp_path / "notes.txt").write_text("mine")
-    result = run("export-answers", "--format", "hf", str(answers_with_a_failure), str(tmp_path))
-    assert result.returncode == 1 and (tmp_path / "notes.txt").read_text() == "mine"
-    assert (
-        result.stderr
-        == f"error: {tmp_path}: exists and is not an answer set folder (no README.md)\n"
-    )
-
-
 def test_a_later_run_starts_from_an_imported_answer_set(smoke_run, tmp_path):
     """As the README says: a fresh checkout with the run's questions imports the answer set
     where the run keeps its answers, and Snakemake samples nothing."""
@@ -125,7 +123,242 @@ def test_a_later_run_starts_from_an_imported_answer_set(smoke_run, tmp_path):
     project = clone_completed(smoke_run, tmp_path / "later")
     shutil.rmtree(project / ".snakemake")
     shutil.rmtree(project / Path(answers).parent)
-    assert run("import-answers", str(folder), str(project / answers)).returncode == 0
+    imported = run(
+        "import-answers", "--config", "config/smoke.yaml", str(folder), answers, cwd=project
+    )
+    assert imported.returncode == 0, imported.stderr
     jobs = job_counts(snakemake(project, "-n").stdout)
     assert "answers" not in jobs and "answers_shard" not in jobs
     assert jobs["score"] == jobs["summaries"] > 0
+
+
+# --- answer sets fit the run they join; export writes only its own folder ---------------------
+
+
+def snapshot(folder: Path) -> dict[str, tuple[bytes | str, int]]:
+    """Every entry under ``folder`` (links not followed): its bytes (a link: its target) and
+    modification time, to show that a refused command touched nothing."""
+    state = {}
+    for path in sorted(folder.rglob("*")):
+        info = path.lstat()
+        if path.is_symlink():
+            state[str(path)] = (str(path.readlink()), info.st_mtime_ns)
+        elif path.is_file():
+            state[str(path)] = (path.read_bytes(), info.st_mtime_ns)
+        else:
+            state[str(path)] = (b"", info.st_mtime_ns)
+    return state
+
+
+def one_line_error(result: subprocess.CompletedProcess, *parts: str) -> None:
+    assert result.returncode != 0 and result.stdout == ""
+    assert result.stderr.startswith("error: ") and result.stderr.count("\n") == 1, result.stderr
+    for part in parts:
+        assert part in result.stderr, (part, result.stderr)
+
+
+QUESTIONS = ["What is one?", "What is two?", "What is three?"]
+
+
+@pytest.fixture
+def fitting_run(tmp_path) -> Path:
+    """A run (``config.yaml`` in ``tmp_path``: subject tiny, dataset d, N = 2) with its questions
+    table where the run keeps it, and its answers as `selfreflect answers` writes them (same
+    metadata) in ``answers.parquet``; the subject "model" is a folder of one file."""
+    from selfreflect.config import answer_settings, load_config
+    from selfreflect.provenance import provenance
+
+    (tmp_path / "model").mkdir()
+    (tmp_path / "model" / "weights.bin").write_bytes(b"weights")
+    config = {
+        "run": "r",
+        "seed": 1,
+        "models": {"tiny": {"path": str(tmp_path / "model"), "backend": "hf"}},
+        "subjects": ["tiny"],
+        "judges": ["tiny"],
+        "datasets": {"d": {"source": "local", "path": "q.jsonl"}},
+        "answers": {"num_answers": 2, "temperature": 1.0, "top_p": 1.0, "max_tokens": 8},
+    }
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(config))
+    config = load_config(tmp_path / "config.yaml")
+    ids = [f"q{i}" for i in range(len(QUESTIONS))]
+    questions = pd.DataFrame({"id": ids, "question": QUESTIONS, "dataset": "d"})
+    write_table(
+        "questions",
+        questions.assign(source_index=range(3), choices=None, gold=None),
+        tmp_path / paths.QUESTIONS.format(run="r", dataset="d"),
+        provenance(config, [], dataset="d", source={"path": "q.jsonl"}),
+    )
+    answers = questions[["id", "question"]].assign(
+        test_answers=[["a", "b"]] * 3, conditioning_answers=[["c", "d"]] * 3, backend="hf"
+    )
+    answers = answers.assign(model="tiny", seed=[7, 8, 9], error=None)
+    meta = provenance(
+        config,
+        ["tiny"],
+        dataset="d",
+        subject="tiny",
+        settings=answer_settings(config, "d"),
+        shard=[0, 1],
+    )
+    write_table("answers", answers, tmp_path / "answers.parquet", meta)
+    return tmp_path
+
+
+def export(project: Path, out: Path, answers: str = "answers.parquet", *questions: str):
+    """``selfreflect export-answers --format hf`` of the run's answers (and ``questions``)."""
+    args = ["export-answers", "--format", "hf", *questions, str(project / answers), str(out)]
+    return run(*args, cwd=project)
+
+
+def import_set(project: Path, folder: Path, *options: str) -> subprocess.CompletedProcess:
+    """``selfreflect import-answers`` of ``folder`` into the run of ``project``'s config."""
+    command = ["import-answers", "--config", "config.yaml", *options, str(folder), "back.parquet"]
+    return run(*command, cwd=project)
+
+
+def claiming(project: Path, changes: dict) -> Path:
+    """An exported answer set of the run whose metadata claims ``changes`` (dotted keys; the
+    model is the claimed subject's)."""
+    meta = read_metadata(project / "answers.parquet")
+    for dotted, value in changes.items():
+        *parents, key = dotted.split(".")
+        node = meta
+        for parent in parents:
+            node = node[parent]
+        node[key] = value
+    meta["models"] = {meta["subject"]: meta["models"]["tiny"]}  # keyed by the claimed subject
+    write_table(
+        "answers", read_table("answers", project / "answers.parquet"), project / "c.pq", meta
+    )
+    assert export(project, project / "set", "c.pq").returncode == 0
+    return project / "set"
+
+
+def test_a_set_that_fits_its_run_imports_as_it_was(fitting_run):
+    assert export(fitting_run, fitting_run / "set").returncode == 0
+    result = import_set(fitting_run, fitting_run / "set")
+    assert result.returncode == 0, result.stderr
+    back, original = fitting_run / "back.parquet", fitting_run / "answers.parquet"
+    pd.testing.assert_frame_equal(read_table("answers", back), read_table("answers", original))
+    assert read_metadata(back) == read_metadata(original)
+
+
+# the probe's set: another subject, another temperature, N = 2 where the run has 4 ...
+MISMATCHES = {
+    "subject": ({"subject": "other"}, "the set's 'other'", "the run's 'tiny'"),
+    "model": ({"models.tiny.sha256": "0" * 64}, f"'{'0' * 64}'", "the run's '"),
+    "dataset": ({"dataset": "e"}, "the set's 'e'", "the run's 'd'"),
+    "seed": ({"seed": 2}, "the set's 2", "the run's 1"),
+    "num_answers": ({"settings.num_answers": 4}, "the set's 4", "the run's 2"),
+    "temperature": ({"settings.temperature": 0.7}, "the set's 0.7", "the run's 1.0"),
+    "top_p": ({"settings.top_p": 0.9}, "the set's 0.9", "the run's 1.0"),
+    "max_tokens": ({"settings.max_tokens": 64}, "the set's 64", "the run's 8"),
+}
+
+
+@pytest.mark.parametrize("field", MISMATCHES)
+def test_a_set_that_does_not_fit_is_refused_unless_accepted(fitting_run, field):
+    """One line names the field and both values and nothing is written; `--accept FIELD`
+    imports it, the metadata recording what was accepted."""
+    changes, theirs, ours = MISMATCHES[field]
+    folder = claiming(fitting_run, changes)
+    named = ["--subject", "tiny", "--dataset", "d"]
+    one_line_error(import_set(fitting_run, folder, *named), f"{folder}: {field}: ", theirs, ours)
+    assert not (fitting_run / "back.parquet").exists()
+    result = import_set(fitting_run, folder, *named, "--accept", field)
+    assert result.returncode == 0, result.stderr
+    meta = read_metadata(fitting_run / "back.parquet")
+    assert list(meta["accepted"]) == [field]
+    assert meta["subject"] == "tiny" and meta["dataset"] == "d"
+
+
+def test_a_set_of_a_subject_the_run_lacks_is_refused(fitting_run):
+    folder = claiming(fitting_run, {"subject": "other"})
+    one_line_error(import_set(fitting_run, folder), "config.yaml", "unknown model 'other'")
+
+
+def set_of(project: Path, answers: pd.DataFrame) -> Path:
+    """An answer-set folder holding ``answers`` with the run's metadata, as a hand-made or
+    older export might be (export itself refuses what these tests import)."""
+    folder = project / "set"
+    meta = read_metadata(project / "answers.parquet")
+    write_table("answers", answers, folder / "data" / "train-00000-of-00001.parquet", meta)
+    return folder
+
+
+QUESTION_DEFECTS = {
+    "duplicated": (lambda a: pd.concat([a, a.iloc[:1]]), "question q0 is answered more than"),
+    "foreign": (lambda a: a.assign(id=["q0", "q1", "x"]), "question x is not among"),
+    "missing": (lambda a: a.iloc[:2], "no answers to question q2"),
+    "other text": (lambda a: a.assign(question=["A?", *QUESTIONS[1:]]), "q0: its text is not"),
+}
+
+
+@pytest.mark.parametrize("defect", QUESTION_DEFECTS)
+def test_a_set_must_answer_the_runs_questions_once(fitting_run, defect):
+    change, message = QUESTION_DEFECTS[defect]
+    folder = set_of(fitting_run, change(read_table("answers", fitting_run / "answers.parquet")))
+    one_line_error(import_set(fitting_run, folder, "--accept", "subject"), str(folder), message)
+    assert not (fitting_run / "back.parquet").exists()
+
+
+def test_an_answer_set_needs_the_run_it_joins(fitting_run):
+    assert export(fitting_run, fitting_run / "set").returncode == 0
+    result = run("import-answers", "set", "back.parquet", cwd=fitting_run)
+    one_line_error(result, "set: ", "--config")
+
+
+def test_export_refuses_questions_that_are_not_the_answers(fitting_run):
+    """Another dataset's questions table, and answers holding a question twice."""
+    other = fitting_run / "other.parquet"
+    questions = read_table("questions", fitting_run / paths.QUESTIONS.format(run="r", dataset="d"))
+    write_table("questions", questions.assign(dataset="e"), other)
+    one_line_error(
+        export(fitting_run, fitting_run / "set", "answers.parquet", "--questions", str(other)),
+        str(other),
+        "dataset 'e', not of the answers' 'd'",
+    )
+    answers = read_table("answers", fitting_run / "answers.parquet")
+    meta = read_metadata(fitting_run / "answers.parquet")
+    write_table("answers", pd.concat([answers, answers.iloc[:1]]), fitting_run / "twice.pq", meta)
+    one_line_error(export(fitting_run, fitting_run / "set", "twice.pq"), "question q0")
+    assert not (fitting_run / "set").exists()
+
+
+def foreign_folder(project: Path, kind: str) -> Path:
+    """What export must never replace: a folder with a README.md and more, a folder of
+    configs, a file, a link to a folder."""
+    out = project / "out"
+    if kind == "file":
+        out.write_text("notes")
+    elif kind == "link":
+        (project / "target").mkdir()
+        (project / "target" / "keep.txt").write_text("keep")
+        out.symlink_to(project / "target")
+    else:
+        out.mkdir()
+        names = ["README.md", "notes.txt"] if kind == "readme" else ["smoke.yaml", "real.yaml"]
+        for name in names:
+            (out / name).write_text(f"{name}'s text")
+    return out
+
+
+@pytest.mark.parametrize("kind", ["readme", "configs", "file", "link"])
+def test_export_replaces_no_folder_that_is_not_its_own(fitting_run, kind):
+    out = foreign_folder(fitting_run, kind)
+    before = snapshot(fitting_run)
+    one_line_error(export(fitting_run, out), f"{out}: exists and ")
+    assert snapshot(fitting_run) == before
+
+
+@pytest.mark.parametrize("start", ["empty", "own export"])
+def test_export_writes_an_empty_folder_or_replaces_its_own(fitting_run, start):
+    out = fitting_run / "set"
+    out.mkdir()
+    if start == "own export":
+        assert export(fitting_run, out).returncode == 0
+        (out / "data" / "train-00000-of-00001.parquet").write_bytes(b"stale")
+    assert export(fitting_run, out).returncode == 0
+    answers, _ = answer_sets.read_answer_set(out)
+    pd.testing.assert_frame_equal(answers, read_table("answers", fitting_run / "answers.parquet"))

@@ -5,6 +5,10 @@ metadata), so ``datasets.load_dataset("parquet", data_dir=...)`` and the Hub's v
 folder as it is, and :func:`read_answer_set` gives back the table it came from, failures
 included. ``README.md`` is the card: its YAML header names the subject model, the sampling
 settings, the seed and the source dataset.
+
+A set joins a run only where it fits (:func:`check_fits`): the subject and its model's hash, the
+dataset, the seed and the sampling settings are the run's, and it answers each of the run's
+questions once.
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ from typing import Any
 import pandas as pd
 import yaml
 
-from selfreflect.artifacts import read_metadata, read_table, write_table
+from selfreflect.artifacts import one_label, read_metadata, read_table, write_table
 from selfreflect.errors import InputError
 from selfreflect.fileio import atomic_dir, check_replaceable
 
@@ -24,6 +28,10 @@ DATA = "data"
 CARD = "README.md"
 SHARD_ROWS = 10_000  # questions per Parquet shard
 OWNER = "selfreflect export-answers"  # the command whose marker an answer set holds
+# the sampling settings that shape the answers (checkpoint_every does not)
+SAMPLING = ("num_answers", "temperature", "top_p", "max_tokens", "choice_truth", "choice_samples")
+# what an answer set must share with the run it joins; import-answers --accept takes these
+CHECKED = ("subject", "model", "dataset", "seed", *SAMPLING)
 
 CARD_BODY = """
 # SelfReflect answer set: {subject} on {dataset}
@@ -39,7 +47,8 @@ import datasets
 answers = datasets.load_dataset("parquet", data_dir="{DATA}", split="train")
 ```
 
-To score it with the workflow: `selfreflect import-answers FOLDER answers.parquet`.
+To score it with the workflow, import it into a run of the same subject model, dataset and
+sampling settings: `selfreflect import-answers --config CONFIG FOLDER answers.parquet`.
 """
 
 
@@ -57,6 +66,7 @@ def card(answers: pd.DataFrame, metadata: dict[str, Any], source: dict[str, Any]
         "tags": ["selfreflect", "llm-answers"],
         "selfreflect": {
             "subject": {"name": subject, **metadata.get("models", {}).get(subject, {})},
+            "dataset": metadata.get("dataset"),
             "sampling": settings,
             "seed": metadata.get("seed"),
             "source_dataset": source,
@@ -84,15 +94,17 @@ def write_answer_set(
     answers_path: str | os.PathLike, out: str | os.PathLike, questions_path: str | None
 ) -> int:
     """Write the answers table at ``answers_path`` as an answer-set folder ``out`` (replaced
-    whole, atomically); ``questions_path``'s metadata names the source dataset. Returns the
-    number of shards."""
+    whole, atomically); ``questions_path``, the answers' questions table, names the source
+    dataset. Returns the number of shards."""
     check_replaceable(out, OWNER)
     answers = read_table("answers", answers_path)
     metadata = {k: v for k, v in read_metadata(answers_path).items() if k != "kind"}
-    source = None
+    questions = source = None
     if questions_path:
-        questions = read_metadata(questions_path)
-        source = {"dataset": questions.get("dataset"), **(questions.get("source") or {})}
+        questions = run_questions(questions_path, metadata.get("dataset") or None)
+        meta = read_metadata(questions_path)
+        source = {"dataset": meta.get("dataset"), **(meta.get("source") or {})}
+    check_questions(answers, questions, answers_path, questions_path)
     shards = max(1, -(-len(answers) // SHARD_ROWS))
     with atomic_dir(out, OWNER) as tmp:
         for i in range(shards):
@@ -112,3 +124,72 @@ def read_answer_set(folder: str | os.PathLike) -> tuple[pd.DataFrame, dict[str, 
     answers = pd.concat([read_table("answers", shard) for shard in shards], ignore_index=True)
     metadata = {k: v for k, v in read_metadata(shards[0]).items() if k != "kind"}
     return answers, metadata
+
+
+def run_questions(path: str | os.PathLike, dataset: str | None) -> pd.DataFrame:
+    """The questions table at ``path``, refused (one line naming it) unless its questions are
+    of ``dataset`` (None: any one dataset)."""
+    questions = read_table("questions", path)
+    found = one_label(questions, "dataset", path)
+    if dataset is not None and found != dataset:
+        raise InputError(f"{path}: questions of dataset {found!r}, not of the answers' {dataset!r}")
+    return questions
+
+
+def check_questions(
+    answers: pd.DataFrame,
+    questions: pd.DataFrame | None,
+    source: str | os.PathLike,
+    questions_path: str | os.PathLike | None,
+) -> None:
+    """Refuse answers (from ``source``) holding a question twice or, given the ``questions``
+    table at ``questions_path``, not answering exactly its questions, with their texts."""
+    repeated = answers["id"][answers["id"].duplicated()]
+    if len(repeated):
+        raise InputError(f"{source}: question {repeated.iloc[0]} is answered more than once")
+    if questions is None:
+        return
+    texts = dict(zip(questions["id"], questions["question"], strict=True))
+    for qid, text in zip(answers["id"], answers["question"], strict=True):
+        if qid not in texts:
+            raise InputError(f"{source}: question {qid} is not among {questions_path}'s questions")
+        if text != texts[qid]:
+            raise InputError(f"{source}: question {qid}: its text is not {questions_path}'s")
+    missing = questions["id"][~questions["id"].isin(answers["id"])]
+    if len(missing):
+        raise InputError(f"{source}: no answers to question {missing.iloc[0]} of {questions_path}")
+
+
+def claims(metadata: dict[str, Any]) -> dict[str, Any]:
+    """What an answers table's provenance ``metadata`` says it is, by :data:`CHECKED` field;
+    its model by hash or hub revision (the path differs between machines)."""
+    subject = metadata.get("subject")
+    model = (metadata.get("models") or {}).get(subject) or {}
+    settings = metadata.get("settings") or {}
+    return {
+        "subject": subject,
+        "model": model.get("sha256") or model.get("revision"),
+        "dataset": metadata.get("dataset"),
+        "seed": metadata.get("seed"),
+        **{key: settings.get(key) for key in SAMPLING},
+    }
+
+
+def check_fits(
+    found: dict[str, Any], expected: dict[str, Any], accept: set[str], source: str
+) -> dict[str, dict[str, Any]]:
+    """Refuse, with one line naming the field and both values, an answer set whose
+    :func:`claims` (``found``) differ from the run's (``expected``) in a field not in
+    ``accept``; an unknown model never fits. The accepted mismatches: field -> both values."""
+    accepted = {}
+    for field in CHECKED:
+        mine, theirs = found[field], expected[field]
+        if mine == theirs and not (field == "model" and mine is None):
+            continue
+        if field not in accept:
+            raise InputError(
+                f"{source}: {field}: the set's {mine!r}, the run's {theirs!r} "
+                f"(--accept {field} imports it anyway)"
+            )
+        accepted[field] = {"set": mine, "run": theirs}
+    return accepted

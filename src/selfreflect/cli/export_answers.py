@@ -18,7 +18,8 @@ import click
     "--questions",
     "questions_path",
     type=click.Path(dir_okay=False),
-    help="hf: the questions table, whose source dataset the dataset card names.",
+    help="hf: the answers' questions table (of their dataset, each question answered once), "
+    "whose source dataset the dataset card names.",
 )
 @click.argument("answers_path", type=click.Path(dir_okay=False))
 @click.argument("out", type=click.Path())

@@ -2,29 +2,98 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
+
+from selfreflect.answer_sets import CHECKED
 
 
 @click.command("import-answers")
-@click.option("--dataset", help="Record the dataset the answers belong to (else SOURCE's).")
-@click.option("--subject", help="Record the subject that gave them (else SOURCE's).")
+@click.option(
+    "--config",
+    "config_path",
+    type=click.Path(dir_okay=False),
+    help="A datasets folder: the config of the run it joins, which it must fit.",
+)
+@click.option(
+    "--questions",
+    "questions_path",
+    type=click.Path(dir_okay=False),
+    help="A datasets folder: the run's questions table [default: the run's, of --dataset].",
+)
+@click.option("--dataset", help="The dataset the answers belong to (else SOURCE's).")
+@click.option("--subject", help="The subject that gave them (else SOURCE's).")
+@click.option(
+    "--accept",
+    multiple=True,
+    type=click.Choice(CHECKED),
+    help="A datasets folder: import it although this field differs from the run's (repeatable).",
+)
 @click.argument("source", type=click.Path())
 @click.argument("out", type=click.Path(dir_okay=False))
-def import_answers(source: str, out: str, dataset: str | None, subject: str | None) -> None:
-    """Convert a reference test-answers JSON file or an exported datasets folder (SOURCE)
-    into an answers table; an exported folder keeps the dataset and subject it records."""
+def import_answers(
+    source: str,
+    out: str,
+    config_path: str | None,
+    questions_path: str | None,
+    dataset: str | None,
+    subject: str | None,
+    accept: tuple[str, ...],
+) -> None:
+    """Convert a reference test-answers JSON file (SOURCE, labelled with --dataset and
+    --subject) or an exported datasets folder into an answers table. A folder joins the run of
+    --config only if it fits: its subject, subject model hash, dataset, seed and sampling
+    settings are the run's, and it answers each of the run's questions once."""
     from pathlib import Path
 
-    from selfreflect.answer_sets import read_answer_set
     from selfreflect.artifacts import write_table
+    from selfreflect.errors import InputError
     from selfreflect.fileio import check_writable
     from selfreflect.provenance import code_provenance
     from selfreflect.reference_format import read_reference_answers
 
     check_writable(out)
-    if Path(source).is_dir():
-        answers, meta = read_answer_set(source)
-    else:
-        answers, meta = read_reference_answers(source), {"source": source, **code_provenance()}
     labels = {"dataset": dataset, "subject": subject}
-    write_table("answers", answers, out, meta | {k: v for k, v in labels.items() if v})
+    if not Path(source).is_dir():
+        if config_path or questions_path or accept:
+            raise InputError(
+                f"{source}: a reference JSON file records no run to check: import it with "
+                "--dataset and --subject only"
+            )
+        answers, meta = read_reference_answers(source), {"source": source, **code_provenance()}
+        write_table("answers", answers, out, meta | {k: v for k, v in labels.items() if v})
+        return
+    if not config_path:
+        raise InputError(f"{source}: an answer set joins a run only if it fits: name its --config")
+    answers, meta = _fitting_set(source, config_path, questions_path, labels, set(accept))
+    write_table("answers", answers, out, meta)
+    click.echo(f"{len(answers)} questions' answers imported to {out}")
+
+
+def _fitting_set(
+    source: str,
+    config_path: str,
+    questions_path: str | None,
+    labels: dict[str, str | None],
+    accept: set[str],
+) -> tuple[Any, dict[str, Any]]:
+    """The answer set ``source`` and its metadata for the run of ``config_path``, checked to
+    fit it; the metadata names the run's subject and dataset and records what was accepted."""
+    from selfreflect import answer_sets, paths
+    from selfreflect.config import answer_settings, dataset_spec, load_config, model_spec
+    from selfreflect.provenance import provenance
+
+    answers, meta = answer_sets.read_answer_set(source)
+    found = answer_sets.claims(meta)
+    config = load_config(config_path)
+    run = {key: labels[key] or found[key] for key in ("subject", "dataset")}
+    model_spec(config, run["subject"], source=config_path)
+    dataset_spec(config, run["dataset"], source=config_path)
+    questions_path = questions_path or paths.QUESTIONS.format(run=config["run"], **run)
+    questions = answer_sets.run_questions(questions_path, run["dataset"])
+    settings = answer_settings(config, run["dataset"])
+    expected = answer_sets.claims(provenance(config, [run["subject"]], settings=settings, **run))
+    accepted = answer_sets.check_fits(found, expected, accept, source)
+    answer_sets.check_questions(answers, questions, source, questions_path)
+    return answers, meta | run | ({"accepted": accepted} if accepted else {})
