@@ -199,3 +199,77 @@ def test_killed_scoring_job_resumes_to_identical_scores(cli_config, tmp_path, qu
     subprocess.run(command(out), check=True, capture_output=True)
     pd.testing.assert_frame_equal(read_table("scores", out), read_table("scores", reference))
     assert read_table("scores", out)["score"].notna().all()
+
+
+# --- merge takes only the shards of one experiment, made alike -----------------------------
+
+SHARD_META = {
+    "run": "r",
+    "dataset": "d",
+    "subject": "tiny",
+    "models": {"tiny": {"path": "m", "sha256": "0" * 64}},
+    "seed": 1,
+    "settings": SETTINGS,
+}
+SHARD_DIFFERENCES = {
+    "subject": {"subject": "other"},
+    "dataset": {"dataset": "e"},
+    "settings": {"settings": {**SETTINGS, "temperature": 0.5}},
+    "models": {"models": {"tiny": {"path": "m", "sha256": "1" * 64}}},
+    "seed": {"seed": 2},
+}
+
+
+def merge_shards(tmp_path, questions, kind, parts):
+    """``selfreflect merge KIND`` of ``parts`` (table, metadata) written as shard files."""
+    write_table(
+        "questions",
+        questions.assign(dataset="d", source_index=0, choices=None, gold=None),
+        tmp_path / "q.parquet",
+        {"run": "r"},
+    )
+    names = []
+    for i, (table, meta) in enumerate(parts):
+        names.append(str(tmp_path / f"p{i}.parquet"))
+        write_table(kind, table, names[-1], {**meta, "shard": [i, len(parts)]})
+    command = ["selfreflect", "merge", kind, "--questions", str(tmp_path / "q.parquet")]
+    command += ["--out", str(tmp_path / "out.parquet"), *names]
+    return subprocess.run(command, capture_output=True, text=True)
+
+
+def refused(result, *parts):
+    assert result.returncode == 1 and result.stderr.count("\n") == 1, result.stderr
+    assert all(part in result.stderr for part in parts), result.stderr
+
+
+@pytest.mark.parametrize("field", SHARD_DIFFERENCES)
+def test_merge_refuses_a_shard_made_differently(tmp_path, questions, field):
+    first = (questions_as_answers(questions.iloc[:3]), SHARD_META)
+    second = (questions_as_answers(questions.iloc[3:]), SHARD_META | SHARD_DIFFERENCES[field])
+    result = merge_shards(tmp_path, questions, "answers", [first, second])
+    refused(result, f"p1.parquet: {field} ", f"as in {tmp_path / 'p0.parquet'}")
+    assert not (tmp_path / "out.parquet").exists()
+
+
+def test_merge_refuses_a_question_answered_twice_in_a_shard(tmp_path, questions):
+    rows = questions_as_answers(questions)
+    result = merge_shards(tmp_path, questions, "answers", [(pd.concat([rows, rows[:1]]), {})])
+    refused(result, "p0.parquet: question ", "in two rows")
+
+
+def judgements(frame, subject):
+    return frame.assign(
+        dataset="d", subject=subject, judge="tiny", kind="strategy", strategy="greedy"
+    ).assign(
+        pair_type=None, side=None, temperature=np.nan, axis=None, size=None, summary="s",
+        score=0.5, num_tasks=1, error=None, tasks=None,
+    )  # fmt: skip
+
+
+def test_merge_refuses_judgements_of_two_subjects(tmp_path, questions):
+    """Judgements name their subject in their rows, not their metadata."""
+    meta = {"run": "r", "judge": "tiny"}
+    first = (judgements(questions.iloc[:3], "tiny"), meta)
+    second = (judgements(questions.iloc[3:], "other"), meta)
+    result = merge_shards(tmp_path, questions, "judgements", [first, second])
+    refused(result, "p1.parquet: subject 'other', not 'tiny'")

@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from selfreflect.artifacts import EXPERIMENT, one_label
 from selfreflect.errors import InputError
 
 
@@ -18,16 +19,21 @@ def shard(questions: pd.DataFrame, index: int, count: int) -> pd.DataFrame:
     return questions.iloc[bounds[index] : bounds[index + 1]]
 
 
-def merge(parts: list[pd.DataFrame], order: pd.Series, names: list[str]) -> pd.DataFrame:
+def merge(
+    parts: list[pd.DataFrame], order: pd.Series, names: list[str], one_row: bool = False
+) -> pd.DataFrame:
     """Concatenate shard tables and order them as ``order`` (question ids), each question's
     rows in their shard's order.
 
-    Every id must be in exactly one shard, and no shard may hold a question that is not in
-    ``order``; ``names`` name the shard files.
+    Every id must be in exactly one shard (in one row, if ``one_row``), and no shard may hold
+    a question that is not in ``order``; ``names`` name the shard files.
     """
     rank = {qid: i for i, qid in enumerate(order)}
     owner: dict[str, str] = {}
     for part, name in zip(parts, names, strict=True):
+        repeated = part["id"][part["id"].duplicated()]
+        if one_row and len(repeated):
+            raise InputError(f"{name}: question {repeated.iloc[0]} is in two rows")
         for qid in dict.fromkeys(part["id"]):
             if qid not in rank:
                 raise InputError(f"{name}: question {qid} is not among the questions")
@@ -42,11 +48,28 @@ def merge(parts: list[pd.DataFrame], order: pd.Series, names: list[str]) -> pd.D
     return merged.iloc[np.argsort(position.to_numpy(), kind="stable")].reset_index(drop=True)
 
 
-def check_run(run: str | None, shards: list[dict[str, Any]], names: list[str]) -> None:
-    """Refuse a shard whose metadata (``shards``) names another run than its questions' ``run``
-    (artifacts written before runs were recorded name none and pass)."""
+# what every shard of one table shares: its run and experiment, and how it was made (the shard's
+# number, the code's commit and the time it ran may differ)
+IDENTITY = ("run", "dataset", "subject", "judge", "strategy", "models", "seed", "settings")
+
+
+def identity(metadata: dict[str, Any], table: pd.DataFrame, name: str) -> dict[str, Any]:
+    """A shard's :data:`IDENTITY`: from its ``metadata``, and the experiment labels its rows
+    carry (judgements name their dataset and subject there); ``name`` names the shard file."""
+    labels = {key: one_label(table, key, name) for key in EXPERIMENT if key in table}
+    return {key: labels.get(key) or metadata.get(key) for key in IDENTITY}
+
+
+def check_shards(run: str | None, shards: list[dict[str, Any]], names: list[str]) -> None:
+    """Refuse a shard (its :func:`identity` in ``shards``) of another run than its questions'
+    ``run``, or one differing from the first shard in any other field (a field a shard does not
+    record, as in artifacts written before it was, passes; so does an empty shard's label)."""
     for meta, name in zip(shards, names, strict=True):
-        if run and meta.get("run") and meta["run"] != run:
+        if run and meta["run"] and meta["run"] != run:
             raise InputError(
                 f"{name}: a shard of run '{meta['run']}', not of run '{run}' (its questions')"
             )
+        for key in IDENTITY:
+            first = shards[0][key]
+            if None not in (meta[key], first) and meta[key] != first:
+                raise InputError(f"{name}: {key} {meta[key]!r}, not {first!r} as in {names[0]}")

@@ -18,18 +18,21 @@ def merge(
     out: str,
     parts: tuple[str, ...],
 ) -> None:
-    """Merge per-shard tables of one KIND into one table in question order (every shard of the
-    run of the questions, holding only its questions)."""
+    """Merge per-shard tables of one KIND into one table in question order: every shard of the
+    run of the questions and of one experiment made alike (subject, dataset, models, seed,
+    settings), each question in one shard (judgements aside, in one row)."""
     from selfreflect import sharding
     from selfreflect.artifacts import read_metadata, read_table, write_table
     from selfreflect.fileio import check_writable
     from selfreflect.provenance import merged_provenance
 
     check_writable(out)
+    names = list(parts)
     tables = [read_table(kind, part) for part in parts]
     order = read_table("questions", questions_path)["id"]
     shards = [read_metadata(part) for part in parts]
-    sharding.check_run(read_metadata(questions_path).get("run"), shards, list(parts))
-    merged = sharding.merge(tables, order, list(parts))
+    identities = [sharding.identity(*shard) for shard in zip(shards, tables, names, strict=True)]
+    sharding.check_shards(read_metadata(questions_path).get("run"), identities, names)
+    merged = sharding.merge(tables, order, names, one_row=kind != "judgements")
     write_table(kind, merged, out, merged_provenance(shards))
     click.echo(f"{len(merged)} rows merged into {out}")
