@@ -1,5 +1,6 @@
 """Config loading: defaults filled, one-line errors naming the file and key."""
 
+import subprocess
 import time
 from pathlib import Path
 
@@ -55,6 +56,15 @@ def _write(tmp_path, change):
             "report.agreement_backends: ['reference', 'reference'] has non-unique elements",
         ),
         (lambda c: c["report"].update(agreement_questions=0), "report.agreement_questions"),
+        (
+            lambda c: c["report"].update(baseline="nosuch"),
+            "report.baseline: 'nosuch' is not a strategy of this run (summaries.strategies: "
+            "greedy, basic, cot,",
+        ),
+        (
+            lambda c: c["summaries"].update(strategies=["basic", "cot"]),
+            "report.baseline: 'greedy' is not a strategy of this run",
+        ),
     ],
 )
 def test_invalid_config_names_file_and_key(tmp_path, change, expected):
@@ -147,3 +157,33 @@ def test_anchors_aliases_and_merge_keys_still_work(tmp_path):
     assert config["judges"] == config["subjects"] == ["tiny", "tiny32"]
     assert config["models"]["tiny32"]["backend"] == "hf"
     assert config["models"]["tiny32"]["dtype"] == "float32"
+
+
+def test_snakemake_dry_run_stops_at_an_alias_bomb_with_one_line(tmp_path):
+    """Snakemake merges a --configfile's mappings itself; our loader refuses the bomb before the
+    workflow validates (walks) it."""
+    (tmp_path / "bomb.yaml").write_text(alias_bomb())
+    args = ["snakemake", "-s", str(REPO / "Snakefile"), "-n", "--configfile", "bomb.yaml"]
+    result = subprocess.run(args, cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert result.returncode != 0
+    errors = [line for line in result.stderr.splitlines() if line.startswith("error:")]
+    assert errors == [
+        f"error: {tmp_path}/bomb.yaml: malformed YAML at line 5: aliases expand to more than"
+        " 10000 nodes"
+    ]
+    assert "Traceback" not in result.stderr
+
+
+def test_a_baseline_typed_into_params_yaml_names_the_file_and_key(tmp_path):
+    """DVC stages read params.yaml (every key, defaults filled) as their config."""
+    text = (REPO / "params.yaml").read_text()
+    assert text.count("  baseline: greedy\n") == 1
+    path = tmp_path / "params.yaml"
+    path.write_text(text.replace("  baseline: greedy\n", "  baseline: greedyy\n"))
+    with pytest.raises(ConfigError) as err:
+        load_config(path)
+    strategies = ", ".join(load_config(REPO / "params.yaml")["summaries"]["strategies"])
+    assert str(err.value) == (
+        f"{path}: report.baseline: 'greedyy' is not a strategy of this run"
+        f" (summaries.strategies: {strategies})"
+    )

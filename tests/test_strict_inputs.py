@@ -54,7 +54,8 @@ def openai_model(**settings) -> str:
 def plugin_case(name: str, module: str, code: str, *expect: str) -> Case:
     """A config whose strategy ``vote`` is the plug-in ``module:vote`` (``code``)."""
     plugins = {"strategies": ["vote"], "plugins": {"vote": f"{module}:vote"}}
-    files = {"c.yaml": config(lambda c: c.update(summaries=plugins)), f"{module}.py": code}
+    with_plugin = {"summaries": plugins, "report": {"baseline": "vote"}}
+    files = {"c.yaml": config(lambda c: c.update(with_plugin)), f"{module}.py": code}
     args = ["summarize", "--config", "{tmp}/c.yaml", "--subject", "tiny", "--strategy", "vote"]
     args += ["--questions", "{tmp}/q.pq", "--out", "{tmp}/o/s.pq"]
     return Case(name, files, args, ("strategy 'vote'", *expect))

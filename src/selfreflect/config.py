@@ -65,6 +65,7 @@ def validate_config(config: Any, source: str = "config") -> dict[str, Any]:
         where = ".".join(str(p) for p in cause.absolute_path) or "(top level)"
         raise ConfigError(f"{source}: {where}: {_message(cause)}") from None
     _check_model_references(config, source)
+    _check_baseline(config, source)
     _check_registered_names(config, source)
     _check_endpoints(config, source)
     _fill_converted_paths(config, source)
@@ -171,6 +172,18 @@ def _check_model_references(config: dict[str, Any], source: str) -> None:
         if name not in models:
             known = ", ".join(sorted(models))
             raise ConfigError(f"{source}: {key}: unknown model '{name}' (models: {known})")
+
+
+def _check_baseline(config: dict[str, Any], source: str) -> None:
+    """The main table's baseline is a strategy of this run (else its comparison column would
+    silently stay empty). The finetuned strategies' teacher is checked with them
+    (:func:`selfreflect.finetune.check_finetune`)."""
+    baseline, strategies = config["report"]["baseline"], config["summaries"]["strategies"]
+    if baseline not in strategies:
+        raise ConfigError(
+            f"{source}: report.baseline: '{baseline}' is not a strategy of this run"
+            f" (summaries.strategies: {', '.join(strategies)})"
+        )
 
 
 def _fill_converted_paths(config: dict[str, Any], source: str) -> None:
