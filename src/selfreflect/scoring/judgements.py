@@ -16,6 +16,7 @@ tasks do not align fails alone.
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -59,6 +60,35 @@ class Judgement:
             "error": self.error,
         }
 
+    @classmethod
+    def from_entry(cls, entry: Any, references: int) -> Judgement:
+        """The judgement an :meth:`entry` holds, checked to have its shape with ``references``
+        reference contexts (a failed one: none, and no tasks); ValueError says what is wrong."""
+        if not isinstance(entry, dict) or set(entry) != {"distances", "owners", "records", "error"}:
+            raise ValueError(
+                "not a judgement: its fields are not distances, owners, records, error"
+            )
+        distances, owners, records, error = (
+            entry[field] for field in ("distances", "owners", "records", "error")
+        )
+        if error is not None and not isinstance(error, str):
+            raise ValueError("error is neither null nor a string")
+        if not _ints(owners):
+            raise ValueError("owners is not a list of integers")
+        expected = 0 if error is not None else references
+        if not isinstance(distances, list) or len(distances) != expected:
+            raise ValueError(f"distances is not a list of {expected} reference contexts")
+        tasks = len(owners)
+        if not all(_finite_floats(row) and len(row) == tasks for row in distances):
+            raise ValueError(f"distances are not lists of {tasks} finite numbers")
+        if records is not None and not (
+            isinstance(records, list)
+            and len(records) == tasks
+            and all(isinstance(record, dict) for record in records)
+        ):
+            raise ValueError(f"records is neither null nor a list of {tasks} records")
+        return cls(distances, owners, records, error)
+
 
 @dataclass(frozen=True)
 class QuestionAnswers:
@@ -85,10 +115,11 @@ def judge_question(
 ) -> dict[str, Judgement]:
     """Each distinct summary text of ``texts`` judged on one question (cache hits read back)."""
     out: dict[str, Judgement] = {}
+    parse = functools.partial(Judgement.from_entry, references=1 + len(answers.subsamples))
     for text in dict.fromkeys(texts):
-        entry = cache.get(answers.key(), text) if cache else None
-        if entry is not None:
-            out[text] = Judgement(**entry)
+        judgement = cache.get(answers.key(), text, parse) if cache else None
+        if judgement is not None:
+            out[text] = judgement
     todo = [text for text in dict.fromkeys(texts) if text not in out]
     if todo:
         fresh = _judge_texts(judge, answers, todo, temperature, is_stopword, keep_tasks)
@@ -97,6 +128,16 @@ def judge_question(
                 cache.put(answers.key(), text, judgement.entry())
             out[text] = judgement
     return out
+
+
+def _ints(values: Any) -> bool:
+    return isinstance(values, list) and all(type(v) is int for v in values)
+
+
+def _finite_floats(values: Any) -> bool:
+    return isinstance(values, list) and all(
+        type(v) in (int, float) and math.isfinite(v) for v in values
+    )
 
 
 def _too_long(judge: Judge, tasks: ContextTasks) -> str | None:

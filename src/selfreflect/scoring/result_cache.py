@@ -4,8 +4,9 @@ An entry's address hashes everything its result depends on: the judge (its model
 settings), the code and prompts that score, the question with its answers, and the summary
 text. A rerun therefore computes only the summaries whose address is new (adding or changing
 one strategy judges that strategy's summaries alone), and an entry whose inputs changed is
-never found. One gzipped JSON file per entry, written atomically; an unreadable entry counts as
-missing.
+never found. One gzipped JSON file per entry, written atomically, holding its payload with its
+own address (``key``) and the payload's ``checksum``. An entry that is unreadable, stored under
+another address, altered, or rejected by the caller's ``parse`` is logged and counts as missing.
 """
 
 from __future__ import annotations
@@ -15,16 +16,25 @@ import hashlib
 import json
 import logging
 import zlib
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from selfreflect.fileio import write_atomic
 
 log = logging.getLogger(__name__)
 
+T = TypeVar("T")
+
 
 def _digest(value: Any) -> str:
     return hashlib.sha256(json.dumps(value, sort_keys=True).encode()).hexdigest()
+
+
+def checksum(payload: Any) -> str:
+    """The sha256 of ``payload``'s canonical JSON (sorted keys, no spaces)."""
+    canonical = json.dumps(payload, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode()).hexdigest()
 
 
 class ResultCache:
@@ -35,23 +45,41 @@ class ResultCache:
         self.root = Path(root)
         self.salt = _digest(salt)
 
-    def _path(self, question: Any, text: str) -> Path:
-        key = _digest([self.salt, question, text])
+    def key(self, question: Any, text: str) -> str:
+        """The address of summary ``text`` on ``question``."""
+        return _digest([self.salt, question, text])
+
+    def path(self, key: str) -> Path:
         return self.root / key[:2] / f"{key}.json.gz"
 
-    def get(self, question: Any, text: str) -> dict[str, Any] | None:
-        """The entry of summary ``text`` on ``question`` (its text and answers), or None."""
-        path = self._path(question, text)
+    def get(self, question: Any, text: str, parse: Callable[[Any], T]) -> T | None:
+        """The entry of summary ``text`` on ``question`` (its text and answers) as ``parse``
+        reads its payload (raising ValueError or TypeError on one it rejects), or None."""
+        key = self.key(question, text)
+        path = self.path(key)
         if not path.is_file():
             return None
         try:
-            return json.loads(gzip.decompress(path.read_bytes()))
-        except (OSError, EOFError, zlib.error, ValueError) as err:
-            log.warning("unreadable judge cache entry %s, judging again: %s", path, err)
+            return parse(_payload(json.loads(gzip.decompress(path.read_bytes())), key))
+        except (OSError, EOFError, zlib.error, ValueError, TypeError) as err:
+            log.warning("judge cache entry %s not used, judging again: %s", path, err)
             return None
 
-    def put(self, question: Any, text: str, entry: dict[str, Any]) -> None:
-        path = self._path(question, text)
+    def put(self, question: Any, text: str, payload: dict[str, Any]) -> None:
+        key = self.key(question, text)
+        path = self.path(key)
         path.parent.mkdir(parents=True, exist_ok=True)
+        entry = {"key": key, "checksum": checksum(payload), "payload": payload}
         data = gzip.compress(json.dumps(entry, separators=(",", ":")).encode(), mtime=0)
         write_atomic(path, lambda tmp: tmp.write_bytes(data))
+
+
+def _payload(entry: Any, key: str) -> Any:
+    """The payload of a stored ``entry``, checked to be stored under ``key`` and intact."""
+    if not isinstance(entry, dict) or set(entry) != {"key", "checksum", "payload"}:
+        raise ValueError("not a {key, checksum, payload} entry (an older format?)")
+    if entry["key"] != key:
+        raise ValueError(f"it holds the entry of another address ({entry['key']})")
+    if entry["checksum"] != checksum(entry["payload"]):
+        raise ValueError("its payload does not match its checksum")
+    return entry["payload"]

@@ -1,0 +1,236 @@
+"""The judge's result cache (selfreflect.scoring.result_cache) returns only entries it can trust:
+one stored under another address, altered, of the wrong shape or of the old format is logged
+and judged again, giving the fresh judgement. The tiny model on the hf backend."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import logging
+import math
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pytest
+import yaml
+
+from selfreflect.artifacts import read_table, write_table
+from selfreflect.questions import normalize_question, question_id
+from selfreflect.scoring.judge import open_judge
+from selfreflect.scoring.judgements import QuestionAnswers, judge_question
+from selfreflect.scoring.result_cache import ResultCache, checksum
+from selfreflect.scoring.stopwords import stopword_policy
+from tests.conftest import REPO
+
+ANSWERS = QuestionAnswers(
+    "Question: What is the capital of France?",
+    ["Paris is the capital", "Lyon"],
+    ["Paris", "Paris", "Lyon"],
+    [["Paris", "Lyon"]],  # one extra reference context: two distance lists per summary
+)
+TEXTS = ["Paris", "Mostly Paris, or Lyon."]
+FAILED = QuestionAnswers("Question: Who?", ["Bob"], [], [])  # no conditioning answers
+
+
+@pytest.fixture(scope="module")
+def judge(tiny_spec):
+    settings = {"backend": "hf", "dtype": "auto", "batch_size": 8}
+    with open_judge({**tiny_spec, "backend": "hf"}, settings) as model:
+        yield model
+
+
+def judged(judge, cache=None, answers=ANSWERS):
+    return judge_question(judge, answers, TEXTS, 5.0, stopword_policy("none"), True, cache)
+
+
+@pytest.fixture(scope="module")
+def fresh(judge):
+    """Each text judged without a cache."""
+    return judged(judge)
+
+
+def read_entry(path: Path) -> Any:
+    return json.loads(gzip.decompress(path.read_bytes()))
+
+
+def write_entry(path: Path, entry: Any) -> None:
+    path.write_bytes(gzip.compress(json.dumps(entry).encode()))
+
+
+def resealed(edit: Callable[[dict], None]) -> Callable[[Path, Path], None]:
+    """A corruption: ``edit`` applied to the payload of the first text's entry, its checksum
+    recomputed (so only the payload's own check can find it)."""
+
+    def corrupt(path: Path, _: Path) -> None:
+        entry = read_entry(path)
+        edit(entry["payload"])
+        entry["checksum"] = checksum(entry["payload"])
+        write_entry(path, entry)
+
+    return corrupt
+
+
+def edited(edit: Callable[[dict], None]) -> Callable[[Path, Path], None]:
+    """A corruption: ``edit`` applied to the whole stored entry of the first text."""
+
+    def corrupt(path: Path, _: Path) -> None:
+        entry = read_entry(path)
+        edit(entry)
+        write_entry(path, entry)
+
+    return corrupt
+
+
+def swapped(path: Path, other: Path) -> None:
+    """The two texts' entries swapped: each holds the other's address."""
+    first, second = path.read_bytes(), other.read_bytes()
+    path.write_bytes(second)
+    other.write_bytes(first)
+
+
+def truncated(path: Path, _: Path) -> None:
+    path.write_bytes(path.read_bytes()[:20])
+
+
+def old_format(path: Path, _: Path) -> None:
+    """The entry as the cache stored it before it recorded its key and checksum."""
+    write_entry(path, read_entry(path)["payload"])
+
+
+def set_distance(value: float) -> Callable[[dict], None]:
+    def edit(payload: dict) -> None:
+        payload["distances"][0][0] = value
+
+    return edit
+
+
+def set_field(field: str, value: Any) -> Callable[[dict], None]:
+    return lambda payload: payload.__setitem__(field, value)
+
+
+CORRUPTIONS = {  # name: (corruption, a fragment of the warning)
+    "swapped": (swapped, "another address"),
+    "truncated": (truncated, "not used"),
+    "distance 0": (edited(lambda e: set_distance(0.0)(e["payload"])), "checksum"),
+    "distance NaN": (resealed(set_distance(math.nan)), "finite"),
+    "distance inf": (resealed(set_distance(math.inf)), "finite"),
+    "a reference dropped": (resealed(lambda p: p["distances"].pop()), "2 reference contexts"),
+    "a task dropped": (resealed(lambda p: p["distances"][1].pop()), "finite numbers"),
+    "a string for a list": (resealed(set_field("owners", "0, 1")), "owners"),
+    "a string for a distance list": (
+        resealed(lambda p: p["distances"].__setitem__(1, "x")),
+        "finite",
+    ),
+    "a number as owner": (resealed(lambda p: p["owners"].__setitem__(0, 0.5)), "owners"),
+    "records too short": (resealed(lambda p: p["records"].pop()), "records"),
+    "an error not text": (resealed(set_field("error", 3)), "error"),
+    "a field missing": (resealed(lambda p: p.pop("records")), "fields"),
+    "no checksum": (edited(lambda e: e.pop("checksum")), "older format"),
+    "old format": (old_format, "older format"),
+    "wrong key": (edited(set_field("key", "0" * 64)), "another address"),
+    "not an object": (lambda path, _: write_entry(path, [1, 2]), "older format"),
+}
+
+
+@pytest.mark.parametrize("name", CORRUPTIONS)
+def test_an_untrusted_entry_is_judged_again(judge, fresh, tmp_path, caplog, name):
+    """The warning names the entry and why; the result is the fresh judgement, stored again."""
+    corrupt, reason = CORRUPTIONS[name]
+    cache = ResultCache(tmp_path, {"judge": "tiny"})
+    judged(judge, cache)
+    paths = [cache.path(cache.key(ANSWERS.key(), text)) for text in TEXTS]
+    corrupt(*paths)
+    before = judge.forward_tokens
+    with caplog.at_level(logging.WARNING, logger="selfreflect.scoring.result_cache"):
+        again = judged(judge, cache)
+    assert judge.forward_tokens > before
+    [warning, *_] = caplog.messages
+    assert str(paths[0]) in warning and reason in warning, warning
+    assert_same(again, fresh)
+    caplog.clear()
+    before = judge.forward_tokens
+    assert_same(judged(judge, cache), fresh)  # the fresh result overwrote the entry
+    assert judge.forward_tokens == before and caplog.messages == []
+
+
+def assert_same(got: dict, expected: dict) -> None:
+    """The same judgements (distances to within float noise of another batch)."""
+    assert got.keys() == expected.keys()
+    for text, judgement in got.items():
+        other = expected[text]
+        assert (judgement.owners, judgement.error) == (other.owners, other.error)
+        assert len(judgement.distances) == len(other.distances)
+        for row, expected_row in zip(judgement.distances, other.distances, strict=True):
+            assert row == pytest.approx(expected_row, abs=1e-6)
+        assert [r["word"] for r in judgement.records] == [r["word"] for r in other.records]
+
+
+def test_a_failed_judgement_is_read_back(judge, tmp_path, caplog):
+    """A question that cannot be judged stores its reason (no distances): a valid entry."""
+    cache = ResultCache(tmp_path, {"judge": "tiny"})
+    first = judged(judge, cache, FAILED)
+    assert all(j.error and j.distances == [] for j in first.values())
+    before = judge.forward_tokens
+    with caplog.at_level(logging.WARNING, logger="selfreflect.scoring.result_cache"):
+        assert judged(judge, cache, FAILED) == first
+    assert judge.forward_tokens == before and caplog.messages == []
+
+
+QUESTIONS = [normalize_question(q) for q in ["Who wrote Hamlet", "Where is Paris"]]
+
+
+@pytest.fixture(scope="module")
+def work(tmp_path_factory, tiny_model):
+    """A config (the tiny model on hf as subject and judge), questions, answers and summaries."""
+    folder = tmp_path_factory.mktemp("judge-cli")
+    config = yaml.safe_load((REPO / "config" / "smoke.yaml").read_text())
+    config["models"] = {"tiny": {**config["models"]["tiny-hf"], "path": str(tiny_model)}}
+    config.update(summarizer=None, judges=["tiny"])
+    config["answers"].update(num_answers=2, max_tokens=8)
+    config["summaries"].update(plugins={}, strategies=["greedy"])
+    config["scoring"].update(stopwords="none")
+    (folder / "config.yaml").write_text(yaml.safe_dump(config))
+    frame = pd.DataFrame({"question": QUESTIONS, "id": [question_id(q) for q in QUESTIONS]})
+    frame = frame.assign(dataset="d", source_index=range(2), choices=None, gold=None)
+    write_table("questions", frame, folder / "q.parquet")
+    common = ["--config", "config.yaml", "--subject", "tiny", "--questions", "q.parquet"]
+    selfreflect(["answers", *common, "--out", "answers.parquet"], folder)
+    selfreflect(["summarize", *common, "--strategy", "greedy", "--out", "s.parquet"], folder)
+    return folder
+
+
+def selfreflect(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
+    result = subprocess.run(["selfreflect", *args], cwd=cwd, capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    return result
+
+
+def judge_cli(work: Path, cache: str, out: str) -> subprocess.CompletedProcess:
+    args = ["--config", "config.yaml", "--dataset", "d", "--subject", "tiny", "--judge", "tiny"]
+    inputs = ["--questions", "q.parquet", "--answers", "answers.parquet", "s.parquet"]
+    return selfreflect(["judge", *args, "--cache", cache, *inputs, "--out", out], work)
+
+
+def test_judge_with_a_malformed_cache_entry_writes_what_it_writes_without(work):
+    """Every cached entry given the wrong shape (checksum intact): one warning each, no
+    traceback, and the judgements of a run without the cache."""
+    judge_cli(work, "cache", "uncached.parquet")
+    entries = sorted((work / "cache").rglob("*.json.gz"))
+    assert entries
+    for path in entries:
+        entry = read_entry(path)
+        entry["payload"]["distances"] = "none"
+        entry["checksum"] = checksum(entry["payload"])
+        write_entry(path, entry)
+    result = judge_cli(work, "cache", "again.parquet")
+    assert "Traceback" not in result.stderr
+    warned = [line for line in result.stderr.splitlines() if "judge cache entry" in line]
+    assert len(warned) == len(entries) and all("distances" in line for line in warned)
+    tables = [
+        read_table("judgements", work / name).drop(columns=["seconds"], errors="ignore")
+        for name in ("again.parquet", "uncached.parquet")
+    ]
+    pd.testing.assert_frame_equal(*tables)
