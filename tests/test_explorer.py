@@ -4,15 +4,20 @@ Screenshots of each view are saved in test-artifacts/."""
 
 from __future__ import annotations
 
+import json
+import math
 import shutil
 from pathlib import Path
 
 import pandas as pd
 import pytest
+import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from selfreflect import paths
 from selfreflect.artifacts import read_metadata, read_table, write_table
-from selfreflect.explorer import explorer_data
+from selfreflect.explorer import explorer_data, render
 from tests.conftest import REFERENCE, REPO
 from tests.workflow_utils import run
 
@@ -221,4 +226,144 @@ def test_a_filter_narrows_the_table_to_one_experiment(browser, two_subjects):
     assert len(column(page, "subject")) == len(both)
     assert_quiet_and_offline(page)
     shot(page, "filters")
+    page.close()
+
+
+# Texts that end or comment out a script element, or end a JavaScript string, if embedded raw.
+HOSTILE = [
+    "<!--<script",
+    "</script><b>x</b>",
+    "]]> & &amp;",
+    "line\u2028para\u2029end",
+    "'\"`${1}`",
+]
+
+
+def hostile_tables() -> dict[str, pd.DataFrame]:
+    """One question per hostile text, as its question, answers and summary; the first scored
+    inf, the second with a NaN word distance. The answers labelled (as read_files labels them)."""
+    experiment = {"dataset": "d", "subject": "s", "judge": "j"}
+    ids = [f"q{i}" for i in range(len(HOSTILE))]
+    answers = pd.DataFrame(
+        {"id": ids, "dataset": "d", "subject": "s", "question": HOSTILE,
+         "test_answers": [[f"{t} word"] for t in HOSTILE],
+         "conditioning_answers": [[t] for t in HOSTILE], "backend": "hf", "model": "m", "seed": 0,
+         "error": None}
+    )  # fmt: skip
+    summaries = pd.DataFrame(
+        {"id": ids, "question": HOSTILE, **experiment, "strategy": "greedy", "summary": HOSTILE,
+         "summarizer": "m", "prompt_tokens": 1, "completion_tokens": 1, "seconds": 0.0,
+         "error": None}
+    )  # fmt: skip
+    task = {"answer": 0, "position": 1, "word": "word", "token": " word", "distance": 0.5,
+            "summary_top": ["<!--"], "summary_p": [0.5], "reference_top": ["</"],
+            "reference_p": [0.5]}  # fmt: skip
+    scores = pd.DataFrame(
+        {"id": ids, **experiment, "strategy": "greedy", "score": [math.inf, *[0.5] * 4],
+         "num_tasks": 1, "error": None,
+         "tasks": [[task], [{**task, "distance": math.nan}], *[[task]] * 3]}
+    )  # fmt: skip
+    return {"answers": answers, "summaries": summaries, "scores": scores}
+
+
+@pytest.fixture(scope="module")
+def hostile(tmp_path_factory) -> Path:
+    """A folder with the hostile answers, summaries and scores files and a config."""
+    folder = tmp_path_factory.mktemp("hostile")
+    tables = hostile_tables()
+    write_table(
+        "answers", tables["answers"], folder / "a.parquet", {"dataset": "d", "subject": "s"}
+    )
+    write_table("summaries", tables["summaries"], folder / "summaries.parquet")
+    write_table("scores", tables["scores"], folder / "scores.parquet")
+    config = yaml.safe_load((REPO / "config/smoke.yaml").read_text())
+    config["summaries"]["cluster"]["embedder"] = "string"
+    (folder / "config.yaml").write_text(yaml.safe_dump(config))
+    return folder
+
+
+def explorer_cli(folder: Path, out: str, *files: str, check: bool = True):
+    args = ["selfreflect", "explorer", "--config", "config.yaml", "--out", out, *files]
+    return run(args, folder, check=check)
+
+
+def embedded(page: str) -> str:
+    """The text of the page's data script element, as the HTML parser ends it."""
+    tag = '<script id="data" type="application/json">'
+    start = page.index(tag) + len(tag)
+    return page[start : page.index("</script", start)]
+
+
+FORBIDDEN = "<>&\u2028\u2029"
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
+    max_leaves=12,
+)  # fmt: skip
+
+
+@given(run_name=st.text(), value=json_values)
+@settings(max_examples=60, deadline=None)
+def test_no_text_can_end_or_comment_out_the_embedded_data(run_name, value):
+    """Whatever the texts, the data script element holds exactly the data: no <, >, &, U+2028
+    or U+2029 in it (each escaped), and it parses back to the same data."""
+    data = {"run": run_name, "strategies": [], "rows": [value]}
+    text = embedded(render(data))
+    assert not set(text) & set(FORBIDDEN)
+    assert json.loads(text) == data
+
+
+def test_hostile_texts_are_embedded_literally_and_non_finite_numbers_as_missing():
+    data = explorer_data({**hostile_tables(), "controlled_scores": pd.DataFrame()}, "</title>",
+                         {"embedder": "string", "threshold": 1.0})  # fmt: skip
+    page = render(data)
+    assert "<title>SelfReflect explorer: &lt;/title&gt;</title>" in page
+    shown = json.loads(embedded(page))
+    assert [row["question"] for row in shown["rows"]] == HOSTILE
+    assert [row["strategies"]["greedy"]["summary"] for row in shown["rows"]] == HOSTILE
+    assert shown["rows"][0]["strategies"]["greedy"]["score"] is None  # inf
+    [word] = shown["rows"][1]["strategies"]["greedy"]["words"]
+    assert word[:3] == [0, 1, None]  # its distance NaN
+
+
+@pytest.mark.parametrize(
+    ("files", "message"),
+    [
+        (["a.parquet", "scores.parquet", "a.parquet"], "a.parquet: given twice"),
+        (["a.parquet", "scores.parquet", "scores.parquet"], "scores.parquet: given twice"),
+        (["a.parquet", "scores.parquet", "copy.parquet"],
+         "copy.parquet: scores row (dataset d, subject s, judge j, id q0, strategy greedy) is "
+         "also in scores.parquet"),
+        (["other.parquet", "scores.parquet"],
+         "scores.parquet: id q0 (d, s) has no row in the answers files given"),
+    ],
+)  # fmt: skip
+def test_files_that_do_not_fit_together_are_refused_with_one_line(hostile, files, message):
+    """A file named twice, a row given by two files, or scores of questions whose answers are
+    not among the files (e.g. another subject's): one line, no page."""
+    shutil.copy(hostile / "scores.parquet", hostile / "copy.parquet")
+    other = read_table("answers", hostile / "a.parquet")
+    write_table("answers", other, hostile / "other.parquet", {"dataset": "d", "subject": "t"})
+    result = explorer_cli(hostile, "refused.html", *files, check=False)
+    assert result.returncode == 1 and not (hostile / "refused.html").exists()
+    assert result.stderr.strip() == f"error: {message}", result.stderr
+
+
+def test_the_page_shows_hostile_texts_literally(browser, hostile):
+    """Every row shows, its texts as written; a question's page too, with missing numbers as
+    missing and nothing run from the texts."""
+    explorer_cli(hostile, "x.html", "a.parquet", "summaries.parquet", "scores.parquet")
+    page = open_page(browser, hostile / "x.html")
+    assert column(page, "question") == HOSTILE
+    assert scores(page, "greedy") == [None, 0.5, 0.5, 0.5, 0.5]
+    page.click("#questions tbody tr:nth-child(2)")
+    page.wait_for_selector("#detail", state="visible")
+    assert page.text_content("#detail .question") == HOSTILE[1]
+    assert page.text_content("#summaries tbody td:nth-child(4)") == HOSTILE[1]
+    word = page.locator("#detail .word")
+    assert word.get_attribute("style") is None  # its distance is not a number
+    assert word.get_attribute("title").startswith("distance \u2013\nwith the summary:")
+    assert page.locator("#detail b").count() == 0
+    assert_quiet_and_offline(page)
     page.close()

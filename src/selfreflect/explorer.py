@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import html
 import json
+import math
 import os
+import re
 from collections.abc import Iterable
 from importlib import resources
 from typing import Any
@@ -25,28 +27,70 @@ from selfreflect.errors import InputError
 from selfreflect.strategies.clustering import cluster_answers, resolve_embedder
 
 KINDS = ("answers", "summaries", "scores", "controlled_scores")  # the kinds a page shows
+KEYS = {  # what names one row of each kind (at most one row each in a page's files)
+    "answers": ("dataset", "subject", "id"),
+    "summaries": ("dataset", "subject", "id", "strategy"),
+    "scores": (*EXPERIMENT, "id", "strategy"),
+    "controlled_scores": (*EXPERIMENT, "id", "pair_type", "side"),
+}
 HOVER_PREDICTIONS = 3  # of the judge's top tokens kept per task, those shown when hovering a word
 
 
 def read_files(files: Iterable[str | os.PathLike]) -> dict[str, pd.DataFrame]:
     """Each kind's tables of ``files``, told apart by the kind each artifact records. Summary,
     score and controlled-pair rows name their experiment; an answers table's dataset and
-    subject are in its metadata."""
+    subject are in its metadata. A row given twice (a file named twice, or two files of one
+    experiment) or a scored question without its answers is refused with one line."""
     frames: dict[str, list[pd.DataFrame]] = {kind: [] for kind in KINDS}
+    seen: dict[tuple[Any, ...], str] = {}  # each row's kind and key -> the file that gave it
+    sources = []  # (file, table) of each scores file
+    named: set[str] = set()
     for file in map(str, files):
+        if file in named:
+            raise InputError(f"{file}: given twice")
+        named.add(file)
         metadata = _metadata(file)
         kind = metadata.get("kind")
         if kind not in KINDS:
             raise InputError(f"{file}: not an answers, summaries, scores or controlled-pairs file")
         table = read_table(kind, file)
-        frames[kind].append(_labelled(table, metadata, file) if kind == "answers" else table)
+        if kind == "answers":
+            table = _labelled(table, metadata, file)
+        _check_new(kind, table, file, seen)
+        frames[kind].append(table)
+        if kind == "scores":
+            sources.append((file, table))
     for kind in ("answers", "scores"):
         if not frames[kind]:
             raise InputError(f"explorer: no {kind} file among the files given")
+    for file, table in sources:
+        _check_answered(table, file, seen)
     return {
         kind: pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
         for kind, parts in frames.items()
     }
+
+
+def _check_new(kind: str, table: pd.DataFrame, file: str, seen: dict[tuple[Any, ...], str]) -> None:
+    """Record each row of ``table`` under its kind and key in ``seen``; one seen before (in this
+    file or another) is refused, naming both files."""
+    for key in table[list(KEYS[kind])].itertuples(index=False, name=None):
+        if other := seen.get((kind, *key)):
+            row = ", ".join(f"{name} {value}" for name, value in zip(KEYS[kind], key, strict=True))
+            where = "twice in this file" if other == file else f"also in {other}"
+            raise InputError(f"{file}: {kind} row ({row}) is {where}")
+        seen[(kind, *key)] = file
+
+
+def _check_answered(scores: pd.DataFrame, file: str, seen: dict[tuple[Any, ...], str]) -> None:
+    """Every question ``scores`` (from ``file``) scores has its row in the answers given."""
+    for dataset, subject, qid in scores[["dataset", "subject", "id"]].itertuples(
+        index=False, name=None
+    ):
+        if ("answers", dataset, subject, qid) not in seen:
+            raise InputError(
+                f"{file}: id {qid} ({dataset}, {subject}) has no row in the answers files given"
+            )
 
 
 def _metadata(file: str) -> dict[str, Any]:
@@ -129,7 +173,8 @@ def _text(value: Any) -> str | None:
 
 
 def _number(value: Any) -> float | None:
-    return None if pd.isna(value) else round(float(value), 4)
+    """``value`` rounded for display; None (shown as missing) if it is missing or not finite."""
+    return round(float(value), 4) if not pd.isna(value) and math.isfinite(value) else None
 
 
 def _identical(answers: list[str]) -> list[dict[str, Any]]:
@@ -169,7 +214,7 @@ def _words(tasks: Any, shown: set[int]) -> list[list[Any]]:
     for (answer, position), word in frame.groupby(["answer", "position"], sort=False):
         summary = [_top(t.token, t.summary_top, t.summary_p) for t in word.itertuples()]
         answers = [_top(t.token, t.reference_top, t.reference_p) for t in word.itertuples()]
-        distance = round(float(word["distance"].mean()), 4)
+        distance = _number(word["distance"].mean())
         out.append([int(answer), int(position), distance, " | ".join(summary), " | ".join(answers)])
     return out
 
@@ -218,8 +263,17 @@ def _pairs(group: pd.DataFrame | None) -> list[dict[str, Any]]:
 
 
 def render(data: dict[str, Any]) -> str:
-    """The page: the template with ``data`` embedded as JSON (safe inside a script element)."""
+    """The page: the template with ``data`` embedded as JSON in its script element, ``<``, ``>``,
+    ``&`` and the JavaScript line separators escaped so that no text can end or comment it out."""
     template = resources.files("selfreflect").joinpath("data/explorer.html").read_text("utf-8")
-    payload = json.dumps(data, ensure_ascii=False, allow_nan=False).replace("</", "<\\/")
-    title = html.escape(f"SelfReflect explorer: {data['run']}")
-    return template.replace("{{title}}", title).replace("{{data}}", payload)
+    values = {
+        "title": html.escape(f"SelfReflect explorer: {data['run']}"),
+        "data": embedded_json(data),
+    }
+    return re.sub(r"\{\{(title|data)\}\}", lambda match: values[match[1]], template)
+
+
+def embedded_json(data: Any) -> str:
+    """``data`` as JSON with no ``<``, ``>``, ``&``, U+2028 or U+2029 (each a \\u escape)."""
+    text = json.dumps(data, ensure_ascii=False, allow_nan=False)
+    return text.translate({ord(c): f"\\u{ord(c):04x}" for c in "<>&\u2028\u2029"})
