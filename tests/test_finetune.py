@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -37,7 +38,10 @@ def finetune_config(model: Path, **finetune) -> dict:
                 "eval": {"source": "local", "path": "eval.jsonl"},
                 "train": {"source": "local", "path": "train.jsonl"},
             },
-            "summaries": {"strategies": ["greedy", "finetuned_sft"], "max_tokens": 8},
+            "summaries": {
+                "strategies": ["greedy", "sample_and_summarize", "finetuned_sft"],
+                "max_tokens": 8,
+            },
             "finetune": {"dataset": "train", "training": TRAINING, **finetune},
         }
     )
@@ -382,3 +386,141 @@ def test_finetuning_doc_is_rendered_from_its_run(tmp_path, monkeypatch):
         result["loss"], result["config"]["training"]["epochs"], tmp_path / "loss.png"
     )
     assert (tmp_path / "loss.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def adapter_copy(sft_adapter, tmp_path: Path) -> Path:
+    """A copy of the trained adapter to spoil."""
+    return Path(shutil.copytree(sft_adapter[0], tmp_path / "adapter"))
+
+
+def edit_json(path: Path, edit) -> None:
+    data = json.loads(path.read_text())
+    edit(data)
+    path.write_text(json.dumps(data))
+
+
+def summarize_command(tmp_path: Path, tiny_model: Path, adapter: Path, backend: str = "hf"):
+    config = finetune_config(tiny_model)
+    config["models"]["tiny"]["backend"] = backend
+    (tmp_path / "c.yaml").write_text(yaml.safe_dump(config))
+    write_table("questions", questions_table(), tmp_path / "q.parquet")
+    return [
+        *("summarize", "--config", tmp_path / "c.yaml", "--subject", "tiny"),
+        *("--strategy", "finetuned_sft", "--questions", tmp_path / "q.parquet"),
+        *("--adapter", adapter, "--out", tmp_path / "o/s.parquet"),
+    ]
+
+
+def refused(capsys, tmp_path: Path, tiny_model: Path, adapter: Path, backend: str = "hf") -> str:
+    """The one-line error of summarising with ``adapter``; no summaries written."""
+    err = fails_with_one_line(capsys, *summarize_command(tmp_path, tiny_model, adapter, backend))
+    assert str(adapter) in err
+    assert not (tmp_path / "o").exists()
+    return err
+
+
+@pytest.mark.parametrize("backend", ["hf", "vllm"])
+def test_adapter_of_another_subject_is_refused(sft_adapter, tiny_model, tmp_path, capsys, backend):
+    adapter = adapter_copy(sft_adapter, tmp_path)
+    edit_json(adapter / "training.json", lambda t: t["base_model"].update(sha256="0" * 64))
+    err = refused(capsys, tmp_path, tiny_model, adapter, backend)
+    assert "training.json: model sha256: trained on 0000" in err and "model 'tiny'" in err
+
+
+def test_adapter_without_its_subjects_fingerprint_is_refused(
+    sft_adapter, tiny_model, tmp_path, capsys
+):
+    adapter = adapter_copy(sft_adapter, tmp_path)
+    edit_json(adapter / "training.json", lambda t: t.pop("base_model"))
+    assert "training.json: base_model: missing" in refused(capsys, tmp_path, tiny_model, adapter)
+
+
+@pytest.mark.parametrize(
+    ("targets", "message"),
+    [
+        (
+            ["q_proj", "v_proj"],
+            "['q_proj', 'v_proj'] do not name 'model.layers.0.self_attn.k_proj'",
+        ),
+        (["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj"], "['gate_proj'] have no weights"),
+    ],
+    ids=["fewer", "more"],
+)
+def test_adapter_whose_target_modules_are_not_its_weights_is_refused(
+    sft_adapter, tiny_model, tmp_path, capsys, targets, message
+):
+    adapter = adapter_copy(sft_adapter, tmp_path)
+    edit_json(adapter / "adapter_config.json", lambda c: c.update(target_modules=targets))
+    err = refused(capsys, tmp_path, tiny_model, adapter)
+    assert f"adapter_config.json: target_modules: {message}" in err
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "example"),
+    [
+        ("q_proj", "query_key_value", "model.layers.0.self_attn.query_key_value"),
+        ("model.layers", "transformer.h", "transformer.h.0.self_attn.k_proj"),
+    ],
+    ids=["one-module", "every-module"],
+)
+def test_adapter_with_weights_for_modules_the_subject_lacks_is_refused(
+    sft_adapter, tiny_model, tmp_path, capsys, old, new, example
+):
+    from safetensors.torch import save_file
+
+    adapter = adapter_copy(sft_adapter, tmp_path)
+    weights = load_file(adapter / "adapter_model.safetensors")
+    save_file(
+        {name.replace(old, new): w for name, w in weights.items()},
+        adapter / "adapter_model.safetensors",
+    )
+    targets = ["query_key_value", "k_proj", "v_proj", "o_proj"]
+    edit_json(adapter / "adapter_config.json", lambda c: c.update(target_modules=targets))
+    err = refused(capsys, tmp_path, tiny_model, adapter)
+    assert "adapter_model.safetensors: weights for" in err and "model 'tiny' lacks" in err
+    assert f"'{example}" in err
+
+
+def test_sft_data_without_their_ids_stop_training(tiny_model, tmp_path, capsys):
+    command = write_inputs(tmp_path, tiny_model)
+    write_table("sft_data", sft_table(), tmp_path / "d.parquet")  # no ids in its metadata
+    err = fails_with_one_line(
+        capsys, *command, "--out", tmp_path / "o/a", "--loss", tmp_path / "o/l.tsv"
+    )
+    assert f"{tmp_path / 'd.parquet'}: metadata: no 'ids'" in err
+    assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize("resolver", ["snakemake", "dvc"])
+def test_finetune_config_error_names_the_users_config(tiny_model, tmp_path, capsys, resolver):
+    """Snakemake's and DVC's commands read a resolved config; errors name the user's."""
+    from selfreflect.config import load_config, write_resolved_config
+    from selfreflect.workflow import params_yaml
+
+    lora = {"target_modules": ["q_proj", "query_key_value"]}
+    command = write_inputs(tmp_path, tiny_model, training={**TRAINING, "lora": lora})
+    user_config = tmp_path / "c.yaml"
+    resolved = tmp_path / "logs/t/config.yaml"
+    if resolver == "snakemake":
+        write_resolved_config(load_config(user_config), resolved, str(user_config))
+    else:
+        resolved.parent.mkdir(parents=True)
+        resolved.write_text(params_yaml(user_config))
+    command[command.index(user_config)] = resolved
+    err = fails_with_one_line(
+        capsys, *command, "--out", tmp_path / "o/a", "--loss", tmp_path / "o/l.tsv"
+    )
+    assert err.startswith(f"error: {user_config}: finetune.training.lora.target_modules: [")
+    assert not (tmp_path / "o").exists()
+
+
+def test_training_into_a_foreign_folder_is_refused(tiny_model, tmp_path, capsys):
+    (tmp_path / "o/a").mkdir(parents=True)
+    (tmp_path / "o/a/notes.txt").write_text("mine")
+    command = write_inputs(tmp_path, tiny_model)
+    err = fails_with_one_line(
+        capsys, *command, "--out", tmp_path / "o/a", "--loss", tmp_path / "o/l.tsv"
+    )
+    assert f"{tmp_path / 'o/a'}: exists and has no .selfreflect-output marker" in err
+    assert sorted(p.name for p in (tmp_path / "o").rglob("*")) == ["a", "notes.txt"]
+    assert (tmp_path / "o/a/notes.txt").read_text() == "mine"

@@ -253,16 +253,20 @@ def answer_settings(config: dict[str, Any], dataset: str | None) -> dict[str, An
     return {**config["answers"], **(own or {})}
 
 
-def write_resolved_config(config: dict[str, Any], path: str | os.PathLike) -> Path:
+def write_resolved_config(config: dict[str, Any], path: str | os.PathLike, source: str) -> Path:
     """Write the validated config (defaults filled) to ``path`` unless it is already there.
 
     Snakemake passes this file to every command, so commands see exactly Snakemake's
-    ``config``, including ``--config`` overrides. Unchanged content is not rewritten.
+    ``config``, including ``--config`` overrides; its header names ``source``, the user's
+    config files (:func:`selfreflect.workflow.config_source`). Unchanged content is not
+    rewritten.
     """
     from selfreflect.fileio import write_text
+    from selfreflect.workflow import RESOLVED_HEADER
 
     path = Path(path)
-    text = yaml.safe_dump(config, sort_keys=True)
+    header = RESOLVED_HEADER.format(config=source, run=config["run"])
+    text = header + yaml.safe_dump(config, sort_keys=True)
     if not path.is_file() or path.read_text(encoding="utf-8") != text:
         write_text(path, text)
     return path

@@ -41,7 +41,8 @@ PARAMS_HEADER = (
     "# DVC's params file: `dvc exp run -S key=value` edits it; to change the committed\n"
     "# experiment, edit {config} and run `selfreflect dvc-yaml --config {config}`.\n"
 )
-_PARAMS_SOURCE = re.compile(r"^# Resolved from (\S+) by ")
+RESOLVED_HEADER = "# Resolved from {config} by Snakemake for run {run}; every command reads it.\n"
+_RESOLVED_FROM = re.compile(r"^# Resolved from (.+?) by ")  # either header's first line
 
 
 def setting_values(config: dict[str, Any], keys: Iterable[Sequence[str]]) -> dict[str, Any]:
@@ -150,12 +151,19 @@ def params_yaml(config_file: Path) -> str:
 
 
 def params_source(params_file: Path) -> str | None:
-    """The config ``params_file`` was resolved from (its header), if it is one we wrote."""
+    """The config a resolved config (``params.yaml``, Snakemake's ``logs/<run>/config.yaml``)
+    was resolved from (its header), if it is one we wrote."""
     if not params_file.is_file():
         return None
     with params_file.open(encoding="utf-8") as file:
-        match = _PARAMS_SOURCE.match(file.readline())
+        match = _RESOLVED_FROM.match(file.readline())
     return match.group(1) if match else None
+
+
+def config_source(config_file: str) -> str:
+    """The config file a command's config errors name: the user's, where ``config_file`` was
+    resolved from it."""
+    return params_source(Path(config_file)) or config_file
 
 
 def dvc_plots(run: str) -> list[dict[str, Any]]:

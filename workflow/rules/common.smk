@@ -54,7 +54,7 @@ RESOLVED_CONFIG = paths.RESOLVED_CONFIG.format(run=RUN)
 
 
 onstart:  # not on a dry run: a dry run with another config must not touch a running run's file
-    write_resolved_config(config, RESOLVED_CONFIG)
+    write_resolved_config(config, RESOLVED_CONFIG, _source)
 
 
 LOGS = paths.LOGS.format(run=RUN)

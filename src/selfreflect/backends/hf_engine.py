@@ -40,11 +40,16 @@ class HfGenerator(Generator):
 
     def __init__(self, spec: dict[str, Any]) -> None:
         self.name = spec["name"]
+        adapter = spec.get("adapter")  # a LoRA adapter (selfreflect.finetune), run through PEFT
+        if adapter:  # checked against the model before any weights load
+            from selfreflect.finetune.adapter import check_adapter
+
+            check_adapter(adapter, spec)
         self.tokenizer, self.model = load_hf_model(spec)
-        if spec.get("adapter"):  # a LoRA adapter (selfreflect.finetune), run through PEFT
+        if adapter:
             from peft import PeftModel
 
-            self.model = PeftModel.from_pretrained(self.model, spec["adapter"]).eval()
+            self.model = PeftModel.from_pretrained(self.model, adapter).eval()
         self.format = PromptFormat.for_model(self.tokenizer, spec)
         self.max_model_len = spec["max_model_len"] or self.model.config.max_position_embeddings
         self.batch_size = spec["batch_size"]

@@ -85,15 +85,20 @@ class VllmGenerator(Generator):
         from vllm import LLM
 
         self.name = spec["name"]
+        adapter = spec.get("adapter")  # a LoRA adapter (selfreflect.finetune), served by vLLM
+        if adapter:  # checked against the model before the engine starts
+            from selfreflect.finetune.adapter import check_adapter
+
+            check_adapter(adapter, spec)
         self.llm = llm if llm is not None else LLM(**engine_kwargs(spec))
         self.tokenizer = self.llm.get_tokenizer()
         self.format = PromptFormat.for_model(self.tokenizer, spec)
         self.max_model_len = self.llm.llm_engine.model_config.max_model_len
         self.lora = None
-        if spec.get("adapter"):
+        if adapter:
             from vllm.lora.request import LoRARequest
 
-            self.lora = LoRARequest("adapter", 1, spec["adapter"])
+            self.lora = LoRARequest("adapter", 1, adapter)
 
     def generate(self, prompts: list[str], sampling: list[Sampling]) -> list[Generation]:
         from vllm.inputs import TokensPrompt

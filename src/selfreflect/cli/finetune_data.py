@@ -34,6 +34,7 @@ def finetune_data(
     from selfreflect.finetune import check_finetune
     from selfreflect.finetune.data import check_disjoint, dpo_pairs, sft_data
     from selfreflect.provenance import provenance
+    from selfreflect.workflow import config_source
 
     sft = method == "sft"
     counts = (len(summaries), len(scores))
@@ -41,7 +42,8 @@ def finetune_data(
         wanted = "one --summaries" if sft else "a --summaries and --scores per candidate (2+)"
         raise click.UsageError(f"--method {method} takes {wanted}")
     config = load_config(config_path)
-    check_finetune(config, config_path)
+    source = config_source(config_path)
+    check_finetune(config, source)
     settings = config["finetune"]
     questions = read_table("questions", questions_path)
     try:
@@ -49,7 +51,7 @@ def finetune_data(
             questions, [read_table("questions", p) for p in evaluated], settings["dataset"]
         )
     except InputError as err:
-        raise InputError(f"{config_path}: {err}") from None
+        raise InputError(f"{source}: {err}") from None
     check_writable(out)
     tables = [read_table("summaries", path) for path in summaries]
     if sft:

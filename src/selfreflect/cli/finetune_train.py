@@ -30,26 +30,32 @@ def finetune_train(
 
     from selfreflect.artifacts import read_metadata, read_table
     from selfreflect.config import load_config, model_spec
-    from selfreflect.errors import ConfigError
+    from selfreflect.errors import ConfigError, InputError
     from selfreflect.fileio import check_replaceable, check_writable, write_atomic
     from selfreflect.finetune import check_finetune
     from selfreflect.finetune.train import OWNER, train_adapter
     from selfreflect.provenance import provenance
+    from selfreflect.workflow import config_source
 
     config = load_config(config_path)
-    check_finetune(config, config_path)
-    spec = model_spec(config, subject, source=config_path)
+    source = config_source(config_path)
+    check_finetune(config, source)
+    spec = model_spec(config, subject, source=source)
     data = read_table(f"{method}_data", data_path)
+    ids = read_metadata(data_path).get("ids")
+    if not isinstance(ids, list):
+        raise InputError(
+            f"{data_path}: metadata: no 'ids' (the training question ids"
+            " `selfreflect finetune-data` records)"
+        )
     check_replaceable(out, OWNER)
     check_writable(loss_path)
     settings = config["finetune"]["training"]
-    record = provenance(
-        config, [subject], method=method, training=settings, ids=read_metadata(data_path)["ids"]
-    )
+    record = provenance(config, [subject], method=method, training=settings, ids=ids)
     try:
         losses = train_adapter(spec, method, data, settings, Path(out), record)
     except ConfigError as err:
-        raise ConfigError(f"{config_path}: {err}") from None
+        raise ConfigError(f"{source}: {err}") from None
     frame = pd.DataFrame(losses, columns=["step", "loss"])
     write_atomic(loss_path, lambda tmp: frame.to_csv(tmp, sep="\t", index=False))
     click.echo(f"{method} adapter of {subject} ({len(frame)} steps) written to {out}")

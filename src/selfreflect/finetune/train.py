@@ -17,6 +17,7 @@ from typing import Any
 import pandas as pd
 
 from selfreflect.errors import ConfigError
+from selfreflect.finetune.adapter import RECORD, empty_model
 
 OWNER = "selfreflect finetune-train"  # the command whose marker an adapter folder holds
 
@@ -25,11 +26,8 @@ def check_target_modules(spec: dict[str, Any], modules: list[str]) -> None:
     """Fail, naming the key, when a LoRA target module is not a module of the model ``spec``
     (checked on its architecture, before any weights load)."""
     import torch
-    from accelerate import init_empty_weights
-    from transformers import AutoConfig, AutoModelForCausalLM
 
-    with init_empty_weights():
-        model = AutoModelForCausalLM.from_config(AutoConfig.from_pretrained(spec["path"]))
+    model = empty_model(spec)
     names = {path.rsplit(".", 1)[-1]: module for path, module in model.named_modules()}
     missing = [m for m in modules if m not in names]
     if missing:
@@ -69,9 +67,9 @@ def train_adapter(
     out: Path,
     record: dict[str, Any],
 ) -> list[dict[str, float]]:
-    """Train the adapter of model ``spec`` on ``data`` and save it, with ``record`` as
-    ``training.json``, to the folder ``out`` (atomically); the loss per step,
-    ``[{"step", "loss"}]``."""
+    """Train the adapter of model ``spec`` on ``data`` and save it, with ``record`` and the
+    model's fingerprint (``base_model``) as ``training.json``, to the folder ``out``
+    (atomically); the loss per step, ``[{"step", "loss"}]``."""
     import torch
     from peft import LoraConfig
     from transformers.trainer_utils import get_last_checkpoint
@@ -80,10 +78,12 @@ def train_adapter(
     from selfreflect.backends.hf_engine import load_hf_model
     from selfreflect.families import PromptFormat
     from selfreflect.fileio import atomic_dir, check_replaceable, write_json
+    from selfreflect.provenance import model_fingerprint
 
     check_replaceable(out, OWNER)
     lora = settings["lora"]
     check_target_modules(spec, lora["target_modules"])
+    base_model = model_fingerprint(spec["path"])
     tokenizer, model = load_hf_model(spec)
     prompt_format = PromptFormat.for_model(tokenizer, spec)
     dataset = training_dataset(data, method, prompt_format.render)
@@ -125,7 +125,7 @@ def train_adapter(
     trainer.train(resume_from_checkpoint=last)
     with atomic_dir(out, OWNER) as tmp:
         trainer.model.save_pretrained(tmp)
-        write_json(tmp / "training.json", record)
+        write_json(tmp / RECORD, {**record, "base_model": base_model})
     shutil.rmtree(checkpoints.parent)
     return [
         {"step": entry["step"], "loss": entry["loss"]}

@@ -1,0 +1,108 @@
+"""A LoRA adapter checked against the model it is applied to, before any weights load.
+
+An adapter belongs to the weights it was trained on (``training.json``'s ``base_model``, the
+model's fingerprint at training) and holds LoRA weights for named modules of that model's
+architecture, which its ``adapter_config.json`` must name as ``target_modules``: PEFT and vLLM
+otherwise load it with at most a warning and run the base model under the adapter's name.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+from selfreflect.errors import InputError
+from selfreflect.fileio import read_json
+from selfreflect.provenance import model_fingerprint
+
+WEIGHTS = "adapter_model.safetensors"
+RECORD = "training.json"
+_PREFIX = "base_model.model."  # PEFT's prefix of the base model's module names in WEIGHTS
+
+
+def empty_model(spec: dict[str, Any]):
+    """The causal LM of model ``spec`` built on the meta device: its modules, no weights."""
+    from accelerate import init_empty_weights
+    from transformers import AutoConfig, AutoModelForCausalLM
+
+    with init_empty_weights():
+        return AutoModelForCausalLM.from_config(AutoConfig.from_pretrained(spec["path"]))
+
+
+def check_adapter(adapter: str | os.PathLike, spec: dict[str, Any]) -> None:
+    """Refuse, with one line naming the adapter folder and the field, an adapter not made for
+    model ``spec``: trained on other weights, with weights for modules the model lacks, or
+    whose ``target_modules`` are not the modules its weights are for."""
+    folder = Path(adapter)
+    check_base(folder, spec)
+    modules = weight_modules(folder / WEIGHTS)
+    known = {name for name, _ in empty_model(spec).named_modules()}
+    lacking = [m for m in modules if m not in known]
+    if lacking:
+        raise InputError(
+            f"{folder}: {WEIGHTS}: weights for {len(lacking)} module(s) model '{spec['name']}'"
+            f" lacks (e.g. '{lacking[0]}')"
+        )
+    check_targets(folder, _field(folder / "adapter_config.json", "target_modules"), modules)
+
+
+def check_base(folder: Path, spec: dict[str, Any]) -> None:
+    """Fail unless the adapter in ``folder`` was trained on the weights of model ``spec``."""
+    recorded = _field(folder / RECORD, "base_model")
+    if not isinstance(recorded, dict):
+        raise InputError(f"{folder}: {RECORD}: base_model: missing (not a finetune-train adapter)")
+    actual = model_fingerprint(spec["path"])
+    for key in ("sha256", "revision"):
+        if recorded.get(key) != actual.get(key):
+            raise InputError(
+                f"{folder}: {RECORD}: model {key}: trained on {recorded.get(key)}, not on model"
+                f" '{spec['name']}' ({actual.get(key)})"
+            )
+
+
+def weight_modules(path: Path) -> list[str]:
+    """The base model's module names the LoRA weights in the safetensors file ``path`` are
+    for (read from its header, no weights loaded)."""
+    from safetensors import SafetensorError, safe_open
+
+    try:
+        with safe_open(path, "pt") as weights:
+            keys = list(weights.keys())
+    except (OSError, SafetensorError) as err:
+        raise InputError(f"{path}: not a readable safetensors file ({err})") from None
+    modules = {k.removeprefix(_PREFIX).split(".lora_")[0] for k in keys if ".lora_" in k}
+    if not modules:
+        raise InputError(f"{path}: no LoRA weights")
+    return sorted(modules)
+
+
+def check_targets(folder: Path, targets: Any, modules: list[str]) -> None:
+    """Fail unless ``targets`` (PEFT's ``target_modules``: names matching a module's last
+    parts, or one regular expression) cover every module in ``modules`` and name none without
+    weights."""
+    where = f"{folder}: adapter_config.json: target_modules"
+    if isinstance(targets, str):
+        unnamed = [m for m in modules if not re.fullmatch(targets, m)]
+        idle: list[str] = []
+    elif isinstance(targets, list) and targets:
+        unnamed = [m for m in modules if not any(_names(t, m) for t in targets)]
+        idle = [t for t in targets if not any(_names(t, m) for m in modules)]
+    else:
+        raise InputError(f"{where}: missing")
+    if unnamed:
+        raise InputError(f"{where}: {targets} do not name '{unnamed[0]}', which it has weights for")
+    if idle:
+        raise InputError(f"{where}: {idle} have no weights")
+
+
+def _names(target: str, module: str) -> bool:
+    """Whether PEFT applies the target module name ``target`` to the module path ``module``."""
+    return module == target or module.endswith(f".{target}")
+
+
+def _field(path: Path, key: str) -> Any:
+    """``key`` of the JSON object in the file ``path`` (None where it has none)."""
+    data = read_json(path)
+    return data.get(key) if isinstance(data, dict) else None
