@@ -116,6 +116,52 @@ def export_case(name: str, writer, *expect: str) -> Case:
     return Case(name, files, ["export-answers", "{tmp}/a.pq", "{tmp}/o/a.json"], ("a.pq", *expect))
 
 
+def with_metadata(text: bytes) -> Callable[[Path], None]:
+    """An answers artifact whose ``selfreflect`` metadata is ``text``."""
+
+    def write(path: Path) -> None:
+        write_table("answers", pd.DataFrame([ANSWERS_ROW]), path)
+        table = pq.read_table(path)
+        pq.write_table(table.replace_schema_metadata({b"selfreflect": text}), path)
+
+    return write
+
+
+def metadata_case(name: str, text: bytes, expect: str) -> Case:
+    """``merge answers`` reading a shard whose ``selfreflect`` metadata is ``text``."""
+    files = {
+        "q.pq": artifact("questions", pd.DataFrame([QUESTIONS_ROW])),
+        "p0.pq": with_metadata(text),
+    }
+    args = ["merge", "answers", "--questions", "{tmp}/q.pq", "--out", "{tmp}/o/a.pq", "{tmp}/p0.pq"]
+    return Case(name, files, args, ("p0.pq", expect))
+
+
+JUDGEMENT_ROW = {
+    **{key: None for key in ("strategy", "pair_type", "side", "axis", "size", "summary")},
+    **{"error": None, "tasks": None, "score": 0.5, "num_tasks": 1, "temperature": 1.0},
+    **{"id": "y", "dataset": "d", "subject": "tiny", "judge": "tiny", "kind": "mc"},
+}
+REPORT_TABLE = ["--config", "{tmp}/c.yaml", "--out-dir", "{tmp}/o"]
+EXPERIMENT_ARGS = [
+    "--config",
+    "{tmp}/c.yaml",
+    "--dataset",
+    "d",
+    "--subject",
+    "tiny",
+    "--judge",
+    "tiny",
+]
+MC_INPUTS = ["--questions", "{tmp}/q.pq", "--answers", "{tmp}/a.pq", "--judgements", "{tmp}/j.pq"]
+
+
+def twice_case(name: str, command: list[str], *files: str) -> Case:
+    """A report command given the same file twice (by the paths ``files``)."""
+    args = ["report", *command, *[f"{{tmp}}/{file}" for file in files]]
+    return Case(name, {"c.yaml": config(), "s.pq": b"not read"}, args, ("given twice",))
+
+
 SECRET = "sk-proj-Xy12secret"
 ANSWERS_CMD = ["answers", "--config", "{tmp}/c.yaml", "--subject", "tiny"]
 OUT_A = ["--out", "{tmp}/o/a.pq"]
@@ -161,6 +207,20 @@ CASES = [
         config(lambda c: c["models"]["tiny"].update(backend="openai", api_key_env=SECRET)),
         "models.tiny.api_key_env",
         absent=(SECRET, "Xy12secret"),
+    ),
+    c_case(
+        "config-alias-bomb",
+        "\n".join(
+            [f"l0: &l0 [{', '.join(['lol'] * 9)}]"]
+            + [f"l{n}: &l{n} [{', '.join([f'*l{n - 1}'] * 9)}]" for n in range(1, 9)]
+        ),
+        "line 5",
+        "aliases expand to more than 10000 nodes",
+    ),
+    c_case(
+        "config-baseline-not-a-strategy",
+        config(lambda c: c.update(report={"baseline": "nosuch"})),
+        "report.baseline: 'nosuch' is not a strategy of this run",
     ),
     Case(
         "config-unknown-dataset-argument",
@@ -248,6 +308,33 @@ CASES = [
         parquet(pd.DataFrame([ANSWERS_ROW]).assign(test_answers="a")),
         "'test_answers'",
         "type",
+    ),
+    metadata_case("metadata-not-json", b"{oops", "metadata 'selfreflect': not JSON"),
+    metadata_case("metadata-a-list", b"[1, 2]", "expected a JSON object, found list"),
+    metadata_case("metadata-a-number", b"3", "expected a JSON object, found int"),
+    twice_case(
+        "report-same-scores-twice",
+        ["main-table", *REPORT_TABLE, "--figure-dir", "f"],
+        "s.pq",
+        "s.pq",
+    ),
+    twice_case("report-same-file-by-two-paths", ["cost-table", *REPORT_TABLE], "s.pq", "./s.pq"),
+    twice_case(
+        "report-same-summaries-twice",
+        ["agreement-scores", *EXPERIMENT_ARGS, "--answers", "{tmp}/a.pq", "--out", "{tmp}/o/g"],
+        "s.pq",
+        "s.pq",
+    ),
+    Case(
+        "report-score-without-answers-row",
+        {
+            "c.yaml": config(),
+            "q.pq": artifact("questions", pd.DataFrame([QUESTIONS_ROW])),
+            "a.pq": artifact("answers", pd.DataFrame([ANSWERS_ROW])),
+            "j.pq": artifact("judgements", pd.DataFrame([JUDGEMENT_ROW])),
+        },
+        ["report", "mc-scores", "--config", "{tmp}/c.yaml", *MC_INPUTS, "--out", "{tmp}/o/m.pq"],
+        ("j.pq", "id 'y' has no row in", "a.pq"),
     ),
     Case(
         "answers-questions-not-a-table",

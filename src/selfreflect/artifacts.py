@@ -17,7 +17,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from selfreflect.errors import InputError
-from selfreflect.fileio import atomic_path
+from selfreflect.fileio import atomic_path, loads_json
 
 _STR = pa.string()
 _STRS = pa.list_(pa.string())
@@ -251,9 +251,25 @@ def read_table(kind: str, path: str | os.PathLike) -> pd.DataFrame:
 
 
 def read_metadata(path: str | os.PathLike) -> dict[str, Any]:
-    """The file-level ``selfreflect`` metadata of an artifact."""
-    meta = pq.read_schema(path).metadata or {}
-    return json.loads(meta.get(METADATA_KEY, b"{}"))
+    """The file-level ``selfreflect`` metadata of an artifact; a file that is not Parquet or
+    whose metadata is not a JSON object raises one ``InputError`` naming it."""
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(f"{path}: file not found")
+    try:
+        meta = pq.read_schema(path).metadata or {}
+    except (pa.ArrowInvalid, OSError) as err:
+        raise InputError(f"{path}: not a readable Parquet file ({err})") from None
+    try:
+        metadata = loads_json(meta.get(METADATA_KEY, b"{}"))
+    except (ValueError, UnicodeDecodeError) as err:  # JSONDecodeError, DuplicateKey
+        raise InputError(f"{path}: metadata '{METADATA_KEY.decode()}': not JSON ({err})") from None
+    if not isinstance(metadata, dict):
+        kind = type(metadata).__name__
+        raise InputError(
+            f"{path}: metadata '{METADATA_KEY.decode()}': expected a JSON object, found {kind}"
+        )
+    return metadata
 
 
 def one_label(table: pd.DataFrame, column: str, path: str | os.PathLike) -> str | None:

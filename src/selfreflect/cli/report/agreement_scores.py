@@ -5,12 +5,8 @@ from __future__ import annotations
 
 import click
 
-from selfreflect.cli.options import ANSWERS, CONFIG, OUT
+from selfreflect.cli.options import ANSWERS, CONFIG, FILES, OUT
 from selfreflect.cli.report.judging import experiment, write_study
-
-# the experiment's summaries tables (every strategy's); not report.common's FILES, whose module
-# would make the table code a dependency of this judge job
-SUMMARIES = click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
 
 
 @click.command("agreement-scores")
@@ -18,7 +14,7 @@ SUMMARIES = click.argument("files", nargs=-1, required=True, type=click.Path(dir
 @experiment
 @ANSWERS
 @OUT
-@SUMMARIES
+@FILES  # the experiment's summaries tables (every strategy's)
 def agreement_scores(
     config_path: str,
     dataset: str,

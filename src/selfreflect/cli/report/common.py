@@ -13,7 +13,6 @@ import pandas as pd
 from selfreflect.artifacts import EXPERIMENT
 from selfreflect.report import tables
 
-FILES = click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
 OUT_DIR = click.option("--out-dir", required=True, type=click.Path(), help="Tables folder.")
 FIGURE_DIR = click.option("--figure-dir", required=True, type=click.Path(), help="Figures folder.")
 METRICS = click.option("--metrics", "metrics_path", type=click.Path(), help="Headline DVC metrics.")

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import click
 
-from selfreflect.cli.options import CONFIG
+from selfreflect.cli.options import CONFIG, FILES
 from selfreflect.cli.report.common import (
-    FILES,
     OUT_DIR,
     read_config,
     skipped,

@@ -7,10 +7,9 @@ from pathlib import Path
 import click
 import pandas as pd
 
-from selfreflect.cli.options import CONFIG
+from selfreflect.cli.options import CONFIG, FILES
 from selfreflect.cli.report.common import (
     FIGURE_DIR,
-    FILES,
     OUT_DIR,
     figure_args,
     read_config,

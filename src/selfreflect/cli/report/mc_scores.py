@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import click
+import pandas as pd
 
 from selfreflect.cli.options import ANSWERS, CONFIG, OUT, QUESTIONS
 from selfreflect.cli.report.judging import JUDGEMENTS, read_judgements, write_study
+from selfreflect.errors import InputError
 
 
 @click.command("mc-scores")
@@ -27,6 +29,20 @@ def mc_scores(
     questions = read_table("questions", questions_path)
     answers = read_table("answers", answers_path)
     judgements, experiment = read_judgements(judgements_path)
+    check_answered(judgements, judgements_path, answers, answers_path)
     table = study(questions, answers, judgements, config["report"])
     write_study("mc_scores", table, out, config, **experiment)
     click.echo(f"{len(table)} multiple-choice summaries written to {out}")
+
+
+def check_answered(
+    judgements: pd.DataFrame, judgements_path: str, answers: pd.DataFrame, answers_path: str
+) -> None:
+    """Every question the judgements score has an answers row (else its truth would silently
+    be missing): one line naming the first that has none."""
+    missing = list(dict.fromkeys(judgements["id"][~judgements["id"].isin(answers["id"])]))
+    if missing:
+        raise InputError(
+            f"{judgements_path}: id '{missing[0]}' has no row in {answers_path}"
+            f" ({len(missing)} such questions; answers of another run?)"
+        )
