@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import subprocess
 
 import pytest
+import yaml
 
 from selfreflect.config import converted_models, validate_config
 from selfreflect.errors import ConfigError, InputError
-from selfreflect.fileio import file_digest
+from selfreflect.fileio import OWNER_MARKER, file_digest
 from selfreflect.model_sources import SOURCE_FILE, gguf_file, package_chunks, package_file
 from tests.conftest import (
     GEMMA_FILE,
@@ -19,6 +21,7 @@ from tests.conftest import (
     SMOLLM2_FILE,
     SMOLLM2_PACKAGE,
 )
+from tests.test_answer_sets import one_line_error, snapshot
 
 
 def _config(model: dict) -> dict:
@@ -116,3 +119,21 @@ def test_vllm_reads_auto_dtype_as_the_checkpoint_dtype(smollm2_model):
     # vLLM's own `auto` would run this float32 checkpoint in 16 bits, unlike the hf backend
     assert checkpoint_dtype({"dtype": "auto", "path": str(smollm2_model)}) == "float32"
     assert checkpoint_dtype({"dtype": "bfloat16", "path": str(smollm2_model)}) == "bfloat16"
+
+
+def test_convert_model_replaces_no_folder_that_is_not_its_own(tmp_path):
+    """Refused before the GGUF file is read, every file as it was."""
+    (tmp_path / "c.yaml").write_text(
+        yaml.safe_dump(_config({"gguf": SMOLLM2_FILE, "package": SMOLLM2_PACKAGE}))
+    )
+    out = tmp_path / "config"
+    out.mkdir()
+    for name in ("smoke.yaml", "real.yaml"):
+        (out / name).write_text(f"{name}'s settings")
+    before = snapshot(tmp_path)
+    command = ["selfreflect", "convert-model", "--config", "c.yaml", "--model", "m"]
+    result = subprocess.run(
+        [*command, "--out", "config"], capture_output=True, text=True, cwd=tmp_path
+    )
+    one_line_error(result, f"config: exists and has no {OWNER_MARKER} marker")
+    assert snapshot(tmp_path) == before

@@ -87,3 +87,40 @@ def test_dvc_repro_builds_every_table_and_dvc_reads_metrics_and_plots(smoke_dvc_
     assert "reports/smoke/metrics/validation.json" in metrics
     run(["dvc", "plots", "show", "--out", "plots"], smoke_dvc_run)
     assert (smoke_dvc_run / "plots" / "index.html").stat().st_size > 1000
+
+
+@pytest.mark.parametrize("command", ["cost-table", "main-table"])
+def test_table_commands_write_only_their_own_files_in_a_shared_folder(tmp_path, command):
+    """Tables, figures and metrics into one folder that holds others' files: those stay as
+    they were; the command adds its own table's files and nothing else."""
+    from selfreflect.artifacts import SCHEMAS, write_table
+    from selfreflect.config import load_config
+    from tests.test_answer_sets import snapshot
+
+    config = {
+        "models": {"m": {"path": "m"}},
+        "subjects": ["m"],
+        "judges": ["m"],
+        "datasets": {"d": {"source": "local", "path": "q.jsonl"}},
+    }
+    (tmp_path / "c.yaml").write_text(yaml.safe_dump(config))
+    kind = "summaries" if command == "cost-table" else "scores"
+    write_table(kind, pd.DataFrame(columns=SCHEMAS[kind].names), tmp_path / "in.parquet")
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    for name in ("README.md", "main.txt", "cost.csv.orig", "greedy.json.bak"):
+        (shared / name).write_text(f"{name}'s own text")
+    before = snapshot(shared)
+    args = ["selfreflect", "report", command, "--config", "c.yaml", "--out-dir", "shared"]
+    if command == "main-table":
+        args += ["--figure-dir", "shared", "--metrics-dir", "shared"]
+    run([*args, "in.parquet"], tmp_path)
+    after = snapshot(shared)
+    assert {name: after[name] for name in before} == before
+    if command == "cost-table":
+        own = {f"cost.{ext}" for ext in ("csv", "md", "tex")}
+    else:
+        strategies = load_config(tmp_path / "c.yaml")["summaries"]["strategies"]
+        own = {f"main.{ext}" for ext in ("csv", "md", "tex", "png", "pdf")}
+        own |= {f"{strategy}.json" for strategy in strategies}
+    assert {path.rsplit("/", 1)[1] for path in set(after) - set(before)} == own

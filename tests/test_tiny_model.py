@@ -2,13 +2,17 @@
 
 import filecmp
 import os
+import shutil
 import stat
+import subprocess
 
 import pytest
 
 from selfreflect.chat import question_chat
 from selfreflect.families import CORRECTED, PromptFormat, detect_family
+from selfreflect.fileio import OWNER_MARKER
 from selfreflect.tiny_model import build_tiny_model
+from tests.test_answer_sets import one_line_error, snapshot
 
 
 @pytest.fixture(scope="module")
@@ -99,3 +103,32 @@ def test_loads_in_vllm(vllm_engine, tokenizer, fmt):
     params = SamplingParams(max_tokens=1, logprobs=-1, temperature=1.0)
     output = vllm_engine.generate([TokensPrompt(prompt_token_ids=ids)], params, use_tqdm=False)
     assert len(output[0].outputs[0].logprobs[0]) == len(tokenizer)
+
+
+@pytest.mark.parametrize("owner", [None, "selfreflect export-answers"])
+def test_replaces_no_folder_that_is_not_its_own(tmp_path, owner):
+    """A folder of someone's files, or another command's output: refused before any model is
+    built, every file as it was."""
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "README.md").write_text("mine")
+    if owner:
+        (out / OWNER_MARKER).write_text(owner)
+    before = snapshot(tmp_path)
+    result = subprocess.run(
+        ["selfreflect", "tiny-model", "--out", str(out)], capture_output=True, text=True
+    )
+    whose = f"was written by {owner}" if owner else f"has no {OWNER_MARKER} marker"
+    one_line_error(result, f"{out}: exists and {whose}")
+    assert snapshot(tmp_path) == before
+
+
+def test_replaces_its_own_earlier_output(tiny_model, tmp_path):
+    out = tmp_path / "tiny"
+    shutil.copytree(tiny_model, out)
+    (out / "model.safetensors").write_bytes(b"stale")
+    result = subprocess.run(
+        ["selfreflect", "tiny-model", "--out", str(out)], capture_output=True, text=True
+    )
+    assert result.returncode == 0, result.stderr
+    assert filecmp.cmp(tiny_model / "model.safetensors", out / "model.safetensors", shallow=False)

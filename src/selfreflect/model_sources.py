@@ -28,6 +28,7 @@ from selfreflect.errors import InputError
 from selfreflect.fileio import atomic_dir, check_replaceable, file_digest
 
 SOURCE_FILE = "source.json"  # written beside the weights: what they were converted from
+OWNER = "selfreflect convert-model"  # the command whose marker a converted folder holds
 
 
 _HUB_ID = re.compile(r"^[\w.-]+/[\w.-]+$")

@@ -52,6 +52,7 @@ def build_tokenizer(vocab_size: int = 640):
         model_max_length=4096,
     )
 
+
 OWNER = "selfreflect tiny-model"  # the command whose marker its folder holds
 
 
