@@ -184,34 +184,44 @@ QUESTIONS = [normalize_question(q) for q in ["Who wrote Hamlet", "Where is Paris
 
 @pytest.fixture(scope="module")
 def work(tmp_path_factory, tiny_model):
-    """A config (the tiny model on hf as subject and judge), questions, answers and summaries."""
+    """A config (the tiny model on hf as judge), questions, their answers and summaries."""
     folder = tmp_path_factory.mktemp("judge-cli")
     config = yaml.safe_load((REPO / "config" / "smoke.yaml").read_text())
     config["models"] = {"tiny": {**config["models"]["tiny-hf"], "path": str(tiny_model)}}
     config.update(summarizer=None, judges=["tiny"])
-    config["answers"].update(num_answers=2, max_tokens=8)
     config["summaries"].update(plugins={}, strategies=["greedy"])
     config["scoring"].update(stopwords="none")
     (folder / "config.yaml").write_text(yaml.safe_dump(config))
-    frame = pd.DataFrame({"question": QUESTIONS, "id": [question_id(q) for q in QUESTIONS]})
+    ids = [question_id(q) for q in QUESTIONS]
+    frame = pd.DataFrame({"question": QUESTIONS, "id": ids})
     frame = frame.assign(dataset="d", source_index=range(2), choices=None, gold=None)
     write_table("questions", frame, folder / "q.parquet")
-    common = ["--config", "config.yaml", "--subject", "tiny", "--questions", "q.parquet"]
-    selfreflect(["answers", *common, "--out", "answers.parquet"], folder)
-    selfreflect(["summarize", *common, "--strategy", "greedy", "--out", "s.parquet"], folder)
+    said = [["Shakespeare wrote it", "Marlowe"], ["In France", "In Texas"]]
+    answers = frame[["id", "question"]].assign(
+        test_answers=said, conditioning_answers=said, backend="hf", model="tiny", seed=0, error=None
+    )
+    write_table("answers", answers, folder / "answers.parquet", {"dataset": "d", "subject": "tiny"})
+    summaries = frame[["id", "question", "dataset"]].assign(
+        subject="tiny", strategy="greedy", summary=["Shakespeare.", "France, or Texas."],
+        summarizer="tiny", prompt_tokens=1, completion_tokens=1, seconds=0.0, error=None,
+    )  # fmt: skip
+    write_table("summaries", summaries, folder / "s.parquet")
     return folder
 
 
-def selfreflect(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
-    result = subprocess.run(["selfreflect", *args], cwd=cwd, capture_output=True, text=True)
+def selfreflect(args: list[Any], cwd: Path) -> subprocess.CompletedProcess:
+    command = ["selfreflect", *map(str, args)]
+    result = subprocess.run(command, cwd=cwd, capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
     return result
 
 
 def judge_cli(work: Path, cache: str, out: str) -> subprocess.CompletedProcess:
-    args = ["--config", "config.yaml", "--dataset", "d", "--subject", "tiny", "--judge", "tiny"]
-    inputs = ["--questions", "q.parquet", "--answers", "answers.parquet", "s.parquet"]
-    return selfreflect(["judge", *args, "--cache", cache, *inputs, "--out", out], work)
+    """``selfreflect judge`` on ``work``'s files, run from the project (its code is hashed)."""
+    args = ["--config", work / "config.yaml", "--dataset", "d", "--subject", "tiny"]
+    inputs = ["--questions", work / "q.parquet", "--answers", work / "answers.parquet"]
+    outputs = ["--no-studies", "--cache", work / cache, "--out", work / out, work / "s.parquet"]
+    return selfreflect(["judge", *args, "--judge", "tiny", *inputs, *outputs], REPO)
 
 
 def test_judge_with_a_malformed_cache_entry_writes_what_it_writes_without(work):
