@@ -159,6 +159,10 @@ CASES = {
     ),
     "strategy_plugin": (move_plugin, summaries_and_scores("majority_vote") | SUMMARY_READERS),
     "new_strategy": (add_strategy, summaries_and_scores("vote_again") | SUMMARY_READERS),
+    "plugin_code": (  # the plug-in's module is code of its strategy's jobs alone
+        edit_file("examples/plugins.py", lambda t: t.replace("most_common(3)", "most_common(2)")),
+        summaries_and_scores("majority_vote") | SUMMARY_READERS,
+    ),
     "scoring_param": (
         edit_config(lambda c: c["scoring"].update(temperature=1.0)),
         judged(*STRATEGIES)
