@@ -157,3 +157,13 @@ def test_a_plugin_importing_more_of_the_package_adds_those_modules(tmp_path, mon
     files = code_deps.plugin_files("p:f")
     assert {"p.py", "src/selfreflect/report/tables.py"} <= set(files)
     assert "src/selfreflect/report/tables.py" not in command_deps("summarize").files
+
+
+def test_a_command_run_outside_the_project_root_is_one_line(monkeypatch, tmp_path):
+    """A command's code hash reads src/selfreflect of the working directory: elsewhere (e.g.
+    `selfreflect judge` started in another folder) that is one line, not a traceback."""
+    from selfreflect.errors import InputError
+
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(InputError, match=r"src/selfreflect: not in the working directory .*root"):
+        command_deps("judge")

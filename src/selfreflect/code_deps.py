@@ -282,7 +282,13 @@ def plugin_files(target: str) -> tuple[str, ...]:
 def command_deps(command: str) -> Deps:
     """The dependencies of ``selfreflect COMMAND`` (``"answers"``, ``"report main-table"``)."""
     from selfreflect.cli import find_command
+    from selfreflect.errors import InputError
 
+    if not (SOURCE / "__init__.py").is_file():
+        raise InputError(
+            f"{SOURCE}: not in the working directory {Path.cwd()}; run `selfreflect {command}` "
+            "from the project's root (its code hash reads the package's files there)"
+        )
     node, named = find_command(command.split())
     if named != command.split() or node.callback is None:
         raise ValueError(f"'selfreflect {command}': no such command")
