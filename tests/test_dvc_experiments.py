@@ -121,3 +121,19 @@ def test_a_bad_setting_stops_the_experiment_with_one_line_naming_it(smoke_dvc_ru
     errors = [line for line in failed.stderr.splitlines() if line.startswith("error:")]
     assert errors and errors[0].startswith("error: params.yaml: report.confidence: 2 is")
     assert "Traceback" not in failed.stderr + failed.stdout
+
+
+def test_an_unknown_baseline_stops_the_experiment_with_one_line(smoke_dvc_run, tmp_path):
+    """`-S report.baseline=nosuch` once made a main table with an empty comparison column."""
+    project = clone(smoke_dvc_run, tmp_path / "p")
+    table = project / "reports/smoke/tables/main.csv"
+    before = table.read_text()
+    failed = run(["dvc", "exp", "run", "-S", "report.baseline=nosuch"], project, check=False)
+    assert failed.returncode != 0
+    errors = [line for line in failed.stderr.splitlines() if line.startswith("error:")]
+    assert errors and errors[0].startswith(
+        "error: params.yaml: report.baseline: 'nosuch' is not a strategy of this run"
+        " (summaries.strategies: greedy, basic,"
+    )
+    assert "Traceback" not in failed.stderr + failed.stdout
+    assert table.read_text() == before
