@@ -15,6 +15,7 @@ import yaml
 from selfreflect import answer_sets, paths
 from selfreflect.artifacts import read_metadata, read_table, write_table
 from tests import workflow_utils as workflow
+from tests.assertions import one_line_error, snapshot
 from tests.workflow_utils import clone_completed, copy_project, job_counts, snakemake
 
 pytestmark = pytest.mark.workflow
@@ -133,28 +134,6 @@ def test_a_later_run_starts_from_an_imported_answer_set(smoke_run, tmp_path):
 
 
 # --- answer sets fit the run they join; export writes only its own folder ---------------------
-
-
-def snapshot(folder: Path) -> dict[str, tuple[bytes | str, int]]:
-    """Every entry under ``folder`` (links not followed): its bytes (a link: its target) and
-    modification time, to show that a refused command touched nothing."""
-    state = {}
-    for path in sorted(folder.rglob("*")):
-        info = path.lstat()
-        if path.is_symlink():
-            state[str(path)] = (str(path.readlink()), info.st_mtime_ns)
-        elif path.is_file():
-            state[str(path)] = (path.read_bytes(), info.st_mtime_ns)
-        else:
-            state[str(path)] = (b"", info.st_mtime_ns)
-    return state
-
-
-def one_line_error(result: subprocess.CompletedProcess, *parts: str) -> None:
-    assert result.returncode != 0 and result.stdout == ""
-    assert result.stderr.startswith("error: ") and result.stderr.count("\n") == 1, result.stderr
-    for part in parts:
-        assert part in result.stderr, (part, result.stderr)
 
 
 QUESTIONS = ["What is one?", "What is two?", "What is three?"]

@@ -12,6 +12,7 @@ from selfreflect.config import converted_models, validate_config
 from selfreflect.errors import ConfigError, InputError
 from selfreflect.fileio import OWNER_MARKER, file_digest
 from selfreflect.model_sources import SOURCE_FILE, gguf_file, package_chunks, package_file
+from tests.assertions import one_line_error, snapshot
 from tests.conftest import (
     GEMMA_FILE,
     GEMMA_PACKAGES,
@@ -21,7 +22,6 @@ from tests.conftest import (
     SMOLLM2_FILE,
     SMOLLM2_PACKAGE,
 )
-from tests.test_answer_sets import one_line_error, snapshot
 
 
 def _config(model: dict) -> dict:

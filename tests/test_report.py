@@ -95,7 +95,7 @@ def test_table_commands_write_only_their_own_files_in_a_shared_folder(tmp_path, 
     they were; the command adds its own table's files and nothing else."""
     from selfreflect.artifacts import SCHEMAS, write_table
     from selfreflect.config import load_config
-    from tests.test_answer_sets import snapshot
+    from tests.assertions import snapshot
 
     config = {
         "models": {"m": {"path": "m"}},

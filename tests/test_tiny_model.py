@@ -12,7 +12,7 @@ from selfreflect.chat import question_chat
 from selfreflect.families import CORRECTED, PromptFormat, detect_family
 from selfreflect.fileio import OWNER_MARKER
 from selfreflect.tiny_model import build_tiny_model
-from tests.test_answer_sets import one_line_error, snapshot
+from tests.assertions import one_line_error, snapshot
 
 
 @pytest.fixture(scope="module")
