@@ -119,8 +119,8 @@ def test_snakemake_after_dvc_checkout_of_unchanged_data_reruns_nothing(smoke_dvc
     "setting, message",
     [
         ("report.confidence=2", "params.yaml: report.confidence: 2 is"),
-        # a key no stage reads (DVC's -S refuses a typo, +key adds it): check_config stops it
-        ("+report.figure_dip=100", "params.yaml: report: Additional properties are not allowed"),
+        # a key no stage reads (a typo): the stage checking the whole config stops it
+        ("report.figure_dip=100", "params.yaml: report: Additional properties are not allowed"),
     ],
     ids=["bad_value", "unknown_key"],
 )
