@@ -88,5 +88,4 @@ def test_a_new_learning_rate_reruns_the_training_and_what_follows_only(finetuned
         "score_shard": load_config(finetuned / CONFIG)["shards"],  # cached: only theirs
         "judgements": 1,
         "score": 2,
-        "check_config": 1,  # checks every key of the config
     }
