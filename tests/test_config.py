@@ -187,33 +187,3 @@ def test_a_baseline_typed_into_params_yaml_names_the_file_and_key(tmp_path):
         f"{path}: report.baseline: 'greedyy' is not a strategy of this run"
         f" (summaries.strategies: {strategies})"
     )
-
-
-@pytest.mark.parametrize(
-    "edit, message",
-    [
-        (lambda t: t.replace("report:\n", "report:\n  figure_dip: 100\n", 1),
-         "report: Additional properties are not allowed ('figure_dip' was unexpected)"),
-        (lambda t: t + "bogus: 1\n", "Additional properties are not allowed ('bogus'"),
-        (lambda t: t.replace("  figure_dpi: 300\n", "  figure_dpi: high\n"),
-         "report.figure_dpi: 'high' is not of type 'integer'"),
-    ],
-    ids=["typo_in_a_section", "unknown_top_level_key", "wrong_type"],
-)  # fmt: skip
-def test_check_config_refuses_a_key_typed_into_params_yaml(tmp_path, edit, message):
-    """The check-config job (DVC: it tracks every key of params.yaml) stops at a key no other
-    stage reads, with one line naming the file and key, and writes nothing."""
-    text = (REPO / "params.yaml").read_text()
-    (tmp_path / "params.yaml").write_text(edit(text))
-    args = ["selfreflect", "check-config", "--config", "params.yaml", "--out", "config.yaml"]
-    result = subprocess.run(args, cwd=tmp_path, capture_output=True, text=True)
-    assert result.returncode != 0 and result.stderr.count("\n") == 1, result.stderr
-    assert result.stderr.startswith("error: params.yaml: ") and message in result.stderr
-    assert not (tmp_path / "config.yaml").exists()
-
-
-def test_check_config_records_the_resolved_config(tmp_path):
-    out = tmp_path / "reports" / "config.yaml"
-    args = ["selfreflect", "check-config", "--config", "config/smoke.yaml", "--out", str(out)]
-    subprocess.run(args, cwd=REPO, check=True, capture_output=True)
-    assert yaml.safe_load(out.read_text()) == load_config(REPO / "config/smoke.yaml")

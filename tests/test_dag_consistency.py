@@ -29,9 +29,7 @@ def dvc_view(project: Path) -> dict[str, dict]:
             stages[stage.name] = {
                 "cmd": stage.cmd if isinstance(stage.cmd, list) else [stage.cmd],
                 "deps": {str(dep.def_path) for dep in stage.deps if dep not in params},
-                "params": {  # the whole file: "*"
-                    (str(dep.def_path), key) for dep in params for key in dep.params or ["*"]
-                },
+                "params": {(str(dep.def_path), key) for dep in params for key in dep.params},
                 "outs": {str(out.def_path) for out in stage.outs},
             }
     return stages
@@ -77,7 +75,7 @@ def test_dvc_keeps_the_outputs_snakemake_keeps(generated):
 
 def test_dvc_deps_and_params_are_the_jobs_inputs_settings_and_prompts(generated, monkeypatch):
     from selfreflect.snakemake_jobs import workflow_jobs
-    from selfreflect.workflow import WHOLE_CONFIG, dvc_param, stage_name
+    from selfreflect.workflow import dvc_param, stage_name
 
     config, project, stages = generated
     monkeypatch.chdir(project)
@@ -92,12 +90,10 @@ def test_dvc_deps_and_params_are_the_jobs_inputs_settings_and_prompts(generated,
         settings = {k for j in [*folded, job] for k in j.params.get("settings", {})}
         prompts = {k for j in [*folded, job] for k in j.params.get("prompts", {})}
         inputs = {p for j in [*folded, job] for p in j.input} - temporary
-        whole = {("params.yaml", "*")} if WHOLE_CONFIG in job.params else set()
         expected[stage_name(job)] = {
             "deps": inputs,
             "params": {("params.yaml", dvc_param(k, resolved) or k) for k in settings}
-            | {(PROMPTS, k) for k in prompts}
-            | whole,
+            | {(PROMPTS, k) for k in prompts},
         }
     assert set(stages) == set(expected)
     for name, stage in stages.items():

@@ -31,7 +31,6 @@ SUMMARY_READERS = {"cost_table", "main_table", "human_agreement", "convergence",
 # the judge's work on the multiple-choice dataset (no summaries there: only the studies)
 MMLU_JUDGED = {f"{rule}-smoke_mmlu-tiny-tiny" for rule in ("judgements", "alt_metrics")}
 MMLU_STUDIES = {f"{rule}-smoke_mmlu-tiny-tiny" for rule in ("controlled_scores", "mc_scores")}
-CONFIG_CHECK = {"check_config"}  # checks every key of the config: reruns on any config edit
 
 
 def summaries_and_scores(*strategies: str) -> set[str]:
@@ -158,14 +157,8 @@ CASES = {
         edit_file("src/selfreflect/data/prompts.yaml", lambda t: t.replace("all possible", "all")),
         summaries_and_scores("basic") | SUMMARY_READERS,
     ),
-    "strategy_plugin": (
-        move_plugin,
-        summaries_and_scores("majority_vote") | SUMMARY_READERS | CONFIG_CHECK,
-    ),
-    "new_strategy": (
-        add_strategy,
-        summaries_and_scores("vote_again") | SUMMARY_READERS | CONFIG_CHECK,
-    ),
+    "strategy_plugin": (move_plugin, summaries_and_scores("majority_vote") | SUMMARY_READERS),
+    "new_strategy": (add_strategy, summaries_and_scores("vote_again") | SUMMARY_READERS),
     "plugin_code": (  # the plug-in's module is code of its strategy's jobs alone
         edit_file("examples/plugins.py", lambda t: t.replace("most_common(3)", "most_common(2)")),
         summaries_and_scores("majority_vote") | SUMMARY_READERS,
@@ -177,13 +170,9 @@ CASES = {
         | MMLU_JUDGED
         | MMLU_STUDIES
         | FIGURES
-        | {"human_agreement", "explorer"}
-        | CONFIG_CHECK,
+        | {"human_agreement", "explorer"},
     ),
-    "figure_param": (
-        edit_config(lambda c: c["report"].update(figure_dpi=150)),
-        FIGURES | CONFIG_CHECK,
-    ),
+    "figure_param": (edit_config(lambda c: c["report"].update(figure_dpi=150)), FIGURES),
     "questions_file": (
         edit_file("data/questions/smoke.jsonl", lambda t: t.replace("Australia", "Austria")),
         {"questions-smoke", "answers-smoke-tiny", "alt_metrics-smoke-tiny-tiny"}
@@ -202,8 +191,7 @@ CASES = {
         | MMLU_JUDGED
         | MMLU_STUDIES
         | TABLES
-        | {"explorer"}
-        | CONFIG_CHECK,
+        | {"explorer"},
     ),
 }
 

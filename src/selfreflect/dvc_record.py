@@ -68,8 +68,6 @@ def recorded_stages(config: dict[str, Any], root: Path = Path()) -> list[Recorde
             params = [dep for dep in stage.deps if isinstance(dep, ParamsDependency)]
             own = [dep for dep in params if str(dep.def_path) == PARAMS_FILE]
             recorded = {k: v for dep in own for k, v in (dep.hash_info.value or {}).items()}
-            if any(not dep.params for dep in own):  # the whole file: compare it key by key
-                recorded = _leaves(recorded)
             current = setting_values(config, [key.split(".") for key in recorded])
             if current.keys() != recorded.keys():
                 continue
@@ -91,19 +89,6 @@ def recorded_stages(config: dict[str, Any], root: Path = Path()) -> list[Recorde
                 )
             )
     return stages
-
-
-def _leaves(values: dict[str, Any], prefix: str = "") -> dict[str, Any]:
-    """``{dotted key: value}`` of the leaves of ``values`` (a mapping whose keys hold dots,
-    such as model names, is one leaf: its keys cannot be spelled in a dotted key)."""
-    leaves: dict[str, Any] = {}
-    for key, value in values.items():
-        dotted = f"{prefix}{key}"
-        if isinstance(value, dict) and value and not any("." in k for k in value):
-            leaves |= _leaves(value, f"{dotted}.")
-        else:
-            leaves[dotted] = value
-    return leaves
 
 
 def align_with_dvc(

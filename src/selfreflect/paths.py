@@ -40,9 +40,6 @@ MC = "results/{run}/{dataset}/{subject}/studies/{judge}/mc.parquet"
 CONVERGENCE = "results/{run}/{dataset}/{subject}/studies/{judge}/convergence.parquet"
 # the first questions' summaries scored again with each judge backend (report.agreement_backends)
 AGREEMENT = "results/{run}/{dataset}/{subject}/studies/{judge}/agreement.parquet"
-# the resolved config the report was made with; its job checks the whole config (DVC: every key
-# of params.yaml, so a key typed in by hand is validated even where no other stage tracks it)
-CONFIG_RECORD = "reports/{run}/config.yaml"
 TABLES = "reports/{run}/tables"
 FIGURES = "reports/{run}/figures"
 REPORT_METRICS = "reports/{run}/metrics/{name}.json"

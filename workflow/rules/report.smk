@@ -345,26 +345,3 @@ onsuccess:
         " --figure-dir {FIGURES:q} --results {RESULTS:q} --benchmarks {BENCHMARKS:q}"
         " --benchmarks {paths.MODEL_BENCHMARKS:q} > {PERFORMANCE_LOG:q} 2>&1"
     )
-
-
-# The resolved config the report was made with. The job checks every key (DVC: every key of
-# params.yaml, so one typed in by hand stops here even where no other stage tracks it).
-rule check_config:
-    input:
-        code=code("check-config"),
-    output:
-        paths.for_run(paths.CONFIG_RECORD, RUN),
-    log:
-        f"{LOGS}/check_config.log",
-    benchmark:
-        bench("check_config")
-    conda:
-        ENV
-    params:
-        code=code_hash("check-config"),
-        config=RESOLVED_CONFIG,
-        whole_config=config,  # selfreflect.workflow.WHOLE_CONFIG: DVC tracks all of params.yaml
-    message:
-        "Checking the config"
-    shell:
-        "selfreflect check-config --config {params.config:q} --out {output:q} 2> {log:q}"

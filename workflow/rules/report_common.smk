@@ -36,5 +36,4 @@ def report_targets():
     final += [rules.cost_table, rules.human_agreement]
     if config["report"]["agreement_backends"]:  # the judge on several backends: opt-in
         final.append(rules.backend_agreement)
-    final.append(rules.check_config)
     return [path for rule in final for path in rule.output]

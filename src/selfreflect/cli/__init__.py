@@ -37,7 +37,6 @@ COMMANDS = {  # command name: the module under selfreflect.cli and its function
     "import-answers": "import_answers:import_answers",
     "dvc-yaml": "dvc_yaml:dvc_yaml",
     "config-docs": "config_docs:config_docs",
-    "check-config": "check_config:check_config",
 }
 
 
