@@ -42,7 +42,7 @@ class HfGenerator(Generator):
         self.name = spec["name"]
         adapter = spec.get("adapter")  # a LoRA adapter (selfreflect.finetune), run through PEFT
         if adapter:  # checked against the model before any weights load
-            from selfreflect.finetune.adapter import check_adapter
+            from selfreflect.backends.adapter import check_adapter
 
             check_adapter(adapter, spec)
         self.tokenizer, self.model = load_hf_model(spec)

@@ -87,7 +87,7 @@ class VllmGenerator(Generator):
         self.name = spec["name"]
         adapter = spec.get("adapter")  # a LoRA adapter (selfreflect.finetune), served by vLLM
         if adapter:  # checked against the model before the engine starts
-            from selfreflect.finetune.adapter import check_adapter
+            from selfreflect.backends.adapter import check_adapter
 
             check_adapter(adapter, spec)
         self.llm = llm if llm is not None else LLM(**engine_kwargs(spec))

@@ -16,8 +16,8 @@ from typing import Any
 
 import pandas as pd
 
+from selfreflect.backends.adapter import RECORD, empty_model
 from selfreflect.errors import ConfigError
-from selfreflect.finetune.adapter import RECORD, empty_model
 
 OWNER = "selfreflect finetune-train"  # the command whose marker an adapter folder holds
 
