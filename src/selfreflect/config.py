@@ -253,6 +253,10 @@ def answer_settings(config: dict[str, Any], dataset: str | None) -> dict[str, An
     return {**config["answers"], **(own or {})}
 
 
+# the header of Snakemake's resolved config (selfreflect.workflow.params_source reads it back)
+RESOLVED_HEADER = "# Resolved from {config} by Snakemake for run {run}; every command reads it.\n"
+
+
 def write_resolved_config(config: dict[str, Any], path: str | os.PathLike, source: str) -> Path:
     """Write the validated config (defaults filled) to ``path`` unless it is already there.
 
@@ -262,7 +266,6 @@ def write_resolved_config(config: dict[str, Any], path: str | os.PathLike, sourc
     rewritten.
     """
     from selfreflect.fileio import write_text
-    from selfreflect.workflow import RESOLVED_HEADER
 
     path = Path(path)
     header = RESOLVED_HEADER.format(config=source, run=config["run"])

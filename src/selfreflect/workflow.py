@@ -41,7 +41,6 @@ PARAMS_HEADER = (
     "# DVC's params file: `dvc exp run -S key=value` edits it; to change the committed\n"
     "# experiment, edit {config} and run `selfreflect dvc-yaml --config {config}`.\n"
 )
-RESOLVED_HEADER = "# Resolved from {config} by Snakemake for run {run}; every command reads it.\n"
 _RESOLVED_FROM = re.compile(r"^# Resolved from (.+?) by ")  # either header's first line
 
 
