@@ -90,7 +90,7 @@ def test_dvc_repro_builds_every_table_and_dvc_reads_metrics_and_plots(smoke_dvc_
 
 
 @pytest.mark.parametrize("command", ["cost-table", "main-table"])
-def test_table_commands_write_only_their_own_files_in_a_shared_folder(tmp_path, command):
+def test_table_commands_write_only_their_own_files_in_a_common_folder(tmp_path, command):
     """Tables, figures and metrics into one folder that holds others' files: those stay as
     they were; the command adds its own table's files and nothing else."""
     from selfreflect.artifacts import SCHEMAS, write_table
@@ -106,16 +106,16 @@ def test_table_commands_write_only_their_own_files_in_a_shared_folder(tmp_path, 
     (tmp_path / "c.yaml").write_text(yaml.safe_dump(config))
     kind = "summaries" if command == "cost-table" else "scores"
     write_table(kind, pd.DataFrame(columns=SCHEMAS[kind].names), tmp_path / "in.parquet")
-    shared = tmp_path / "shared"
-    shared.mkdir()
+    common = tmp_path / "reports"
+    common.mkdir()
     for name in ("README.md", "main.txt", "cost.csv.orig", "greedy.json.bak"):
-        (shared / name).write_text(f"{name}'s own text")
-    before = snapshot(shared)
-    args = ["selfreflect", "report", command, "--config", "c.yaml", "--out-dir", "shared"]
+        (common / name).write_text(f"{name}'s own text")
+    before = snapshot(common)
+    args = ["selfreflect", "report", command, "--config", "c.yaml", "--out-dir", "reports"]
     if command == "main-table":
-        args += ["--figure-dir", "shared", "--metrics-dir", "shared"]
+        args += ["--figure-dir", "reports", "--metrics-dir", "reports"]
     run([*args, "in.parquet"], tmp_path)
-    after = snapshot(shared)
+    after = snapshot(common)
     assert {name: after[name] for name in before} == before
     if command == "cost-table":
         own = {f"cost.{ext}" for ext in ("csv", "md", "tex")}
