@@ -28,7 +28,7 @@ def test_catalog_file_and_test_config():
 
 
 def test_rules_are_snakefmt_formatted_and_lint_clean():
-    files = ["Snakefile", "workflow/rules"]
+    files = ["workflow/Snakefile", "workflow/rules"]
     fmt = subprocess.run(["snakefmt", "--check", *files], cwd=REPO, capture_output=True, text=True)
     assert fmt.returncode == 0, fmt.stderr
     lint = subprocess.run(

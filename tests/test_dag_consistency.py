@@ -79,7 +79,7 @@ def test_dvc_deps_and_params_are_the_jobs_inputs_settings_and_prompts(generated,
 
     config, project, stages = generated
     monkeypatch.chdir(project)
-    jobs = workflow_jobs(Path("Snakefile"), Path(config))
+    jobs = workflow_jobs(Path("workflow/Snakefile"), Path(config))
     resolved = yaml.safe_load((project / "params.yaml").read_text())
     temporary = {path for job in jobs if job.rule.endswith("_shard") for path in job.output}
     expected: dict[str, dict] = {}
