@@ -172,8 +172,22 @@ def module_closure(module: str) -> frozenset[str]:
         if name in seen or (path := module_file(name)) is None:
             continue
         seen.add(name)
-        todo += _imports_in(_tree(path), name)
+        todo += _module_imports(name)
     return frozenset(seen)
+
+
+@cache
+def _module_imports(module: str) -> tuple[str, ...]:
+    """Package modules imported anywhere in package module ``module`` (parsed once)."""
+    path = module_file(module)
+    assert path is not None
+    return tuple(_imports_in(_tree(path), module))
+
+
+@cache
+def _named_data_files(path: Path) -> tuple[str, ...]:
+    """The data files the module at ``path`` names (parsed once)."""
+    return tuple(_data_files(_tree(path)))
 
 
 def _bindings(tree: ast.Module) -> dict[str, ast.stmt]:
@@ -194,7 +208,8 @@ def _bindings(tree: ast.Module) -> dict[str, ast.stmt]:
     return bound
 
 
-def _reached(module: str, names: tuple[str, ...]) -> tuple[set[str], set[Path]]:
+@cache
+def _reached(module: str, names: tuple[str, ...]) -> tuple[frozenset[str], frozenset[Path]]:
     """The modules the top-level ``names`` of command module ``module`` use, and the files of
     the command modules they are defined in (followed through module-level names)."""
     path = module_file(module)
@@ -218,7 +233,7 @@ def _reached(module: str, names: tuple[str, ...]) -> tuple[set[str], set[Path]]:
             modules.update(module_closure(name))
         used = {n.id for n in ast.walk(statement) if isinstance(n, ast.Name)}
         todo += [bound[name] for name in used if name in bound]
-    return modules, {path}
+    return frozenset(modules), frozenset({path})
 
 
 def function_deps(functions: dict[str, tuple[str, ...]]) -> Deps:
@@ -237,7 +252,7 @@ def function_deps(functions: dict[str, tuple[str, ...]]) -> Deps:
 def _file_names(files: set[Path], modules: set[str]) -> tuple[str, ...]:
     """The paths of ``files``, of the package ``modules`` and of the data files they name."""
     paths = {*files, *(module_file(m) for m in modules)}
-    data = {name for path in paths for name in _data_files(_tree(path))}  # type: ignore[arg-type]
+    data = {name for path in paths for name in _named_data_files(path)}  # type: ignore[arg-type]
     return tuple(sorted({*map(str, paths), *data}))
 
 

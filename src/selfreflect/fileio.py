@@ -137,7 +137,7 @@ def read_json(path: str | os.PathLike) -> Any:
 ALIAS_EXPANSION_LIMIT = 10_000  # nodes aliases may add: more is an alias bomb, not a config
 
 
-class _StrictYamlLoader(yaml.SafeLoader):
+class _StrictYamlLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # libyaml if built
     """YAML's safe loader, refusing a mapping with a repeated key and aliases that expand
     past :data:`ALIAS_EXPANSION_LIMIT` nodes (a "billion laughs" file would otherwise keep
     every reader walking it busy for hours)."""
