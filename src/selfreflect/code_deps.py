@@ -169,7 +169,7 @@ def module_closure(module: str) -> frozenset[str]:
     todo = [module]
     while todo:
         name = todo.pop()
-        if name in seen or (path := module_file(name)) is None:
+        if name in seen or module_file(name) is None:
             continue
         seen.add(name)
         todo += _module_imports(name)
