@@ -74,12 +74,13 @@ def test_dvc_keeps_the_outputs_snakemake_keeps(generated):
 
 
 def test_dvc_deps_and_params_are_the_jobs_inputs_settings_and_prompts(generated, monkeypatch):
+    from selfreflect import paths
     from selfreflect.snakemake_jobs import workflow_jobs
     from selfreflect.workflow import dvc_param, stage_name
 
     config, project, stages = generated
     monkeypatch.chdir(project)
-    jobs = workflow_jobs(Path("workflow/Snakefile"), Path(config))
+    jobs = workflow_jobs(Path(paths.SNAKEFILE), Path(config))
     resolved = yaml.safe_load((project / "params.yaml").read_text())
     temporary = {path for job in jobs if job.rule.endswith("_shard") for path in job.output}
     expected: dict[str, dict] = {}

@@ -296,6 +296,7 @@ def test_learning_rate_reruns_training_and_what_follows_only(tmp_path, monkeypat
     the tables (and the explorer page)."""
     import networkx as nx
 
+    from selfreflect import paths
     from selfreflect.snakemake_jobs import workflow_jobs
     from selfreflect.workflow import dvc_stages
 
@@ -304,7 +305,7 @@ def test_learning_rate_reruns_training_and_what_follows_only(tmp_path, monkeypat
     config["summaries"]["strategies"] = ["greedy", "finetuned_sft", "finetuned_dpo"]
     (tmp_path / "params.yaml").write_text(yaml.safe_dump(config))
     monkeypatch.chdir(repo)
-    jobs = workflow_jobs(Path("workflow/Snakefile"), tmp_path / "params.yaml")
+    jobs = workflow_jobs(Path(paths.SNAKEFILE), tmp_path / "params.yaml")
     stages = dvc_stages(jobs, "logs/smoke/config.yaml", "params.yaml", config)
     graph = nx.DiGraph()  # edges from a stage to the stages reading its outputs
     producer = {out: name for name, stage in stages.items() for out in stage.get("outs", [])}

@@ -21,6 +21,7 @@ def dvc_yaml(config_path: str | None, check: bool) -> None:
     project folder)."""
     from pathlib import Path
 
+    from selfreflect import paths
     from selfreflect.errors import ConfigError
     from selfreflect.fileio import write_text
     from selfreflect.workflow import (
@@ -32,7 +33,7 @@ def dvc_yaml(config_path: str | None, check: bool) -> None:
     )
 
     config = Path(config_path or params_source(Path(PARAMS_FILE)) or DEFAULT_CONFIG)
-    texts = {"dvc.yaml": dvc_yaml(Path("workflow/Snakefile"), config), PARAMS_FILE: params_yaml(config)}
+    texts = {"dvc.yaml": dvc_yaml(Path(paths.SNAKEFILE), config), PARAMS_FILE: params_yaml(config)}
     for out, text in texts.items():
         if not check:
             write_text(out, text)
