@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import atexit
+import functools
 import os
 import shutil
 import socket
 import subprocess
+import tempfile
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -26,11 +29,22 @@ _SKIP = shutil.ignore_patterns(
 def copy_project(dest: Path, config: str = "config/smoke.yaml") -> Path:
     """A fresh copy of the project (git + DVC initialised) with dvc.yaml and params.yaml
     generated for ``config``."""
-    shutil.copytree(REPO, dest, ignore=_SKIP, symlinks=True)
-    run(["selfreflect", "dvc-yaml", "--config", config], dest)
-    run(["git", "init", "-q"], dest)
-    commit_all(dest, "copy")
+    shutil.copytree(_template(config), dest, symlinks=True)
     return dest
+
+
+@functools.cache
+def _template(config: str) -> Path:
+    """The project copied once per test process and ``config`` (generating dvc.yaml builds the
+    DAG): what :func:`copy_project` copies."""
+    root = Path(tempfile.mkdtemp(prefix="selfreflect-project-"))
+    atexit.register(shutil.rmtree, root, ignore_errors=True)
+    project = root / "p"
+    shutil.copytree(REPO, project, ignore=_SKIP, symlinks=True)
+    run(["selfreflect", "dvc-yaml", "--config", config], project)
+    run(["git", "init", "-q"], project)
+    commit_all(project, "copy")
+    return project
 
 
 def commit_all(project: Path, message: str) -> None:
