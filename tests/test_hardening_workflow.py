@@ -122,15 +122,19 @@ def test_code_changes_rerun_the_jobs_that_run_the_code(completed, tmp_path, modu
 
 
 def test_killed_snakemake_run_resumes_to_identical_tables(completed, tmp_path):
-    """kill -9 of Snakemake and its jobs once the answers exist; --rerun-incomplete then ends
-    with exactly the uninterrupted run's scores."""
-    copy = copy_project(tmp_path / "p")
+    """kill -9 of Snakemake and its jobs once a first job of the run has ended (the greedy
+    summaries, made again after their removal, and the scores that follow them);
+    --rerun-incomplete then ends with exactly the uninterrupted run's scores."""
+    copy = clone_completed(completed, tmp_path / "p")
+    summaries = copy / EXPERIMENT / "summaries" / "greedy.parquet"
+    for path in (summaries, copy / SCORES):
+        path.unlink()
     command = ["snakemake", SCORES, "--configfile", SMOKE, "--cores", "2"]
     job = subprocess.Popen(
         command, cwd=copy, start_new_session=True,
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
-    while not (copy / EXPERIMENT / "answers.parquet").exists():
+    while not summaries.exists():
         assert job.poll() is None, "the run ended before the kill point"
         time.sleep(0.1)
     os.killpg(job.pid, signal.SIGKILL)
