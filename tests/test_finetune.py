@@ -3,7 +3,6 @@ training (loss, resume after a kill), the adapter on both backends, and the conf
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import shutil
 import subprocess
@@ -21,6 +20,7 @@ from selfreflect.config import model_spec, validate_config
 from selfreflect.finetune.data import dpo_pairs, sft_data
 from selfreflect.finetune.train import train_adapter
 from selfreflect.questions import question_id
+from tests.workflow_utils import REPO
 
 QUESTIONS = ["What is the capital of France?", "Who wrote Hamlet?", "What colour is the sky?"]
 TARGETS = ["Paris.", "Shakespeare.", "Blue, or grey."]
@@ -371,16 +371,14 @@ def test_finetuned_strategy_without_adapter_stops(tiny_model, tmp_path, capsys):
     assert not (tmp_path / "o").exists()
 
 
-def test_finetuning_doc_is_rendered_from_its_run(tmp_path, monkeypatch):
-    """docs/finetuning.md and its loss figure are what scripts/render_finetuning.py renders
-    from the recorded run (docs/finetuning.json), never edited by hand."""
-    scripts = Path(__file__).resolve().parents[1] / "scripts"
-    monkeypatch.syspath_prepend(str(scripts))
-    spec = importlib.util.spec_from_file_location("render", scripts / "render_finetuning.py")
-    render = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(render)
-    result = json.loads((render.DOCS / "finetuning.json").read_text())
-    assert (render.DOCS / "finetuning.md").read_text() == render.render(result)
+def test_finetuning_doc_is_rendered_from_its_run(tmp_path):
+    """docs/finetuning.md and its loss figure are what ``selfreflect bench finetuning-doc``
+    renders from the recorded run (docs/finetuning.json), never edited by hand."""
+    from selfreflect.bench import finetuning_doc as render
+
+    docs = REPO / render.DOCS
+    result = json.loads((docs / "finetuning.json").read_text())
+    assert (docs / "finetuning.md").read_text() == render.render(result)
     teachers = [row["teacher"] for row in result["main"]]
     assert teachers.count(result["config"]["teacher"]) == len(result["loss"]) == 2  # sft, dpo
     render.loss_figure(

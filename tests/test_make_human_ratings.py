@@ -1,13 +1,9 @@
-"""The example ratings file is what scripts/make_human_ratings.py writes, not hand-made."""
+"""The example ratings file is what ``selfreflect bench human-ratings`` writes, not hand-made."""
 
-import subprocess
-import sys
-
-from tests.workflow_utils import REPO
+from tests.workflow_utils import REPO, run
 
 
-def test_script_regenerates_the_example_ratings(tmp_path):
+def test_command_regenerates_the_example_ratings(tmp_path):
     out = tmp_path / "ratings.csv"
-    script = REPO / "scripts" / "make_human_ratings.py"
-    subprocess.run([sys.executable, script, "--out", out], cwd=REPO, check=True)
+    run(["selfreflect", "bench", "human-ratings", "--out", str(out)], REPO)
     assert out.read_bytes() == (REPO / "data" / "human_ratings_example.csv").read_bytes()

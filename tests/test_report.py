@@ -68,11 +68,11 @@ def test_snakemake_builds_every_table_figure_and_the_report(smoke_run):
 
 
 def test_the_science_doc_renders_from_a_runs_report(smoke_run, tmp_path):
-    """scripts/science_evidence.py renders docs/science.md from any run's report (here the
-    smoke run's): one verdict row per judge and compared strategy, the judges' time."""
+    """``selfreflect bench science-doc`` renders docs/science.md from any run's report (here
+    the smoke run's): one verdict row per judge and compared strategy, the judges' time."""
     out = tmp_path / "science.md"
-    script = smoke_run / "scripts" / "science_evidence.py"
-    run(["python3", str(script), "--config", "config/smoke.yaml", "--out", str(out)], smoke_run)
+    command = ["selfreflect", "bench", "science-doc", "--config", "config/smoke.yaml"]
+    run([*command, "--out", str(out)], smoke_run)
     text = out.read_text(encoding="utf-8")
     mc = pd.read_csv(smoke_run / "reports" / "smoke" / "tables" / "mc_study.csv").iloc[0]
     rho = f"| tiny | {mc['n_rho']} | {mc['n_rho_skipped']} | {round(mc['median_rho'], 2)} |"

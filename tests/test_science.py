@@ -7,7 +7,7 @@ Every assertion is on an interval or a test, never on a point estimate: the cont
 Wilson interval lies above chance, the MC study's per-question rank correlation is positive
 (bootstrap interval over questions, one-sided Wilcoxon test), the strategies' paired
 difference has an interval below zero, and the judge's backends agree. docs/science.md shows
-the same tables (scripts/science_evidence.py). Where the sound design, with its power shown
+the same tables (selfreflect bench science-doc). Where the sound design, with its power shown
 (docs/power.md), still fails for a judge, the case is a strict expected failure citing the
 measured interval, so it fails the day the judge passes.
 """

@@ -37,6 +37,7 @@ COMMANDS = {  # command name: the module under selfreflect.cli and its function
     "import-answers": "import_answers:import_answers",
     "dvc-yaml": "dvc_yaml:dvc_yaml",
     "config-docs": "config_docs:config_docs",
+    "bench": "bench:bench",  # benchmarks and doc renderers, no workflow stage
 }
 
 

@@ -4,14 +4,13 @@ Every (question, strategy) of a config's first summarised dataset gets a latent 
 to 5; each rater gives that quality, one point off with probability ``--noise`` (clipped to
 1..5). Question ids are the artifacts' ids, so the smoke run's human-agreement table joins them.
 
-    python scripts/make_human_ratings.py --config config/smoke.yaml \
+    selfreflect bench human-ratings --config config/smoke.yaml \\
         --out data/human_ratings_example.csv
 """
 
 from __future__ import annotations
 
-import argparse
-
+import click
 import numpy as np
 import pandas as pd
 
@@ -38,18 +37,22 @@ def ratings(config: dict, raters: int, noise: float, seed: int) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["question_id", "strategy", "rater", "rating"])
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--config", default="config/smoke.yaml")
-    parser.add_argument("--out", default="data/human_ratings_example.csv")
-    parser.add_argument("--raters", type=int, default=3)
-    parser.add_argument("--noise", type=float, default=0.3, help="Chance a rating is one off.")
-    parser.add_argument("--seed", type=int, default=0)
-    args = parser.parse_args()
-    table = ratings(load_config(args.config), args.raters, args.noise, args.seed)
-    write_text(args.out, table.to_csv(index=False))
-    print(f"{len(table)} ratings written to {args.out}")
-
-
-if __name__ == "__main__":
-    main()
+@click.command(help=__doc__.split("\n\n")[0])
+@click.option(
+    "--config", type=click.Path(dir_okay=False), default="config/smoke.yaml", show_default=True
+)
+@click.option(
+    "--out",
+    type=click.Path(dir_okay=False),
+    default="data/human_ratings_example.csv",
+    show_default=True,
+)
+@click.option("--raters", type=int, default=3, show_default=True)
+@click.option(
+    "--noise", type=float, default=0.3, show_default=True, help="Chance a rating is one off."
+)
+@click.option("--seed", type=int, default=0, show_default=True)
+def human_ratings(config: str, out: str, raters: int, noise: float, seed: int) -> None:
+    table = ratings(load_config(config), raters, noise, seed)
+    write_text(out, table.to_csv(index=False))
+    print(f"{len(table)} ratings written to {out}")

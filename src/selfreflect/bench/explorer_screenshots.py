@@ -1,6 +1,6 @@
 """Screenshots of a run's explorer page for the docs, taken in the system's headless Chromium.
 
-    python3 scripts/screenshot_explorer.py results/laptop/explorer.html docs/images
+    selfreflect bench explorer-screenshots results/laptop/explorer.html docs/images
 
 writes ``explorer-questions.png`` (the question table, sorted by the first strategy's score) and
 ``explorer-question.png`` (the first question's page: answers, summaries, coloured words).
@@ -8,9 +8,10 @@ writes ``explorer-questions.png`` (the question table, sorted by the first strat
 
 from __future__ import annotations
 
-import argparse
 import shutil
 from pathlib import Path
+
+import click
 
 VIEWPORT = {"width": 1400, "height": 900}
 
@@ -21,7 +22,7 @@ def screenshots(explorer: Path, out_dir: Path) -> list[Path]:
 
     chromium = shutil.which("chromium") or shutil.which("chromium-browser")
     if chromium is None:
-        raise SystemExit("error: no system Chromium (Debian: apt-get install chromium)")
+        raise click.ClickException("no system Chromium (Debian: apt-get install chromium)")
     out_dir.mkdir(parents=True, exist_ok=True)
     table, question = out_dir / "explorer-questions.png", out_dir / "explorer-question.png"
     with sync_playwright() as playwright:
@@ -36,14 +37,12 @@ def screenshots(explorer: Path, out_dir: Path) -> list[Path]:
     return [table, question]
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("explorer", type=Path, help="a run's explorer.html")
-    parser.add_argument("out_dir", type=Path, help="folder for the PNG files")
-    args = parser.parse_args()
-    for path in screenshots(args.explorer, args.out_dir):
+@click.command()
+@click.argument("explorer", type=click.Path(dir_okay=False, exists=True, path_type=Path))
+@click.argument("out_dir", type=click.Path(file_okay=False, path_type=Path))
+def explorer_screenshots(explorer: Path, out_dir: Path) -> None:
+    """Screenshots of a run's explorer page (EXPLORER: its explorer.html) for the docs, taken
+    in the system's headless Chromium: explorer-questions.png and explorer-question.png in
+    OUT_DIR."""
+    for path in screenshots(explorer, out_dir):
         print(f"wrote {path}")
-
-
-if __name__ == "__main__":
-    main()

@@ -1,37 +1,33 @@
 """Time README command 1 (install, then the real-model Snakemake run); render docs/real_model.md.
 
-    python3 scripts/measure_real_run.py                 # install + run config/laptop.yaml
-    python3 scripts/measure_real_run.py --no-install    # the run only, in this Python
-    python3 scripts/measure_real_run.py --render-only   # re-render the doc from the JSON
+    selfreflect bench real-run                  # install + run config/laptop.yaml
+    selfreflect bench real-run --no-install     # the run only, in this Python
+    selfreflect bench real-run --render-only    # re-render the doc from the JSON
 
 The run happens in a fresh copy of the project's tracked files (so the GGUF conversion is
 timed too and the checkout's results are left alone). Unless ``--no-install``,
 ``scripts/install.sh`` first installs everything into a new virtual environment with pip's
 cache off, as on a fresh machine, and the run uses that environment. Peak memory is the largest
-total RSS of Snakemake and all its child processes, sampled every 0.2 s. CPU time (user +
-system of every process of the run) does not depend on other work on the machine, the wall time
-does: the load average is sampled too. ``python3 scripts/render_performance.py`` then renders
-the README's figure from the JSON.
+total RSS of Snakemake and all its child processes (:mod:`selfreflect.bench.resources`). CPU
+time (user + system of every process of the run) does not depend on other work on the machine,
+the wall time does: the load average is sampled too. ``selfreflect bench performance-doc``
+then renders the README's figure from the JSON.
 """
 
 from __future__ import annotations
 
-import argparse
-import contextlib
 import json
 import os
 import platform
-import resource
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-import psutil
-import yaml
+import click
 
-REPO = Path(__file__).resolve().parents[1]
+from selfreflect.bench.performance_doc import per_rule_lines
 
 
 def copy_tracked(dest: Path) -> None:
@@ -39,7 +35,6 @@ def copy_tracked(dest: Path) -> None:
     listed = (
         subprocess.run(
             ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-            cwd=REPO,
             capture_output=True,
             check=True,
         )
@@ -47,19 +42,10 @@ def copy_tracked(dest: Path) -> None:
         .split("\0")
     )
     for name in filter(None, listed):
-        source, target = REPO / name, dest / name
+        source, target = Path(name), dest / name
         if source.is_file():
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(source.read_bytes())
-
-
-def tree_rss(process: psutil.Process) -> int:
-    """Resident memory of ``process`` and all its descendants, in bytes."""
-    total = 0
-    for proc in [process, *process.children(recursive=True)]:
-        with contextlib.suppress(psutil.Error):
-            total += proc.memory_info().rss
-    return total
 
 
 def fresh_environment(folder: Path, project: Path) -> tuple[dict[str, str], float]:
@@ -76,6 +62,11 @@ def fresh_environment(folder: Path, project: Path) -> tuple[dict[str, str], floa
 def measure(config: str, cores: str, install: bool) -> dict:
     """Run Snakemake on ``config`` in a fresh copy (after installing into a fresh environment
     if ``install``); wall time, peak memory, load, outcome."""
+    import psutil
+    import yaml
+
+    from selfreflect.bench.resources import sampled_run
+
     with tempfile.TemporaryDirectory() as tmp:
         project = Path(tmp) / "project"
         copy_tracked(project)
@@ -84,32 +75,15 @@ def measure(config: str, cores: str, install: bool) -> dict:
             env, install_seconds = fresh_environment(Path(tmp) / "venv", project)
         command = ["snakemake", "--configfile", config, "--cores", cores, "--resources", "gpu=1"]
         log = project / "snakemake.log"
-        start = time.perf_counter()
-        with log.open("w") as handle:
-            process = psutil.Popen(
-                command, cwd=project, env=env, stdout=handle, stderr=subprocess.STDOUT
-            )
-            peak, loads = 0, []
-            while process.poll() is None:
-                peak = max(peak, tree_rss(process))
-                loads.append(os.getloadavg()[0])
-                time.sleep(0.2)
-        seconds = time.perf_counter() - start
-        usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+        usage = sampled_run(command, project, log, env)
         run = yaml.safe_load((project / config).read_text())["run"]
         tables = project / "reports" / run / "tables"
         main = tables / "main.md"
         return {
-            "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+            "date": usage["date"],
             "config": config,
             "install_seconds": None if install_seconds is None else round(install_seconds, 1),
-            "command": " ".join(command),
-            "returncode": process.returncode,
-            "seconds": round(seconds, 1),
-            "cpu_seconds": round(usage.ru_utime + usage.ru_stime, 1),
-            "peak_rss_mib": round(peak / 2**20),
-            "mean_load": round(sum(loads) / max(len(loads), 1), 1),
-            "cpus": os.cpu_count(),
+            **usage,
             "memory_gib": round(psutil.virtual_memory().total / 2**30, 1),
             "machine": platform.platform(),
             "reports": sorted(
@@ -118,7 +92,7 @@ def measure(config: str, cores: str, install: bool) -> dict:
             "main_table": main.read_text() if main.is_file() else None,
             "per_rule": csv_records(tables / "performance.csv"),
             "judge_tokens": csv_records(tables / "judge_tokens.csv"),
-            "error_tail": None if process.returncode == 0 else log.read_text()[-3000:],
+            "error_tail": None if usage["returncode"] == 0 else log.read_text()[-3000:],
         }
 
 
@@ -130,8 +104,6 @@ def csv_records(path: Path) -> list[dict] | None:
 
 
 def render(result: dict) -> str:
-    from render_performance import per_rule_lines  # a sibling script (run as a script)
-
     """docs/real_model.md from a measurement."""
     minutes = result["seconds"] / 60
     seconds = result["install_seconds"]
@@ -144,7 +116,7 @@ def render(result: dict) -> str:
     lines = [
         "# The real-model run (measured)",
         "",
-        "Rendered by `scripts/measure_real_run.py` from `docs/real_model.json`; do not edit.",
+        "Rendered by `selfreflect bench real-run` from `docs/real_model.json`; do not edit.",
         "",
         f"README command 1 on {result['date']}: {installed}`{result['command']}` in a fresh",
         "copy of the project (so converting SmolLM2 from its GGUF file is included):",
@@ -173,26 +145,27 @@ def render(result: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--config", default="config/laptop.yaml")
-    parser.add_argument("--cores", default="all")
-    parser.add_argument("--json", type=Path, default=REPO / "docs" / "real_model.json")
-    parser.add_argument("--doc", type=Path, default=REPO / "docs" / "real_model.md")
-    parser.add_argument("--no-install", action="store_true", help="run in this Python")
-    parser.add_argument("--render-only", action="store_true")
-    args = parser.parse_args()
-    if args.render_only:
-        result = json.loads(args.json.read_text())
+@click.command(help=__doc__.split("\n\n")[0])
+@click.option("--config", default="config/laptop.yaml", show_default=True)
+@click.option("--cores", default="all", show_default=True)
+@click.option(
+    "--json", "json_path", type=click.Path(dir_okay=False), default="docs/real_model.json"
+)
+@click.option("--doc", type=click.Path(dir_okay=False), default="docs/real_model.md")
+@click.option("--no-install", is_flag=True, help="run in this Python")
+@click.option("--render-only", is_flag=True)
+def real_run(
+    config: str, cores: str, json_path: str, doc: str, no_install: bool, render_only: bool
+) -> None:
+    from selfreflect.fileio import write_json, write_text
+
+    if render_only:
+        result = json.loads(Path(json_path).read_text())
     else:
-        result = measure(args.config, args.cores, install=not args.no_install)
-        args.json.write_text(json.dumps(result, indent=2) + "\n")
-    args.doc.write_text(render(result))
+        result = measure(config, cores, install=not no_install)
+        write_json(json_path, result)
+    write_text(doc, render(result))
     print(
         f"{result['seconds']:.0f} s, peak {result['peak_rss_mib']} MiB, exit {result['returncode']}"
     )
     sys.exit(result["returncode"])
-
-
-if __name__ == "__main__":
-    main()

@@ -2,20 +2,21 @@
 
 The authors mark a word as a stopword when its mean TF-IDF over the 20 Newsgroups corpus
 exceeds 0.012 (scikit-learn ``TfidfVectorizer`` defaults). That corpus cannot be downloaded
-here, so this script rebuilds the rule on a synthetic corpus of the same size (18,846
+here, so this command rebuilds the rule on a synthetic corpus of the same size (18,846
 documents, 3 % empty, log-normal lengths) whose tokens are drawn from wordfreq's English unigram
 distribution, fits ``TfidfVectorizer`` and prints the Zipf frequency cutoff that best separates
 the words above the threshold from the others (fewest disagreements).
 ``selfreflect.scoring.stopwords.ZIPF_THRESHOLD`` is set from it.
 
-    python scripts/calibrate_stopwords.py
-    python scripts/calibrate_stopwords.py --median-length 56
+    selfreflect bench calibrate-stopwords
+    selfreflect bench calibrate-stopwords --median-length 56
 """
 
 from __future__ import annotations
 
-import argparse
+from dataclasses import dataclass
 
+import click
 import numpy as np
 
 
@@ -38,49 +39,70 @@ def synthetic_corpus(
     return [" ".join(doc) for doc in np.split(vocabulary[tokens], bounds)]
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--documents", type=int, default=18846)
-    parser.add_argument("--median-length", type=float, default=90.0, help="tokens per document")
-    parser.add_argument("--sigma", type=float, default=1.0, help="log-normal shape of lengths")
-    parser.add_argument("--empty", type=float, default=0.03, help="share of empty documents")
-    parser.add_argument("--vocabulary", type=int, default=50000, help="most frequent words used")
-    parser.add_argument("--threshold", type=float, default=0.012, help="mean TF-IDF cutoff")
-    parser.add_argument("--seed", type=int, default=0)
-    args = parser.parse_args()
+@dataclass(frozen=True)
+class Corpus:
+    """The synthetic corpus's shape: documents, length distribution, vocabulary, seed."""
 
+    documents: int
+    median_length: float
+    sigma: float
+    empty: float
+    vocabulary: int
+    seed: int
+
+
+def calibrate(corpus: Corpus, threshold: float) -> None:
+    """Fit TF-IDF on the synthetic corpus; print the Zipf cutoff that best matches it."""
     from sklearn.feature_extraction.text import TfidfVectorizer
     from wordfreq import top_n_list, word_frequency, zipf_frequency
 
     # wordfreq folds digits into placeholders such as "00": not words, left out
-    words = [w for w in top_n_list("en", args.vocabulary) if not any(c.isdigit() for c in w)]
+    words = [w for w in top_n_list("en", corpus.vocabulary) if not any(c.isdigit() for c in w)]
     weights = np.array([word_frequency(w, "en") for w in words])
-    corpus = synthetic_corpus(
+    documents = synthetic_corpus(
         words,
         weights,
-        args.documents,
-        args.median_length,
-        args.sigma,
-        args.empty,
-        args.seed,
+        corpus.documents,
+        corpus.median_length,
+        corpus.sigma,
+        corpus.empty,
+        corpus.seed,
     )
     vectorizer = TfidfVectorizer()
-    mean = np.asarray(vectorizer.fit_transform(corpus).mean(axis=0)).ravel()
+    mean = np.asarray(vectorizer.fit_transform(documents).mean(axis=0)).ravel()
     vocabulary = vectorizer.get_feature_names_out()
     zipf = np.array([zipf_frequency(w, "en") for w in vocabulary])
-    above = mean > args.threshold
+    above = mean > threshold
     candidates = np.unique(zipf[zipf >= zipf[above].min()])
     errors = [int((above & (zipf < c)).sum() + (~above & (zipf >= c)).sum()) for c in candidates]
     cutoff = candidates[int(np.argmin(errors))]
     disagree = vocabulary[above != (zipf >= cutoff)]
     print(
-        f"{above.sum()} words have mean TF-IDF > {args.threshold} ({args.documents} documents, "
-        f"median length {args.median_length:g}, sigma {args.sigma:g}); Zipf >= {cutoff:.2f} "
+        f"{above.sum()} words have mean TF-IDF > {threshold} ({corpus.documents} documents, "
+        f"median length {corpus.median_length:g}, sigma {corpus.sigma:g}); Zipf >= {cutoff:.2f} "
         f"selects {(zipf >= cutoff).sum()} words and disagrees on {len(disagree)}: "
         f"{', '.join(map(str, disagree))}"
     )
     print(f"cutoff: Zipf >= {cutoff:.2f}")
 
 
-if __name__ == "__main__":
-    main()
+@click.command(help=__doc__.split("\n\n")[0])
+@click.option("--documents", type=int, default=18846, show_default=True)
+@click.option(
+    "--median-length", type=float, default=90.0, show_default=True, help="tokens per document"
+)
+@click.option(
+    "--sigma", type=float, default=1.0, show_default=True, help="log-normal shape of lengths"
+)
+@click.option(
+    "--empty", type=float, default=0.03, show_default=True, help="share of empty documents"
+)
+@click.option(
+    "--vocabulary", type=int, default=50000, show_default=True, help="most frequent words used"
+)
+@click.option(
+    "--threshold", type=float, default=0.012, show_default=True, help="mean TF-IDF cutoff"
+)
+@click.option("--seed", type=int, default=0, show_default=True)
+def calibrate_stopwords(threshold: float, **corpus) -> None:
+    calibrate(Corpus(**corpus), threshold)

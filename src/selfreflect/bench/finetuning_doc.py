@@ -1,78 +1,48 @@
 """Run the SmolLM2 finetuning config and render docs/finetuning.md from its artifacts.
 
-    python3 scripts/render_finetuning.py            # run config/finetune.yaml, then render
-    python3 scripts/render_finetuning.py --no-run   # render from the run's artifacts as they are
+    selfreflect bench finetuning-doc            # run config/finetune.yaml, then render
+    selfreflect bench finetuning-doc --no-run   # render from the run's artifacts as they are
 
 The run is ``snakemake main_table --configfile config/finetune.yaml --cores 1 --resources
 gpu=1`` in this checkout (its results stay in ``results/finetune``); its wall time, CPU
-time and peak memory (the largest total RSS of Snakemake and its jobs, sampled every 0.2 s, as
-``scripts/measure_real_run.py`` measures) go to ``docs/finetuning.json`` together with the
-training loss and the main table's rows of the finetuned strategies. The doc and its figure
-``docs/finetuning_loss.png`` are rendered from that JSON.
+time and peak memory (the largest total RSS of Snakemake and its jobs,
+:mod:`selfreflect.bench.resources`, as ``selfreflect bench real-run`` measures) go to
+``docs/finetuning.json`` together with the training loss and the main table's rows of the
+finetuned strategies. The doc and its figure ``docs/finetuning_loss.png`` are rendered from
+that JSON.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
-import os
 import re
-import resource
-import shutil
-import subprocess
 import sys
 import tempfile
-import threading
-import time
 from collections import Counter
 from pathlib import Path
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt
+import click
 import numpy as np
 import pandas as pd
-import psutil
-from measure_real_run import tree_rss
 
-REPO = Path(__file__).resolve().parents[1]
 CONFIG = "config/finetune.yaml"
-DOCS = REPO / "docs"
+DOCS = Path("docs")
 FIGURE = DOCS / "finetuning_loss.png"
 
 
 def measure(cores: str) -> dict:
     """Run the config's main table (and all it needs) with Snakemake; time, memory, load."""
+    from selfreflect.bench.resources import sampled_run
+
     command = ["snakemake", "main_table", "--configfile", CONFIG, "--cores", cores]
     command += ["--resources", "gpu=1"]
-    start = time.perf_counter()
-    process = psutil.Popen(command, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    output = Path(tempfile.mkstemp(suffix=".log")[1])
-    peak, loads = 0, []
-    with output.open("wb") as log:
-        reader = threading.Thread(target=shutil.copyfileobj, args=(process.stdout, log))
-        reader.start()
-        while process.poll() is None:
-            peak = max(peak, tree_rss(process))
-            loads.append(os.getloadavg()[0])
-            time.sleep(0.2)
-        reader.join()
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    text = output.read_text(errors="replace")
-    output.unlink()
+    with tempfile.TemporaryDirectory() as tmp:
+        log = Path(tmp) / "snakemake.log"
+        usage = sampled_run(command, Path.cwd(), log)
+        text = log.read_text(errors="replace")
     sys.stdout.write(text)
-    return {
-        "jobs": dict(Counter(re.findall(r"Finished jobid: \d+ \(Rule: (\w+)\)", text))),
-        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-        "command": " ".join(command),
-        "returncode": process.returncode,
-        "seconds": round(time.perf_counter() - start, 1),
-        "cpu_seconds": round(usage.ru_utime + usage.ru_stime, 1),
-        "peak_rss_mib": round(peak / 2**20),
-        "mean_load": round(sum(loads) / max(len(loads), 1), 1),
-        "cpus": os.cpu_count(),
-    }
+    jobs = Counter(re.findall(r"Finished jobid: \d+ \(Rule: (\w+)\)", text))
+    return {"jobs": dict(jobs), **usage}
 
 
 def collect(run: dict) -> dict:
@@ -80,29 +50,26 @@ def collect(run: dict) -> dict:
     training loss per step of each method and the main table's rows."""
     from selfreflect.config import FINETUNED, load_config
 
-    config = load_config(REPO / CONFIG)
+    config = load_config(CONFIG)
     name, subject = config["run"], config["subjects"][0]
     methods = [FINETUNED[s] for s in config["summaries"]["strategies"] if s in FINETUNED]
     finetune = f"results/{name}/finetune/{subject}"
     loss = {
-        method: pd.read_csv(REPO / f"reports/{name}/finetune/{subject}/{method}/loss.tsv", sep="\t")
+        method: pd.read_csv(f"reports/{name}/finetune/{subject}/{method}/loss.tsv", sep="\t")
         for method in methods
     }
-    main = pd.read_csv(REPO / f"reports/{name}/tables/main.csv")
+    main = pd.read_csv(f"reports/{name}/tables/main.csv")
     training = config["finetune"]["dataset"]
     sizes = {
         "training_dataset": config["datasets"][training],
-        "training_questions": len(
-            pd.read_parquet(REPO / f"results/{name}/{training}/questions.parquet")
-        ),
+        "training_questions": len(pd.read_parquet(f"results/{name}/{training}/questions.parquet")),
         "evaluated_questions": int(main["n_scored"].max() + main["n_failed"].max()),
         "num_answers": config["answers"]["num_answers"],
         "teacher": config["finetune"]["teacher"],
         "candidates": config["finetune"]["candidates"],
         "min_gap": config["finetune"]["min_gap"],
         "examples": {
-            method: len(pd.read_parquet(REPO / f"{finetune}/{method}/data.parquet"))
-            for method in methods
+            method: len(pd.read_parquet(f"{finetune}/{method}/data.parquet")) for method in methods
         },
         "training": config["finetune"]["training"],
     }
@@ -123,6 +90,11 @@ def epoch_means(loss: list[dict], epochs: int) -> list[float]:
 
 def loss_figure(loss: dict[str, list[dict]], epochs: int, path: Path) -> None:
     """Each method's training loss per optimiser step and its mean per epoch, a small PNG."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
     figure, panels = plt.subplots(
         1, len(loss), figsize=(4.5 * len(loss), 2.6), dpi=100, squeeze=False
     )
@@ -189,7 +161,7 @@ def render(result: dict) -> str:
     lines = [
         "# Finetuned summarisers on SmolLM2 (measured)",
         "",
-        "Rendered by `scripts/render_finetuning.py` from `docs/finetuning.json`; do not edit.",
+        "Rendered by `selfreflect bench finetuning-doc` from `docs/finetuning.json`; do not edit.",
         "",
         f"`{run['command']}` on {run['date']}: SmolLM2-135M-Instruct learns, as a LoRA adapter"
         f" (rank {training['lora']['rank']}) trained for {training['epochs']} epochs on"
@@ -255,21 +227,18 @@ def render(result: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--cores", default="1")
-    parser.add_argument("--no-run", action="store_true", help="render the existing run")
-    args = parser.parse_args()
+@click.command(help=__doc__.split("\n\n")[0])
+@click.option("--cores", default="1", show_default=True)
+@click.option("--no-run", is_flag=True, help="render the existing run")
+def finetuning_doc(cores: str, no_run: bool) -> None:
+    from selfreflect.fileio import write_json, write_text
+
     json_path = DOCS / "finetuning.json"
-    run = json.loads(json_path.read_text())["run"] if args.no_run else measure(args.cores)
+    run = json.loads(json_path.read_text())["run"] if no_run else measure(cores)
     if run["returncode"] != 0:
-        sys.exit(f"error: {run['command']} exited with {run['returncode']}")
+        raise click.ClickException(f"{run['command']} exited with {run['returncode']}")
     result = collect(run)
-    json_path.write_text(json.dumps(result, indent=2) + "\n")
+    write_json(json_path, result)
     loss_figure(result["loss"], result["config"]["training"]["epochs"], FIGURE)
-    (DOCS / "finetuning.md").write_text(render(result))
+    write_text(DOCS / "finetuning.md", render(result))
     print(f"{run['seconds']:.0f} s, peak {run['peak_rss_mib']} MiB: docs/finetuning.md")
-
-
-if __name__ == "__main__":
-    main()

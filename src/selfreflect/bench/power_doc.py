@@ -1,7 +1,7 @@
 """Render the multiple-choice study's simulated power: docs/figures/power.png and docs/power.md.
 
-    python3 scripts/render_power.py                 # defaults below, 6 min on 2 shared cores
-    python3 scripts/render_power.py --trials 100    # quicker, coarser
+    selfreflect bench power-doc                # defaults below, 6 min on 2 shared cores
+    selfreflect bench power-doc --trials 100   # quicker, coarser
 
 No model runs: :mod:`selfreflect.report.power` simulates the study with a perfect and a random
 judge at each question count and number of answers N, and the docs show the share of
@@ -10,34 +10,48 @@ simulated studies whose one-sided Wilcoxon test fires (p < 0.05).
 
 from __future__ import annotations
 
-import argparse
+from dataclasses import dataclass
 from pathlib import Path
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt
+import click
 import pandas as pd
 
-from selfreflect.report.power import power_curve
-
-REPO = Path(__file__).resolve().parents[1]
 QUESTIONS = [5, 10, 20, 30, 40, 60, 80]
 N_ANSWERS = [3, 10, 25, 50]
 TEMPERATURES = [0.25, 1.0, 4.0]
+FIGURE = Path("docs") / "figures" / "power.png"
+DOC = Path("docs") / "power.md"
 
 
-def curves(args: argparse.Namespace) -> pd.DataFrame:
+@dataclass(frozen=True)
+class Design:
+    """The simulated studies: question counts, numbers of answers, temperatures, trials."""
+
+    questions: list[int]
+    n_answers: list[int]
+    temperatures: list[float]
+    trials: int
+    seed: int
+
+
+def curves(design: Design) -> pd.DataFrame:
     """:func:`power_curve` for every N, one frame."""
+    from selfreflect.report.power import power_curve
+
     frames = [
-        power_curve(args.questions, n, args.temperatures, args.trials, args.seed)
-        for n in args.n_answers
+        power_curve(design.questions, n, design.temperatures, design.trials, design.seed)
+        for n in design.n_answers
     ]
     return pd.concat(frames, ignore_index=True)
 
 
 def figure(table: pd.DataFrame, path: Path) -> None:
     """Power against the question count: a line per judge and N, Wilson intervals shaded."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
     fig, ax = plt.subplots(figsize=(6.4, 4.0))
     for (judge, n), rows in table.groupby(["judge", "n_answers"]):
         style = "-o" if judge == "perfect" else ":x"
@@ -55,7 +69,7 @@ def figure(table: pd.DataFrame, path: Path) -> None:
     plt.close(fig)
 
 
-def markdown(table: pd.DataFrame, args: argparse.Namespace) -> str:
+def markdown(table: pd.DataFrame, design: Design) -> str:
     """docs/power.md: the setting, the figure and the table (power, rows = question counts)."""
     wide = table.pivot_table(index="questions", columns=["judge", "n_answers"], values="power")
     header = ["questions", *(f"{judge}, N = {n}" for judge, n in wide.columns)]
@@ -67,10 +81,10 @@ def markdown(table: pd.DataFrame, args: argparse.Namespace) -> str:
             for q, row in zip(wide.index, wide.to_numpy(), strict=True)
         ),
     ]
-    temperatures = ", ".join(f"{t:g}" for t in args.temperatures)
+    temperatures = ", ".join(f"{t:g}" for t in design.temperatures)
     return f"""# Power of the multiple-choice study (simulated)
 
-Rendered by `python3 scripts/render_power.py` (`selfreflect.report.power`); no model runs.
+Rendered by `selfreflect bench power-doc` (`selfreflect.report.power`); no model runs.
 
 Each simulated question has 4 choices and a true distribution over them drawn from a flat
 Dirichlet. As in the study, where the truth is exact (the subject's first-token probabilities of
@@ -80,8 +94,8 @@ its stated distribution and the truth. A *perfect* judge scores a summary with t
 variation to the shares of the N held-out answers it reads (the true distance plus the sampling
 noise of N answers); a *random* judge's scores are noise. The statistic is the study's: the
 per-question Spearman rho of score and true distance, tested > 0 across questions with a
-one-sided Wilcoxon signed-rank test. Each cell is the share of {args.trials} simulated studies
-(seed {args.seed}) with p < 0.05: the power for the perfect judge, the false-positive rate for
+one-sided Wilcoxon signed-rank test. Each cell is the share of {design.trials} simulated studies
+(seed {design.seed}) with p < 0.05: the power for the perfect judge, the false-positive rate for
 the random one (which stays near the test's 5 % level).
 
 ![Simulated power](figures/power.png)
@@ -90,18 +104,17 @@ the random one (which stays near the test's 5 % level).
 """
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--questions", type=int, nargs="+", default=QUESTIONS)
-    parser.add_argument("--n-answers", type=int, nargs="+", default=N_ANSWERS)
-    parser.add_argument("--temperatures", type=float, nargs="+", default=TEMPERATURES)
-    parser.add_argument("--trials", type=int, default=300)
-    parser.add_argument("--seed", type=int, default=0)
-    args = parser.parse_args()
-    table = curves(args)
-    figure(table, REPO / "docs" / "figures" / "power.png")
-    (REPO / "docs" / "power.md").write_text(markdown(table, args), encoding="utf-8")
+@click.command(help=__doc__.split("\n\n")[0])
+@click.option("--questions", type=int, multiple=True, default=QUESTIONS, show_default=True)
+@click.option("--n-answers", type=int, multiple=True, default=N_ANSWERS, show_default=True)
+@click.option("--temperatures", type=float, multiple=True, default=TEMPERATURES, show_default=True)
+@click.option("--trials", type=int, default=300, show_default=True)
+@click.option("--seed", type=int, default=0, show_default=True)
+def power_doc(**options) -> None:
+    from selfreflect.fileio import write_text
 
-
-if __name__ == "__main__":
-    main()
+    lists = {name: list(options[name]) for name in ("questions", "n_answers", "temperatures")}
+    design = Design(**{**options, **lists})
+    table = curves(design)
+    figure(table, FIGURE)
+    write_text(DOC, markdown(table, design))

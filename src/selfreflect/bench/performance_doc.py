@@ -1,33 +1,32 @@
 """Render the measured figures into docs/performance.md and README.md.
 
-The scorer's figures come from the runs that ``scripts/bench_scorer.py --json`` recorded under
+The scorer's figures come from the runs that ``selfreflect bench scorer --json`` recorded under
 docs/benchmarks/: the latest CPU run and the latest CUDA run (by date), never the best one. The
-real-model run's time and memory come from docs/real_model.json (``scripts/measure_real_run.py``).
-Each figure lives between ``<!-- rendered: NAME -->`` and ``<!-- /rendered -->``; the text
-around the markers is kept as written.
+real-model run's time and memory come from docs/real_model.json (``selfreflect bench
+real-run``). Each figure lives between ``<!-- rendered: NAME -->`` and ``<!-- /rendered -->``;
+the text around the markers is kept as written.
 
-    python scripts/render_performance.py          # rewrite the rendered spans
-    python scripts/render_performance.py --check  # exit 1 if a span is stale
+    selfreflect bench performance-doc          # rewrite the rendered spans
+    selfreflect bench performance-doc --check  # exit 1 if a span is stale
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import re
-import sys
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-RUNS = REPO / "docs" / "benchmarks"
-REAL_RUN = REPO / "docs" / "real_model.json"
+import click
+
+RUNS = Path("docs") / "benchmarks"
+REAL_RUN = Path("docs") / "real_model.json"
 # the Quick start run measured before the shared judge pass (one judge job per strategy and
 # study), and with it while the controlled pairs still grouped answers by string
 EARLIER_RUNS = (
-    REPO / "docs" / "real_model_before_judge_pass.json",
-    REPO / "docs" / "real_model_judge_pass_string_pairs.json",
+    Path("docs") / "real_model_before_judge_pass.json",
+    Path("docs") / "real_model_judge_pass_string_pairs.json",
 )
-DOCS = [REPO / "docs" / "performance.md", REPO / "README.md"]
+DOCS = [Path("docs") / "performance.md", Path("README.md")]
 SPAN = re.compile(r"(<!-- rendered: ([\w-]+) -->\n).*?(<!-- /rendered -->)", re.DOTALL)
 
 
@@ -136,7 +135,7 @@ def readme_section(run: dict) -> str:
 
 
 def real_run_section(run: dict) -> str:
-    """The README's figure of the Quick start run (``scripts/measure_real_run.py``)."""
+    """The README's figure of the Quick start run (``selfreflect bench real-run``)."""
     install = run["install_seconds"]
     before = (
         "the install before it was not part of this measurement"
@@ -234,10 +233,9 @@ def render(text: str, spans: dict[str, str]) -> str:
     return SPAN.sub(lambda m: m[1] + spans[m[2]] + m[3], text)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--check", action="store_true", help="only check that nothing is stale")
-    args = parser.parse_args()
+@click.command(help=__doc__.split("\n\n")[0])
+@click.option("--check", is_flag=True, help="only check that nothing is stale")
+def performance_doc(check: bool) -> None:
     from selfreflect.fileio import write_text
 
     earlier = tuple(json.loads(path.read_text()) for path in EARLIER_RUNS)
@@ -248,13 +246,9 @@ def main() -> None:
         new = render(text, spans)
         if new != text:
             stale.append(path)
-            if not args.check:
+            if not check:
                 write_text(path, new)
-    if args.check and stale:
-        names = ", ".join(str(p.relative_to(REPO)) for p in stale)
-        sys.exit(f"{names}: stale; run python scripts/render_performance.py")
+    if check and stale:
+        names = ", ".join(map(str, stale))
+        raise click.ClickException(f"{names}: stale; run selfreflect bench performance-doc")
     print(f"rewrote {', '.join(map(str, stale))}" if stale else "up to date")
-
-
-if __name__ == "__main__":
-    main()

@@ -4,21 +4,19 @@ Reads what `snakemake --configfile config/science.yaml` (or `dvc repro` of its s
 under reports/science/ and benchmarks/science/, the same tables tests/test_science.py asserts
 on, and writes the verdict whatever it shows; nothing is typed by hand.
 
-    python scripts/science_evidence.py [--config config/science.yaml] [--out docs/science.md]
+    selfreflect bench science-doc [--config config/science.yaml] [--out docs/science.md]
 """
 
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
 
+import click
 import pandas as pd
 
 from selfreflect.config import answer_settings, load_config, summarized_datasets
 from selfreflect.fileio import write_text
 from selfreflect.report.tables import read_benchmarks
-
-REPO = Path(__file__).resolve().parents[1]
 
 
 def _verdict(passed: bool) -> str:
@@ -165,7 +163,7 @@ def render(config_path: Path) -> str:
     lines = [
         "# The benchmark's science on real models",
         "",
-        f"Rendered by `scripts/science_evidence.py` from `reports/{run}/` (the run of "
+        f"Rendered by `selfreflect bench science-doc` from `reports/{run}/` (the run of "
         f"`config/{config_path.name}`; do not edit by hand). Subject and summariser: "
         f"{subject}; judges: {', '.join(config['judges'])} (transformers on a CPU, post-hoc "
         f"temperature {config['scoring']['temperature']}, `{config['scoring']['stopwords']}` "
@@ -223,14 +221,13 @@ def render(config_path: Path) -> str:
     return "\n".join(lines) + "\n"
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--config", type=Path, default=REPO / "config" / "science.yaml")
-    parser.add_argument("--out", type=Path, default=REPO / "docs" / "science.md")
-    args = parser.parse_args()
-    write_text(args.out, render(args.config.resolve()))
-    print(f"wrote {args.out}")
-
-
-if __name__ == "__main__":
-    main()
+@click.command(help=__doc__.split("\n\n")[0])
+@click.option(
+    "--config", type=click.Path(dir_okay=False), default="config/science.yaml", show_default=True
+)
+@click.option(
+    "--out", type=click.Path(dir_okay=False), default="docs/science.md", show_default=True
+)
+def science_doc(config: str, out: str) -> None:
+    write_text(out, render(Path(config).resolve()))
+    print(f"wrote {out}")

@@ -3,8 +3,8 @@
 The judge is a random-weight model built in memory from a transformers config of a given
 shape (no weights can be downloaded); its tokenizer is the tiny model's (token ids stay below
 its 640-entry vocabulary whatever the model's vocabulary size). Inputs are the questions and
-answers of the reference example files, cycled to the requested counts, with one summary per
-question.
+answers of the reference example files (``tests/data``), cycled to the requested counts, with
+one summary per question.
 
 For each number of conditioning answers it scores every task with the `hf` judge (and, with
 ``--vllm``, the `vllm` judge) and the first ``--reference-tasks`` tasks of each question with
@@ -16,17 +16,17 @@ one token tree of all its masked words: the fewest any exact judge can compute),
 without timing for ``--count-answers`` held-out answers; tasks/s and speed-ups; per-task
 agreement on the common tasks; the FLOP/s of plain matmuls of the model's layer shapes timed
 just before each case and the share of it the `hf` judge achieves (on CUDA also the share of
-the bf16 peak).
-``scripts/render_performance.py`` renders docs/performance.md from the recorded JSON files.
+the bf16 peak). ``selfreflect bench performance-doc`` renders docs/performance.md from the
+recorded JSON files.
 
-    python scripts/bench_scorer.py --preset tiny --answers 2
-    python scripts/bench_scorer.py --preset qwen2.5-7b --device cuda --dtype bfloat16 \\
-        --answers 10 --conditioning 10 25 50 --json docs/benchmarks/h100-7b.json
+    selfreflect bench scorer --preset tiny --answers 2
+    selfreflect bench scorer --preset qwen2.5-7b --device cuda --dtype bfloat16 --answers 10 \\
+        --conditioning 10 --conditioning 25 --conditioning 50 --json docs/benchmarks/h100-7b.json
 """
 
 from __future__ import annotations
 
-import argparse
+import dataclasses
 import datetime
 import json
 import os
@@ -38,48 +38,58 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import torch
+import click
 
-REPO = Path(__file__).resolve().parents[1]
-REFERENCE = REPO / "tests" / "data"  # the original tool's example files
+if TYPE_CHECKING:
+    import torch
 
+REFERENCE = Path("tests") / "data"  # the original tool's example files
+
+
+@dataclasses.dataclass(frozen=True)
+class Settings:
+    """The benchmark's options, as recorded with its results."""
+
+    preset: str
+    device: str
+    dtype: str
+    questions: int
+    answers: int
+    conditioning: list[int]
+    reference_tasks: int
+    count_answers: list[int]
+    batch_size: int
+    temperature: float
+    vllm: bool
+
+
+# the model shapes: a Qwen2 config's sizes, and whether the LM head is the embedding matrix
+SHAPE = (
+    "hidden_size",
+    "intermediate_size",
+    "num_hidden_layers",
+    "num_attention_heads",
+    "num_key_value_heads",
+    "vocab_size",
+    "tie_word_embeddings",
+)
 PRESETS = {
-    "tiny": dict(
-        hidden_size=128,
-        intermediate_size=256,
-        num_hidden_layers=2,
-        num_attention_heads=2,
-        num_key_value_heads=1,
-        head_dim=64,
-        vocab_size=640,
-        tie_word_embeddings=True,
-        initializer_range=0.1,  # as the tiny model: peakier distributions
-    ),
-    "qwen2.5-0.5b": dict(
-        hidden_size=896,
-        intermediate_size=4864,
-        num_hidden_layers=24,
-        num_attention_heads=14,
-        num_key_value_heads=2,
-        vocab_size=151936,
-        tie_word_embeddings=True,
-    ),
-    "qwen2.5-7b": dict(
-        hidden_size=3584,
-        intermediate_size=18944,
-        num_hidden_layers=28,
-        num_attention_heads=28,
-        num_key_value_heads=4,
-        vocab_size=152064,
-        tie_word_embeddings=False,
-    ),
+    name: dict(zip(SHAPE, sizes, strict=True)) | extra
+    for name, sizes, extra in (
+        # as the tiny model: its head size, its peakier distributions
+        ("tiny", (128, 256, 2, 2, 1, 640, True), {"head_dim": 64, "initializer_range": 0.1}),
+        ("qwen2.5-0.5b", (896, 4864, 24, 14, 2, 151936, True), {}),
+        ("qwen2.5-7b", (3584, 18944, 28, 28, 4, 152064, False), {}),
+    )
 }
 PEAK_BF16 = {"H100": 989e12, "H200": 989e12, "A100": 312e12, "L40S": 362e12}
 
 
 def build_model(preset: str, device: str, dtype: torch.dtype):
     """A random-weight Qwen2 model of the preset's shape, in memory."""
+    import torch
     from transformers import Qwen2Config, Qwen2ForCausalLM
 
     config = Qwen2Config(**PRESETS[preset], max_position_embeddings=32768, rope_theta=1e6)
@@ -172,6 +182,8 @@ def forward_flops(config, work: dict[str, int], lm_rows: int) -> float:
 
 def matmul_flops_per_s(config, device: str, dtype: torch.dtype, rows: int = 512) -> float:
     """FLOP/s of plain ``rows``-row matmuls with the model's layer shapes (q, k, v, o, MLP)."""
+    import torch
+
     h, inter = config.hidden_size, config.intermediate_size
     head_dim = getattr(config, "head_dim", None) or h // config.num_attention_heads
     q, kv = config.num_attention_heads * head_dim, config.num_key_value_heads * head_dim
@@ -199,6 +211,8 @@ def matmul_flops_per_s(config, device: str, dtype: torch.dtype, rows: int = 512)
 
 
 def sync(device: str) -> None:
+    import torch
+
     if device.startswith("cuda"):
         torch.cuda.synchronize()
 
@@ -232,6 +246,8 @@ def peak_rss_mib() -> float:
 
 
 def device_name(device: str) -> str:
+    import torch
+
     if device.startswith("cuda"):
         return torch.cuda.get_device_name()
     cpuinfo = Path("/proc/cpuinfo")
@@ -242,7 +258,7 @@ def device_name(device: str) -> str:
 
 def commit() -> str | None:
     result = subprocess.run(
-        ["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"],
+        ["git", "rev-parse", "--short", "HEAD"],
         capture_output=True,
         text=True,
         check=False,
@@ -301,27 +317,27 @@ def work_per_task(work: list, batch_size: int) -> dict:
     return {"tasks": tasks, "tokens_per_task": {k: v / tasks for k, v in tokens.items()}}
 
 
-def bench_case(args, model, fmt, judges: dict, conditioning: int) -> dict:
+def bench_case(settings: Settings, model, fmt, judges: dict, conditioning: int) -> dict:
     """Work, speed and agreement of every judge for one number of conditioning answers."""
-    work = question_work(fmt, inputs(args.questions, args.answers, conditioning))
+    work = question_work(fmt, inputs(settings.questions, settings.answers, conditioning))
     contexts = [tasks for pair in work for tasks in pair]
     case: dict = {
         "conditioning": conditioning,
         "longest_sequence": max(len(s) for t in contexts for s in t.sequences),
-        **work_per_task(work, args.batch_size),
+        **work_per_task(work, settings.batch_size),
         "hf_flops": sum(
-            forward_flops(model.config, tree_work(t, args.batch_size), t.num_tasks)
+            forward_flops(model.config, tree_work(t, settings.batch_size), t.num_tasks)
             for t in contexts
         ),
-        "matmul_flop_per_s": matmul_flops_per_s(model.config, args.device, model.dtype),
+        "matmul_flop_per_s": matmul_flops_per_s(model.config, settings.device, model.dtype),
     }
     results, distances = {}, {}
     for name, judge in judges.items():
         subset = work
         if name == "reference":
-            n = args.reference_tasks
+            n = settings.reference_tasks
             subset = [(first_tasks(r, n), first_tasks(s, n)) for r, s in work]
-        seconds, distances[name] = timed(judge, subset, args.temperature, args.device)
+        seconds, distances[name] = timed(judge, subset, settings.temperature, settings.device)
         done = sum(summary.num_tasks for _, summary in subset)
         results[name] = {"tasks": done, "seconds": seconds, "tasks_per_s": done / seconds}
     hf = results["hf"]
@@ -370,88 +386,72 @@ def print_case(case: dict) -> None:
         print(f"{'':>11}  speed-up {pair}: {speedup:.1f}x (max task difference {gap:.1e})")
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--preset", choices=sorted(PRESETS), default="tiny")
-    parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
-    parser.add_argument("--dtype", choices=["float32", "bfloat16"], default="float32")
-    parser.add_argument("--questions", type=int, default=1)
-    parser.add_argument("--answers", type=int, default=10, help="held-out answers per question")
-    parser.add_argument(
-        "--conditioning", type=int, nargs="+", default=[10], help="conditioning answers (sweep)"
-    )
-    parser.add_argument(
-        "--reference-tasks", type=int, default=2, help="tasks per question for reference"
-    )
-    parser.add_argument(
-        "--count-answers",
-        type=int,
-        nargs="*",
-        default=[1, 10],
-        help="also count (not time) tokens per task on every example question",
-    )
-    parser.add_argument("--batch-size", type=int, default=16)
-    parser.add_argument("--temperature", type=float, default=5.0)
-    parser.add_argument("--vllm", action="store_true", help="also time the vllm judge")
-    parser.add_argument("--json", type=Path, help="write the results to this JSON file")
-    args = parser.parse_args()
-
-    from selfreflect.families import PromptFormat, detect_family
+def judges_of(settings: Settings, model, fmt, tokenizer, workdir: Path) -> dict:
+    """The judges timed, warmed up (kernels, engine; the reference baseline needs none)."""
     from selfreflect.scoring.hf_judge import HfJudge
     from selfreflect.scoring.reference_judge import ReferenceJudge
+
+    judges = {
+        "hf": HfJudge("bench", fmt, model, settings.batch_size),
+        "reference": ReferenceJudge("bench", fmt, model),
+    }
+    if settings.vllm:
+        judges["vllm"] = vllm_judge(
+            model, tokenizer, settings.device, settings.dtype, settings.batch_size, workdir
+        )
+    warm = question_work(fmt, inputs(1, 1, 1))
+    for name, judge in judges.items():
+        if name != "reference":
+            timed(judge, warm, settings.temperature, settings.device)
+    return judges
+
+
+def benchmark(settings: Settings) -> dict:
+    """Count the work per task, time every case and print it; the run's record."""
+    import torch
+
+    from selfreflect.families import PromptFormat, detect_family
     from selfreflect.tiny_model import build_tokenizer
 
     torch.set_grad_enabled(False)
     record = {
-        "command": shlex.join(["python", "scripts/bench_scorer.py", *sys.argv[1:]]),
+        "command": shlex.join(["selfreflect", *sys.argv[1:]]),
         "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "commit": commit(),
-        "device": args.device,
-        "device_name": device_name(args.device),
+        "device": settings.device,
+        "device_name": device_name(settings.device),
         "torch": torch.__version__,
         "load_average": os.getloadavg()[0] if hasattr(os, "getloadavg") else None,
-        "settings": {k: v for k, v in vars(args).items() if k != "json"},
+        "settings": dataclasses.asdict(settings),
     }
     tokenizer = build_tokenizer()
     fmt = PromptFormat(tokenizer, detect_family("tiny"))  # the tiny model's prompts
-    model = build_model(args.preset, args.device, getattr(torch, args.dtype))
-    print(f"{args.preset} on {record['device_name']} ({args.dtype})")
+    model = build_model(settings.preset, settings.device, getattr(torch, settings.dtype))
+    print(f"{settings.preset} on {record['device_name']} ({settings.dtype})")
     record["token_counts"] = [
         {
             "answers": answers,
             "conditioning": conditioning,
             **work_per_task(
-                question_work(fmt, inputs(None, answers, conditioning)),
-                args.batch_size,
+                question_work(fmt, inputs(None, answers, conditioning)), settings.batch_size
             ),
         }
-        for answers in args.count_answers
-        for conditioning in args.conditioning
+        for answers in settings.count_answers
+        for conditioning in settings.conditioning
     ]
     for count in record["token_counts"]:
         print(
             f"{count['answers']} held-out, {count['conditioning']} conditioning answers: "
             f"{count['tasks']} tasks; {tokens_line(count['tokens_per_task'])}"
         )
-    judges = {
-        "hf": HfJudge("bench", fmt, model, args.batch_size),
-        "reference": ReferenceJudge("bench", fmt, model),
-    }
     with tempfile.TemporaryDirectory() as tmp:
-        if args.vllm:
-            judges["vllm"] = vllm_judge(
-                model, tokenizer, args.device, args.dtype, args.batch_size, Path(tmp)
-            )
-        warm = question_work(fmt, inputs(1, 1, 1))
-        for name, judge in judges.items():
-            if name != "reference":  # kernels, engine; the baseline needs none
-                timed(judge, warm, args.temperature, args.device)
+        judges = judges_of(settings, model, fmt, tokenizer, Path(tmp))
         record["cases"] = []
-        for conditioning in args.conditioning:
-            case = bench_case(args, model, fmt, judges, conditioning)
+        for conditioning in settings.conditioning:
+            case = bench_case(settings, model, fmt, judges, conditioning)
             print_case(case)
             record["cases"].append(case)
-    if args.device.startswith("cuda"):
+    if settings.device.startswith("cuda"):
         peak = next((v for k, v in PEAK_BF16.items() if k in record["device_name"]), None)
         record["peak_bf16_flop_per_s"] = peak
         for case in record["cases"] if peak else []:
@@ -459,12 +459,54 @@ def main() -> None:
             print(f"{case['conditioning']} conditioning answers: hf at {share:.0%} of bf16 peak")
     record["peak_rss_mib"] = peak_rss_mib()
     print(f"peak host RSS: {record['peak_rss_mib']:.0f} MiB")
-    if args.json:
+    return record
+
+
+@click.command(help=__doc__.split("\n\n")[0])
+@click.option("--preset", type=click.Choice(sorted(PRESETS)), default="tiny", show_default=True)
+@click.option("--device", help="torch device  [default: cuda if available, else cpu]")
+@click.option(
+    "--dtype", type=click.Choice(["float32", "bfloat16"]), default="float32", show_default=True
+)
+@click.option("--questions", type=int, default=1, show_default=True)
+@click.option(
+    "--answers", type=int, default=10, show_default=True, help="held-out answers per question"
+)
+@click.option(
+    "--conditioning",
+    type=int,
+    multiple=True,
+    default=[10],
+    show_default=True,
+    help="conditioning answers (repeat the option for a sweep)",
+)
+@click.option(
+    "--reference-tasks",
+    type=int,
+    default=2,
+    show_default=True,
+    help="tasks per question for reference",
+)
+@click.option(
+    "--count-answers",
+    type=int,
+    multiple=True,
+    default=[1, 10],
+    show_default=True,
+    help="also count (not time) tokens per task on every example question (repeatable)",
+)
+@click.option("--batch-size", type=int, default=16, show_default=True)
+@click.option("--temperature", type=float, default=5.0, show_default=True)
+@click.option("--vllm", is_flag=True, help="also time the vllm judge")
+@click.option("--json", "json_path", type=click.Path(dir_okay=False), help="write results here")
+def scorer(device: str | None, json_path: str | None, **options) -> None:
+    import torch
+
+    device = device or ("cuda" if torch.cuda.is_available() else "cpu")
+    lists = {name: list(options[name]) for name in ("conditioning", "count_answers")}
+    record = benchmark(Settings(device=device, **{**options, **lists}))
+    if json_path:
         from selfreflect.fileio import write_json
 
-        write_json(args.json, record)
-        print(f"wrote {args.json}")
-
-
-if __name__ == "__main__":
-    main()
+        write_json(json_path, record)
+        print(f"wrote {json_path}")

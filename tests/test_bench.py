@@ -1,0 +1,60 @@
+"""``selfreflect bench``: one command per benchmark and doc renderer, outside every workflow
+command's code, and the one resource sampler they share."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+from selfreflect.bench.resources import sampled_run
+from selfreflect.cli import COMMANDS
+from selfreflect.cli.bench import COMMANDS as BENCH
+from selfreflect.cli.report import COMMANDS as REPORT
+from selfreflect.code_deps import command_deps
+from tests.workflow_utils import REPO, run
+
+WORKFLOW_COMMANDS = [name for name in COMMANDS if name not in ("bench", "report")]
+WORKFLOW_COMMANDS += [f"report {name}" for name in REPORT]
+
+
+def test_bench_lists_every_benchmark_and_renderer():
+    listed = run(["selfreflect", "bench", "--help"], REPO).stdout
+    assert all(f"  {name} " in listed for name in BENCH)
+
+
+@pytest.mark.parametrize("command", WORKFLOW_COMMANDS)
+def test_no_workflow_command_reaches_the_bench_package(command, monkeypatch):
+    """Editing a benchmark reruns no job."""
+    monkeypatch.chdir(REPO)  # the analysis reads src/selfreflect of the working directory
+    files = command_deps(command).files
+    assert not [
+        f for f in files if f.startswith(("src/selfreflect/bench/", "src/selfreflect/cli/bench"))
+    ]
+
+
+def test_listing_the_benchmarks_imports_no_heavy_library():
+    code = (
+        "import sys; from click.testing import CliRunner; from selfreflect.cli import cli; "
+        "assert CliRunner().invoke(cli, ['bench', '--help']).exit_code == 0; "
+        "print(sorted({'psutil', 'matplotlib', 'playwright', 'torch'} & set(sys.modules)))"
+    )
+    result = run([sys.executable, "-c", code], REPO)
+    assert result.stdout == "[]\n"
+
+
+def test_the_sampler_sees_the_memory_of_a_child_of_the_command(tmp_path):
+    """Peak RSS covers the command's descendants; its output goes to the log."""
+    child = (
+        "import time; b = bytearray(200 * 2**20); b[::4096] = b'x' * len(b[::4096]); time.sleep(1)"
+    )
+    parent = (
+        f"import subprocess, sys; subprocess.run([sys.executable, '-c', {child!r}]); print('done')"
+    )
+    log = tmp_path / "run.log"
+    usage = sampled_run([sys.executable, "-c", parent], tmp_path, log)
+    assert usage["returncode"] == 0 and log.read_text() == "done\n"
+    assert usage["peak_rss_mib"] >= 200
+    assert usage["seconds"] >= 1 and usage["cpus"] >= 1
+    failed = sampled_run([sys.executable, "-c", "raise SystemExit(3)"], tmp_path, log)
+    assert failed["returncode"] == 3
