@@ -117,7 +117,7 @@ def align_with_dvc(
             if stage.rule not in forced and forced.isdisjoint(stage.outs):
                 stale.append(stage)
         elif not stage.differing and stage.deps_as_recorded:
-            dates.update(_dates_after_inputs([*stage.temporary, *stage.outs], stage.deps))
+            dates.update(_dates_after_inputs([*stage.temporary, *stage.outs], stage.deps, dates))
     if stale:
         keys = ", ".join(sorted({key for stage in stale for key in stage.differing}))
         files = " ".join(stage.outs[0] for stage in stale)
@@ -135,14 +135,21 @@ def align_with_dvc(
         os.utime(path, (time, time))
 
 
-def _dates_after_inputs(outs: list[str], deps: list[str]) -> dict[str, float]:
+def _dates_after_inputs(
+    outs: list[str], deps: list[str], dates: dict[str, float]
+) -> dict[str, float]:
     """The outputs older than their newest input Snakemake compares by timestamp (not package
-    code, an ``ancient`` input), each with that input's timestamp."""
+    code, an ``ancient`` input), each with that input's timestamp; ``dates``: the timestamps
+    already due to the inputs (outputs of the stages before)."""
+
+    def mtime(path: str) -> float:
+        return dates[path] if path in dates else _mtime(path)
+
     compared = [path for path in deps if not Path(path).is_relative_to(SOURCE)]
-    newest = max((_mtime(path) for path in compared if os.path.exists(path)), default=None)
+    newest = max((mtime(path) for path in compared if os.path.exists(path)), default=None)
     if newest is None:
         return {}
-    return {path: newest for path in outs if os.path.exists(path) and _mtime(path) < newest}
+    return {path: newest for path in outs if os.path.exists(path) and mtime(path) < newest}
 
 
 def _mtime(path: str) -> float:
