@@ -1,9 +1,12 @@
 """Snakemake takes DVC's record for the outputs DVC made (selfreflect.dvc_record), on a one-stage
-DVC project: vouched outputs are dated after their inputs, outputs DVC made with other settings
-stop the run unless forced (whether or not params.yaml still holds those), and outputs Snakemake
-made (recorded with `dvc commit`), changed since, or of another run are left to Snakemake."""
+DVC project: vouched outputs are dated after their inputs (by the run proper: a dry run changes
+nothing), outputs DVC made with other settings stop the run unless forced (whether or not
+params.yaml still holds those), and outputs Snakemake made (recorded with `dvc commit`), changed
+since, or of another run are left to Snakemake. And on a copy of the DVC smoke run: planning
+changes nothing."""
 
 import os
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -11,7 +14,7 @@ import yaml
 
 from selfreflect.dvc_record import align_with_dvc
 from selfreflect.errors import ConfigError
-from tests.workflow_utils import run
+from tests.workflow_utils import clone_completed, run, snakemake
 
 OUT, PART = "reports/r/out.txt", "reports/r/part.txt"  # PART: a Snakemake temp file
 DVC_MADE, SNAKEMAKE_MADE = (lambda path: False), (lambda path: path == OUT)  # Snakemake's records
@@ -52,6 +55,33 @@ def test_a_restored_input_dates_the_vouched_outputs_after_it(project):
     assert (project / PART).stat().st_mtime == 2e9
 
 
+def test_a_dry_run_dates_nothing_and_says_so(project):
+    os.utime(project / "in.txt", (2e9, 2e9))
+    before = (project / OUT).stat().st_mtime
+    with pytest.raises(ConfigError) as err:
+        align_with_dvc(config("greedy"), "c.yaml", DVC_MADE, dry_run=True)
+    assert str(err.value) == (
+        "c.yaml: 2 outputs DVC vouches for (dvc.lock) are dated before their inputs, as `dvc "
+        f"checkout` leaves them (first: {PART}); a dry run changes nothing: snakemake without "
+        "-n dates them before it plans"
+    )
+    assert (project / OUT).stat().st_mtime == before
+
+
+def test_package_code_dates_nothing(project):
+    """Snakemake compares the package code by content (an ancient input), not by timestamp: a
+    code file `git checkout` rewrote unchanged reruns nothing, so it dates nothing."""
+    code = project / "src/selfreflect/x.py"
+    code.parent.mkdir(parents=True)
+    code.write_text("")
+    stage = {**STAGE, "deps": ["in.txt", "src/selfreflect/x.py"], "outs": [OUT]}
+    (project / "dvc.yaml").write_text(yaml.safe_dump({"stages": {"table": stage}}))
+    run(["dvc", "repro", "-q"], project)
+    os.utime(code, (2e9, 2e9))
+    align_with_dvc(config("greedy"), "c.yaml", DVC_MADE, dry_run=True)
+    assert (project / OUT).stat().st_mtime < 2e9
+
+
 def test_an_output_made_with_other_settings_stops_the_run_unless_forced(project):
     write_params(project, "basic")
     run(["dvc", "repro", "-q"], project)
@@ -85,3 +115,46 @@ def test_outputs_changed_since_or_of_another_run_are_left_to_snakemake(project):
     os.utime(project / "in.txt", (2e9, 2e9))
     align_with_dvc(config("basic"), "c.yaml", DVC_MADE)
     assert (project / OUT).stat().st_mtime < 2e9
+
+
+def test_the_snakemake_internals_the_rules_read_are_there():
+    """While the DAG is built, workflow/rules/common.smk reads Snakemake's workflow object, no
+    public interface (pyproject pins snakemake below 10): an upgrade dropping one fails here."""
+    from importlib.metadata import version
+
+    import snakemake.api  # noqa: F401  (snakemake.workflow is imported through it)
+    from snakemake.persistence import PersistenceBase
+    from snakemake.settings.types import DAGSettings
+    from snakemake.workflow import Workflow
+
+    read = {
+        "Workflow.dryrun": isinstance(getattr(Workflow, "dryrun", None), property),
+        "Workflow.persistence": isinstance(getattr(Workflow, "persistence", None), property),
+        "Workflow.dag_settings": hasattr(Workflow, "dag_settings"),
+        "PersistenceBase.metadata": callable(getattr(PersistenceBase, "metadata", None)),
+        "DAGSettings.forceall": "forceall" in DAGSettings.__dataclass_fields__,
+        "DAGSettings.forcerun": "forcerun" in DAGSettings.__dataclass_fields__,
+    }
+    missing = [name for name, there in read.items() if not there]
+    assert not missing, f"snakemake {version('snakemake')} lacks {missing}"
+
+
+def mtimes(project: Path) -> dict[str, int]:
+    return {
+        str(path): path.stat().st_mtime_ns
+        for top in ("results", "reports")
+        for path in (project / top).rglob("*")
+    }
+
+
+@pytest.mark.workflow
+def test_planning_changes_nothing(smoke_dvc_run, tmp_path):
+    """Dry runs of a finished run DVC recorded, two at once, after `git checkout` rewrote a
+    code file unchanged, leave every timestamp under results/ and reports/ as it was."""
+    project = clone_completed(smoke_dvc_run, tmp_path / "p")
+    os.utime(project / "src/selfreflect/cli/__init__.py")
+    before = mtimes(project)
+    with ThreadPoolExecutor(2) as pool:
+        plans = list(pool.map(lambda _: snakemake(project, "-n").stdout, range(2)))
+    assert all("Nothing to be done" in plan for plan in plans), plans
+    assert mtimes(project) == before

@@ -14,6 +14,7 @@ import pytest
 import yaml
 from safetensors.torch import load_file
 
+from selfreflect import paths
 from selfreflect.artifacts import write_table
 from selfreflect.cli import main
 from selfreflect.config import model_spec, validate_config
@@ -71,15 +72,21 @@ def sft_adapter(tiny_model, tmp_path_factory):
     """An SFT adapter trained in-process, and its loss per step."""
     config = finetune_config(tiny_model)
     out = tmp_path_factory.mktemp("sft") / "adapter"
-    losses = train_adapter(
+    train_adapter(
         model_spec(config, "tiny"),
         "sft",
         sft_table(),
         config["finetune"]["training"],
         out,
         {"ids": []},
+        out.parent / "log",
     )
-    return out, losses
+    return out, logged_losses(out.parent / "log")
+
+
+def logged_losses(log: Path) -> list[dict]:
+    """The loss per step a training log (DVCLive's folder) holds."""
+    return pd.read_csv(log / paths.LOSS, sep="\t").to_dict("records")
 
 
 def test_sft_loss_falls(sft_adapter):
@@ -143,8 +150,8 @@ def test_killed_training_resumes_to_the_same_adapter(sft_adapter, tiny_model, tm
         *write_inputs(tmp_path, tiny_model),
         "--out",
         tmp_path / "a",
-        "--loss",
-        tmp_path / "l.tsv",
+        "--log",
+        tmp_path / "l",
     ]
     killed = subprocess.run(
         [
@@ -166,9 +173,11 @@ def test_killed_training_resumes_to_the_same_adapter(sft_adapter, tiny_model, tm
     assert resumed.keys() == uninterrupted.keys()
     for name, weight in uninterrupted.items():
         assert (resumed[name] - weight).abs().max() < 1e-5, name
-    losses = pd.read_csv(tmp_path / "l.tsv", sep="\t")
-    assert list(losses["step"]) == [1, 2, 3, 4, 5, 6]
-    assert losses["loss"].tolist() == pytest.approx([e["loss"] for e in sft_adapter[1]], rel=1e-4)
+    resumed_losses = pd.DataFrame(logged_losses(tmp_path / "l"))
+    assert list(resumed_losses.columns) == ["step", "loss"]
+    assert list(resumed_losses["step"]) == [1, 2, 3, 4, 5, 6]
+    uninterrupted_losses = [e["loss"] for e in sft_adapter[1]]
+    assert resumed_losses["loss"].tolist() == pytest.approx(uninterrupted_losses, rel=1e-4)
     assert not (tmp_path / ".a.checkpoints").exists()
 
 
@@ -201,16 +210,18 @@ def test_dpo_loss_falls(tiny_model, tmp_path):
         rejected_strategy="b",
         gap=0.1,
     )
-    losses = train_adapter(
+    train_adapter(
         model_spec(config, "tiny"),
         "dpo",
         pairs,
         config["finetune"]["training"],
         tmp_path / "adapter",
         {"ids": []},
+        tmp_path / "log",
     )
-    assert losses[0]["loss"] == pytest.approx(0.6931, abs=1e-3)  # ln 2: the adapter starts at 0
-    assert losses[-1]["loss"] < 0.5
+    dpo_losses = logged_losses(tmp_path / "log")
+    assert dpo_losses[0]["loss"] == pytest.approx(0.6931, abs=1e-3)  # ln 2: the adapter starts at 0
+    assert dpo_losses[-1]["loss"] < 0.5
     assert (tmp_path / "adapter/adapter_model.safetensors").is_file()
 
 
@@ -283,7 +294,7 @@ def test_lora_target_module_the_model_lacks_stops(tiny_model, tmp_path, capsys):
     lora = {"target_modules": ["q_proj", "query_key_value"]}
     command = write_inputs(tmp_path, tiny_model, training={**TRAINING, "lora": lora})
     err = fails_with_one_line(
-        capsys, *command, "--out", tmp_path / "o/a", "--loss", tmp_path / "o/l.tsv"
+        capsys, *command, "--out", tmp_path / "o/a", "--log", tmp_path / "o/l"
     )
     assert "c.yaml: finetune.training.lora.target_modules: ['query_key_value']" in err
     assert not (tmp_path / "o").exists()
@@ -298,7 +309,7 @@ def test_learning_rate_reruns_training_and_what_follows_only(tmp_path, monkeypat
 
     from selfreflect import paths
     from selfreflect.snakemake_jobs import workflow_jobs
-    from selfreflect.workflow import dvc_stages
+    from selfreflect.workflow import dvc_artifacts, dvc_stages
 
     repo = Path(__file__).parents[1]
     config = yaml.safe_load((repo / "config/smoke.yaml").read_text())
@@ -344,10 +355,14 @@ def test_learning_rate_reruns_training_and_what_follows_only(tmp_path, monkeypat
     }
     assert changed == {"finetune_train-tiny-sft", "finetune_train-tiny-dpo"}
     assert reruns == changed | finetuned | judged | readers
-    assert stages["finetune_train-tiny-sft"]["plots"] == [
-        "reports/smoke/finetune/tiny/sft/loss.tsv"
+    assert stages["finetune_train-tiny-sft"]["outs"] == [
+        "results/smoke/finetune/tiny/sft/adapter",
+        "reports/smoke/finetune/tiny/sft/dvclive",
     ]
-    assert stages["finetune_train-tiny-sft"]["outs"] == ["results/smoke/finetune/tiny/sft/adapter"]
+    assert dvc_artifacts(jobs)["tiny-sft-adapter"] == {
+        "path": "results/smoke/finetune/tiny/sft/adapter",
+        "type": "model",
+    }
 
 
 def test_finetuned_strategy_without_adapter_stops(tiny_model, tmp_path, capsys):
@@ -484,7 +499,7 @@ def test_sft_data_without_their_ids_stop_training(tiny_model, tmp_path, capsys):
     command = write_inputs(tmp_path, tiny_model)
     write_table("sft_data", sft_table(), tmp_path / "d.parquet")  # no ids in its metadata
     err = fails_with_one_line(
-        capsys, *command, "--out", tmp_path / "o/a", "--loss", tmp_path / "o/l.tsv"
+        capsys, *command, "--out", tmp_path / "o/a", "--log", tmp_path / "o/l"
     )
     assert f"{tmp_path / 'd.parquet'}: metadata: no 'ids'" in err
     assert not (tmp_path / "o").exists()
@@ -507,7 +522,7 @@ def test_finetune_config_error_names_the_users_config(tiny_model, tmp_path, caps
         resolved.write_text(params_yaml(user_config))
     command[command.index(user_config)] = resolved
     err = fails_with_one_line(
-        capsys, *command, "--out", tmp_path / "o/a", "--loss", tmp_path / "o/l.tsv"
+        capsys, *command, "--out", tmp_path / "o/a", "--log", tmp_path / "o/l"
     )
     assert err.startswith(f"error: {user_config}: finetune.training.lora.target_modules: [")
     assert not (tmp_path / "o").exists()
@@ -518,7 +533,7 @@ def test_training_into_a_foreign_folder_is_refused(tiny_model, tmp_path, capsys)
     (tmp_path / "o/a/notes.txt").write_text("mine")
     command = write_inputs(tmp_path, tiny_model)
     err = fails_with_one_line(
-        capsys, *command, "--out", tmp_path / "o/a", "--loss", tmp_path / "o/l.tsv"
+        capsys, *command, "--out", tmp_path / "o/a", "--log", tmp_path / "o/l"
     )
     assert f"{tmp_path / 'o/a'}: exists and has no .selfreflect-output marker" in err
     assert sorted(p.name for p in (tmp_path / "o").rglob("*")) == ["a", "notes.txt"]

@@ -29,7 +29,7 @@ def targets() -> list[str]:
         )
         for strategy in METHODS
     ]
-    return [*scores, *[paths.for_run(paths.TRAINING_LOSS, "smoke").format(
+    return [*scores, *[paths.for_run(paths.TRAINING_LOG, "smoke").format(
         subject="tiny", method=method) for method in METHODS.values()]]  # fmt: skip
 
 

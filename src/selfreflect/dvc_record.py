@@ -6,8 +6,10 @@ nothing of what DVC wrote. So before Snakemake plans a run, :func:`align_with_dv
 ``dvc.lock`` for the stages whose outputs are still the ones it recorded:
 
 - made with the settings of Snakemake's config, from the inputs recorded: DVC vouches for
-  them, and their timestamps are put in DAG order (no job reruns for a file ``dvc checkout``
-  restored with unchanged content);
+  them, and the run proper puts their timestamps in DAG order (no job reruns for a file ``dvc
+  checkout`` restored with unchanged content). Only the inputs Snakemake compares by timestamp
+  count, not the package code (its ``ancient`` inputs). A dry run changes nothing: where
+  timestamps are out of order it stops, saying so;
 - made with other settings than the config, while ``params.yaml`` still holds those (after
   ``dvc exp run``, ``dvc exp apply`` or a checkout of another commit), or while Snakemake keeps
   no record of them (DVC made them, and the config changed since, ``params.yaml`` regenerated
@@ -26,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from selfreflect.code_deps import SOURCE
 from selfreflect.errors import ConfigError
 from selfreflect.paths import MODELS
 from selfreflect.workflow import PARAMS_FILE, setting_values
@@ -96,22 +99,25 @@ def align_with_dvc(
     source: str,
     recorded_by_snakemake: Callable[[str], bool],
     forced: Iterable[str] = (),
+    dry_run: bool = False,
 ) -> None:
     """Make Snakemake agree with ``dvc.lock`` (module docstring); a one-line
     :class:`ConfigError` names the outputs DVC made with settings other than ``source``'s
-    (those not in ``forced``, Snakemake's ``--forcerun`` rules and files).
+    (those not in ``forced``, Snakemake's ``--forcerun`` rules and files), or, on a
+    ``dry_run``, the vouched outputs it leaves dated before their inputs.
     ``recorded_by_snakemake(path)`` tells whether Snakemake keeps a record of making ``path``."""
     if not Path(LOCK_FILE).is_file():
         return
     forced = set(forced)
     stale = []
+    dates: dict[str, float] = {}  # vouched output: the timestamp of its newest input
     for stage in recorded_stages(config):
         dvc_made = stage.params_as_recorded or not any(map(recorded_by_snakemake, stage.outs))
         if stage.differing and dvc_made:
             if stage.rule not in forced and forced.isdisjoint(stage.outs):
                 stale.append(stage)
         elif not stage.differing and stage.deps_as_recorded:
-            _date_after_inputs([*stage.temporary, *stage.outs], stage.deps)
+            dates.update(_dates_after_inputs([*stage.temporary, *stage.outs], stage.deps, dates))
     if stale:
         keys = ", ".join(sorted({key for stage in stale for key in stage.differing}))
         files = " ".join(stage.outs[0] for stage in stale)
@@ -119,14 +125,31 @@ def align_with_dvc(
             f"{source}: DVC made {len(stale)} jobs' outputs with another {keys} ({PARAMS_FILE}, "
             f"{LOCK_FILE}); rerun them: snakemake --configfile {source} --forcerun {files}"
         )
+    if dates and dry_run:
+        raise ConfigError(
+            f"{source}: {len(dates)} outputs DVC vouches for ({LOCK_FILE}) are dated before "
+            f"their inputs, as `dvc checkout` leaves them (first: {next(iter(dates))}); a dry "
+            "run changes nothing: snakemake without -n dates them before it plans"
+        )
+    for path, time in dates.items():
+        os.utime(path, (time, time))
 
 
-def _date_after_inputs(outs: list[str], deps: list[str]) -> None:
-    """Give outputs older than their newest input that input's timestamp (content untouched)."""
-    newest = max((_mtime(path) for path in deps if os.path.exists(path)), default=None)
-    for path in outs:
-        if newest is not None and os.path.exists(path) and _mtime(path) < newest:
-            os.utime(path, (newest, newest))
+def _dates_after_inputs(
+    outs: list[str], deps: list[str], dates: dict[str, float]
+) -> dict[str, float]:
+    """The outputs older than their newest input Snakemake compares by timestamp (not package
+    code, an ``ancient`` input), each with that input's timestamp; ``dates``: the timestamps
+    already due to the inputs (outputs of the stages before)."""
+
+    def mtime(path: str) -> float:
+        return dates[path] if path in dates else _mtime(path)
+
+    compared = [path for path in deps if not Path(path).is_relative_to(SOURCE)]
+    newest = max((mtime(path) for path in compared if os.path.exists(path)), default=None)
+    if newest is None:
+        return {}
+    return {path: newest for path in outs if os.path.exists(path) and mtime(path) < newest}
 
 
 def _mtime(path: str) -> float:

@@ -29,10 +29,13 @@ LOGS = "logs/{run}"
 BENCHMARKS = "benchmarks/{run}"
 MODEL_BENCHMARKS = "benchmarks/models"  # the model-building jobs, shared by the runs
 # finetuned summarisers, per subject and method (sft, dpo): training data, LoRA adapter folder
-# (with the training question ids), and the loss per step (a DVC plot)
+# (with the training question ids), and the trainer's log (DVCLive's folder: the loss per step
+# in its LOSS file, columns step and loss)
 FINETUNE_DATA = "results/{run}/finetune/{subject}/{method}/data.parquet"
 ADAPTER = "results/{run}/finetune/{subject}/{method}/adapter"
-TRAINING_LOSS = "reports/{run}/finetune/{subject}/{method}/loss.tsv"
+TRAINING_LOG = "reports/{run}/finetune/{subject}/{method}/dvclive"
+LOSS = "plots/metrics/loss.tsv"
+TRAINING_LOSS = f"{TRAINING_LOG}/{LOSS}"
 # report: per-experiment study scores, then run-wide tables ({name}.csv/.md/.tex), figures
 # ({name}.png/.pdf) and DVC metrics, outside results/{run} (DVC's report stages depend on it)
 CONTROLLED = "results/{run}/{dataset}/{subject}/studies/{judge}/controlled.parquet"
@@ -49,9 +52,10 @@ TABLE_FORMATS = ("csv", "md", "tex")
 FIGURE_FORMATS = ("png", "pdf")
 # temporary parts, each merged by the job that reads them (Snakemake deletes them after it)
 SHARDS = (ANSWERS_SHARD, JUDGEMENTS_SHARD)
-# what DVC shows: metrics files, and plots (figures and training-loss curves)
+# what DVC shows: metrics files, plots (figures) and model artifacts (the LoRA adapters)
 DVC_METRICS = (REPORT_METRICS,)
-DVC_PLOTS = (f"{FIGURES}/{{name}}.png", TRAINING_LOSS)
+DVC_PLOTS = (f"{FIGURES}/{{name}}.png",)
+DVC_MODELS = (ADAPTER,)
 
 
 def matches(path: str, templates: tuple[str, ...]) -> bool:

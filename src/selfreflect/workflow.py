@@ -5,7 +5,8 @@ command each runs, whose package code (``code`` inputs) and prompt texts (``prom
 :mod:`selfreflect.code_deps` derives. :func:`dvc_yaml` builds Snakemake's DAG for a config and
 writes one DVC stage per job (read through Snakemake's public interfaces,
 :mod:`selfreflect.snakemake_jobs`): the same command, inputs as deps, settings and prompts as
-params, outputs as outs, metrics or plots (:data:`selfreflect.paths.DVC_METRICS`, ``DVC_PLOTS``).
+params, outputs as outs, metrics or plots (:data:`selfreflect.paths.DVC_METRICS`, ``DVC_PLOTS``);
+model outputs (``DVC_MODELS``) are also DVC artifacts.
 Jobs that write shards, temporary parts, run inside the stage that reads them, so DVC caches only
 what Snakemake keeps (the stage's ``meta`` lists those files).
 :func:`params_yaml` is DVC's params file: the config resolved (every schema key, defaults filled
@@ -173,6 +174,19 @@ def dvc_plots(run: str) -> list[dict[str, Any]]:
     return [{f"{tables}/main.csv": main}, {f"{tables}/convergence.csv": convergence}]
 
 
+def dvc_artifacts(jobs: list[Job]) -> dict[str, dict[str, str]]:
+    """Top-level DVC artifacts of type model: the outputs :data:`selfreflect.paths.DVC_MODELS`
+    matches, each named by its job's wildcard values and its file name (``tiny-sft-adapter``)."""
+    artifacts = {}
+    for job in jobs:
+        for path in job.output:
+            if paths.matches(path, paths.DVC_MODELS):
+                parts = [*map(str, job.wildcards.values()), Path(path).name]
+                name = "-".join(_INVALID_NAME.sub("_", part) for part in parts)
+                artifacts[name] = {"path": path, "type": "model"}
+    return dict(sorted(artifacts.items()))
+
+
 def dvc_yaml(snakefile: Path, config_file: Path) -> str:
     """The text of ``dvc.yaml`` for ``config_file``, whose stages read ``params.yaml``."""
     from selfreflect.config import load_config
@@ -180,7 +194,12 @@ def dvc_yaml(snakefile: Path, config_file: Path) -> str:
 
     config = load_config(config_file)
     resolved = paths.RESOLVED_CONFIG.format(run=config["run"])
-    stages = dvc_stages(workflow_jobs(snakefile, config_file), resolved, PARAMS_FILE, config)
-    body = {"stages": stages, "plots": dvc_plots(config["run"])}
+    jobs = workflow_jobs(snakefile, config_file)
+    body: dict[str, Any] = {
+        "stages": dvc_stages(jobs, resolved, PARAMS_FILE, config),
+        "plots": dvc_plots(config["run"]),
+    }
+    if artifacts := dvc_artifacts(jobs):
+        body["artifacts"] = artifacts
     text = yaml.safe_dump(body, sort_keys=False, width=100)
     return HEADER.format(config=config_file.as_posix()) + text

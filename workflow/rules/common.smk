@@ -203,12 +203,17 @@ def made_by_snakemake(path):
 
 def targets_agreeing_with_dvc(wildcards):
     """Rule all's input: every target, once Snakemake agrees with the outputs DVC recorded
-    (selfreflect.dvc_record). An input function runs while the DAG is built, when Snakemake
-    knows --forcerun; a forced run (`selfreflect dvc-yaml`'s DAG) reruns everything anyway."""
+    (selfreflect.dvc_record). An input function runs while the DAG is built, before Snakemake
+    plans, when it knows --forcerun and whether it is a dry run (which must change nothing: it
+    dates no file); a forced run (`selfreflect dvc-yaml`'s DAG) reruns everything anyway."""
     if not workflow.dag_settings.forceall:
         try:
             align_with_dvc(
-                config, _source, made_by_snakemake, forced=workflow.dag_settings.forcerun
+                config,
+                _source,
+                made_by_snakemake,
+                forced=workflow.dag_settings.forcerun,
+                dry_run=workflow.dryrun,
             )
         except ConfigError as err:
             sys.exit(f"error: {err}")

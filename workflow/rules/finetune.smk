@@ -43,7 +43,7 @@ rule finetune_train:
         code=code("finetune-train"),
     output:
         adapter=directory(run_path(paths.ADAPTER)),
-        plots=run_path(paths.TRAINING_LOSS),
+        training_log=directory(run_path(paths.TRAINING_LOG)),
     log:
         f"{LOGS}/finetune/{{subject}}/{{method}}-train.log",
     benchmark:
@@ -64,7 +64,7 @@ rule finetune_train:
     shell:
         "selfreflect finetune-train --config {params.config:q} --subject {wildcards.subject:q}"
         " --method {wildcards.method:q} --data {input.data:q} --out {output.adapter:q}"
-        " --loss {output.plots:q} 2> {log:q}"
+        " --log {output.training_log:q} 2> {log:q}"
 
 
 rule finetuned_summaries:

@@ -14,24 +14,22 @@ from selfreflect.cli.options import CONFIG, METHOD, OUT, SUBJECT
 @click.option("--data", "data_path", required=True, type=click.Path(dir_okay=False))
 @OUT
 @click.option(
-    "--loss",
-    "loss_path",
+    "--log",
+    "log_path",
     required=True,
-    type=click.Path(dir_okay=False),
-    help="Loss per step (TSV, a DVC plot).",
+    type=click.Path(file_okay=False),
+    help="The trainer's log (a DVCLive folder: the loss per step in plots/metrics/loss.tsv).",
 )
 def finetune_train(
-    config_path: str, subject: str, method: str, data_path: str, out: str, loss_path: str
+    config_path: str, subject: str, method: str, data_path: str, out: str, log_path: str
 ) -> None:
     """Train the subject's LoRA adapter (folder OUT, with the training question ids)."""
     from pathlib import Path
 
-    import pandas as pd
-
     from selfreflect.artifacts import read_metadata, read_table
     from selfreflect.config import load_config, model_spec
     from selfreflect.errors import ConfigError, InputError
-    from selfreflect.fileio import check_replaceable, check_writable, write_atomic
+    from selfreflect.fileio import check_replaceable
     from selfreflect.finetune import check_finetune
     from selfreflect.finetune.train import OWNER, train_adapter
     from selfreflect.provenance import provenance
@@ -49,13 +47,11 @@ def finetune_train(
             " `selfreflect finetune-data` records)"
         )
     check_replaceable(out, OWNER)
-    check_writable(loss_path)
+    check_replaceable(log_path, OWNER)
     settings = config["finetune"]["training"]
     record = provenance(config, [subject], method=method, training=settings, ids=ids)
     try:
-        losses = train_adapter(spec, method, data, settings, Path(out), record)
+        train_adapter(spec, method, data, settings, Path(out), record, Path(log_path))
     except ConfigError as err:
         raise ConfigError(f"{source}: {err}") from None
-    frame = pd.DataFrame(losses, columns=["step", "loss"])
-    write_atomic(loss_path, lambda tmp: frame.to_csv(tmp, sep="\t", index=False))
-    click.echo(f"{method} adapter of {subject} ({len(frame)} steps) written to {out}")
+    click.echo(f"{method} adapter of {subject} written to {out}, its training log to {log_path}")

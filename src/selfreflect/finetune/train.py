@@ -3,13 +3,16 @@
 Prompts are the finetuned strategies' own (the ``basic`` prompt, rendered for the subject's
 family as at inference), so the adapter learns exactly the pass it runs. Training is seeded and
 checkpoints every ``checkpoint_every`` steps into a folder keyed by the data and the settings;
-a killed run resumes from its last checkpoint and ends with the same adapter.
+a killed run resumes from its last checkpoint and ends with the same adapter. The trainer logs
+through DVCLive into the stage's own output folder only (no dvc.yaml, report or experiment of
+DVCLive's: ``dvc.yaml`` is generated), the loss per step in its :data:`selfreflect.paths.LOSS`.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
 from pathlib import Path
 from typing import Any
@@ -20,6 +23,7 @@ from selfreflect.backends.adapter import RECORD, empty_model
 from selfreflect.errors import ConfigError
 
 OWNER = "selfreflect finetune-train"  # the command whose marker an adapter folder holds
+DVC_STAGE_ENV = ("DVC_ROOT", "DVC_EXP_BASELINE_REV")  # what DVCLive reads to know it is in one
 
 
 def check_target_modules(spec: dict[str, Any], modules: list[str]) -> None:
@@ -59,6 +63,36 @@ def checkpoint_dir(out: Path, data: pd.DataFrame, settings: dict[str, Any]) -> P
     return out.parent / f".{out.name}.checkpoints" / key.hexdigest()[:16]
 
 
+def training_log(log: Path) -> Any:
+    """Transformers' DVCLive callback, writing only into the folder ``log``, each row at the
+    trainer's step; a run resumed from a checkpoint first logs the history it restored."""
+    from dvclive import Live
+    from transformers.integrations import DVCLiveCallback
+
+    class TrainerSteps(DVCLiveCallback):
+        def on_train_begin(self, args, state, control, **kwargs):
+            super().on_train_begin(args, state, control, **kwargs)
+            for entry in state.log_history:
+                self.log_at_step(args, state, control, entry)
+
+        def on_log(self, args, state, control, logs=None, **kwargs):
+            self.log_at_step(args, state, control, {**logs, "step": state.global_step})
+
+        def log_at_step(self, args, state, control, entry: dict[str, Any]) -> None:
+            self.live.step = entry["step"]
+            logs = {key: value for key, value in entry.items() if key != "step"}
+            super().on_log(args, state, control, logs=logs)
+
+    # Started as outside a DVC stage: inside `dvc exp run`, DVCLive's end would `git add` the
+    # files of its folder no stage outputs (this log's temporary folder).
+    stage_env = {name: os.environ.pop(name) for name in DVC_STAGE_ENV if name in os.environ}
+    try:
+        live = Live(dir=str(log), save_dvc_exp=False, dvcyaml=None, report=None)
+    finally:
+        os.environ.update(stage_env)
+    return TrainerSteps(live=live)
+
+
 def train_adapter(
     spec: dict[str, Any],
     method: str,
@@ -66,10 +100,11 @@ def train_adapter(
     settings: dict[str, Any],
     out: Path,
     record: dict[str, Any],
-) -> list[dict[str, float]]:
+    log: Path,
+) -> None:
     """Train the adapter of model ``spec`` on ``data`` and save it, with ``record`` and the
-    model's fingerprint (``base_model``) as ``training.json``, to the folder ``out``
-    (atomically); the loss per step, ``[{"step", "loss"}]``."""
+    model's fingerprint (``base_model``) as ``training.json``, to the folder ``out``, and the
+    trainer's log (DVCLive's) to the folder ``log`` (each atomically)."""
     import torch
     from peft import LoraConfig
     from transformers.trainer_utils import get_last_checkpoint
@@ -81,6 +116,7 @@ def train_adapter(
     from selfreflect.provenance import model_fingerprint
 
     check_replaceable(out, OWNER)
+    check_replaceable(log, OWNER)
     lora = settings["lora"]
     check_target_modules(spec, lora["target_modules"])
     base_model = model_fingerprint(spec["path"])
@@ -99,7 +135,7 @@ def train_adapter(
         "save_strategy": "steps",
         "save_steps": settings["checkpoint_every"],
         "logging_steps": 1,
-        "report_to": "none",
+        "report_to": "none",  # but our own DVCLive callback (training_log)
         "use_cpu": not torch.cuda.is_available(),
         "disable_tqdm": True,
     }
@@ -114,21 +150,18 @@ def train_adapter(
         trainer_class, args = SFTTrainer, SFTConfig(**common)
     else:
         trainer_class, args = DPOTrainer, DPOConfig(beta=settings["beta"], **common)
-    trainer = trainer_class(
-        model=model,
-        args=args,
-        train_dataset=dataset,
-        processing_class=tokenizer,
-        peft_config=peft_config,
-    )
-    last = get_last_checkpoint(str(checkpoints)) if checkpoints.is_dir() else None
-    trainer.train(resume_from_checkpoint=last)
-    with atomic_dir(out, OWNER) as tmp:
-        trainer.model.save_pretrained(tmp)
-        write_json(tmp / RECORD, {**record, "base_model": base_model})
+    with atomic_dir(log, OWNER) as log_tmp:
+        trainer = trainer_class(
+            model=model,
+            args=args,
+            train_dataset=dataset,
+            processing_class=tokenizer,
+            peft_config=peft_config,
+            callbacks=[training_log(log_tmp)],
+        )
+        last = get_last_checkpoint(str(checkpoints)) if checkpoints.is_dir() else None
+        trainer.train(resume_from_checkpoint=last)
+        with atomic_dir(out, OWNER) as tmp:
+            trainer.model.save_pretrained(tmp)
+            write_json(tmp / RECORD, {**record, "base_model": base_model})
     shutil.rmtree(checkpoints.parent)
-    return [
-        {"step": entry["step"], "loss": entry["loss"]}
-        for entry in trainer.state.log_history
-        if "loss" in entry
-    ]
