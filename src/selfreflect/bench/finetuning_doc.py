@@ -48,6 +48,7 @@ def measure(cores: str) -> dict:
 def collect(run: dict) -> dict:
     """The measured run with what the doc shows from its artifacts: the config's sizes, the
     training loss per step of each method and the main table's rows."""
+    from selfreflect import paths
     from selfreflect.config import FINETUNED, load_config
 
     config = load_config(CONFIG)
@@ -55,7 +56,10 @@ def collect(run: dict) -> dict:
     methods = [FINETUNED[s] for s in config["summaries"]["strategies"] if s in FINETUNED]
     finetune = f"results/{name}/finetune/{subject}"
     loss = {
-        method: pd.read_csv(f"reports/{name}/finetune/{subject}/{method}/loss.tsv", sep="\t")
+        method: pd.read_csv(
+            paths.for_run(paths.TRAINING_LOSS, name).format(subject=subject, method=method),
+            sep="\t",
+        )
         for method in methods
     }
     main = pd.read_csv(f"reports/{name}/tables/main.csv")
