@@ -6,6 +6,7 @@ from pathlib import Path
 
 from selfreflect import paths
 from selfreflect.config import (
+    FINETUNED,
     NAME,
     check_model_paths,
     converted_models,
@@ -21,7 +22,8 @@ from selfreflect.fileio import file_digest
 from selfreflect.finetune import check_finetune
 from selfreflect.scoring.stopwords import BUILT_IN as BUILT_IN_STOPWORDS
 from selfreflect.errors import ConfigError
-from selfreflect.strategies import check_strategies, strategy_prompts, strategy_setting_keys
+from selfreflect.strategies import check_strategies
+from selfreflect.cli import find_command
 from selfreflect.code_deps import code_digest, command_deps, plugin_files, prompt_texts
 from selfreflect.workflow import setting_values
 
@@ -58,6 +60,7 @@ onstart:  # not on a dry run: a dry run with another config must not touch a run
 
 
 LOGS = paths.LOGS.format(run=RUN)
+BENCHMARKS = paths.BENCHMARKS.format(run=RUN)
 
 
 def run_path(template):
@@ -69,62 +72,39 @@ def run_path(template):
 SHARDS = list(range(config["shards"]))
 
 
-def bench(rule_name, job="", root=paths.for_run(paths.BENCHMARKS, RUN)):
-    """The benchmark file of a job of ``rule_name`` (``job``: its wildcards), where
-    `selfreflect report performance` sums wall time and peak memory per rule."""
-    return f"{root}/{rule_name}/{job}.tsv" if job else f"{root}/{rule_name}.tsv"
+def command_rules():
+    """Complete each rule running `selfreflect COMMAND …` (its shell line, the one place that
+    names the command) with what the command declares and runs (selfreflect.code_deps): its
+    code files as inputs, ancient (their content hash, a param, reruns a job whose code
+    changed), with the plug-in modules of a job's strategy; the settings and prompt texts a
+    job reads as params (Snakemake reruns a job when one changes; `selfreflect dvc-yaml`
+    makes them its DVC stage's params); the resolved config; a benchmark file per job, where
+    `selfreflect report performance` sums wall time and memory per rule; the environment."""
+    for each in workflow.rules:
+        words = (each.shellcmd or "").split()
+        if words[:1] == ["selfreflect"]:
+            runs(each, command_deps(" ".join(find_command(words[1:])[1])))
 
 
-def settings(*keys):
-    """The config values a rule's jobs depend on, ``{dotted key: value}``: Snakemake reruns a job
-    when one changes, and `selfreflect dvc-yaml` makes the keys its DVC stage's params. A key is
-    a template of the job's wildcards (``"models.{judge}"``) or a function of them giving key
-    paths (``[("models", name)]``, for names that may hold dots)."""
+def runs(job_rule, deps):
+    def files(w):
+        plugin = deps.plugin and config["summaries"]["plugins"].get(w.strategy)
+        return sorted({*deps.files, *(plugin_files(plugin) if plugin else ())})
 
-    def values(wildcards):
-        key_paths = []
-        for key in keys:
-            if callable(key):
-                key_paths += key(wildcards)
-            else:
-                key_paths.append([part.format(**wildcards) for part in key.split(".")])
-        return setting_values(config, key_paths)
-
-    return values
-
-
-def prompts(command, strategy_keys=None):
-    """The prompts.yaml texts the jobs of ``selfreflect COMMAND`` render, ``{key: text}``: the
-    keys its code declares, plus those of the job's strategy (``strategy_keys(wildcards)``)
-    for summaries. Reruns and DVC params, like ``settings``."""
-
-    def texts(wildcards):
-        extra = strategy_keys(wildcards) if strategy_keys else []
-        return prompt_texts([*command_deps(command).prompt_keys, *extra])
-
-    return texts
-
-
-def code_files(command, strategy=None):
-    """The files a job of ``selfreflect COMMAND`` runs: the package files derived from the
-    command's imports (:mod:`selfreflect.code_deps`) and, in a job running the plug-in
-    strategy ``strategy``, the plug-in's own modules (no other strategy's job has them)."""
-    plugin = config["summaries"]["plugins"].get(strategy)
-    return sorted({*command_deps(command).files, *(plugin_files(plugin) if plugin else ())})
-
-
-def code(command, strategy=False):
-    """Input function: the files ``code_files`` names (with ``strategy``, for a job running
-    its ``{strategy}``), as ancient inputs (their timestamps rerun nothing): they become the
-    DVC stage's code deps."""
-    return lambda w: ancient(code_files(command, w.strategy if strategy else None))
-
-
-def code_hash(command, strategy=False):
-    """Param: content hash of the files ``code(command, strategy)`` names, so Snakemake reruns a
-    job whose code changed (ancient inputs rerun nothing, and a param computed from ``input``
-    is not compared)."""
-    return lambda w: code_digest(code_files(command, w.strategy if strategy else None))
+    job_rule.set_input(code=lambda w: ancient(files(w)))
+    job_rule.set_params(
+        config=RESOLVED_CONFIG,
+        code=lambda w: code_digest(files(w)),
+        settings=lambda w: setting_values(config, deps.setting_keys(dict(w.items()), config)),
+        prompts=lambda w: prompt_texts(deps.prompts(dict(w.items()))),
+    )
+    output = str(job_rule.output[0])
+    names = sorted(job_rule.wildcard_names, key=lambda name: output.index(f"{{{name}"))
+    job = "/".join(f"{{{name}}}" for name in names)
+    root = paths.MODEL_BENCHMARKS if output.startswith(paths.MODELS) else BENCHMARKS
+    job_rule.benchmark_modifier = job_rule.output_modifier  # as a benchmark: directive's
+    job_rule.benchmark = f"{root}/{job_rule.name}/{job}.tsv" if job else f"{root}/{job_rule.name}.tsv"
+    job_rule.conda_env = ENV
 
 
 def models(*names):
@@ -190,10 +170,11 @@ def summary_models(wildcards):
     return [wildcards.subject, config["summarizer"] or wildcards.subject]
 
 
-def summary_settings(wildcards):
-    """The config key paths one strategy's summaries depend on (not the other strategies')."""
-    names = [("models", name) for name in dict.fromkeys(summary_models(wildcards))]
-    return [*names, *strategy_setting_keys(config["summaries"], wildcards.strategy)]
+def finetuned_adapter(wildcards):
+    """The LoRA adapter a finetuned strategy's summaries run with (none for the others)."""
+    method = FINETUNED.get(wildcards.strategy)
+    subject = wildcards.subject
+    return expand(rules.finetune_train.output.adapter, subject=subject, method=method) if method else []
 
 
 def made_by_snakemake(path):
@@ -237,14 +218,6 @@ def all_targets():
 
 # the judge pass of an experiment (scores.smk)
 JUDGE_CACHE = paths.for_run(paths.JUDGE_CACHE, RUN)
-STUDY_SETTINGS = [
-    "summaries.cluster.embedder",  # how the controlled pairs group the answers by meaning
-    "summaries.cluster.threshold",
-    "report.pair_types",
-    "report.mc_temperatures",
-    "report.convergence_sizes",
-    "report.convergence_questions",
-]
 
 
 def judged_strategies(wildcards):
@@ -259,16 +232,7 @@ def judged_strategies(wildcards):
 
 def judged_summaries(wildcards):
     return expand(
-        rules.summaries.output[0],
+        rules.summarize.output[0],
         strategy=judged_strategies(wildcards),
         allow_missing=True,
     )
-
-
-def judge_settings(wildcards):
-    """The settings of an experiment's judge pass: the studies' only where they run (an
-    evaluated dataset), so a study setting never reruns the finetuning data's scores."""
-    keys = [("seed",), ("scoring",), ("models", wildcards.judge)]
-    if wildcards.dataset in EVALUATED:
-        keys += [tuple(key.split(".")) for key in STUDY_SETTINGS]
-    return keys

@@ -1,17 +1,13 @@
 # Helpers of workflow/rules/report.smk (kept apart: a rule file holds only rules).
-import os
-
 TABLES = paths.TABLES.format(run=RUN)
 FIGURES = paths.FIGURES.format(run=RUN)
 RESULTS = paths.RESULTS.format(run=RUN)
-BENCHMARKS = paths.BENCHMARKS.format(run=RUN)
 PERFORMANCE_LOG = f"{LOGS}/performance.log"
 STRATEGIES = config["summaries"]["strategies"]
 EXPERIMENTS = dict(dataset=EVALUATED, subject=config["subjects"], judge=config["judges"])
 SUMMARY_EXPERIMENTS = {**EXPERIMENTS, "dataset": SUMMARIZED}
+SUMMARIES = dict(dataset=SUMMARIZED, subject=config["subjects"], strategy=STRATEGIES)
 SHORT_CAPTION = "../report/{}.rst"
-STATS_SETTINGS = ["report.bootstrap_resamples", "report.confidence"]
-FIGURE_SETTINGS = ["report.figure_width", "report.figure_dpi"]
 
 
 def table_files(name, category):
@@ -30,10 +26,13 @@ def report_metrics(name):
     return paths.REPORT_METRICS.format(run=RUN, name=name)
 
 
+MAIN_METRICS = os.path.dirname(report_metrics("main/strategy"))  # one file per strategy
+
+
 def report_targets():
     """Every table, figure and metrics file of the report."""
-    final = [rules.main_table, rules.validation, rules.mc_study, rules.convergence]
-    final += [rules.cost_table, rules.human_agreement]
+    final = [rules.report_main_table, rules.report_validation, rules.report_mc_study]
+    final += [rules.report_convergence, rules.report_cost_table, rules.report_human_agreement]
     if config["report"]["agreement_backends"]:  # the judge on several backends: opt-in
-        final.append(rules.backend_agreement)
+        final.append(rules.report_backend_agreement)
     return [path for rule in final for path in rule.output]
