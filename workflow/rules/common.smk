@@ -23,9 +23,7 @@ from selfreflect.finetune import check_finetune
 from selfreflect.scoring.stopwords import BUILT_IN as BUILT_IN_STOPWORDS
 from selfreflect.errors import ConfigError
 from selfreflect.strategies import check_strategies
-from selfreflect.cli import find_command
-from selfreflect.code_deps import code_digest, command_deps, plugin_files, prompt_texts
-from selfreflect.workflow import setting_values
+from selfreflect.workflow import command_rule
 
 _source = ", ".join(map(str, workflow.config_settings.configfiles)) or DEFAULT_CONFIG
 try:
@@ -73,38 +71,9 @@ SHARDS = list(range(config["shards"]))
 
 
 def command_rules():
-    """Complete each rule running `selfreflect COMMAND …` (its shell line, the one place that
-    names the command) with what the command declares and runs (selfreflect.code_deps): its
-    code files as inputs, ancient (their content hash, a param, reruns a job whose code
-    changed), with the plug-in modules of a job's strategy; the settings and prompt texts a
-    job reads as params (Snakemake reruns a job when one changes; `selfreflect dvc-yaml`
-    makes them its DVC stage's params); the resolved config; a benchmark file per job, where
-    `selfreflect report performance` sums wall time and memory per rule; the environment."""
+    """Complete every rule running a `selfreflect` command (selfreflect.workflow.command_rule)."""
     for each in workflow.rules:
-        words = (each.shellcmd or "").split()
-        if words[:1] == ["selfreflect"]:
-            runs(each, command_deps(" ".join(find_command(words[1:])[1])))
-
-
-def runs(job_rule, deps):
-    def files(w):
-        plugin = deps.plugin and config["summaries"]["plugins"].get(w.strategy)
-        return sorted({*deps.files, *(plugin_files(plugin) if plugin else ())})
-
-    job_rule.set_input(code=lambda w: ancient(files(w)))
-    job_rule.set_params(
-        config=RESOLVED_CONFIG,
-        code=lambda w: code_digest(files(w)),
-        settings=lambda w: setting_values(config, deps.setting_keys(dict(w.items()), config)),
-        prompts=lambda w: prompt_texts(deps.prompts(dict(w.items()))),
-    )
-    output = str(job_rule.output[0])
-    names = sorted(job_rule.wildcard_names, key=lambda name: output.index(f"{{{name}"))
-    job = "/".join(f"{{{name}}}" for name in names)
-    root = paths.MODEL_BENCHMARKS if output.startswith(paths.MODELS) else BENCHMARKS
-    job_rule.benchmark_modifier = job_rule.output_modifier  # as a benchmark: directive's
-    job_rule.benchmark = f"{root}/{job_rule.name}/{job}.tsv" if job else f"{root}/{job_rule.name}.tsv"
-    job_rule.conda_env = ENV
+        command_rule(each, config, RESOLVED_CONFIG, ENV, BENCHMARKS)
 
 
 def models(*names):
@@ -140,13 +109,12 @@ def stopword_files(wildcards):
 
 EVALUATED = evaluated_datasets(config)  # all datasets but the finetuning questions
 SUMMARIZED = summarized_datasets(config)
+STRATEGIES = config["summaries"]["strategies"]
+EXPERIMENTS = dict(dataset=EVALUATED, subject=config["subjects"], judge=config["judges"])
+SUMMARY_EXPERIMENTS = {**EXPERIMENTS, "dataset": SUMMARIZED}
+SUMMARIES = dict(dataset=SUMMARIZED, subject=config["subjects"], strategy=STRATEGIES)
 # Every rule's conda environment (--use-conda) has vLLM's CUDA build if a model takes a GPU.
 ENV = "../envs/gpu.yaml" if model_gpus(config, *config["models"]) else "../envs/cpu.yaml"
-
-
-def gpus(*names):
-    """GPUs a job holding the models ``names`` takes (0 for models that run on the CPU)."""
-    return model_gpus(config, *names)
 
 
 CONVERTED = converted_models(config)  # GGUF models the convert_model rule builds
@@ -160,8 +128,8 @@ def model_resources(models):
     (``gpu``, asked of SLURM as ``--gpus``) and, if any, the GPU partition. All other jobs
     (merges, tables, CPU-only models) go to the cluster's default partition."""
     return dict(
-        gpu=lambda w: gpus(*models(w)),
-        slurm_partition=lambda w: GPU_PARTITION if gpus(*models(w)) else None,
+        gpu=lambda w: model_gpus(config, *models(w)),
+        slurm_partition=lambda w: GPU_PARTITION if model_gpus(config, *models(w)) else None,
     )
 
 
@@ -173,8 +141,8 @@ def summary_models(wildcards):
 def finetuned_adapter(wildcards):
     """The LoRA adapter a finetuned strategy's summaries run with (none for the others)."""
     method = FINETUNED.get(wildcards.strategy)
-    subject = wildcards.subject
-    return expand(rules.finetune_train.output.adapter, subject=subject, method=method) if method else []
+    adapter = rules.finetune_train.output.adapter
+    return expand(adapter, subject=wildcards.subject, method=method) if method else []
 
 
 def made_by_snakemake(path):
@@ -197,23 +165,10 @@ def targets_agreeing_with_dvc(wildcards):
 
 
 def all_targets():
-    return (
-        expand(run_path(paths.ANSWERS), dataset=EVALUATED, subject=config["subjects"])
-        + expand(
-            run_path(paths.SUMMARIES),
-            dataset=SUMMARIZED,
-            subject=config["subjects"],
-            strategy=config["summaries"]["strategies"],
-        )
-        + expand(
-            run_path(paths.SCORES),
-            dataset=SUMMARIZED,
-            subject=config["subjects"],
-            judge=config["judges"],
-            strategy=config["summaries"]["strategies"],
-        )
-        + report_targets()
-    )
+    answers = expand(run_path(paths.ANSWERS), dataset=EVALUATED, subject=config["subjects"])
+    summaries = expand(run_path(paths.SUMMARIES), **SUMMARIES)
+    scores = expand(run_path(paths.SCORES), **SUMMARY_EXPERIMENTS, strategy=STRATEGIES)
+    return answers + summaries + scores + report_targets()
 
 
 # the judge pass of an experiment (scores.smk)
@@ -231,8 +186,5 @@ def judged_strategies(wildcards):
 
 
 def judged_summaries(wildcards):
-    return expand(
-        rules.summarize.output[0],
-        strategy=judged_strategies(wildcards),
-        allow_missing=True,
-    )
+    strategies = judged_strategies(wildcards)
+    return expand(rules.summarize.output[0], strategy=strategies, allow_missing=True)

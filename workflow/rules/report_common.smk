@@ -3,10 +3,6 @@ TABLES = paths.TABLES.format(run=RUN)
 FIGURES = paths.FIGURES.format(run=RUN)
 RESULTS = paths.RESULTS.format(run=RUN)
 PERFORMANCE_LOG = f"{LOGS}/performance.log"
-STRATEGIES = config["summaries"]["strategies"]
-EXPERIMENTS = dict(dataset=EVALUATED, subject=config["subjects"], judge=config["judges"])
-SUMMARY_EXPERIMENTS = {**EXPERIMENTS, "dataset": SUMMARIZED}
-SUMMARIES = dict(dataset=SUMMARIZED, subject=config["subjects"], strategy=STRATEGIES)
 SHORT_CAPTION = "../report/{}.rst"
 
 
