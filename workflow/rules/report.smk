@@ -82,8 +82,7 @@ rule report_main_table:
     input:
         scores=expand(run_path(paths.SCORES), **SUMMARY_EXPERIMENTS, strategy=STRATEGIES),
     output:
-        table_files("main", "Main table"),
-        figure_files("main", "Main table"),
+        report_files("main", "Main table", figure=True),
         metrics=[report_metrics(f"main/{strategy}") for strategy in STRATEGIES],
     log:
         f"{LOGS}/report/main_table.log",
@@ -96,8 +95,7 @@ rule report_validation:
     input:
         controlled=expand(run_path(paths.CONTROLLED), **EXPERIMENTS),
     output:
-        table_files("validation", "Metric validation"),
-        figure_files("validation", "Metric validation"),
+        report_files("validation", "Metric validation", figure=True),
         metrics=report_metrics("validation"),
     log:
         f"{LOGS}/report/validation.log",
@@ -110,8 +108,7 @@ rule report_mc_study:
     input:
         mc=expand(run_path(paths.MC), **EXPERIMENTS),
     output:
-        table_files("mc_study", "Multiple-choice study"),
-        figure_files("mc_study", "Multiple-choice study"),
+        report_files("mc_study", "Multiple-choice study", figure=True),
         metrics=report_metrics("mc_study"),
     log:
         f"{LOGS}/report/mc_study.log",
@@ -124,8 +121,7 @@ rule report_convergence:
     input:
         convergence=expand(run_path(paths.CONVERGENCE), **SUMMARY_EXPERIMENTS),
     output:
-        table_files("convergence", "Convergence"),
-        figure_files("convergence", "Convergence"),
+        report_files("convergence", "Convergence", figure=True),
     log:
         f"{LOGS}/report/convergence.log",
     shell:
@@ -137,7 +133,7 @@ rule report_cost_table:
     input:
         summaries=expand(run_path(paths.SUMMARIES), **SUMMARIES),
     output:
-        table_files("cost", "Cost"),
+        report_files("cost", "Cost"),
     log:
         f"{LOGS}/report/cost_table.log",
     shell:
@@ -150,7 +146,7 @@ rule report_human_agreement:
         ratings=config["report"]["human_ratings"] or [],
         scores=expand(run_path(paths.SCORES), **SUMMARY_EXPERIMENTS, strategy=STRATEGIES),
     output:
-        table_files("human_agreement", "Human agreement"),
+        report_files("human_agreement", "Human agreement"),
     log:
         f"{LOGS}/report/human_agreement.log",
     shell:
@@ -162,7 +158,7 @@ rule report_backend_agreement:
     input:
         agreement=expand(run_path(paths.AGREEMENT), **SUMMARY_EXPERIMENTS),
     output:
-        table_files("backend_agreement", "Backend agreement"),
+        report_files("backend_agreement", "Backend agreement"),
         metrics=report_metrics("backend_agreement"),
     log:
         f"{LOGS}/report/backend_agreement.log",

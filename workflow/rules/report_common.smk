@@ -6,16 +6,15 @@ PERFORMANCE_LOG = f"{LOGS}/performance.log"
 SHORT_CAPTION = "../report/{}.rst"
 
 
-def table_files(name, category):
-    """CSV (shown in the report), Markdown and LaTeX of table ``name``."""
-    shown, *others = (f"{TABLES}/{name}.{ext}" for ext in paths.TABLE_FORMATS)
-    return [report(shown, caption=SHORT_CAPTION.format(name), category=category), *others]
-
-
-def figure_files(name, category):
-    """PNG (shown in the report) and PDF of figure ``name``."""
-    shown, *others = (f"{FIGURES}/{name}.{ext}" for ext in paths.FIGURE_FORMATS)
-    return [report(shown, caption=SHORT_CAPTION.format(name), category=category), *others]
+def report_files(name, category, figure=False):
+    """CSV (shown in the report), Markdown and LaTeX of table ``name``, and PNG (shown) and
+    PDF of its figure."""
+    kinds = [(TABLES, paths.TABLE_FORMATS), *([(FIGURES, paths.FIGURE_FORMATS)] if figure else [])]
+    files = []
+    for folder, formats in kinds:
+        shown, *others = (f"{folder}/{name}.{ext}" for ext in formats)
+        files += [report(shown, caption=SHORT_CAPTION.format(name), category=category), *others]
+    return files
 
 
 def report_metrics(name):
