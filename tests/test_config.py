@@ -163,7 +163,14 @@ def test_snakemake_dry_run_stops_at_an_alias_bomb_with_one_line(tmp_path):
     """Snakemake merges a --configfile's mappings itself; our loader refuses the bomb before the
     workflow validates (walks) it."""
     (tmp_path / "bomb.yaml").write_text(alias_bomb())
-    args = ["snakemake", "-s", str(REPO / "workflow" / "Snakefile"), "-n", "--configfile", "bomb.yaml"]
+    args = [
+        "snakemake",
+        "-s",
+        str(REPO / "workflow" / "Snakefile"),
+        "-n",
+        "--configfile",
+        "bomb.yaml",
+    ]
     result = subprocess.run(args, cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert result.returncode != 0
     errors = [line for line in result.stderr.splitlines() if line.startswith("error:")]

@@ -328,8 +328,8 @@ def test_learning_rate_reruns_training_and_what_follows_only(tmp_path, monkeypat
     }
     # the dataset's judge pass (its result cache judges only the new summaries) and what is
     # read off it: every strategy's scores and the studies
-    judged = {"judgements-smoke-tiny-tiny"}
-    judged |= {f"score-smoke-tiny-tiny-{s}" for s in config["summaries"]["strategies"]}
+    judged = {"merge_judgements-smoke-tiny-tiny"}
+    judged |= {f"strategy_scores-smoke-tiny-tiny-{s}" for s in config["summaries"]["strategies"]}
     judged |= {f"{study}-smoke-tiny-tiny" for study in ("controlled_scores", "mc_scores")}
     judged |= {"convergence_scores-smoke-tiny-tiny"}
     readers = {

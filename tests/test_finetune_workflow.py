@@ -85,7 +85,7 @@ def test_a_new_learning_rate_reruns_the_training_and_what_follows_only(finetuned
     assert counts == {
         "finetune_train": 2,
         "finetuned_summaries": 2,
-        "score_shard": load_config(finetuned / CONFIG)["shards"],  # cached: only theirs
+        "judge": load_config(finetuned / CONFIG)["shards"],  # cached: only theirs
         "judgements": 1,
         "score": 2,
     }

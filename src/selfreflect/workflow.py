@@ -59,7 +59,9 @@ def setting_values(config: dict[str, Any], keys: Iterable[Sequence[str]]) -> dic
     return values
 
 
-def command_rule(rule: Any, config: dict[str, Any], resolved: str, env: str, benchmarks: str) -> None:
+def command_rule(
+    rule: Any, config: dict[str, Any], resolved: str, env: str, benchmarks: str
+) -> None:
     """Complete a Snakemake rule whose shell line runs ``selfreflect COMMAND …`` (the one place
     that names the command) with what the command declares and runs (:mod:`selfreflect.code_deps`):
     its code files as inputs, ancient (their content hash, a param, reruns a job whose code

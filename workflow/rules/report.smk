@@ -86,9 +86,11 @@ rule report_main_table:
         metrics=[report_metrics(f"main/{strategy}") for strategy in STRATEGIES],
     log:
         f"{LOGS}/report/main_table.log",
+    params:
+        **REPORT_DIRS,
     shell:
-        "selfreflect report main-table --config {params.config:q} --out-dir {TABLES:q}"
-        " --figure-dir {FIGURES:q} --metrics-dir {MAIN_METRICS:q} {input.scores:q} 2> {log:q}"
+        "selfreflect report main-table --config {params.config:q} --out-dir {params.tables:q}"
+        " --figure-dir {params.figures:q} --metrics-dir {params.metrics:q} {input.scores:q} 2> {log:q}"
 
 
 rule report_validation:
@@ -99,9 +101,11 @@ rule report_validation:
         metrics=report_metrics("validation"),
     log:
         f"{LOGS}/report/validation.log",
+    params:
+        **REPORT_DIRS,
     shell:
-        "selfreflect report validation --config {params.config:q} --out-dir {TABLES:q}"
-        " --figure-dir {FIGURES:q} --metrics {output.metrics:q} {input.controlled:q} 2> {log:q}"
+        "selfreflect report validation --config {params.config:q} --out-dir {params.tables:q}"
+        " --figure-dir {params.figures:q} --metrics {output.metrics:q} {input.controlled:q} 2> {log:q}"
 
 
 rule report_mc_study:
@@ -112,9 +116,11 @@ rule report_mc_study:
         metrics=report_metrics("mc_study"),
     log:
         f"{LOGS}/report/mc_study.log",
+    params:
+        **REPORT_DIRS,
     shell:
-        "selfreflect report mc-study --config {params.config:q} --out-dir {TABLES:q}"
-        " --figure-dir {FIGURES:q} --metrics {output.metrics:q} {input.mc:q} 2> {log:q}"
+        "selfreflect report mc-study --config {params.config:q} --out-dir {params.tables:q}"
+        " --figure-dir {params.figures:q} --metrics {output.metrics:q} {input.mc:q} 2> {log:q}"
 
 
 rule report_convergence:
@@ -124,9 +130,11 @@ rule report_convergence:
         report_files("convergence", "Convergence", figure=True),
     log:
         f"{LOGS}/report/convergence.log",
+    params:
+        **REPORT_DIRS,
     shell:
-        "selfreflect report convergence --config {params.config:q} --out-dir {TABLES:q}"
-        " --figure-dir {FIGURES:q} {input.convergence:q} 2> {log:q}"
+        "selfreflect report convergence --config {params.config:q} --out-dir {params.tables:q}"
+        " --figure-dir {params.figures:q} {input.convergence:q} 2> {log:q}"
 
 
 rule report_cost_table:
@@ -136,8 +144,10 @@ rule report_cost_table:
         report_files("cost", "Cost"),
     log:
         f"{LOGS}/report/cost_table.log",
+    params:
+        **REPORT_DIRS,
     shell:
-        "selfreflect report cost-table --config {params.config:q} --out-dir {TABLES:q}"
+        "selfreflect report cost-table --config {params.config:q} --out-dir {params.tables:q}"
         " {input.summaries:q} 2> {log:q}"
 
 
@@ -149,9 +159,11 @@ rule report_human_agreement:
         report_files("human_agreement", "Human agreement"),
     log:
         f"{LOGS}/report/human_agreement.log",
+    params:
+        **REPORT_DIRS,
     shell:
         "selfreflect report human-agreement --config {params.config:q}"
-        " --out-dir {TABLES:q} {input.scores:q} 2> {log:q}"
+        " --out-dir {params.tables:q} {input.scores:q} 2> {log:q}"
 
 
 rule report_backend_agreement:
@@ -162,16 +174,18 @@ rule report_backend_agreement:
         metrics=report_metrics("backend_agreement"),
     log:
         f"{LOGS}/report/backend_agreement.log",
+    params:
+        **REPORT_DIRS,
     shell:
         "selfreflect report backend-agreement --config {params.config:q}"
-        " --out-dir {TABLES:q} --metrics {output.metrics:q} {input.agreement:q} 2> {log:q}"
+        " --out-dir {params.tables:q} --metrics {output.metrics:q} {input.agreement:q} 2> {log:q}"
 
 
 # Where the run's time, memory and judge work went, from every job's benchmark file (written by
 # Snakemake, not DVC): after the run, as no rule's input can list every job of the DAG.
 onsuccess:
     shell(
-        "selfreflect report performance --config {RESOLVED_CONFIG:q} --out-dir {TABLES:q}"
-        " --figure-dir {FIGURES:q} --results {RESULTS:q} --benchmarks {BENCHMARKS:q}"
+        "selfreflect report performance --config {RESOLVED_CONFIG:q} --out-dir {params.tables:q}"
+        " --figure-dir {params.figures:q} --results {RESULTS:q} --benchmarks {BENCHMARKS:q}"
         " --benchmarks {paths.MODEL_BENCHMARKS:q} > {PERFORMANCE_LOG:q} 2>&1"
     )

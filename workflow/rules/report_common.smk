@@ -1,4 +1,6 @@
 # Helpers of workflow/rules/report.smk (kept apart: a rule file holds only rules).
+import os
+
 TABLES = paths.TABLES.format(run=RUN)
 FIGURES = paths.FIGURES.format(run=RUN)
 RESULTS = paths.RESULTS.format(run=RUN)
@@ -21,7 +23,16 @@ def report_metrics(name):
     return paths.REPORT_METRICS.format(run=RUN, name=name)
 
 
-MAIN_METRICS = os.path.dirname(report_metrics("main/strategy"))  # one file per strategy
+def output_dir(suffix):
+    """Param: the folder of a rule's first output ending in ``suffix`` (derived from the
+    outputs, as --lint asks, not a path of its own)."""
+    return lambda w, output: next((os.path.dirname(p) for p in output if p.endswith(suffix)), "")
+
+
+# the table rules' folders: tables, figures and (the main table's, one per strategy) metrics
+REPORT_DIRS = dict(
+    tables=output_dir(".csv"), figures=output_dir(".png"), metrics=output_dir(".json")
+)
 
 
 def report_targets():

@@ -32,7 +32,10 @@ def dvc_yaml(config_path: str | None, check: bool) -> None:
     )
 
     config = Path(config_path or params_source(Path(PARAMS_FILE)) or DEFAULT_CONFIG)
-    texts = {"dvc.yaml": dvc_yaml(Path("workflow/Snakefile"), config), PARAMS_FILE: params_yaml(config)}
+    texts = {
+        "dvc.yaml": dvc_yaml(Path("workflow/Snakefile"), config),
+        PARAMS_FILE: params_yaml(config),
+    }
     for out, text in texts.items():
         if not check:
             write_text(out, text)

@@ -11,7 +11,11 @@ from selfreflect.strategies import strategy_prompts
 TRAINED = {method: strategy for strategy, method in FINETUNED.items()}  # the one each trains
 
 
-@reads("models.{subject}", "finetune.training", prompts=lambda job: strategy_prompts(TRAINED[job["method"]]))
+@reads(
+    "models.{subject}",
+    "finetune.training",
+    prompts=lambda job: strategy_prompts(TRAINED[job["method"]]),
+)
 @click.command("finetune-train")
 @CONFIG
 @SUBJECT

@@ -17,7 +17,13 @@ def summary_settings(job: Job, config: dict[str, Any]) -> list[Sequence[str]]:
     return [summarizer, *strategy_setting_keys(config["summaries"], job["strategy"])]
 
 
-@reads("seed", "models.{subject}", summary_settings, prompts=lambda job: strategy_prompts(job["strategy"]), plugin=True)
+@reads(
+    "seed",
+    "models.{subject}",
+    summary_settings,
+    prompts=lambda job: strategy_prompts(job["strategy"]),
+    plugin=True,
+)
 @click.command()
 @CONFIG
 @SUBJECT

@@ -8,7 +8,14 @@ from selfreflect.cli.options import ANSWERS, CONFIG, OUT, reads
 from selfreflect.cli.report.judging import experiment, open_study_judge, write_study
 
 
-@reads("scoring", "summaries.cluster.embedder", "summaries.cluster.threshold", "report.pair_types", "models.{judge}", prompts=True)
+@reads(
+    "scoring",
+    "summaries.cluster.embedder",
+    "summaries.cluster.threshold",
+    "report.pair_types",
+    "models.{judge}",
+    prompts=True,
+)
 @click.command("alt-metrics")
 @CONFIG
 @experiment
