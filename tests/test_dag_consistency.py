@@ -148,3 +148,35 @@ def test_committed_dvc_yaml_is_up_to_date(tmp_path):
             " run selfreflect dvc-yaml"
         )
         (project / name).write_text((REPO / name).read_text())
+
+
+@pytest.fixture
+def explorer_reading_more(monkeypatch):
+    """`selfreflect explorer` declaring one setting more than it does (report.confidence)."""
+    from selfreflect.cli import find_command
+    from selfreflect.code_deps import command_deps
+
+    command, _ = find_command(["explorer"])
+    settings, prompts, plugin = command.reads
+    monkeypatch.setattr(command, "reads", ((*settings, "report.confidence"), prompts, plugin))
+    monkeypatch.chdir(REPO)
+    command_deps.cache_clear()
+    yield
+    command_deps.cache_clear()
+
+
+def test_a_setting_added_to_a_command_declaration_is_tracked_by_its_rule_and_stage(
+    explorer_reading_more,
+):
+    """A command's declaration is the one place its settings are named: no rule edit."""
+    from selfreflect.config import load_config
+    from selfreflect.snakemake_jobs import workflow_jobs
+    from selfreflect.workflow import dvc_yaml
+
+    snakefile, config = Path("workflow/Snakefile"), Path("config/smoke.yaml")
+    (job,) = [job for job in workflow_jobs(snakefile, config) if job.rule == "explorer"]
+    confidence = load_config(config)["report"]["confidence"]
+    assert list(job.params["settings"]) == ["summaries.cluster", "report.confidence"]
+    assert job.params["settings"]["report.confidence"] == confidence
+    stage = yaml.safe_load(dvc_yaml(snakefile, config))["stages"]["explorer"]
+    assert stage["params"] == ["summaries.cluster", "report.confidence"]
