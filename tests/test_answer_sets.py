@@ -129,8 +129,8 @@ def test_a_later_run_starts_from_an_imported_answer_set(smoke_run, tmp_path):
     )
     assert imported.returncode == 0, imported.stderr
     jobs = job_counts(snakemake(project, "-n").stdout)
-    assert "answers" not in jobs and "answers_shard" not in jobs
-    assert jobs["score"] == jobs["summaries"] > 0
+    assert "merge_answers" not in jobs and "answers" not in jobs
+    assert jobs["strategy_scores"] == jobs["summarize"] > 0
 
 
 # --- answer sets fit the run they join; export writes only its own folder ---------------------

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from selfreflect import paths
 from tests.workflow_utils import REPO, copy_project, run
 
 pytestmark = pytest.mark.workflow
@@ -49,7 +50,9 @@ def snakemake_outputs(project: Path, config: str) -> set[str]:
     """Every output Snakemake keeps (temporary shard files aside), from its summary."""
     summary = run(["snakemake", "--configfile", config, "--summary"], project).stdout
     rows = csv.DictReader(io.StringIO(summary[summary.index("output_file") :]), delimiter="\t")
-    return {row["output_file"] for row in rows if not row["rule"].endswith("_shard")}
+    return {
+        row["output_file"] for row in rows if not paths.matches(row["output_file"], paths.SHARDS)
+    }
 
 
 @pytest.fixture(scope="module", params=CONFIGS)
@@ -82,7 +85,7 @@ def test_dvc_deps_and_params_are_the_jobs_inputs_settings_and_prompts(generated,
     monkeypatch.chdir(project)
     jobs = workflow_jobs(Path(paths.SNAKEFILE), Path(config))
     resolved = yaml.safe_load((project / "params.yaml").read_text())
-    temporary = {path for job in jobs if job.rule.endswith("_shard") for path in job.output}
+    temporary = {path for job in jobs for path in job.output if paths.matches(path, paths.SHARDS)}
     expected: dict[str, dict] = {}
     for job in jobs:
         if not job.output or job.output[0] in temporary:
@@ -108,14 +111,14 @@ def test_the_drifts_of_the_hand_written_dvc_yaml_are_gone(generated):
     _, _, stages = generated
     assert "data/questions/smoke.jsonl" in stages["questions-smoke"]["deps"]
     assert "data/questions/smoke_mmlu" in stages["questions-smoke_mmlu"]["deps"]
-    assert "data/human_ratings_example.csv" in stages["human_agreement"]["deps"]
+    assert "data/human_ratings_example.csv" in stages["report_human_agreement"]["deps"]
     plugin = ("params.yaml", "summaries.plugins.majority_vote")
-    assert plugin in stages["summaries-smoke-tiny-majority_vote"]["params"]
-    assert plugin not in stages["summaries-smoke-tiny-basic"]["params"]
-    assert (PROMPTS, "system") in stages["answers-smoke-tiny"]["params"]
-    assert (PROMPTS, "basic") in stages["summaries-smoke-tiny-basic"]["params"]
-    assert (PROMPTS, "basic") not in stages["summaries-smoke-tiny-cot"]["params"]
-    assert {"reports/smoke/tables/validation.csv"} <= stages["validation"]["outs"]
+    assert plugin in stages["summarize-smoke-tiny-majority_vote"]["params"]
+    assert plugin not in stages["summarize-smoke-tiny-basic"]["params"]
+    assert (PROMPTS, "system") in stages["merge_answers-smoke-tiny"]["params"]
+    assert (PROMPTS, "basic") in stages["summarize-smoke-tiny-basic"]["params"]
+    assert (PROMPTS, "basic") not in stages["summarize-smoke-tiny-cot"]["params"]
+    assert {"reports/smoke/tables/validation.csv"} <= stages["report_validation"]["outs"]
     tracked = {key for stage in stages.values() for file, key in stage["params"] if file == PROMPTS}
     assert tracked == set(yaml.safe_load((REPO / PROMPTS).read_text())), "every prompt is a param"
     deps = set().union(*(stage["deps"] for stage in stages.values()))
@@ -146,3 +149,35 @@ def test_committed_dvc_yaml_is_up_to_date(tmp_path):
             " run selfreflect dvc-yaml"
         )
         (project / name).write_text((REPO / name).read_text())
+
+
+@pytest.fixture
+def explorer_reading_more(monkeypatch):
+    """`selfreflect explorer` declaring one setting more than it does (report.confidence)."""
+    from selfreflect.cli import find_command
+    from selfreflect.code_deps import command_deps
+
+    command, _ = find_command(["explorer"])
+    settings, prompts, plugin = command.reads
+    monkeypatch.setattr(command, "reads", ((*settings, "report.confidence"), prompts, plugin))
+    monkeypatch.chdir(REPO)
+    command_deps.cache_clear()
+    yield
+    command_deps.cache_clear()
+
+
+def test_a_setting_added_to_a_command_declaration_is_tracked_by_its_rule_and_stage(
+    explorer_reading_more,
+):
+    """A command's declaration is the one place its settings are named: no rule edit."""
+    from selfreflect.config import load_config
+    from selfreflect.snakemake_jobs import workflow_jobs
+    from selfreflect.workflow import dvc_yaml
+
+    snakefile, config = Path("workflow/Snakefile"), Path("config/smoke.yaml")
+    (job,) = [job for job in workflow_jobs(snakefile, config) if job.rule == "explorer"]
+    confidence = load_config(config)["report"]["confidence"]
+    assert list(job.params["settings"]) == ["summaries.cluster", "report.confidence"]
+    assert job.params["settings"]["report.confidence"] == confidence
+    stage = yaml.safe_load(dvc_yaml(snakefile, config))["stages"]["explorer"]
+    assert stage["params"] == ["summaries.cluster", "report.confidence"]

@@ -12,8 +12,13 @@ from tests.workflow_utils import clone_completed, job_counts, run, snakemake
 pytestmark = pytest.mark.workflow
 
 SETTING = "report.figure_dpi"  # left at its default by the smoke config
-READERS = {"main_table", "validation", "mc_study", "convergence"}  # rules that track it
-JUDGES = {"score_shard", "alt_metrics"}
+READERS = {
+    "report_main_table",
+    "report_validation",
+    "report_mc_study",
+    "report_convergence",
+}  # rules that track it
+JUDGES = {"judge", "report_alt_metrics"}
 
 
 def clone(smoke_dvc_run: Path, dest: Path) -> Path:

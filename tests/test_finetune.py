@@ -334,24 +334,26 @@ def test_learning_rate_reruns_training_and_what_follows_only(tmp_path, monkeypat
     }
     reruns = changed | {d for name in changed for d in nx.descendants(graph, name)}
     finetuned = {
-        f"{rule}-smoke-tiny-finetuned_{m}"
-        for m in ("sft", "dpo")
-        for rule in ("finetuned_summaries",)
+        f"{rule}-smoke-tiny-finetuned_{m}" for m in ("sft", "dpo") for rule in ("summarize",)
     }
     # the dataset's judge pass (its result cache judges only the new summaries) and what is
     # read off it: every strategy's scores and the studies
-    judged = {"judgements-smoke-tiny-tiny"}
-    judged |= {f"score-smoke-tiny-tiny-{s}" for s in config["summaries"]["strategies"]}
-    judged |= {f"{study}-smoke-tiny-tiny" for study in ("controlled_scores", "mc_scores")}
-    judged |= {"convergence_scores-smoke-tiny-tiny"}
-    readers = {
-        "main_table",
-        "cost_table",
-        "convergence",
-        "human_agreement",
-        "explorer",
-        "validation",
-        "mc_study",
+    judged = {"merge_judgements-smoke-tiny-tiny"}
+    judged |= {f"strategy_scores-smoke-tiny-tiny-{s}" for s in config["summaries"]["strategies"]}
+    judged |= {
+        f"{study}-smoke-tiny-tiny" for study in ("report_controlled_scores", "report_mc_scores")
+    }
+    judged |= {"report_convergence_scores-smoke-tiny-tiny"}
+    readers = {"explorer"} | {
+        f"report_{table}"
+        for table in (
+            "main_table",
+            "cost_table",
+            "convergence",
+            "human_agreement",
+            "validation",
+            "mc_study",
+        )
     }
     assert changed == {"finetune_train-tiny-sft", "finetune_train-tiny-dpo"}
     assert reruns == changed | finetuned | judged | readers

@@ -84,8 +84,8 @@ def test_a_new_learning_rate_reruns_the_training_and_what_follows_only(finetuned
     counts = job_counts(snakemake(finetuned, "-n").stdout)
     assert counts == {
         "finetune_train": 2,
-        "finetuned_summaries": 2,
-        "score_shard": load_config(finetuned / CONFIG)["shards"],  # cached: only theirs
-        "judgements": 1,
-        "score": 2,
+        "summarize": 2,
+        "judge": load_config(finetuned / CONFIG)["shards"],  # cached: only theirs
+        "merge_judgements": 1,
+        "strategy_scores": 2,
     }

@@ -104,10 +104,10 @@ def completed(smoke_run, tmp_path_factory):
 @pytest.mark.parametrize(
     ("module", "rerun", "kept"),
     [
-        ("scoring/metric.py", {"score_shard", "score"}, {"answers_shard", "summaries"}),
-        ("strategies/paper.py", {"summaries", "score_shard", "score"}, {"answers_shard"}),
+        ("scoring/metric.py", {"judge", "strategy_scores"}, {"answers", "summarize"}),
+        ("strategies/paper.py", {"summarize", "judge", "strategy_scores"}, {"answers"}),
         # strategies draw fresh answers with the sampler: summaries run its code too
-        ("answers.py", {"answers_shard", "answers", "summaries", "score_shard"}, {"questions"}),
+        ("answers.py", {"answers", "merge_answers", "summarize", "judge"}, {"questions"}),
     ],
     ids=["metric", "strategy", "sampler"],
 )

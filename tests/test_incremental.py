@@ -24,28 +24,40 @@ CONFIG = "config/smoke.yaml"
 STRATEGIES = yaml.safe_load(Path(__file__).parents[1].joinpath(CONFIG).read_text())["summaries"][
     "strategies"
 ]
-FIGURES = {"main_table", "validation", "mc_study", "convergence"}
-TABLES = FIGURES | {"cost_table", "human_agreement"}
+FIGURES = {"report_main_table", "report_validation", "report_mc_study", "report_convergence"}
+TABLES = FIGURES | {"report_cost_table", "report_human_agreement"}
 # what reads every summary of the summarised dataset, besides the dataset's judge pass
-SUMMARY_READERS = {"cost_table", "main_table", "human_agreement", "convergence", "explorer"}
+SUMMARY_READERS = {
+    "report_cost_table",
+    "report_main_table",
+    "report_human_agreement",
+    "report_convergence",
+    "explorer",
+}
 # the judge's work on the multiple-choice dataset (no summaries there: only the studies)
-MMLU_JUDGED = {f"{rule}-smoke_mmlu-tiny-tiny" for rule in ("judgements", "alt_metrics")}
-MMLU_STUDIES = {f"{rule}-smoke_mmlu-tiny-tiny" for rule in ("controlled_scores", "mc_scores")}
+MMLU_JUDGED = {
+    f"{rule}-smoke_mmlu-tiny-tiny" for rule in ("merge_judgements", "report_alt_metrics")
+}
+MMLU_STUDIES = {
+    f"{rule}-smoke_mmlu-tiny-tiny" for rule in ("report_controlled_scores", "report_mc_scores")
+}
 
 
 def summaries_and_scores(*strategies: str) -> set[str]:
     """Each strategy's summaries, and the summarised dataset's judge pass with everything read
     off it (its result cache judges only the new summaries: tests/test_studies.py)."""
-    return {f"summaries-smoke-tiny-{s}" for s in strategies} | judged(*STRATEGIES, *strategies)
+    return {f"summarize-smoke-tiny-{s}" for s in strategies} | judged(*STRATEGIES, *strategies)
 
 
 def judged(*strategies: str) -> set[str]:
     """The summarised dataset's judge pass, what is read off it (every strategy's scores and
     the studies) and the tables of those studies."""
-    read_off = {f"score-smoke-tiny-tiny-{s}" for s in strategies}
-    read_off |= {f"{rule}-smoke-tiny-tiny" for rule in ("controlled_scores", "mc_scores")}
-    read_off |= {"judgements-smoke-tiny-tiny", "convergence_scores-smoke-tiny-tiny"}
-    return read_off | {"validation", "mc_study", "convergence"}
+    read_off = {f"strategy_scores-smoke-tiny-tiny-{s}" for s in strategies}
+    read_off |= {
+        f"{rule}-smoke-tiny-tiny" for rule in ("report_controlled_scores", "report_mc_scores")
+    }
+    read_off |= {"merge_judgements-smoke-tiny-tiny", "report_convergence_scores-smoke-tiny-tiny"}
+    return read_off | {"report_validation", "report_mc_study", "report_convergence"}
 
 
 def edit_config(edit):
@@ -166,27 +178,31 @@ CASES = {
     "scoring_param": (
         edit_config(lambda c: c["scoring"].update(temperature=1.0)),
         judged(*STRATEGIES)
-        | {"alt_metrics-smoke-tiny-tiny"}
+        | {"report_alt_metrics-smoke-tiny-tiny"}
         | MMLU_JUDGED
         | MMLU_STUDIES
         | FIGURES
-        | {"human_agreement", "explorer"},
+        | {"report_human_agreement", "explorer"},
     ),
     "figure_param": (edit_config(lambda c: c["report"].update(figure_dpi=150)), FIGURES),
     "questions_file": (
         edit_file("data/questions/smoke.jsonl", lambda t: t.replace("Australia", "Austria")),
-        {"questions-smoke", "answers-smoke-tiny", "alt_metrics-smoke-tiny-tiny"}
+        {"questions-smoke", "merge_answers-smoke-tiny", "report_alt_metrics-smoke-tiny-tiny"}
         | summaries_and_scores(*STRATEGIES)
         | TABLES
         | {"explorer"},
     ),
     "ratings_file": (
         edit_file("data/human_ratings_example.csv", lambda t: re.sub(r",5\n", ",4\n", t, count=1)),
-        {"human_agreement"},
+        {"report_human_agreement"},
     ),
     "model": (
         edit_config(lambda c: c["models"]["tiny"].update(max_model_len=1024)),
-        {"answers-smoke-tiny", "answers-smoke_mmlu-tiny", "alt_metrics-smoke-tiny-tiny"}
+        {
+            "merge_answers-smoke-tiny",
+            "merge_answers-smoke_mmlu-tiny",
+            "report_alt_metrics-smoke-tiny-tiny",
+        }
         | summaries_and_scores(*STRATEGIES)
         | MMLU_JUDGED
         | MMLU_STUDIES

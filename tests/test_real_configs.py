@@ -8,7 +8,13 @@ from tests.workflow_utils import copy_project, job_counts, run
 
 pytestmark = pytest.mark.workflow
 
-REPORT_RULES = ("main_table", "validation", "mc_study", "convergence", "cost_table")
+REPORT_RULES = (
+    "report_main_table",
+    "report_validation",
+    "report_mc_study",
+    "report_convergence",
+    "report_cost_table",
+)
 
 
 @pytest.mark.parametrize("name", ["laptop", "real", "science"])
@@ -23,8 +29,8 @@ def test_real_config_dag(tmp_path, name):
     assert "tiny_model" not in counts
     judges = len(config["judges"])
     assert counts["convert_model"] == len({*config["subjects"], *config["judges"]})
-    assert counts["answers"] == counts["questions"] == datasets
+    assert counts["merge_answers"] == counts["questions"] == datasets
     assert counts["summaries"] == strategies * summarized
-    assert counts["score"] == strategies * summarized * judges
-    assert counts["controlled_scores"] == counts["mc_scores"] == datasets * judges
+    assert counts["strategy_scores"] == strategies * summarized * judges
+    assert counts["report_controlled_scores"] == counts["report_mc_scores"] == datasets * judges
     assert all(counts[rule] == 1 for rule in REPORT_RULES)

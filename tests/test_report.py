@@ -31,8 +31,8 @@ def test_matrix_config_expands_over_subjects_and_datasets(tmp_path):
             for study in ("controlled", "mc", "convergence", "agreement"):
                 assert f"{studies}/{study}.parquet" in out
     jobs = dict(re.findall(r"^(\w+)\s+(\d+)$", out, re.M))
-    assert jobs["controlled_scores"] == "4" and jobs["main_table"] == "1"
-    assert jobs["agreement_scores"] == "4" and jobs["backend_agreement"] == "1"
+    assert jobs["report_controlled_scores"] == "4" and jobs["report_main_table"] == "1"
+    assert jobs["report_agreement_scores"] == "4" and jobs["report_backend_agreement"] == "1"
 
 
 def assert_tables_and_figures(project):

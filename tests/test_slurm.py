@@ -24,10 +24,10 @@ pytestmark = [pytest.mark.slurm, pytest.mark.workflow]
 CLUSTER = ["bash", str(REPO / "scripts" / "slurm_cluster.sh")]
 # The rules whose jobs load a model: with the tiny model taking a GPU, they belong on `gpu`.
 MODEL_RULES = {
-    "answers_shard",
-    "summaries",
-    "score_shard",
-    "alt_metrics",
+    "answers",
+    "summarize",
+    "judge",
+    "report_alt_metrics",
 }
 # The profile's sizes are a real cluster's; this node has the machine's CPUs and fake GPUs.
 SLURM_OPTIONS = [
@@ -43,7 +43,7 @@ SLURM_OPTIONS = [
     "--slurm-init-seconds-before-status-checks",
     "2",
 ]
-CANCELLED_RULE = "score_shard"
+CANCELLED_RULE = "judge"
 # Every rule of the smoke DAG, with two of its strategies (each strategy adds the same three jobs).
 STRATEGIES = ["greedy", "basic"]
 

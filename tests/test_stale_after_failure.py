@@ -63,16 +63,16 @@ def test_a_killed_score_job_after_a_setting_change_reruns_to_a_clean_runs_scores
             "PATH", f"{dying_score_jobs(tmp_path / 'bin')}{os.pathsep}{os.environ['PATH']}"
         )
         killed = snakemake(project, check=False)  # new answers, then the score job dies
-    assert killed.returncode != 0 and "Error in rule score_shard" in killed.stderr, killed.stderr
+    assert killed.returncode != 0 and "Error in rule judge" in killed.stderr, killed.stderr
     assert (project / ANSWERS).stat().st_mtime > (project / SCORES).stat().st_mtime
 
     rerun = snakemake(project)  # before the fix: "Nothing to be done", the old scores kept
-    assert job_counts(rerun.stderr) == {"score_shard": 1, "judgements": 1, "score": 1}
+    assert job_counts(rerun.stderr) == {"judge": 1, "merge_judgements": 1, "strategy_scores": 1}
     rescored = scores(project)
     assert not rescored.equals(scores(smoke_run)), "the new answers were not scored"
 
     shutil.rmtree(project / "results/smoke/.judge_cache")
-    snakemake(project, "--forcerun", "score_shard")  # a clean run of the scoring
+    snakemake(project, "--forcerun", "judge")  # a clean run of the scoring
     pd.testing.assert_frame_equal(rescored, scores(project))
 
 
@@ -83,12 +83,12 @@ def test_a_truncated_answers_file_is_refused_naming_it_run_after_run(smoke_run, 
     earlier = (project / SCORES).read_bytes()
 
     result = snakemake(project, check=False)
-    assert result.returncode != 0 and "Error in rule score_shard" in result.stderr
+    assert result.returncode != 0 and "Error in rule judge" in result.stderr
     error = (project / SCORE_LOG).read_text().strip().splitlines()[-1]
     assert error.startswith(f"error: {ANSWERS}: not a readable Parquet file"), error
     assert (project / SCORES).read_bytes() == earlier
     planned = job_counts(snakemake(project, "-n").stdout)
-    assert planned == {"score_shard": 1, "judgements": 1, "score": 1}
+    assert planned == {"judge": 1, "merge_judgements": 1, "strategy_scores": 1}
 
 
 def test_a_stopword_list_is_an_input_of_every_job_that_scores(tmp_path):

@@ -89,9 +89,9 @@ def test_dvc_has_one_summaries_stage_per_strategy(tmp_path):
     stages = run(["dvc", "stage", "list", "--name-only"], project).stdout.split()
     config = yaml.safe_load((project / "config/smoke.yaml").read_text())
     expected = {
-        f"summaries-{dataset}-{subject}-{strategy}"
+        f"summarize-{dataset}-{subject}-{strategy}"
         for dataset in config["summaries"]["datasets"]
         for subject in config["subjects"]
         for strategy in config["summaries"]["strategies"]
     }
-    assert expected == {s for s in stages if s.startswith("summaries-")}
+    assert expected == {s for s in stages if s.startswith("summarize-")}

@@ -47,7 +47,7 @@ def test_a_run_reports_its_time_memory_and_judge_work(smoke_run):
     performance = pd.read_csv(tables / "performance.csv").set_index("rule")
     jobs = len(list((smoke_run / "benchmarks").rglob("*.tsv")))  # the run's and the models'
     assert performance.loc["total", "jobs"] == jobs > 0
-    assert {"answers_shard", "score_shard", "main_table", "alt_metrics"} <= set(performance.index)
+    assert {"answers", "judge", "report_main_table", "report_alt_metrics"} <= set(performance.index)
     assert (performance["wall_s"] > 0).all()
     assert performance.loc["total", "wall_s"] == pytest.approx(
         performance["wall_s"].iloc[:-1].sum()

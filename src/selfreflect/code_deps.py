@@ -24,8 +24,8 @@ from __future__ import annotations
 
 import ast
 import hashlib
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -38,10 +38,30 @@ ENTRY = (f"{PACKAGE}.cli", ("main", "cli"))  # run by every command
 
 @dataclass(frozen=True)
 class Deps:
-    """What a command depends on: package files (repository paths) and prompts.yaml keys."""
+    """What a command depends on: package files (repository paths) and prompts.yaml keys, and
+    what it declares it reads of the config (:func:`selfreflect.cli.options.reads`)."""
 
     files: tuple[str, ...]
     prompt_keys: tuple[str, ...]
+    settings: tuple[str | Callable[..., Any], ...] = ()
+    renders: bool | Callable[[Mapping[str, str]], list[str]] = False
+    plugin: bool = False
+
+    def setting_keys(self, job: Mapping[str, str], config: dict[str, Any]) -> list[tuple[str, ...]]:
+        """The config key paths a job (its wildcards ``job``) of the command reads: templates
+        are split at dots before their wildcards are filled in (a name may hold dots)."""
+        keys = []
+        for setting in self.settings:
+            for key in setting(job, config) if callable(setting) else [setting]:
+                parts = key.split(".") if isinstance(key, str) else key
+                keys.append(tuple(part.format(**job) for part in parts))
+        return keys
+
+    def prompts(self, job: Mapping[str, str]) -> list[str]:
+        """The prompts.yaml keys a job of the command renders: its code's and the job's."""
+        if not self.renders:
+            return []
+        return [*self.prompt_keys, *(self.renders(job) if callable(self.renders) else ())]
 
 
 def module_file(module: str) -> Path | None:
@@ -295,7 +315,8 @@ def plugin_files(target: str) -> tuple[str, ...]:
 
 @cache
 def command_deps(command: str) -> Deps:
-    """The dependencies of ``selfreflect COMMAND`` (``"answers"``, ``"report main-table"``)."""
+    """The dependencies of ``selfreflect COMMAND`` (``"answers"``, ``"report main-table"``),
+    with the settings and prompts it declares it reads (``reads``)."""
     from selfreflect.cli import find_command
     from selfreflect.errors import InputError
 
@@ -311,7 +332,8 @@ def command_deps(command: str) -> Deps:
     entry_module, entry_names = ENTRY
     functions = {entry_module: entry_names}
     functions[callback.__module__] = (*functions.get(callback.__module__, ()), callback.__name__)
-    return function_deps(functions)
+    settings, renders, plugin = getattr(node, "reads", ((), False, False))
+    return replace(function_deps(functions), settings=settings, renders=renders, plugin=plugin)
 
 
 def prompt_texts(keys: Iterable[str]) -> dict[str, Any]:

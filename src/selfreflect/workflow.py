@@ -1,8 +1,9 @@
 """The workflow defined once: what Snakemake rules declare, and ``dvc.yaml`` derived from them.
 
-Rules declare the config keys (``settings``) their jobs depend on and the ``selfreflect``
-command each runs, whose package code (``code`` inputs) and prompt texts (``prompts``)
-:mod:`selfreflect.code_deps` derives. :func:`dvc_yaml` builds Snakemake's DAG for a config and
+Each rule runs one ``selfreflect`` command, which declares what it reads of the config
+(:func:`selfreflect.cli.options.reads`); :func:`command_rule` gives the rule that declaration
+and the package code (``code`` inputs) and prompt texts (``prompts``) :mod:`selfreflect.code_deps`
+derives. :func:`dvc_yaml` builds Snakemake's DAG for a config and
 writes one DVC stage per job (read through Snakemake's public interfaces,
 :mod:`selfreflect.snakemake_jobs`): the same command, inputs as deps, settings and prompts as
 params, outputs as outs, metrics or plots (:data:`selfreflect.paths.DVC_METRICS`, ``DVC_PLOTS``);
@@ -57,6 +58,49 @@ def setting_values(config: dict[str, Any], keys: Iterable[Sequence[str]]) -> dic
         else:
             values[".".join(key)] = node
     return values
+
+
+def command_rule(
+    rule: Any, config: dict[str, Any], resolved: str, env: str, benchmarks: str
+) -> None:
+    """Complete a Snakemake rule whose shell line runs ``selfreflect COMMAND …`` (the one place
+    that names the command) with what the command declares and runs (:mod:`selfreflect.code_deps`):
+    its code files as inputs, ancient (their content hash, a param, reruns a job whose code
+    changed), with the modules of the plug-in it runs; the settings and prompt texts a job reads
+    as params (Snakemake reruns a job when one changes; :func:`dvc_yaml` makes them its stage's
+    params); the ``resolved`` config; a benchmark file per job under ``benchmarks`` (models'
+    under :data:`paths.MODEL_BENCHMARKS`), where ``selfreflect report performance`` sums time and
+    memory per rule; the conda environment ``env``."""
+    from snakemake.io import ancient
+
+    from selfreflect.cli import find_command
+    from selfreflect.code_deps import code_digest, command_deps, plugin_files, prompt_texts
+
+    words = (rule.shellcmd or "").split()
+    if words[:1] != ["selfreflect"]:
+        return
+    deps = command_deps(" ".join(find_command(words[1:])[1]))
+
+    def files(job: Any) -> list[str]:
+        plugin = deps.plugin and config["summaries"]["plugins"].get(job.strategy)
+        return sorted({*deps.files, *(plugin_files(plugin) if plugin else ())})
+
+    def settings(job: Any) -> dict[str, Any]:
+        return setting_values(config, deps.setting_keys(dict(job.items()), config))
+
+    rule.set_input(code=lambda job: ancient(files(job)))
+    rule.set_params(
+        config=resolved,
+        code=lambda job: code_digest(files(job)),
+        settings=settings,
+        prompts=lambda job: prompt_texts(deps.prompts(dict(job.items()))),
+    )
+    output = str(rule.output[0])
+    names = sorted(rule.wildcard_names, key=lambda name: output.index(f"{{{name}"))
+    root = paths.MODEL_BENCHMARKS if output.startswith(paths.MODELS) else benchmarks
+    rule.benchmark_modifier = rule.output_modifier  # as a benchmark: directive's
+    rule.benchmark = "/".join([root, rule.name, *(f"{{{name}}}" for name in names)]) + ".tsv"
+    rule.conda_env = env
 
 
 def dvc_param(key: str, params: dict[str, Any]) -> str | None:

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from selfreflect import paths
 from selfreflect.config import (
+    FINETUNED,
     NAME,
     check_model_paths,
     converted_models,
@@ -21,9 +22,8 @@ from selfreflect.fileio import file_digest
 from selfreflect.finetune import check_finetune
 from selfreflect.scoring.stopwords import BUILT_IN as BUILT_IN_STOPWORDS
 from selfreflect.errors import ConfigError
-from selfreflect.strategies import check_strategies, strategy_prompts, strategy_setting_keys
-from selfreflect.code_deps import code_digest, command_deps, plugin_files, prompt_texts
-from selfreflect.workflow import setting_values
+from selfreflect.strategies import check_strategies
+from selfreflect.workflow import command_rule
 
 _source = ", ".join(map(str, workflow.config_settings.configfiles)) or DEFAULT_CONFIG
 try:
@@ -58,6 +58,7 @@ onstart:  # not on a dry run: a dry run with another config must not touch a run
 
 
 LOGS = paths.LOGS.format(run=RUN)
+BENCHMARKS = paths.BENCHMARKS.format(run=RUN)
 
 
 def run_path(template):
@@ -69,62 +70,10 @@ def run_path(template):
 SHARDS = list(range(config["shards"]))
 
 
-def bench(rule_name, job="", root=paths.for_run(paths.BENCHMARKS, RUN)):
-    """The benchmark file of a job of ``rule_name`` (``job``: its wildcards), where
-    `selfreflect report performance` sums wall time and peak memory per rule."""
-    return f"{root}/{rule_name}/{job}.tsv" if job else f"{root}/{rule_name}.tsv"
-
-
-def settings(*keys):
-    """The config values a rule's jobs depend on, ``{dotted key: value}``: Snakemake reruns a job
-    when one changes, and `selfreflect dvc-yaml` makes the keys its DVC stage's params. A key is
-    a template of the job's wildcards (``"models.{judge}"``) or a function of them giving key
-    paths (``[("models", name)]``, for names that may hold dots)."""
-
-    def values(wildcards):
-        key_paths = []
-        for key in keys:
-            if callable(key):
-                key_paths += key(wildcards)
-            else:
-                key_paths.append([part.format(**wildcards) for part in key.split(".")])
-        return setting_values(config, key_paths)
-
-    return values
-
-
-def prompts(command, strategy_keys=None):
-    """The prompts.yaml texts the jobs of ``selfreflect COMMAND`` render, ``{key: text}``: the
-    keys its code declares, plus those of the job's strategy (``strategy_keys(wildcards)``)
-    for summaries. Reruns and DVC params, like ``settings``."""
-
-    def texts(wildcards):
-        extra = strategy_keys(wildcards) if strategy_keys else []
-        return prompt_texts([*command_deps(command).prompt_keys, *extra])
-
-    return texts
-
-
-def code_files(command, strategy=None):
-    """The files a job of ``selfreflect COMMAND`` runs: the package files derived from the
-    command's imports (:mod:`selfreflect.code_deps`) and, in a job running the plug-in
-    strategy ``strategy``, the plug-in's own modules (no other strategy's job has them)."""
-    plugin = config["summaries"]["plugins"].get(strategy)
-    return sorted({*command_deps(command).files, *(plugin_files(plugin) if plugin else ())})
-
-
-def code(command, strategy=False):
-    """Input function: the files ``code_files`` names (with ``strategy``, for a job running
-    its ``{strategy}``), as ancient inputs (their timestamps rerun nothing): they become the
-    DVC stage's code deps."""
-    return lambda w: ancient(code_files(command, w.strategy if strategy else None))
-
-
-def code_hash(command, strategy=False):
-    """Param: content hash of the files ``code(command, strategy)`` names, so Snakemake reruns a
-    job whose code changed (ancient inputs rerun nothing, and a param computed from ``input``
-    is not compared)."""
-    return lambda w: code_digest(code_files(command, w.strategy if strategy else None))
+def command_rules():
+    """Complete every rule running a `selfreflect` command (selfreflect.workflow.command_rule)."""
+    for each in workflow.rules:
+        command_rule(each, config, RESOLVED_CONFIG, ENV, BENCHMARKS)
 
 
 def models(*names):
@@ -160,13 +109,12 @@ def stopword_files(wildcards):
 
 EVALUATED = evaluated_datasets(config)  # all datasets but the finetuning questions
 SUMMARIZED = summarized_datasets(config)
+STRATEGIES = config["summaries"]["strategies"]
+EXPERIMENTS = dict(dataset=EVALUATED, subject=config["subjects"], judge=config["judges"])
+SUMMARY_EXPERIMENTS = {**EXPERIMENTS, "dataset": SUMMARIZED}
+SUMMARIES = dict(dataset=SUMMARIZED, subject=config["subjects"], strategy=STRATEGIES)
 # Every rule's conda environment (--use-conda) has vLLM's CUDA build if a model takes a GPU.
 ENV = "../envs/gpu.yaml" if model_gpus(config, *config["models"]) else "../envs/cpu.yaml"
-
-
-def gpus(*names):
-    """GPUs a job holding the models ``names`` takes (0 for models that run on the CPU)."""
-    return model_gpus(config, *names)
 
 
 CONVERTED = converted_models(config)  # GGUF models the convert_model rule builds
@@ -180,8 +128,8 @@ def model_resources(models):
     (``gpu``, asked of SLURM as ``--gpus``) and, if any, the GPU partition. All other jobs
     (merges, tables, CPU-only models) go to the cluster's default partition."""
     return dict(
-        gpu=lambda w: gpus(*models(w)),
-        slurm_partition=lambda w: GPU_PARTITION if gpus(*models(w)) else None,
+        gpu=lambda w: model_gpus(config, *models(w)),
+        slurm_partition=lambda w: GPU_PARTITION if model_gpus(config, *models(w)) else None,
     )
 
 
@@ -190,10 +138,11 @@ def summary_models(wildcards):
     return [wildcards.subject, config["summarizer"] or wildcards.subject]
 
 
-def summary_settings(wildcards):
-    """The config key paths one strategy's summaries depend on (not the other strategies')."""
-    names = [("models", name) for name in dict.fromkeys(summary_models(wildcards))]
-    return [*names, *strategy_setting_keys(config["summaries"], wildcards.strategy)]
+def finetuned_adapter(wildcards):
+    """The LoRA adapter a finetuned strategy's summaries run with (none for the others)."""
+    method = FINETUNED.get(wildcards.strategy)
+    adapter = rules.finetune_train.output.adapter
+    return expand(adapter, subject=wildcards.subject, method=method) if method else []
 
 
 def made_by_snakemake(path):
@@ -221,35 +170,14 @@ def targets_agreeing_with_dvc(wildcards):
 
 
 def all_targets():
-    return (
-        expand(run_path(paths.ANSWERS), dataset=EVALUATED, subject=config["subjects"])
-        + expand(
-            run_path(paths.SUMMARIES),
-            dataset=SUMMARIZED,
-            subject=config["subjects"],
-            strategy=config["summaries"]["strategies"],
-        )
-        + expand(
-            run_path(paths.SCORES),
-            dataset=SUMMARIZED,
-            subject=config["subjects"],
-            judge=config["judges"],
-            strategy=config["summaries"]["strategies"],
-        )
-        + report_targets()
-    )
+    answers = expand(run_path(paths.ANSWERS), dataset=EVALUATED, subject=config["subjects"])
+    summaries = expand(run_path(paths.SUMMARIES), **SUMMARIES)
+    scores = expand(run_path(paths.SCORES), **SUMMARY_EXPERIMENTS, strategy=STRATEGIES)
+    return answers + summaries + scores + report_targets()
 
 
 # the judge pass of an experiment (scores.smk)
 JUDGE_CACHE = paths.for_run(paths.JUDGE_CACHE, RUN)
-STUDY_SETTINGS = [
-    "summaries.cluster.embedder",  # how the controlled pairs group the answers by meaning
-    "summaries.cluster.threshold",
-    "report.pair_types",
-    "report.mc_temperatures",
-    "report.convergence_sizes",
-    "report.convergence_questions",
-]
 
 
 def judged_strategies(wildcards):
@@ -263,17 +191,5 @@ def judged_strategies(wildcards):
 
 
 def judged_summaries(wildcards):
-    return expand(
-        rules.summaries.output[0],
-        strategy=judged_strategies(wildcards),
-        allow_missing=True,
-    )
-
-
-def judge_settings(wildcards):
-    """The settings of an experiment's judge pass: the studies' only where they run (an
-    evaluated dataset), so a study setting never reruns the finetuning data's scores."""
-    keys = [("seed",), ("scoring",), ("models", wildcards.judge)]
-    if wildcards.dataset in EVALUATED:
-        keys += [tuple(key.split(".")) for key in STUDY_SETTINGS]
-    return keys
+    strategies = judged_strategies(wildcards)
+    return expand(rules.summarize.output[0], strategy=strategies, allow_missing=True)

@@ -4,29 +4,13 @@
 rule explorer:
     input:
         answers=expand(run_path(paths.ANSWERS), dataset=SUMMARIZED, subject=config["subjects"]),
-        summaries=expand(
-            run_path(paths.SUMMARIES),
-            dataset=SUMMARIZED,
-            subject=config["subjects"],
-            strategy=STRATEGIES,
-        ),
+        summaries=expand(run_path(paths.SUMMARIES), **SUMMARIES),
         scores=expand(run_path(paths.SCORES), **SUMMARY_EXPERIMENTS, strategy=STRATEGIES),
         controlled=expand(run_path(paths.CONTROLLED), **SUMMARY_EXPERIMENTS),
-        code=code("explorer"),
     output:
         run_path(paths.EXPLORER),
     log:
         f"{LOGS}/explorer.log",
-    benchmark:
-        bench("explorer")
-    conda:
-        ENV
-    params:
-        code=code_hash("explorer"),
-        config=RESOLVED_CONFIG,
-        settings=settings("summaries.cluster"),
-    message:
-        "Explorer page: every question's answers, summaries and scores"
     shell:
         "selfreflect explorer --config {params.config:q} --out {output:q} {input.answers:q}"
         " {input.summaries:q} {input.scores:q} {input.controlled:q} 2> {log:q}"

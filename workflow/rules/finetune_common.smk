@@ -1,9 +1,7 @@
 # Helpers of the finetuning rules: the training dataset and the tables a method learns from.
-from selfreflect.finetune import FINETUNED, judge_name
+from selfreflect.finetune import judge_name
 
 TRAINING = config["finetune"]["dataset"]
-DATA_KEYS = {"sft": ["dataset", "teacher"], "dpo": ["dataset", "candidates", "judge", "min_gap"]}
-STRATEGY = {method: strategy for strategy, method in FINETUNED.items()}  # the one each trains
 
 
 def training_strategies(method):

@@ -129,9 +129,9 @@ def _agreement(agreement: pd.DataFrame) -> list[str]:
 
 
 JUDGE_JOBS = (  # each judge's jobs among the benchmark files (benchmarks/<run>/<rule>/...)
-    "score_shard/*/*/{judge}/*.tsv",
-    "alt_metrics/*/*/{judge}.tsv",
-    "agreement_scores/*/*/{judge}.tsv",
+    "judge/*/*/{judge}/*.tsv",
+    "report_alt_metrics/*/*/{judge}.tsv",
+    "report_agreement_scores/*/*/{judge}.tsv",
 )
 
 

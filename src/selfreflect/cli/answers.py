@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import click
 
-from selfreflect.cli.options import CONFIG, OUT, QUESTIONS, SHARD, SHARDS, SUBJECT
+from selfreflect.cli.options import CONFIG, OUT, QUESTIONS, SHARD, SHARDS, SUBJECT, reads
 
 
+@reads("seed", "answers", "datasets.{dataset}.answers", "models.{subject}", prompts=True)
 @click.command()
 @CONFIG
 @SUBJECT

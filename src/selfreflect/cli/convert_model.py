@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import click
 
-from selfreflect.cli.options import CONFIG, OUT
+from selfreflect.cli.options import CONFIG, OUT, reads
 
 
+@reads("models.{model}.gguf", "models.{model}.package", "models.{model}.dtype")
 @click.command("convert-model")
 @CONFIG
 @click.option("--model", required=True, help="Name of a `gguf` model in the config.")

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import click
 
-from selfreflect.cli.options import CONFIG, OUT
+from selfreflect.cli.options import CONFIG, OUT, reads
 
 
+@reads("summaries.cluster")
 @click.command()
 @CONFIG
 @OUT

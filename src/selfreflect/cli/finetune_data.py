@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import click
 
-from selfreflect.cli.options import CONFIG, METHOD, OUT, QUESTIONS
+from selfreflect.cli.options import CONFIG, METHOD, OUT, QUESTIONS, reads
 
+DATA_KEYS = {"sft": ["dataset", "teacher"], "dpo": ["dataset", "candidates", "judge", "min_gap"]}
 TABLES = {"type": click.Path(dir_okay=False), "multiple": True}
 
 
+@reads(lambda job, config: [f"finetune.{key}" for key in DATA_KEYS[job["method"]]])
 @click.command("finetune-data")
 @CONFIG
 @METHOD

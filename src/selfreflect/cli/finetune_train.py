@@ -4,9 +4,18 @@ from __future__ import annotations
 
 import click
 
-from selfreflect.cli.options import CONFIG, METHOD, OUT, SUBJECT
+from selfreflect.cli.options import CONFIG, METHOD, OUT, SUBJECT, reads
+from selfreflect.config import FINETUNED
+from selfreflect.strategies import strategy_prompts
+
+TRAINED = {method: strategy for strategy, method in FINETUNED.items()}  # the one each trains
 
 
+@reads(
+    "models.{subject}",
+    "finetune.training",
+    prompts=lambda job: strategy_prompts(TRAINED[job["method"]]),
+)
 @click.command("finetune-train")
 @CONFIG
 @SUBJECT

@@ -7,8 +7,23 @@ from typing import Any
 
 import click
 
-from selfreflect.cli.options import ANSWERS, CONFIG, OUT, QUESTIONS, SHARD, SHARDS
+from selfreflect.cli.options import ANSWERS, CONFIG, OUT, QUESTIONS, SHARD, SHARDS, Job, reads
 from selfreflect.cli.report.judging import experiment, write_study
+from selfreflect.config import evaluated_datasets
+
+STUDY_SETTINGS = (  # what --studies reads: the controlled pairs, MC variants, subsamples
+    "summaries.cluster.embedder",
+    "summaries.cluster.threshold",
+    "report.pair_types",
+    "report.mc_temperatures",
+    "report.convergence_sizes",
+    "report.convergence_questions",
+)
+
+
+def study_settings(job: Job, config: dict[str, Any]) -> tuple[str, ...]:
+    """The studies' settings, in the jobs that run them (an evaluated dataset's)."""
+    return STUDY_SETTINGS if job["dataset"] in evaluated_datasets(config) else ()
 
 
 def cache_salt(spec: dict[str, Any], settings: dict[str, Any]) -> dict[str, Any]:
@@ -27,6 +42,7 @@ def cache_salt(spec: dict[str, Any], settings: dict[str, Any]) -> dict[str, Any]
     }
 
 
+@reads("seed", "scoring", "models.{judge}", study_settings, prompts=True)
 @click.command()
 @CONFIG
 @experiment

@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
 import click
+
+Job = Mapping[str, str]  # a workflow job's wildcards: {"dataset": ..., "subject": ...}
+SettingKeys = Callable[[Job, dict[str, Any]], Sequence[str | Sequence[str]]]
 
 CONFIG = click.option(
     "--config",
@@ -22,6 +28,26 @@ ANSWERS = click.option("--answers", "answers_path", required=True, type=click.Pa
 SHARD = click.option("--shard", default=0, show_default=True, help="Which shard (0-based).")
 SHARDS = click.option("--shards", default=1, show_default=True, help="Number of shards.")
 METHOD = click.option("--method", required=True, type=click.Choice(["sft", "dpo"]))
+
+
+def reads(
+    *settings: str | SettingKeys,
+    prompts: bool | Callable[[Job], list[str]] = False,
+    plugin: bool = False,
+) -> Callable[[click.Command], click.Command]:
+    """Declare what a command reads, what a workflow job running it tracks: the config's
+    settings, as dotted key templates over the job's wildcards (``"models.{judge}"``) or
+    functions of the job and the config giving more (templates, or key paths for names with
+    dots); whether it renders prompts.yaml texts (``prompts``: those its code's ``PROMPT_KEYS``
+    declare, and, a function, the job's own, a strategy's); whether it runs the plug-in of
+    the job's ``{strategy}`` (``plugin``). :mod:`selfreflect.code_deps` reads the declaration
+    with the command's code."""
+
+    def declare(command: click.Command) -> click.Command:
+        command.reads = (settings, prompts, plugin)  # type: ignore[attr-defined]
+        return command
+
+    return declare
 
 
 def distinct_files(ctx: click.Context, param: click.Parameter, files: tuple[str, ...]) -> tuple:

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import click
 
-from selfreflect.cli.options import CONFIG, DATASET, OUT
+from selfreflect.cli.options import CONFIG, DATASET, OUT, reads
 
 
+@reads("seed", "questions", "datasets.{dataset}")
 @click.command()
 @CONFIG
 @DATASET

@@ -2,11 +2,28 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 import click
 
-from selfreflect.cli.options import CONFIG, OUT, QUESTIONS, SUBJECT
+from selfreflect.cli.options import CONFIG, OUT, QUESTIONS, SUBJECT, Job, reads
+from selfreflect.strategies import strategy_prompts, strategy_setting_keys
 
 
+def summary_settings(job: Job, config: dict[str, Any]) -> list[Sequence[str]]:
+    """The summariser's entry and the ``summaries`` settings of the job's strategy."""
+    summarizer = ("models", config["summarizer"] or job["subject"])
+    return [summarizer, *strategy_setting_keys(config["summaries"], job["strategy"])]
+
+
+@reads(
+    "seed",
+    "models.{subject}",
+    summary_settings,
+    prompts=lambda job: strategy_prompts(job["strategy"]),
+    plugin=True,
+)
 @click.command()
 @CONFIG
 @SUBJECT

@@ -5,10 +5,17 @@ from __future__ import annotations
 
 import click
 
-from selfreflect.cli.options import ANSWERS, CONFIG, FILES, OUT
+from selfreflect.cli.options import ANSWERS, CONFIG, FILES, OUT, reads
 from selfreflect.cli.report.judging import experiment, write_study
 
 
+@reads(
+    "scoring",
+    "report.agreement_backends",
+    "report.agreement_questions",
+    "models.{judge}",
+    prompts=True,
+)
 @click.command("agreement-scores")
 @CONFIG
 @experiment

@@ -4,10 +4,18 @@ from __future__ import annotations
 
 import click
 
-from selfreflect.cli.options import ANSWERS, CONFIG, OUT
+from selfreflect.cli.options import ANSWERS, CONFIG, OUT, reads
 from selfreflect.cli.report.judging import experiment, open_study_judge, write_study
 
 
+@reads(
+    "scoring",
+    "summaries.cluster.embedder",
+    "summaries.cluster.threshold",
+    "report.pair_types",
+    "models.{judge}",
+    prompts=True,
+)
 @click.command("alt-metrics")
 @CONFIG
 @experiment

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import click
 
-from selfreflect.cli.options import CONFIG, FILES
+from selfreflect.cli.options import CONFIG, FILES, reads
 from selfreflect.cli.report.common import (
     METRICS,
     OUT_DIR,
@@ -16,6 +16,7 @@ from selfreflect.cli.report.common import (
 from selfreflect.report import tables
 
 
+@reads("scoring.backend", "report.agreement_questions")
 @click.command("backend-agreement")
 @CONFIG
 @OUT_DIR

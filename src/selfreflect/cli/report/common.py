@@ -16,6 +16,8 @@ from selfreflect.report import tables
 OUT_DIR = click.option("--out-dir", required=True, type=click.Path(), help="Tables folder.")
 FIGURE_DIR = click.option("--figure-dir", required=True, type=click.Path(), help="Figures folder.")
 METRICS = click.option("--metrics", "metrics_path", type=click.Path(), help="Headline DVC metrics.")
+STATS_SETTINGS = ("report.bootstrap_resamples", "report.confidence")  # what stats_args reads
+FIGURE_SETTINGS = ("report.figure_width", "report.figure_dpi")  # what figure_args reads
 
 
 def read_config(path: str) -> dict[str, Any]:

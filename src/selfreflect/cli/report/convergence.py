@@ -6,10 +6,12 @@ from pathlib import Path
 
 import click
 
-from selfreflect.cli.options import CONFIG, FILES
+from selfreflect.cli.options import CONFIG, FILES, reads
 from selfreflect.cli.report.common import (
     FIGURE_DIR,
+    FIGURE_SETTINGS,
     OUT_DIR,
+    STATS_SETTINGS,
     figure_args,
     read_config,
     skipped,
@@ -18,6 +20,7 @@ from selfreflect.cli.report.common import (
 from selfreflect.report import tables
 
 
+@reads("seed", *STATS_SETTINGS, *FIGURE_SETTINGS)
 @click.command("convergence")
 @CONFIG
 @OUT_DIR

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from selfreflect.cli.options import CONFIG, FILES
+from selfreflect.cli.options import CONFIG, FILES, reads
 from selfreflect.cli.report.common import (
     OUT_DIR,
     read_config,
@@ -13,6 +13,7 @@ from selfreflect.cli.report.common import (
 from selfreflect.report import tables
 
 
+@reads("models")
 @click.command("cost-table")
 @CONFIG
 @OUT_DIR

@@ -7,10 +7,12 @@ from pathlib import Path
 import click
 import pandas as pd
 
-from selfreflect.cli.options import CONFIG, FILES
+from selfreflect.cli.options import CONFIG, FILES, reads
 from selfreflect.cli.report.common import (
     FIGURE_DIR,
+    FIGURE_SETTINGS,
     OUT_DIR,
+    STATS_SETTINGS,
     figure_args,
     read_config,
     skipped,
@@ -34,6 +36,7 @@ def write_strategy_metrics(
         write_metrics(str(Path(directory) / f"{strategy}.json"), rows, MAIN_METRICS)
 
 
+@reads("seed", *STATS_SETTINGS, "report.baseline", "finetune.teacher", *FIGURE_SETTINGS)
 @click.command("main-table")
 @CONFIG
 @OUT_DIR

@@ -5,11 +5,12 @@ from __future__ import annotations
 import click
 import pandas as pd
 
-from selfreflect.cli.options import ANSWERS, CONFIG, OUT, QUESTIONS
+from selfreflect.cli.options import ANSWERS, CONFIG, OUT, QUESTIONS, reads
 from selfreflect.cli.report.judging import JUDGEMENTS, read_judgements, write_study
 from selfreflect.errors import InputError
 
 
+@reads("report.mc_temperatures")
 @click.command("mc-scores")
 @CONFIG
 @QUESTIONS

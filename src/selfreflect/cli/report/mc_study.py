@@ -7,11 +7,13 @@ from pathlib import Path
 
 import click
 
-from selfreflect.cli.options import CONFIG, FILES
+from selfreflect.cli.options import CONFIG, FILES, reads
 from selfreflect.cli.report.common import (
     FIGURE_DIR,
+    FIGURE_SETTINGS,
     METRICS,
     OUT_DIR,
+    STATS_SETTINGS,
     figure_args,
     read_config,
     skipped,
@@ -21,6 +23,7 @@ from selfreflect.cli.report.common import (
 from selfreflect.report import tables
 
 
+@reads("seed", *STATS_SETTINGS, *FIGURE_SETTINGS)
 @click.command("mc-study")
 @CONFIG
 @OUT_DIR

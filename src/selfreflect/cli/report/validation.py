@@ -6,9 +6,10 @@ from pathlib import Path
 
 import click
 
-from selfreflect.cli.options import CONFIG, FILES
+from selfreflect.cli.options import CONFIG, FILES, reads
 from selfreflect.cli.report.common import (
     FIGURE_DIR,
+    FIGURE_SETTINGS,
     METRICS,
     OUT_DIR,
     figure_args,
@@ -19,6 +20,7 @@ from selfreflect.cli.report.common import (
 from selfreflect.report import tables
 
 
+@reads("report.confidence", *FIGURE_SETTINGS)
 @click.command("validation")
 @CONFIG
 @OUT_DIR
