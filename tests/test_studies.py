@@ -5,13 +5,12 @@ import pandas as pd
 import pytest
 
 from selfreflect.answers import question_seed
-from selfreflect.judging import judgements_table, subsample_indices
+from selfreflect.judging import judgements_table, strategy_scores, subsample_indices
 from selfreflect.report.studies import (
     alt_metrics_table,
     controlled_scores,
     convergence_scores,
     mc_scores,
-    strategy_scores,
 )
 from selfreflect.scoring.judge import open_judge
 from selfreflect.scoring.judgements import QuestionAnswers, judge_question

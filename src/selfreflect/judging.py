@@ -11,6 +11,7 @@ and with a result cache a rerun judges only the summary texts it has not judged 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -25,6 +26,7 @@ from selfreflect.scoring.result_cache import ResultCache
 from selfreflect.scoring.score import result, upstream_error
 from selfreflect.scoring.stopwords import IsStopword
 
+SCORES = ["id", "strategy", "score", "num_tasks", "error", "tasks"]  # a scores row's fields
 LABELS = ["kind", "strategy", "pair_type", "side", "temperature", "axis", "size"]
 COLUMNS = ["id", *LABELS, "summary", "score", "num_tasks", "error", "tasks"]
 SIDES = ("good", "bad")
@@ -124,9 +126,30 @@ def _test_cell(judgement: Judgement, chosen: set[int]) -> dict:
     return _cell(judgement, distances)
 
 
+def result_cache(
+    root: str | Path, spec: dict[str, Any], settings: dict[str, Any], command: str
+) -> ResultCache:
+    """The result cache under ``root`` of ``selfreflect COMMAND``'s judge pass with the judge
+    model ``spec`` and the scoring ``settings``: its entries depend, besides their question and
+    summary, on the judge model's files and entry, the settings, and the command's code and
+    prompts."""
+    from selfreflect.code_deps import code_digest, command_deps, prompt_texts
+    from selfreflect.provenance import model_fingerprint
+
+    deps = command_deps(command)
+    salt = {
+        "model": model_fingerprint(spec["path"]),
+        "spec": spec,
+        "settings": {k: v for k, v in settings.items() if k != "checkpoint_every"},
+        "code": code_digest(deps.files),
+        "prompts": prompt_texts(deps.prompt_keys),
+    }
+    return ResultCache(root, salt)
+
+
 def judgements_table(
     judge: Judge,
-    questions: pd.DataFrame,
+    questions: pd.DataFrame | None,
     answers: pd.DataFrame,
     shard: pd.DataFrame,
     summaries: pd.DataFrame,
@@ -140,7 +163,8 @@ def judgements_table(
     dataset's, from which controlled pairs borrow foreign answers and the convergence study
     takes its first questions): every summary of ``summaries`` and, unless ``report`` (the
     config's report settings, with the ``cluster`` settings that group answers by meaning) is
-    None, the studies' constructed summaries."""
+    None, the studies' constructed summaries. ``questions`` gives the multiple-choice
+    questions' options (None: no question has any)."""
     pairs = pairs_table(answers, [])
     if report is not None:
         grouping = (report["cluster"]["embedder"], report["cluster"]["threshold"])
@@ -148,8 +172,10 @@ def judgements_table(
     pairs_of: dict[str, list[Any]] = {}  # each question's pairs, looked up per question
     for pair in pairs.itertuples(index=False):
         pairs_of.setdefault(pair.id, []).append(pair)
-    choices = questions.set_index("id")["choices"]
-    has_mc = report is not None and bool(questions["choices"].notna().any())
+    choices = pd.Series(dtype=object)
+    if questions is not None:
+        choices = questions.set_index("id")["choices"]
+    has_mc = report is not None and bool(choices.notna().any())
     strategies = list(dict.fromkeys(summaries["strategy"]))
     convergence: set[str] = set()
     sizes: list[int] = []
@@ -203,3 +229,48 @@ def judgements_table(
         if answer.id in convergence:
             rows += _convergence_rows(answer, strategy_rows, judged, sizes, seed)
     return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def strategy_scores(judgements: pd.DataFrame, strategy: str) -> pd.DataFrame:
+    """One strategy's ``scores`` rows (without the experiment labels)."""
+    rows = judgements[(judgements["kind"] == "strategy") & (judgements["strategy"] == strategy)]
+    return rows[SCORES]
+
+
+def summary_scores(judgements: pd.DataFrame, summaries: pd.DataFrame) -> pd.DataFrame:
+    """The ``scores`` rows of ``summaries`` (without the experiment labels): each question on
+    the strategies it has a summary of, in their order (a reference file's questions carry
+    different keys), and a question without any on every strategy, its rows failed."""
+    rows = judgements[judgements["kind"] == "strategy"]
+    place = {
+        key: i for i, key in enumerate(zip(summaries["id"], summaries["strategy"], strict=True))
+    }
+    summarised = set(summaries["id"])
+    rank = {strategy: i for i, strategy in enumerate(dict.fromkeys(summaries["strategy"]))}
+    question = {qid: i for i, qid in enumerate(dict.fromkeys(rows["id"]))}
+    keys = list(zip(rows["id"], rows["strategy"], strict=True))
+    kept = [key[0] not in summarised or key in place for key in keys]
+    order = sorted(
+        (i for i, keep in enumerate(kept) if keep),
+        key=lambda i: (question[keys[i][0]], place.get(keys[i], rank[keys[i][1]])),
+    )
+    return rows.iloc[order][SCORES].reset_index(drop=True)
+
+
+def score_table(
+    judge: Judge,
+    answers: pd.DataFrame,
+    summaries: pd.DataFrame,
+    temperature: float,
+    is_stopword: IsStopword,
+    keep_tasks: bool = False,
+    cache: ResultCache | None = None,
+) -> pd.DataFrame:
+    """The ``scores`` rows of ``summaries`` on the questions of ``answers`` (without dataset and
+    subject), judged by ``judge``: the judge pass (:func:`judgements_table`) on these summaries
+    alone. ``keep_tasks`` fills the ``tasks`` column (else null)."""
+    scoring = {"temperature": temperature, "keep_tasks": keep_tasks}
+    judgements = judgements_table(
+        judge, None, answers, answers, summaries, scoring, None, 0, is_stopword, cache
+    )
+    return summary_scores(judgements, summaries).assign(judge=judge.name)

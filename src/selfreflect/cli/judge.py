@@ -3,28 +3,10 @@ workflow's scoring stage; ``selfreflect score`` scores files standalone)."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import click
 
 from selfreflect.cli.options import ANSWERS, CONFIG, OUT, QUESTIONS, SHARD, SHARDS
 from selfreflect.cli.report.judging import experiment, write_study
-
-
-def cache_salt(spec: dict[str, Any], settings: dict[str, Any]) -> dict[str, Any]:
-    """What a judged result depends on besides its question and summary: the judge model's
-    files and entry, the scoring settings, and this command's code and prompts."""
-    from selfreflect.code_deps import code_digest, command_deps, prompt_texts
-    from selfreflect.provenance import model_fingerprint
-
-    deps = command_deps("judge")
-    return {
-        "model": model_fingerprint(spec["path"]),
-        "spec": spec,
-        "settings": {k: v for k, v in settings.items() if k != "checkpoint_every"},
-        "code": code_digest(deps.files),
-        "prompts": prompt_texts(deps.prompt_keys),
-    }
 
 
 @click.command()
@@ -72,9 +54,8 @@ def judge(
     from selfreflect.config import load_config, model_spec
     from selfreflect.failures import check_failures
     from selfreflect.fileio import check_writable
-    from selfreflect.judging import judgements_table
+    from selfreflect.judging import judgements_table, result_cache
     from selfreflect.scoring.judge import open_judge
-    from selfreflect.scoring.result_cache import ResultCache
     from selfreflect.scoring.stopwords import stopword_policy
 
     config = load_config(config_path)
@@ -86,7 +67,7 @@ def judge(
     summaries = pd.DataFrame(columns=SCHEMAS["summaries"].names)
     if tables:
         summaries = pd.concat(tables, ignore_index=True)
-    cache = ResultCache(cache_dir, cache_salt(spec, config["scoring"]))
+    cache = result_cache(cache_dir, spec, config["scoring"], "judge")
     with open_judge(spec, config["scoring"]) as model:
         table = judgements_table(
             model,

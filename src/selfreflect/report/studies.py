@@ -32,12 +32,6 @@ def _of_kind(judgements: pd.DataFrame, kind: str, labels: list[str]) -> pd.DataF
     return rows[["id", *labels, "summary", "score", "num_tasks", "error"]].reset_index(drop=True)
 
 
-def strategy_scores(judgements: pd.DataFrame, strategy: str) -> pd.DataFrame:
-    """One strategy's ``scores`` rows (without the experiment labels)."""
-    rows = judgements[(judgements["kind"] == "strategy") & (judgements["strategy"] == strategy)]
-    return rows[["id", "strategy", "score", "num_tasks", "error", "tasks"]]
-
-
 def alt_metrics_table(
     judge: Judge, answers: pd.DataFrame, pair_types: list[str], grouping: Grouping = BY_STRING
 ) -> pd.DataFrame:
