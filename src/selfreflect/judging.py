@@ -11,25 +11,24 @@ and with a result cache a rerun judges only the summary texts it has not judged 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from selfreflect.answers import question_seed
+from selfreflect.controlled import SIDES, pairs_table
+from selfreflect.mc_study.variants import mc_exclusion, mc_variants
 from selfreflect.progress import progress
-from selfreflect.report.controlled import mc_variants, pairs_table
 from selfreflect.scoring.judge import Judge
 from selfreflect.scoring.judgements import Judgement, QuestionAnswers, judge_question
 from selfreflect.scoring.result_cache import ResultCache
 from selfreflect.scoring.score import result, upstream_error
 from selfreflect.scoring.stopwords import IsStopword
+from selfreflect.seeds import question_seed
 
 SCORES = ["id", "strategy", "score", "num_tasks", "error", "tasks"]  # a scores row's fields
 LABELS = ["kind", "strategy", "pair_type", "side", "temperature", "axis", "size"]
 COLUMNS = ["id", *LABELS, "summary", "score", "num_tasks", "error", "tasks"]
-SIDES = ("good", "bad")
 AXES = ("conditioning", "test")
 
 
@@ -68,17 +67,6 @@ def _mc_rows(answer: Any, choices: Any, temperatures: list[float]) -> Iterator[d
         return
     for t, summary, _ in mc_variants(list(answer.choice_probs), list(choices), temperatures):
         yield _row(answer.id, "mc", summary, None, temperature=t)
-
-
-def mc_exclusion(answer: Any, choices: Any) -> str | None:
-    """Why a question has no multiple-choice study (None when it has one)."""
-    if choices is None or len(choices) == 0:
-        return "not a multiple-choice question"
-    if isinstance(answer.error, str):
-        return f"answers failed: {answer.error}"
-    if answer.choice_probs is None:
-        return "the answers have no distribution over the choices (answers.choice_truth)"
-    return None
 
 
 def _convergence_rows(
@@ -124,27 +112,6 @@ def _test_cell(judgement: Judgement, chosen: set[int]) -> dict:
     if not distances:
         return {"error": "no held-out answer has a word to mask"}
     return _cell(judgement, distances)
-
-
-def result_cache(
-    root: str | Path, spec: dict[str, Any], settings: dict[str, Any], command: str
-) -> ResultCache:
-    """The result cache under ``root`` of ``selfreflect COMMAND``'s judge pass with the judge
-    model ``spec`` and the scoring ``settings``: its entries depend, besides their question and
-    summary, on the judge model's files and entry, the settings, and the command's code and
-    prompts."""
-    from selfreflect.code_deps import code_digest, command_deps, prompt_texts
-    from selfreflect.provenance import model_fingerprint
-
-    deps = command_deps(command)
-    salt = {
-        "model": model_fingerprint(spec["path"]),
-        "spec": spec,
-        "settings": {k: v for k, v in settings.items() if k != "checkpoint_every"},
-        "code": code_digest(deps.files),
-        "prompts": prompt_texts(deps.prompt_keys),
-    }
-    return ResultCache(root, salt)
 
 
 def judgements_table(
@@ -229,6 +196,13 @@ def judgements_table(
         if answer.id in convergence:
             rows += _convergence_rows(answer, strategy_rows, judged, sizes, seed)
     return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def of_kind(judgements: pd.DataFrame, kind: str, labels: list[str]) -> pd.DataFrame:
+    """The rows of ``judgements`` of one ``kind`` with its ``labels``, their summaries and
+    results (no tasks)."""
+    rows = judgements[judgements["kind"] == kind]
+    return rows[["id", *labels, "summary", "score", "num_tasks", "error"]].reset_index(drop=True)
 
 
 def strategy_scores(judgements: pd.DataFrame, strategy: str) -> pd.DataFrame:

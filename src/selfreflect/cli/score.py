@@ -1,5 +1,6 @@
-"""``selfreflect score``: summaries scored by a judge (a workflow stage, or standalone on
-reference-format files)."""
+"""``selfreflect score``: summaries scored by a judge, standalone (summaries tables or the
+original tool's JSON files): the workflow's judge pass (:mod:`selfreflect.judging`) on them
+alone, resumed through its result cache."""
 
 from __future__ import annotations
 
@@ -142,9 +143,10 @@ def score(
 
     from selfreflect import sharding
     from selfreflect.artifacts import one_label, write_table
+    from selfreflect.cli.judge import judge_cache
     from selfreflect.failures import check_failures
     from selfreflect.fileio import check_writable, write_json
-    from selfreflect.judging import result_cache, score_table
+    from selfreflect.judging import score_table
     from selfreflect.provenance import provenance
     from selfreflect.scoring.judge import open_judge
     from selfreflect.scoring.score import reference_scores
@@ -172,7 +174,7 @@ def score(
     cache = Path(cache_dir or Path(out).parent / f".{Path(out).name}.judge-cache")
     for path in [out, cache]:
         check_writable(path)
-    cached = result_cache(cache, spec, settings, "score")
+    cached = judge_cache(cache, spec, settings, "score")
     with open_judge(spec, settings) as model:
         scores = score_table(
             model,
