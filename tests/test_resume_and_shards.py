@@ -90,7 +90,7 @@ def cli_config(tmp_path, tiny_model, questions):
     config = yaml.safe_load((REPO / "config" / "smoke.yaml").read_text())
     config["models"]["tiny"].update(path=str(tiny_model), kv_cache_memory_bytes=128 * 2**20)
     config["answers"].update(num_answers=2, max_tokens=8, checkpoint_every=1)
-    config["scoring"].update(checkpoint_every=1, backend="hf")
+    config["scoring"].update(backend="hf")
     path = tmp_path / "config.yaml"
     path.write_text(yaml.safe_dump(config))
     write_table(
