@@ -3,38 +3,10 @@ workflow's scoring stage; ``selfreflect score`` scores files standalone)."""
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
-
 import click
 
 from selfreflect.cli.options import ANSWERS, CONFIG, OUT, QUESTIONS, SHARD, SHARDS
 from selfreflect.cli.report.judging import experiment, write_study
-
-if TYPE_CHECKING:
-    from selfreflect.scoring.result_cache import ResultCache
-
-
-def judge_cache(
-    root: str | Path, spec: dict[str, Any], settings: dict[str, Any], command: str
-) -> ResultCache:
-    """The result cache under ``root`` of ``selfreflect COMMAND``'s judge pass with the judge
-    model ``spec`` and the scoring ``settings``: its entries depend, besides their question and
-    summary, on the judge model's files and entry, the settings, and the command's code and
-    prompts."""
-    from selfreflect.code_deps import code_digest, command_deps, prompt_texts
-    from selfreflect.provenance import model_fingerprint
-    from selfreflect.scoring.result_cache import ResultCache
-
-    deps = command_deps(command)
-    salt = {
-        "model": model_fingerprint(spec["path"]),
-        "spec": spec,
-        "settings": settings,
-        "code": code_digest(deps.files),
-        "prompts": prompt_texts(deps.prompt_keys),
-    }
-    return ResultCache(root, salt)
 
 
 @click.command()
@@ -79,6 +51,7 @@ def judge(
 
     from selfreflect import sharding
     from selfreflect.artifacts import SCHEMAS, read_table
+    from selfreflect.cli.judge_cache import judge_cache
     from selfreflect.config import load_config, model_spec
     from selfreflect.failures import check_failures
     from selfreflect.fileio import check_writable

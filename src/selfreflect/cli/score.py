@@ -143,7 +143,7 @@ def score(
 
     from selfreflect import sharding
     from selfreflect.artifacts import one_label, write_table
-    from selfreflect.cli.judge import judge_cache
+    from selfreflect.cli.judge_cache import judge_cache
     from selfreflect.failures import check_failures
     from selfreflect.fileio import check_writable, write_json
     from selfreflect.judging import score_table
