@@ -83,7 +83,8 @@ def reference(work):
 
 
 KIND = {"answers": "answers", "summarize": "summaries", "score": "scores", "judge": "judgements"}
-# Four questions, one per checkpoint: atomic writes 1-4 are checkpoints, write 5 the output.
+# Four questions, one per answers checkpoint or result-cache entry (score, judge): atomic writes
+# 1-4 are those, write 5 the output.
 # (Kills right after a checkpoint: tests/test_resume_and_shards.py.)
 POINTS = [
     ("answers", "before-rename", 3),  # checkpoint 3 written, not yet renamed
