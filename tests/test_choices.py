@@ -8,7 +8,8 @@ import pytest
 from selfreflect.answers import sample_answers
 from selfreflect.backends import Generator
 from selfreflect.backends.hf_engine import HfGenerator
-from selfreflect.choices import (
+from selfreflect.errors import InputError
+from selfreflect.mc_study.choices import (
     AMBIGUOUS,
     choice_counts,
     choice_truth,
@@ -16,7 +17,6 @@ from selfreflect.choices import (
     parse_choice,
     sampling_error,
 )
-from selfreflect.errors import InputError
 from selfreflect.questions import format_mmlu, question_id
 from tests.conftest import tiny_model_spec
 

@@ -4,18 +4,15 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from selfreflect.report.controlled import (
+from selfreflect.controlled import (
     PAIR_TYPES,
     clusters_of,
     distribution_summary,
     foreign_answers,
-    mc_summary,
-    mc_variants,
     pairs_table,
     question_pairs,
-    stated_percents,
-    tempered,
 )
+from selfreflect.mc_study.variants import mc_summary, mc_variants, stated_percents, tempered
 
 ANSWERS = ["Paris", "paris.", "Lyon", "Paris", "Nice", "Lyon"]  # Paris 3, Lyon 2, Nice 1
 

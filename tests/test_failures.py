@@ -14,8 +14,8 @@ import yaml
 
 from selfreflect.artifacts import read_metadata, write_table
 from selfreflect.failures import TooManyFailures, check_failures
+from selfreflect.judging import score_table
 from selfreflect.scoring.hf_judge import HfJudge
-from selfreflect.scoring.score import score_table
 from selfreflect.scoring.stopwords import stopword_policy
 from selfreflect.strategies import Context, QuestionFailed
 from tests.conftest import REPO, tiny_format

@@ -34,7 +34,7 @@ def work(tmp_path_factory, tiny_model):
     config.update(summarizer=None, judges=["tiny"])
     config["answers"].update(num_answers=2, max_tokens=8, checkpoint_every=1)
     config["summaries"].update(plugins={}, strategies=["greedy"])
-    config["scoring"].update(checkpoint_every=1, stopwords="none")
+    config["scoring"].update(stopwords="none")
     (folder / "config.yaml").write_text(yaml.safe_dump(config))
     frame = pd.DataFrame({"question": QUESTIONS, "id": [question_id(q) for q in QUESTIONS]})
     frame = frame.assign(dataset="d", source_index=range(4), choices=None, gold=None)
@@ -83,7 +83,8 @@ def reference(work):
 
 
 KIND = {"answers": "answers", "summarize": "summaries", "score": "scores", "judge": "judgements"}
-# Four questions, one per checkpoint: atomic writes 1-4 are checkpoints, write 5 the output.
+# Four questions, one per answers checkpoint or result-cache entry (score, judge): atomic writes
+# 1-4 are those, write 5 the output.
 # (Kills right after a checkpoint: tests/test_resume_and_shards.py.)
 POINTS = [
     ("answers", "before-rename", 3),  # checkpoint 3 written, not yet renamed

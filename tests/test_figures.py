@@ -6,14 +6,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from selfreflect.report.figures import (
-    convergence_figure,
-    experiments,
-    main_figure,
-    mc_figure,
-    validation_figure,
-)
-from selfreflect.report.tables import convergence_table, main_table, mc_table, validation_table
+from selfreflect.mc_study.figure import mc_figure
+from selfreflect.mc_study.table import mc_table
+from selfreflect.plotting import experiments
+from selfreflect.report.figures import convergence_figure, main_figure, validation_figure
+from selfreflect.report.tables import convergence_table, main_table, validation_table
 
 KEYS = {"dataset": "d", "subject": "s", "judge": "j"}
 STRATEGIES = ["greedy", "basic", "cot", "sample_and_summarize"]

@@ -121,7 +121,7 @@ def test_absent_summary_keys_are_not_failures_and_blank_summaries_warn(
     assert "4 scores (0 failed)" in stdout
     assert "s.json: 1 blank summaries (b)" in stderr
     assert [set(record) for record in json.loads(out.read_text())] == [{"a", "b"}, {"b", "c"}]
-    assert "scores: questions: 2/2 (100%)" in caplog.text
+    assert "judging: questions: 2/2 (100%)" in caplog.text
 
 
 def test_progress_lines_count_done_and_total(caplog):

@@ -1,10 +1,10 @@
-"""The multiple-choice study's power, simulated without a model (selfreflect.report.power)."""
+"""The multiple-choice study's power, simulated without a model (selfreflect.mc_study.power)."""
 
 import numpy as np
 import pytest
 
 from selfreflect.config import answer_settings, load_config, question_count
-from selfreflect.report.power import detections, power, power_curve, simulate_study
+from selfreflect.mc_study.power import detections, power, power_curve, simulate_study
 from selfreflect.stats import proportion_ci
 from tests.conftest import REPO
 

@@ -90,7 +90,7 @@ def cli_config(tmp_path, tiny_model, questions):
     config = yaml.safe_load((REPO / "config" / "smoke.yaml").read_text())
     config["models"]["tiny"].update(path=str(tiny_model), kv_cache_memory_bytes=128 * 2**20)
     config["answers"].update(num_answers=2, max_tokens=8, checkpoint_every=1)
-    config["scoring"].update(checkpoint_every=1, backend="hf")
+    config["scoring"].update(backend="hf")
     path = tmp_path / "config.yaml"
     path.write_text(yaml.safe_dump(config))
     write_table(
@@ -195,9 +195,20 @@ def test_killed_scoring_job_resumes_to_identical_scores(cli_config, tmp_path, qu
     reference = tmp_path / "reference.parquet"
     subprocess.run(command(reference), check=True, capture_output=True)
     out = tmp_path / "scores.parquet"
-    assert kill_after_checkpoint(command(out), out) == 2
+    # killed as it is about to store its third judged summary (one per question): two are cached
+    kill_at = [sys.executable, str(REPO / "tests" / "kill_at.py"), "before-rename", "3"]
+    killed = subprocess.run([*kill_at, "--", *command(out)[1:]], capture_output=True, text=True)
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    assert not out.exists(), "a killed job must not leave an output that looks complete"
+    cache = tmp_path / ".scores.parquet.judge-cache"
+    assert len(list(cache.rglob("*.json.gz"))) == 2
+
     subprocess.run(command(out), check=True, capture_output=True)
     pd.testing.assert_frame_equal(read_table("scores", out), read_table("scores", reference))
+    # the rerun judged only the five questions the killed job had not stored
+    tokens = [read_metadata(path)["judge_forward_tokens"] for path in (out, reference)]
+    assert 0 < tokens[0] < tokens[1]
+    assert not cache.exists()
     assert read_table("scores", out)["score"].notna().all()
 
 

@@ -14,12 +14,13 @@ from selfreflect.artifacts import read_table, write_table
 from selfreflect.chat import format_answers
 from selfreflect.cli.score import read_summaries
 from selfreflect.errors import InputError
+from selfreflect.judging import score_table
 from selfreflect.reference_format import read_reference_answers
 from selfreflect.scoring import metric
 from selfreflect.scoring.hf_judge import HfJudge
 from selfreflect.scoring.judgements import TOP_PREDICTIONS
 from selfreflect.scoring.reference_judge import ReferenceJudge
-from selfreflect.scoring.score import score_question, score_table
+from selfreflect.scoring.score import score_question
 from selfreflect.scoring.stopwords import masked_positions, stopword_policy
 from selfreflect.scoring.tasks import (
     ContextTasks,

@@ -4,20 +4,19 @@ the tiny model (transformers judge, no vLLM engine)."""
 import pandas as pd
 import pytest
 
-from selfreflect.answers import question_seed
-from selfreflect.judging import judgements_table, subsample_indices
+from selfreflect.judging import judgements_table, strategy_scores, subsample_indices
+from selfreflect.mc_study.scores import mc_scores
 from selfreflect.report.studies import (
     alt_metrics_table,
     controlled_scores,
     convergence_scores,
-    mc_scores,
-    strategy_scores,
 )
 from selfreflect.scoring.judge import open_judge
 from selfreflect.scoring.judgements import QuestionAnswers, judge_question
 from selfreflect.scoring.result_cache import ResultCache
 from selfreflect.scoring.score import score_question
 from selfreflect.scoring.stopwords import stopword_policy
+from selfreflect.seeds import question_seed
 
 SETTINGS = {"backend": "hf", "dtype": "auto", "batch_size": 8}
 SCORING = {"temperature": 5.0, "keep_tasks": False}

@@ -9,19 +9,17 @@ import pytest
 from scipy import stats
 
 from selfreflect.errors import InputError
+from selfreflect.mc_study.table import mc_table
+from selfreflect.report.readers import read_ratings, read_tables
 from selfreflect.report.tables import (
     backend_agreement_table,
     convergence_table,
     cost_table,
     human_agreement_table,
     main_table,
-    mc_table,
-    read_ratings,
-    read_tables,
     validation_table,
-    with_intervals,
-    write_table_files,
 )
+from selfreflect.report.writers import with_intervals, write_table_files
 from selfreflect.stats import krippendorff_alpha
 
 KEYS = {"dataset": "d", "subject": "s", "judge": "j"}

@@ -6,20 +6,14 @@ by the scorer; summary strategies get the conditioning answers or fresh samples.
 
 from __future__ import annotations
 
-import hashlib
 from typing import Any
 
 import pandas as pd
 
 from selfreflect.backends import Generator, Sampling
 from selfreflect.chat import question_chat
-from selfreflect.choices import choice_truth
-
-
-def question_seed(run_seed: int, question_id: str) -> int:
-    """A per-question sampling seed derived from the run seed and the question id."""
-    digest = hashlib.sha256(f"{run_seed}:{question_id}".encode()).digest()
-    return int.from_bytes(digest[:4], "big") & 0x7FFFFFFF
+from selfreflect.mc_study.choices import choice_truth
+from selfreflect.seeds import question_seed
 
 
 def split_answers(answers: list[str]) -> tuple[list[str], list[str]]:
@@ -36,7 +30,7 @@ def sample_answers(
     backend: str,
 ) -> pd.DataFrame:
     """One ``answers`` row per question, with the subject's distribution over a multiple-choice
-    question's options (:mod:`selfreflect.choice_truth`); a question that fails keeps its row
+    question's options (:mod:`selfreflect.mc_study.choices`); a question that fails keeps its row
     with ``error``."""
     seeds = [question_seed(run_seed, qid) for qid in questions["id"]]
     sampling = [

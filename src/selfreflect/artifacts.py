@@ -66,8 +66,8 @@ SCHEMAS: dict[str, pa.Schema] = {
             ("model", _STR),
             ("seed", pa.int64()),
             ("error", _STR),  # null when the question succeeded
-            # a multiple-choice question's truth (selfreflect.choices.choice_truth), else null:
-            # the subject's distribution over the choices then "none", how it was found
+            # a multiple-choice question's truth (selfreflect.mc_study.choices.choice_truth), else
+            # null: the subject's distribution over the choices then "none", how it was found
             # (logprobs | samples) and its expected sampling error in total variation
             ("choice_probs", pa.list_(pa.float64())),
             ("choice_source", _STR),
@@ -145,7 +145,8 @@ SCHEMAS: dict[str, pa.Schema] = {
             ("gap", pa.float64()),  # rejected score - chosen score: the preference strength
         ]
     ),
-    # report studies (selfreflect.report.studies): metric values of constructed summaries
+    # report studies (selfreflect.report.studies, selfreflect.mc_study.scores): metric values of
+    # constructed summaries
     "controlled_scores": pa.schema(
         [
             ("id", _STR),

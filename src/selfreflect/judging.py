@@ -16,18 +16,19 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from selfreflect.answers import question_seed
+from selfreflect.controlled import SIDES, pairs_table
+from selfreflect.mc_study.variants import mc_exclusion, mc_variants
 from selfreflect.progress import progress
-from selfreflect.report.controlled import mc_variants, pairs_table
 from selfreflect.scoring.judge import Judge
 from selfreflect.scoring.judgements import Judgement, QuestionAnswers, judge_question
 from selfreflect.scoring.result_cache import ResultCache
 from selfreflect.scoring.score import result, upstream_error
 from selfreflect.scoring.stopwords import IsStopword
+from selfreflect.seeds import question_seed
 
+SCORES = ["id", "strategy", "score", "num_tasks", "error", "tasks"]  # a scores row's fields
 LABELS = ["kind", "strategy", "pair_type", "side", "temperature", "axis", "size"]
 COLUMNS = ["id", *LABELS, "summary", "score", "num_tasks", "error", "tasks"]
-SIDES = ("good", "bad")
 AXES = ("conditioning", "test")
 
 
@@ -66,17 +67,6 @@ def _mc_rows(answer: Any, choices: Any, temperatures: list[float]) -> Iterator[d
         return
     for t, summary, _ in mc_variants(list(answer.choice_probs), list(choices), temperatures):
         yield _row(answer.id, "mc", summary, None, temperature=t)
-
-
-def mc_exclusion(answer: Any, choices: Any) -> str | None:
-    """Why a question has no multiple-choice study (None when it has one)."""
-    if choices is None or len(choices) == 0:
-        return "not a multiple-choice question"
-    if isinstance(answer.error, str):
-        return f"answers failed: {answer.error}"
-    if answer.choice_probs is None:
-        return "the answers have no distribution over the choices (answers.choice_truth)"
-    return None
 
 
 def _convergence_rows(
@@ -126,7 +116,7 @@ def _test_cell(judgement: Judgement, chosen: set[int]) -> dict:
 
 def judgements_table(
     judge: Judge,
-    questions: pd.DataFrame,
+    questions: pd.DataFrame | None,
     answers: pd.DataFrame,
     shard: pd.DataFrame,
     summaries: pd.DataFrame,
@@ -140,7 +130,8 @@ def judgements_table(
     dataset's, from which controlled pairs borrow foreign answers and the convergence study
     takes its first questions): every summary of ``summaries`` and, unless ``report`` (the
     config's report settings, with the ``cluster`` settings that group answers by meaning) is
-    None, the studies' constructed summaries."""
+    None, the studies' constructed summaries. ``questions`` gives the multiple-choice
+    questions' options (None: no question has any)."""
     pairs = pairs_table(answers, [])
     if report is not None:
         grouping = (report["cluster"]["embedder"], report["cluster"]["threshold"])
@@ -148,8 +139,10 @@ def judgements_table(
     pairs_of: dict[str, list[Any]] = {}  # each question's pairs, looked up per question
     for pair in pairs.itertuples(index=False):
         pairs_of.setdefault(pair.id, []).append(pair)
-    choices = questions.set_index("id")["choices"]
-    has_mc = report is not None and bool(questions["choices"].notna().any())
+    choices = pd.Series(dtype=object)
+    if questions is not None:
+        choices = questions.set_index("id")["choices"]
+    has_mc = report is not None and bool(choices.notna().any())
     strategies = list(dict.fromkeys(summaries["strategy"]))
     convergence: set[str] = set()
     sizes: list[int] = []
@@ -203,3 +196,55 @@ def judgements_table(
         if answer.id in convergence:
             rows += _convergence_rows(answer, strategy_rows, judged, sizes, seed)
     return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def of_kind(judgements: pd.DataFrame, kind: str, labels: list[str]) -> pd.DataFrame:
+    """The rows of ``judgements`` of one ``kind`` with its ``labels``, their summaries and
+    results (no tasks)."""
+    rows = judgements[judgements["kind"] == kind]
+    return rows[["id", *labels, "summary", "score", "num_tasks", "error"]].reset_index(drop=True)
+
+
+def strategy_scores(judgements: pd.DataFrame, strategy: str) -> pd.DataFrame:
+    """One strategy's ``scores`` rows (without the experiment labels)."""
+    rows = judgements[(judgements["kind"] == "strategy") & (judgements["strategy"] == strategy)]
+    return rows[SCORES]
+
+
+def summary_scores(judgements: pd.DataFrame, summaries: pd.DataFrame) -> pd.DataFrame:
+    """The ``scores`` rows of ``summaries`` (without the experiment labels): each question on
+    the strategies it has a summary of, in their order (a reference file's questions carry
+    different keys), and a question without any on every strategy, its rows failed."""
+    rows = judgements[judgements["kind"] == "strategy"]
+    place = {
+        key: i for i, key in enumerate(zip(summaries["id"], summaries["strategy"], strict=True))
+    }
+    summarised = set(summaries["id"])
+    rank = {strategy: i for i, strategy in enumerate(dict.fromkeys(summaries["strategy"]))}
+    question = {qid: i for i, qid in enumerate(dict.fromkeys(rows["id"]))}
+    keys = list(zip(rows["id"], rows["strategy"], strict=True))
+    kept = [key[0] not in summarised or key in place for key in keys]
+    order = sorted(
+        (i for i, keep in enumerate(kept) if keep),
+        key=lambda i: (question[keys[i][0]], place.get(keys[i], rank[keys[i][1]])),
+    )
+    return rows.iloc[order][SCORES].reset_index(drop=True)
+
+
+def score_table(
+    judge: Judge,
+    answers: pd.DataFrame,
+    summaries: pd.DataFrame,
+    temperature: float,
+    is_stopword: IsStopword,
+    keep_tasks: bool = False,
+    cache: ResultCache | None = None,
+) -> pd.DataFrame:
+    """The ``scores`` rows of ``summaries`` on the questions of ``answers`` (without dataset and
+    subject), judged by ``judge``: the judge pass (:func:`judgements_table`) on these summaries
+    alone. ``keep_tasks`` fills the ``tasks`` column (else null)."""
+    scoring = {"temperature": temperature, "keep_tasks": keep_tasks}
+    judgements = judgements_table(
+        judge, None, answers, answers, summaries, scoring, None, 0, is_stopword, cache
+    )
+    return summary_scores(judgements, summaries).assign(judge=judge.name)

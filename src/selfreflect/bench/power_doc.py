@@ -3,7 +3,7 @@
     selfreflect bench power-doc                # defaults below, 6 min on 2 shared cores
     selfreflect bench power-doc --trials 100   # quicker, coarser
 
-No model runs: :mod:`selfreflect.report.power` simulates the study with a perfect and a random
+No model runs: :mod:`selfreflect.mc_study.power` simulates the study with a perfect and a random
 judge at each question count and number of answers N, and the docs show the share of
 simulated studies whose one-sided Wilcoxon test fires (p < 0.05).
 """
@@ -36,7 +36,7 @@ class Design:
 
 def curves(design: Design) -> pd.DataFrame:
     """:func:`power_curve` for every N, one frame."""
-    from selfreflect.report.power import power_curve
+    from selfreflect.mc_study.power import power_curve
 
     frames = [
         power_curve(design.questions, n, design.temperatures, design.trials, design.seed)
@@ -84,7 +84,7 @@ def markdown(table: pd.DataFrame, design: Design) -> str:
     temperatures = ", ".join(f"{t:g}" for t in design.temperatures)
     return f"""# Power of the multiple-choice study (simulated)
 
-Rendered by `selfreflect bench power-doc` (`selfreflect.report.power`); no model runs.
+Rendered by `selfreflect bench power-doc` (`selfreflect.mc_study.power`); no model runs.
 
 Each simulated question has 4 choices and a true distribution over them drawn from a flat
 Dirichlet. As in the study, where the truth is exact (the subject's first-token probabilities of

@@ -16,7 +16,7 @@ import pandas as pd
 
 from selfreflect.config import answer_settings, load_config, summarized_datasets
 from selfreflect.fileio import write_text
-from selfreflect.report.tables import read_benchmarks
+from selfreflect.report.performance import read_benchmarks
 
 
 def _verdict(passed: bool) -> str:

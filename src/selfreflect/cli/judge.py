@@ -26,22 +26,6 @@ def study_settings(job: Job, config: dict[str, Any]) -> tuple[str, ...]:
     return STUDY_SETTINGS if job["dataset"] in evaluated_datasets(config) else ()
 
 
-def cache_salt(spec: dict[str, Any], settings: dict[str, Any]) -> dict[str, Any]:
-    """What a judged result depends on besides its question and summary: the judge model's
-    files and entry, the scoring settings, and this command's code and prompts."""
-    from selfreflect.code_deps import code_digest, command_deps, prompt_texts
-    from selfreflect.provenance import model_fingerprint
-
-    deps = command_deps("judge")
-    return {
-        "model": model_fingerprint(spec["path"]),
-        "spec": spec,
-        "settings": {k: v for k, v in settings.items() if k != "checkpoint_every"},
-        "code": code_digest(deps.files),
-        "prompts": prompt_texts(deps.prompt_keys),
-    }
-
-
 @reads("seed", "scoring", "models.{judge}", study_settings, prompts=True)
 @click.command()
 @CONFIG
@@ -85,12 +69,12 @@ def judge(
 
     from selfreflect import sharding
     from selfreflect.artifacts import SCHEMAS, read_table
+    from selfreflect.cli.judge_cache import judge_cache
     from selfreflect.config import load_config, model_spec
     from selfreflect.failures import check_failures
     from selfreflect.fileio import check_writable
     from selfreflect.judging import judgements_table
     from selfreflect.scoring.judge import open_judge
-    from selfreflect.scoring.result_cache import ResultCache
     from selfreflect.scoring.stopwords import stopword_policy
 
     config = load_config(config_path)
@@ -102,7 +86,7 @@ def judge(
     summaries = pd.DataFrame(columns=SCHEMAS["summaries"].names)
     if tables:
         summaries = pd.concat(tables, ignore_index=True)
-    cache = ResultCache(cache_dir, cache_salt(spec, config["scoring"]))
+    cache = judge_cache(cache_dir, spec, config["scoring"], "judge")
     with open_judge(spec, config["scoring"]) as model:
         table = judgements_table(
             model,

@@ -1,5 +1,6 @@
-"""``selfreflect score``: summaries scored by a judge (a workflow stage, or standalone on
-reference-format files)."""
+"""``selfreflect score``: summaries scored by a judge, standalone (summaries tables or the
+original tool's JSON files): the workflow's judge pass (:mod:`selfreflect.judging`) on them
+alone, resumed through its result cache."""
 
 from __future__ import annotations
 
@@ -112,6 +113,13 @@ def read_summaries(path: str) -> pd.DataFrame:
 @click.option("--stopwords", help="wordfreq, none, or a word-list file.")
 @click.option("--dtype", type=click.Choice(schema_enum("scoring", "dtype")))
 @click.option("--batch-size", type=click.IntRange(min=1), help="Masked words per judge step.")
+@click.option(
+    "--cache",
+    "cache_dir",
+    type=click.Path(file_okay=False),
+    help="Folder of the judge's content-addressed results, kept and reused across runs"
+    " (default: one beside --out, removed once it is written).",
+)
 @SHARD
 @SHARDS
 def score(
@@ -120,21 +128,28 @@ def score(
     answers_path: str,
     summaries_path: str,
     out: str,
+    cache_dir: str | None,
     shard: int,
     shards: int,
     **overrides: Any,
 ) -> None:
     """Score summaries with a judge model (SPEC §5); unset options come from the config.
 
-    Resumable: finished questions are checkpointed and reused when a killed job reruns.
+    The workflow's judge pass (``selfreflect judge``) on these summaries alone. Resumable:
+    every judged summary goes into the result cache, so a killed job, rerun, judges only the
+    rest.
     """
-    from selfreflect import checkpoints, sharding
+    import shutil
+
+    from selfreflect import sharding
     from selfreflect.artifacts import one_label, write_table
+    from selfreflect.cli.judge_cache import judge_cache
     from selfreflect.failures import check_failures
-    from selfreflect.fileio import check_writable, file_digest, write_json
+    from selfreflect.fileio import check_writable, write_json
+    from selfreflect.judging import score_table
     from selfreflect.provenance import provenance
     from selfreflect.scoring.judge import open_judge
-    from selfreflect.scoring.score import reference_scores, score_table
+    from selfreflect.scoring.score import reference_scores
     from selfreflect.scoring.stopwords import stopword_policy
 
     config, spec = _config_and_judge(config_path, judge)
@@ -156,25 +171,21 @@ def score(
             " scored as given",
             err=True,
         )
-    inputs = [file_digest(answers_path), file_digest(summaries_path), shard, shards]
-    directory = checkpoints.checkpoint_dir(out, checkpoints.fingerprint(spec, settings, inputs))
-    for path in [out, directory]:
+    cache = Path(cache_dir or Path(out).parent / f".{Path(out).name}.judge-cache")
+    for path in [out, cache]:
         check_writable(path)
+    cached = judge_cache(cache, spec, settings, "score")
     with open_judge(spec, settings) as model:
-        scores = checkpoints.run_chunked(
-            "scores",
+        scores = score_table(
+            model,
             answers,
-            lambda chunk: score_table(
-                model,
-                chunk,
-                summaries,
-                settings["temperature"],
-                is_stopword,
-                settings["keep_tasks"],
-            ).assign(**labels),
-            directory,
-            settings["checkpoint_every"],
+            summaries,
+            settings["temperature"],
+            is_stopword,
+            settings["keep_tasks"],
+            cached,
         )
+    scores = scores.assign(**labels)
     check_failures(scores, config["max_failed_share"], f"scoring with {spec['name']}", "strategy")
     if _is_json(out):
         write_json(out, reference_scores(answers, summaries, scores))
@@ -188,6 +199,7 @@ def score(
             judge_forward_tokens=model.forward_tokens,
         )
         write_table("scores", scores, out, meta)
-    checkpoints.clear(directory)
+    if cache_dir is None:
+        shutil.rmtree(cache, ignore_errors=True)
     failed = int(scores["error"].notna().sum())
     click.echo(f"{len(scores) - failed} scores ({failed} failed) written to {out}")

@@ -17,7 +17,7 @@ def strategy_scores(config_path: str, judgements_path: str, strategy: str, out: 
     """The scores table of STRATEGY's summaries (one row per question)."""
     from selfreflect.config import load_config
     from selfreflect.errors import InputError
-    from selfreflect.report.studies import strategy_scores as select
+    from selfreflect.judging import strategy_scores as select
 
     judgements, experiment = read_judgements(judgements_path)
     table = select(judgements, strategy)

@@ -1,82 +1,24 @@
-"""The report's figures: one function per figure, tables in, PNG + PDF out (matplotlib, Agg).
-
-Figures are sized for a paper column (``width`` inches, 3.3 by default) with 8 pt text.
+"""The report's figures: one function per figure, tables in, PNG + PDF out
+(:mod:`selfreflect.plotting`; the multiple-choice study's: :mod:`selfreflect.mc_study.figure`).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-import matplotlib
-
-matplotlib.use("Agg")
-
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from selfreflect.artifacts import EXPERIMENT
-from selfreflect.fileio import atomic_path
-from selfreflect.paths import FIGURE_FORMATS
-
-STYLE = {
-    "font.size": 8,
-    "axes.titlesize": 8,
-    "axes.labelsize": 8,
-    "legend.fontsize": 7,
-    "xtick.labelsize": 7,
-    "ytick.labelsize": 7,
-    "axes.spines.top": False,
-    "axes.spines.right": False,
-}
-SCORE_LABEL = "SelfReflect score (lower is better)"
-
-
-def save(fig: plt.Figure, stem: str | Path, dpi: int) -> list[Path]:
-    """Write ``stem.png`` and ``stem.pdf`` atomically and close the figure. The same figure
-    gives the same bytes (no creation date in the PDF), so a rerun changes no DVC hash."""
-    paths = []
-    for ext in FIGURE_FORMATS:
-        path = Path(f"{stem}.{ext}")
-        metadata = {"CreationDate": None} if ext == "pdf" else None
-        with atomic_path(path) as tmp:
-            fig.savefig(tmp, format=ext, dpi=dpi, bbox_inches="tight", metadata=metadata)
-        paths.append(path)
-    plt.close(fig)
-    return paths
-
-
-def _experiment_labels(frame: pd.DataFrame) -> pd.Series:
-    """``dataset / subject / judge`` per row (only the parts that vary)."""
-    varying = [c for c in EXPERIMENT if frame[c].nunique() > 1] or ["dataset"]
-    return frame[varying].astype(str).agg(" / ".join, axis=1)
-
-
-def experiments(frame: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
-    """(title, rows) of each experiment in order; one untitled panel for one or none."""
-    if frame.empty or all(frame[c].nunique() <= 1 for c in EXPERIMENT):
-        return [("", frame)]
-    labels = _experiment_labels(frame)
-    return [(label, frame[labels == label]) for label in dict.fromkeys(labels)]
-
-
-def _panels(n: int, width: float, height: float, **kwargs) -> tuple[plt.Figure, list[plt.Axes]]:
-    """A figure of ``n`` panels stacked vertically, each ``height`` inches tall."""
-    fig, axes = plt.subplots(n, 1, figsize=(width, height * n), squeeze=False, **kwargs)
-    return fig, list(axes[:, 0])
-
-
-def _no_data(ax: plt.Axes, text: str = "no data") -> None:
-    ax.text(0.5, 0.5, text, ha="center", va="center", transform=ax.transAxes, color="0.4")
-
-
-def skipped_figure(stem: str | Path, reason: str, width: float, dpi: int) -> list[Path]:
-    """A figure with nothing to show: one line saying why."""
-    with plt.rc_context(STYLE):
-        fig, ax = plt.subplots(figsize=(width, width * 0.3))
-        ax.axis("off")
-        ax.text(0.5, 0.5, f"Skipped: {reason}", ha="center", va="center", wrap=True)
-        return save(fig, stem, dpi)
+from selfreflect.plotting import (
+    SCORE_LABEL,
+    STYLE,
+    experiment_labels,
+    experiments,
+    no_data,
+    save,
+    stacked_panels,
+)
 
 
 def _missing(ax: plt.Axes, y: float) -> None:
@@ -99,7 +41,7 @@ def main_figure(table: pd.DataFrame, stem: str | Path, width: float, dpi: int) -
     with plt.rc_context(STYLE):
         strategies = list(dict.fromkeys(table["strategy"]))
         fig, ax = plt.subplots(figsize=(width, 0.9 + 0.28 * len(strategies)))
-        labels = _experiment_labels(table) if len(table) else pd.Series(dtype=str)
+        labels = experiment_labels(table) if len(table) else pd.Series(dtype=str)
         groups = list(dict.fromkeys(labels))
         for k, label in enumerate(groups):
             rows = table[labels == label]
@@ -113,7 +55,7 @@ def main_figure(table: pd.DataFrame, stem: str | Path, width: float, dpi: int) -
         ax.invert_yaxis()
         ax.set_xlabel(SCORE_LABEL)
         if not len(table):
-            _no_data(ax)
+            no_data(ax)
         if len(groups) > 1:
             ax.legend(loc="best", frameon=False)
         return save(fig, stem, dpi)
@@ -127,7 +69,9 @@ def validation_figure(table: pd.DataFrame, stem: str | Path, width: float, dpi: 
         metrics = list(dict.fromkeys(table["metric"]))
         panels = experiments(table)
         height = 0.8 / max(len(metrics), 1)
-        fig, axes = _panels(len(panels), width, 1.0 + 0.45 * max(len(pair_types), 1), sharex=True)
+        fig, axes = stacked_panels(
+            len(panels), width, 1.0 + 0.45 * max(len(pair_types), 1), sharex=True
+        )
         for ax, (title, rows) in zip(axes, panels, strict=True):
             cells = rows.set_index(["pair_type", "metric"])
             for j, metric in enumerate(metrics):
@@ -154,7 +98,7 @@ def validation_figure(table: pd.DataFrame, stem: str | Path, width: float, dpi: 
             ax.set_xlim(0, 1)
             ax.set_title(title)
             if rows.empty:
-                _no_data(ax)
+                no_data(ax)
         axes[-1].set_xlabel("Pairs ranked correctly (fraction)")
         fig.tight_layout()
         if len(table):
@@ -162,72 +106,6 @@ def validation_figure(table: pd.DataFrame, stem: str | Path, width: float, dpi: 
             above = {"loc": "lower center", "bbox_to_anchor": (0.5, 1.0), "ncol": 2}
             fig.legend(handles, labels, frameon=False, **above)
         return save(fig, stem, dpi)
-
-
-def mc_figure(
-    mc: pd.DataFrame, table: pd.DataFrame, stem: str | Path, width: float, dpi: int
-) -> list[Path]:
-    """SelfReflect score against the true W1 of each stated-distribution summary, one panel
-    per experiment, titled with ``table``'s (:func:`~selfreflect.report.tables.mc_table`)
-    median within-question rho with its CI and the pooled rho."""
-    with plt.rc_context(STYLE):
-        panels = experiments(mc)
-        # room between panels for the two-line titles
-        fig, axes = _panels(len(panels), width, width * 0.85, gridspec_kw={"hspace": 0.55})
-        ok = mc.dropna(subset=["score", "w1"])
-        norm = None
-        if len(ok):
-            log_t = np.log2(ok["temperature"].astype(float))
-            norm = matplotlib.colors.Normalize(log_t.min(), log_t.max())
-        points = None
-        for ax, (title, rows) in zip(axes, panels, strict=True):
-            scored = rows.dropna(subset=["score", "w1"])
-            if len(scored):
-                points = ax.scatter(
-                    scored["w1"],
-                    scored["score"],
-                    c=np.log2(scored["temperature"].astype(float)),
-                    s=8,
-                    cmap="coolwarm",
-                    norm=norm,
-                    alpha=0.8,
-                )
-            else:
-                _no_data(ax)
-            stat = _mc_title(_mc_row(table, rows))
-            ax.set_title(f"{title}: {stat}" if title else stat, fontsize="small")
-            ax.set_xlabel("True 1-Wasserstein distance to test answers")
-            ax.set_ylabel(SCORE_LABEL)
-        if points is not None:
-            bar = fig.colorbar(points, ax=axes)
-            bar.set_label("log$_2$ temperature (<0 sharper, >0 flatter)")
-        return save(fig, stem, dpi)
-
-
-def _mc_row(table: pd.DataFrame, rows: pd.DataFrame) -> pd.Series | None:
-    """The row of ``table`` for the experiment of ``rows`` (None when absent)."""
-    if table.empty or rows.empty:
-        return None
-    match = np.ones(len(table), dtype=bool)
-    for column in EXPERIMENT:
-        match &= (table[column] == rows[column].iloc[0]).to_numpy()
-    return table.loc[match].iloc[0] if match.any() else None
-
-
-def _mc_title(row: pd.Series | None) -> str:
-    """Median within-question rho [CI], then its question count and the pooled rho."""
-    if row is None:
-        return "Spearman ρ undefined"
-    median, pooled = row["median_rho"], row["pooled_rho"]
-    lines = [
-        f"median ρ per question {median:.2f} "
-        f"[{row['median_rho_low']:.2f}, {row['median_rho_high']:.2f}]"
-        if np.isfinite(median)
-        else "ρ per question undefined",
-        f"{row['n_rho']} questions"
-        + (f"; pooled ρ {pooled:.2f}" if np.isfinite(pooled) else "; pooled ρ undefined"),
-    ]
-    return "\n".join(lines)
 
 
 def convergence_figure(table: pd.DataFrame, stem: str | Path, width: float, dpi: int) -> list[Path]:
@@ -240,7 +118,7 @@ def convergence_figure(table: pd.DataFrame, stem: str | Path, width: float, dpi:
     with plt.rc_context(STYLE):
         panels = experiments(table)
         colors = {s: f"C{k % 10}" for k, s in enumerate(dict.fromkeys(table["strategy"]))}
-        fig, axes = _panels(2 * len(panels), width, width * 0.72, sharey=True)
+        fig, axes = stacked_panels(2 * len(panels), width, width * 0.72, sharey=True)
         shown: dict[str, plt.Line2D] = {}
         for k, (title, experiment) in enumerate(panels):
             for ax, (axis, xlabel) in zip(axes[2 * k :], axes_names.items(), strict=False):
@@ -253,7 +131,7 @@ def convergence_figure(table: pd.DataFrame, stem: str | Path, width: float, dpi:
                     ax.fill_between(group["size"], *band, color=color, alpha=0.15, lw=0)
                     shown.setdefault(strategy, line)
                 if rows.empty:
-                    _no_data(ax)
+                    no_data(ax)
                 else:
                     sizes = sorted(rows["size"].unique())
                     ax.set_xscale("log", base=2)

@@ -1,44 +1,27 @@
 """The paper's tables from artifact tables: pure pandas, statistics from :mod:`selfreflect.stats`.
 
-Every table is long-format with one row per experiment cell (dataset, subject, judge, ...);
-:func:`write_table_files` writes the raw numbers as CSV and a display version (estimates with
-their intervals) as Markdown and LaTeX.
+Every table is long-format with one row per experiment cell (dataset, subject, judge, ...). The
+artifacts are read by :mod:`selfreflect.report.readers`, the tables written by
+:mod:`selfreflect.report.writers`; the run's own cost is in :mod:`selfreflect.report.performance`
+(the multiple-choice study's table: :mod:`selfreflect.mc_study.table`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
-from pathlib import Path
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from selfreflect.artifacts import EXPERIMENT, HIGHER_IS_BETTER, read_table
-from selfreflect.fileio import write_text
-from selfreflect.paths import TABLE_FORMATS
+from selfreflect.artifacts import EXPERIMENT, HIGHER_IS_BETTER
 from selfreflect.stats import (
     binomial_p_value,
     bootstrap_ci,
     krippendorff_alpha,
     paired_test,
-    per_question_rho,
     proportion_ci,
-    rank_correlation,
-    within_question_test,
 )
-
-RATINGS_COLUMNS = ["question_id", "strategy", "rater", "rating"]
-
-
-# --- reading artifacts ---------------------------------------------------------------------------
-
-
-def read_tables(kind: str, files: Iterable[str | Path]) -> pd.DataFrame:
-    """All ``kind`` tables of ``files`` in one frame (their rows name their experiment)."""
-    frames = [read_table(kind, file) for file in files]
-    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
-
 
 # --- main table (paper Table 2) ------------------------------------------------------------------
 
@@ -186,85 +169,6 @@ def pairs_correct(validation: pd.DataFrame) -> pd.DataFrame:
     return share.rename("pairs_correct").reset_index()
 
 
-# --- multiple-choice study ----------------------------------------------------------------------
-
-
-MC_AMBIGUOUS = ["ambiguous_conditioning", "ambiguous_test"]
-
-
-def mc_table(mc: pd.DataFrame, n_resamples: int, confidence: float, seed: int) -> pd.DataFrame:
-    """Per experiment: does SelfReflect order each question's stated distributions (one per
-    temperature) as their true W1 does?
-
-    The primary statistic is within-question: ``median_rho`` is the median over questions of
-    the Spearman rho of score and W1 over the question's temperatures, with a percentile
-    bootstrap CI over questions (``median_rho_low``, ``median_rho_high``), and ``p_value`` the
-    one-sided Wilcoxon signed-rank test that the per-question rho lies above 0
-    (:func:`selfreflect.stats.within_question_test`); ``n_rho`` questions have a rho,
-    ``n_rho_skipped`` scored questions have none (one scored summary, or a constant score or
-    W1). ``pooled_rho`` and ``pooled_p_value`` (two-sided) are the paper's Spearman rho over
-    all scored summaries pooled, kept for comparison: it mixes in the differences between
-    questions. ``n_ambiguous_conditioning`` and ``n_ambiguous_test`` count the answers naming
-    two or more choices, summed over questions (each question once, not per temperature).
-
-    ``truth`` says how the subject's distributions were found (``logprobs``: exact;
-    ``samples``) and ``truth_error`` is their mean expected sampling error (total variation).
-    ``n_excluded`` questions had no summaries (not multiple choice, failed answers, no
-    distribution over the choices); ``n_failed`` summaries could not be scored; the reasons
-    are in the study table.
-    """
-    rows = []
-    for values, cell in mc.groupby(EXPERIMENT, sort=False, dropna=False):
-        made = cell[cell["summary"].notna()]
-        ok = made.dropna(subset=["score", "w1"])
-        pooled_rho, pooled_p = (np.nan, np.nan)
-        if len(ok) >= 2 and ok["score"].nunique() > 1 and ok["w1"].nunique() > 1:
-            pooled_rho, pooled_p = rank_correlation(ok["score"], ok["w1"])
-        ambiguous = cell.groupby("id")[MC_AMBIGUOUS].max().sum()  # one value per question
-        rows.append(
-            {
-                **dict(zip(EXPERIMENT, values, strict=True)),
-                "n_questions": ok["id"].nunique(),
-                "n_summaries": len(ok),
-                "n_failed": len(made) - len(ok),
-                "n_excluded": cell["id"].nunique() - made["id"].nunique(),
-                **_within_question(ok, n_resamples, confidence, seed),
-                "pooled_rho": pooled_rho,
-                "pooled_p_value": pooled_p,
-                "truth": ",".join(sorted(made["choice_source"].dropna().unique())) or None,
-                "truth_error": made.groupby("id")["choice_error"].first().mean(),
-                **{f"n_{column}": int(ambiguous[column]) for column in MC_AMBIGUOUS},
-            }
-        )
-    return pd.DataFrame(rows)
-
-
-def _within_question(
-    scored: pd.DataFrame, n_resamples: int, confidence: float, seed: int
-) -> dict[str, Any]:
-    """:func:`mc_table`'s within-question columns for the scored summaries of one experiment
-    (NaN statistics when no question has a rho)."""
-    result: dict[str, Any] = dict.fromkeys(
-        ["median_rho", "median_rho_low", "median_rho_high", "p_value"], np.nan
-    )
-    result |= {"n_rho": 0, "n_rho_skipped": 0}
-    if scored.empty:
-        return result
-    columns = (scored["id"], scored["score"], scored["w1"])
-    rhos, skipped = per_question_rho(*columns)
-    if rhos.size == 0:
-        return result | {"n_rho_skipped": skipped}
-    test = within_question_test(*columns, seed=seed, confidence=confidence, n_resamples=n_resamples)
-    return {
-        "median_rho": test.median.estimate,
-        "median_rho_low": test.median.low,
-        "median_rho_high": test.median.high,
-        "p_value": test.p_value,
-        "n_rho": test.n,
-        "n_rho_skipped": test.skipped,
-    }
-
-
 # --- convergence ---------------------------------------------------------------------------------
 
 
@@ -322,21 +226,6 @@ def backend_agreement_table(agreement: pd.DataFrame, baseline: str) -> pd.DataFr
 
 
 # --- human agreement -----------------------------------------------------------------------------
-
-
-def read_ratings(path: str | Path) -> pd.DataFrame:
-    """A ratings CSV: columns question_id, strategy, rater, rating (numeric, higher is better)."""
-    from selfreflect.errors import InputError
-
-    frame = pd.read_csv(path, dtype={"question_id": str, "strategy": str, "rater": str})
-    missing = [c for c in RATINGS_COLUMNS if c not in frame.columns]
-    if missing:
-        raise InputError(f"{path}: missing column(s) {missing} (need {RATINGS_COLUMNS})")
-    ratings = pd.to_numeric(frame["rating"], errors="coerce")
-    if ratings.isna().any():
-        row = int(ratings.isna().to_numpy().argmax()) + 2
-        raise InputError(f"{path}: line {row}: rating is not a number")
-    return frame[RATINGS_COLUMNS].assign(rating=ratings)
 
 
 def _ranks(values: pd.DataFrame, ascending: bool) -> pd.DataFrame:
@@ -402,114 +291,3 @@ def _alphas(by_rater: dict[str, pd.DataFrame], score: pd.DataFrame) -> dict[str,
         "raters + SelfReflect (ranks, ordinal)": alpha([*rater_ranks, selfreflect], "ordinal"),
         "mean rater vs SelfReflect (ranks, ordinal)": alpha([mean_rank, selfreflect], "ordinal"),
     }
-
-
-# --- writing -------------------------------------------------------------------------------------
-
-
-def read_benchmarks(roots: Iterable[str | Path]) -> pd.DataFrame:
-    """One row per job from the Snakemake benchmark files under ``roots`` (``<root>/<rule>/…``):
-    its rule, wall and CPU seconds, and peak resident memory (MiB; NaN where too short to
-    sample)."""
-    rows = []
-    for root in map(Path, roots):
-        for path in sorted(root.rglob("*.tsv")):
-            last = pd.read_csv(path, sep="\t").iloc[-1]  # the last of `repeat` runs
-            numbers = pd.to_numeric(last[["s", "cpu_time", "max_rss"]], errors="coerce")
-            rule = path.relative_to(root).parts[0].removesuffix(".tsv")
-            rows.append([rule, *numbers])
-    return pd.DataFrame(rows, columns=["rule", "wall_s", "cpu_s", "peak_rss_mib"])
-
-
-def performance_table(jobs: pd.DataFrame) -> pd.DataFrame:
-    """Per rule: jobs, summed wall and CPU seconds, the largest peak memory; slowest first,
-    then the total."""
-    table = (
-        jobs.groupby("rule", sort=False)
-        .agg(
-            jobs=("rule", "size"),
-            wall_s=("wall_s", "sum"),
-            cpu_s=("cpu_s", "sum"),
-            peak_rss_mib=("peak_rss_mib", "max"),
-        )
-        .sort_values("wall_s", ascending=False)
-        .reset_index()
-    )
-    total = {
-        "rule": "total",
-        "jobs": int(table["jobs"].sum()),
-        "wall_s": table["wall_s"].sum(),
-        "cpu_s": table["cpu_s"].sum(),
-        "peak_rss_mib": table["peak_rss_mib"].max(),
-    }
-    return pd.concat([table, pd.DataFrame([total])], ignore_index=True)
-
-
-def judge_tokens_table(metadata: Iterable[dict[str, Any]]) -> pd.DataFrame:
-    """The judge's forward tokens per artifact kind, summed over the artifacts whose metadata
-    (or shards') records them, then the total."""
-    totals: dict[str, int] = {}
-    for meta in metadata:
-        parts = meta.get("shards") or [meta]
-        tokens = [part["judge_forward_tokens"] for part in parts if "judge_forward_tokens" in part]
-        if tokens:
-            totals[meta["kind"]] = totals.get(meta["kind"], 0) + sum(tokens)
-    rows = [*totals.items(), ("total", sum(totals.values()))]
-    return pd.DataFrame(rows, columns=["kind", "judge_forward_tokens"])
-
-
-def _fmt(value: Any, digits: int = 3) -> str:
-    return "–" if pd.isna(value) else f"{value:.{digits}f}"
-
-
-def scientific(value: Any, digits: int = 2) -> str:
-    """A number in scientific notation (differences that round to 0.000), or a dash."""
-    return "–" if pd.isna(value) else f"{value:.{digits}e}"
-
-
-def with_intervals(
-    frame: pd.DataFrame, columns: dict[str, tuple[str, str, str]], digits: int = 3
-) -> pd.DataFrame:
-    """Replace each (estimate, low, high) column triple by one ``est [low, high]`` string
-    column in the estimate's place; p-values (``*p_value``) below 0.001 read ``<0.001``."""
-    out = frame.copy()
-    for name, (est, low, high) in columns.items():
-        text = [
-            "–" if pd.isna(e) else f"{_fmt(e, digits)} [{_fmt(lo, digits)}, {_fmt(hi, digits)}]"
-            for e, lo, hi in zip(frame[est], frame[low], frame[high], strict=True)
-        ]
-        position = out.columns.get_loc(est)
-        out = out.drop(columns=[est, low, high])
-        out.insert(position, name, text)
-    for column in [c for c in out.columns if c.endswith("p_value")]:
-        out[column] = [_fmt(p) if pd.isna(p) or p >= 0.001 else "<0.001" for p in out[column]]
-    return out
-
-
-def write_table_files(
-    raw: pd.DataFrame, display: pd.DataFrame, out_dir: str | Path, name: str, caption: str
-) -> list[Path]:
-    """``name.csv`` (raw numbers), ``name.md`` and ``name.tex`` (display), written atomically."""
-    out_dir = Path(out_dir)
-    display = display.map(lambda v: _fmt(v) if isinstance(v, float) else v)
-    render = {
-        "csv": lambda: raw.to_csv(index=False),
-        "md": lambda: f"{caption}\n\n{display.to_markdown(index=False)}\n",
-        "tex": lambda: display.to_latex(
-            index=False, caption=caption, label=f"tab:{name}", escape=True
-        ),
-    }
-    files = []
-    for ext in TABLE_FORMATS:
-        path = out_dir / f"{name}.{ext}"
-        write_text(path, render[ext]())
-        files.append(path)
-    return files
-
-
-def write_skipped(out_dir: str | Path, name: str, reason: str) -> list[Path]:
-    """The files of table ``name`` when it has nothing to show: each says why in one line (the
-    CSV, which the Snakemake report shows, as its one ``skipped`` cell)."""
-    frame = pd.DataFrame({"skipped": [reason]})
-    caption = f"Skipped: {reason}"
-    return write_table_files(frame, frame, out_dir, name, caption)

@@ -1,14 +1,15 @@
-"""Score summaries against the held-out answers (SPEC §5): answers + summaries -> ``scores``.
+"""A summary's score row (SPEC §5): its score, number of tasks and why it failed.
 
-One row per question and strategy. A question that cannot be scored (no conditioning answers,
-no word to mask, prompt too long, failed upstream) keeps its row with ``error`` set and
-``score`` null, so it is counted, never dropped. A crash of the judge (out of memory, a bug) is
-no question's failure: it propagates and stops the job, which resumes from its checkpoint.
+A question that cannot be scored (no conditioning answers, no word to mask, prompt too long,
+failed upstream) keeps its row with ``error`` set and ``score`` null, so it is counted, never
+dropped. A crash of the judge (out of memory, a bug) is no question's failure: it propagates
+and stops the job, which resumes from its result cache. The score tables come from the judge
+pass (:mod:`selfreflect.judging`); :func:`reference_scores` writes them in the original tool's
+format.
 """
 
 from __future__ import annotations
 
-import logging
 from typing import Any, NamedTuple
 
 import pandas as pd
@@ -16,8 +17,6 @@ import pandas as pd
 from selfreflect.scoring.judge import Judge
 from selfreflect.scoring.judgements import Judgement, QuestionAnswers, judge_question
 from selfreflect.scoring.stopwords import IsStopword
-
-logger = logging.getLogger(__name__)
 
 
 class Result(NamedTuple):
@@ -58,27 +57,6 @@ def result(judgement: Judgement) -> Result:
     return Result(judgement.score, len(judgement.distances[0]), None, judgement.records)
 
 
-def score_answer(
-    judge: Judge,
-    answer: Any,
-    summaries: dict[str, str],
-    temperature: float,
-    is_stopword: IsStopword,
-    keep_tasks: bool = False,
-) -> dict[str, Result]:
-    """:func:`score_question` on a row of an ``answers`` table (its question and answers)."""
-    return score_question(
-        judge,
-        answer.question,
-        list(answer.test_answers),
-        list(answer.conditioning_answers),
-        summaries,
-        temperature,
-        is_stopword,
-        keep_tasks,
-    )
-
-
 def upstream_error(answer: Any, summary: Any) -> str | None:
     """Why a question cannot be scored before any task is built, or None."""
     if isinstance(answer.error, str):
@@ -90,45 +68,6 @@ def upstream_error(answer: Any, summary: Any) -> str | None:
     if not isinstance(summary.summary, str):
         return "summary is null"
     return None
-
-
-def score_table(
-    judge: Judge,
-    answers: pd.DataFrame,
-    summaries: pd.DataFrame,
-    temperature: float,
-    is_stopword: IsStopword,
-    keep_tasks: bool = False,
-) -> pd.DataFrame:
-    """A ``scores`` table: each question of ``answers`` x each strategy it has a summary of.
-
-    A question with no summary at all gets a failed row for every strategy; a summary key a
-    question never had (reference files where questions carry different keys) gets no row.
-    ``keep_tasks`` fills the ``tasks`` column (else null).
-    """
-    strategies = list(dict.fromkeys(summaries["strategy"]))
-    lookup = {(row.id, row.strategy): row for row in summaries.itertuples(index=False)}
-    keys: dict[str, list[str]] = {}
-    for qid, strategy in lookup:
-        keys.setdefault(qid, []).append(strategy)
-    rows = []
-    for answer in answers.itertuples(index=False):
-        results: dict[str, Result] = {}
-        texts = {}
-        present = keys.get(answer.id, strategies)
-        for strategy in present:
-            error = upstream_error(answer, lookup.get((answer.id, strategy)))
-            if error is None:
-                texts[strategy] = lookup[answer.id, strategy].summary
-            else:
-                results[strategy] = Result(None, 0, error)
-        if texts:
-            results |= score_answer(judge, answer, texts, temperature, is_stopword, keep_tasks)
-        for strategy in present:
-            rows.append((answer.id, strategy, judge.name, *results[strategy]))
-        logger.info("question %s scored: %s", answer.id, {k: v[0] for k, v in results.items()})
-    columns = ["id", "strategy", "judge", "score", "num_tasks", "error", "tasks"]
-    return pd.DataFrame(rows, columns=columns)
 
 
 def reference_scores(

@@ -12,10 +12,10 @@ from typing import Any
 
 import pandas as pd
 
-from selfreflect.answers import question_seed
 from selfreflect.backends import Generator, open_generator
 from selfreflect.config import model_spec
 from selfreflect.errors import SelfReflectError
+from selfreflect.seeds import question_seed
 from selfreflect.strategies.context import Batch, Cost, Models, StrategyError
 from selfreflect.strategies.registry import resolve
 

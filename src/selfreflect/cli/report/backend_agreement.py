@@ -13,7 +13,7 @@ from selfreflect.cli.report.common import (
     skipped,
     write_metrics,
 )
-from selfreflect.report import tables
+from selfreflect.report import readers, tables, writers
 
 
 @reads("scoring.backend", "report.agreement_questions")
@@ -27,14 +27,14 @@ def backend_agreement(config_path: str, out_dir: str, metrics_path, files) -> No
     to scoring.backend's on the same summaries (FILES: report agreement-scores tables)."""
     config = read_config(config_path)
     baseline = config["scoring"]["backend"]
-    agreement = tables.read_tables("agreement_scores", files)
+    agreement = readers.read_tables("agreement_scores", files)
     table = tables.backend_agreement_table(agreement, baseline)
     if table.empty:
         reason = f"no judge backend besides scoring.backend ({baseline}) scored the summaries"
         return skipped("backend_agreement", reason, out_dir, metrics_path=metrics_path)
     display = table.assign(
         **{
-            column: [tables.scientific(value) for value in table[column]]
+            column: [writers.scientific(value) for value in table[column]]
             for column in ("max_abs_diff", "mean_abs_diff")
         }
     )
@@ -46,7 +46,7 @@ def backend_agreement(config_path: str, out_dir: str, metrics_path, files) -> No
         " scored are compared: max_abs_diff and mean_abs_diff of the SelfReflect score;"
         " n_scored_by_one pairs only one of the two scored (the other recorded a failure)."
     )
-    tables.write_table_files(table, display, out_dir, "backend_agreement", caption)
+    writers.write_table_files(table, display, out_dir, "backend_agreement", caption)
     write_metrics(
         metrics_path, table, ["max_abs_diff", "mean_abs_diff", "n_summaries"], by=("backend",)
     )

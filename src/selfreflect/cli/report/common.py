@@ -11,7 +11,7 @@ import click
 import pandas as pd
 
 from selfreflect.artifacts import EXPERIMENT
-from selfreflect.report import tables
+from selfreflect.report import writers
 
 OUT_DIR = click.option("--out-dir", required=True, type=click.Path(), help="Tables folder.")
 FIGURE_DIR = click.option("--figure-dir", required=True, type=click.Path(), help="Figures folder.")
@@ -79,9 +79,9 @@ def skipped(
 ) -> None:
     """Write table ``name`` (and its figure, empty metrics) saying why it has nothing to show."""
     from selfreflect.fileio import write_json
-    from selfreflect.report.figures import skipped_figure
+    from selfreflect.plotting import skipped_figure
 
-    tables.write_skipped(out_dir, name, reason)
+    writers.write_skipped(out_dir, name, reason)
     if figure_dir and config:
         skipped_figure(Path(figure_dir) / name, reason, **figure_args(config))
     if metrics_path:

@@ -17,7 +17,7 @@ from selfreflect.cli.report.common import (
     skipped,
     stats_args,
 )
-from selfreflect.report import tables
+from selfreflect.report import readers, tables, writers
 
 
 @reads("seed", *STATS_SETTINGS, *FIGURE_SETTINGS)
@@ -31,11 +31,11 @@ def convergence(config_path: str, out_dir: str, figure_dir: str, files) -> None:
     from selfreflect.report.figures import convergence_figure
 
     config = read_config(config_path)
-    scores = tables.read_tables("convergence_scores", files)
+    scores = readers.read_tables("convergence_scores", files)
     table = tables.convergence_table(scores, **stats_args(config))
     if table.empty:
         return skipped("convergence", "no convergence scores", out_dir, figure_dir, config)
-    display = tables.with_intervals(table, {"score": ("mean", "ci_low", "ci_high")})
+    display = writers.with_intervals(table, {"score": ("mean", "ci_low", "ci_high")})
     caption = "SelfReflect score with subsampled answer sets (mean and bootstrap CI)."
-    tables.write_table_files(table, display, out_dir, "convergence", caption)
+    writers.write_table_files(table, display, out_dir, "convergence", caption)
     convergence_figure(table, Path(figure_dir) / "convergence", **figure_args(config))

@@ -10,7 +10,7 @@ from selfreflect.cli.report.common import (
     read_config,
     skipped,
 )
-from selfreflect.report import tables
+from selfreflect.report import readers, tables, writers
 
 
 @reads("models")
@@ -21,7 +21,7 @@ from selfreflect.report import tables
 def cost_table(config_path: str, out_dir: str, files) -> None:
     """Tokens, seconds and summary lengths per strategy (FILES: summaries tables)."""
     config = read_config(config_path)
-    summaries = tables.read_tables("summaries", files)
+    summaries = readers.read_tables("summaries", files)
     thinking = {name: spec["thinking"] for name, spec in config["models"].items()}
     table = tables.cost_table(summaries, thinking)
     if table.empty:
@@ -30,4 +30,4 @@ def cost_table(config_path: str, out_dir: str, files) -> None:
         "Mean cost per summary: prompt and completion tokens (thinking summarisers' include "
         "the reasoning), seconds, and the summary's length in words."
     )
-    tables.write_table_files(table, table, out_dir, "cost", caption)
+    writers.write_table_files(table, table, out_dir, "cost", caption)

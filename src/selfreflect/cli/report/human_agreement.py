@@ -10,7 +10,7 @@ from selfreflect.cli.report.common import (
     read_config,
     skipped,
 )
-from selfreflect.report import tables
+from selfreflect.report import readers, tables, writers
 
 
 @reads("report.human_ratings")
@@ -31,10 +31,10 @@ def human_agreement(config_path: str, ratings_path: str | None, out_dir: str, fi
     if ratings_path is None:
         reason = "no human ratings configured (report.human_ratings is null)"
         return skipped("human_agreement", reason, out_dir)
-    scores = tables.read_tables("scores", files)
-    table = tables.human_agreement_table(tables.read_ratings(ratings_path), scores)
+    scores = readers.read_tables("scores", files)
+    table = tables.human_agreement_table(readers.read_ratings(ratings_path), scores)
     if table.empty or table["n_units"].eq(0).all():
         reason = f"the ratings in {ratings_path} rate no question and strategy this run scored"
         return skipped("human_agreement", reason, out_dir)
     caption = f"Krippendorff's alpha of the ratings in {ratings_path} and SelfReflect."
-    tables.write_table_files(table, table, out_dir, "human_agreement", caption)
+    writers.write_table_files(table, table, out_dir, "human_agreement", caption)

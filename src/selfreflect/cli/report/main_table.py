@@ -19,7 +19,7 @@ from selfreflect.cli.report.common import (
     stats_args,
     write_metrics,
 )
-from selfreflect.report import tables
+from selfreflect.report import readers, tables, writers
 
 MAIN_METRICS = ["mean", "ci_low", "ci_high", "n_scored", "n_failed", "n_excluded"]
 
@@ -52,7 +52,7 @@ def main_table(config_path: str, out_dir: str, figure_dir: str, metrics_dir, fil
     from selfreflect.report.figures import main_figure
 
     config = read_config(config_path)
-    scores = tables.read_tables("scores", files)
+    scores = readers.read_tables("scores", files)
     table = tables.main_table(
         scores, config["report"]["baseline"], **stats_args(config), teachers=teachers(config)
     )
@@ -72,7 +72,7 @@ def main_table(config_path: str, out_dir: str, figure_dir: str, metrics_dir, fil
     if "teacher" in table:
         intervals["vs_teacher"] = ("teacher_diff", "teacher_diff_low", "teacher_diff_high")
         caption += " vs_teacher: the same for a finetuned strategy and its teacher."
-    display = tables.with_intervals(table, intervals)
-    tables.write_table_files(table, display, out_dir, "main", caption)
+    display = writers.with_intervals(table, intervals)
+    writers.write_table_files(table, display, out_dir, "main", caption)
     main_figure(table, Path(figure_dir) / "main", **figure_args(config))
     write_strategy_metrics(metrics_dir, table, config["summaries"]["strategies"])

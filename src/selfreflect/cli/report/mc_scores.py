@@ -24,7 +24,7 @@ def mc_scores(
     (judged with the experiment's other summaries) and true W1 alongside."""
     from selfreflect.artifacts import read_table
     from selfreflect.config import load_config
-    from selfreflect.report.studies import mc_scores as study
+    from selfreflect.mc_study.scores import mc_scores as study
 
     config = load_config(config_path)
     questions = read_table("questions", questions_path)

@@ -20,7 +20,7 @@ from selfreflect.cli.report.common import (
     stats_args,
     write_metrics,
 )
-from selfreflect.report import tables
+from selfreflect.report import readers, writers
 
 
 @reads("seed", *STATS_SETTINGS, *FIGURE_SETTINGS)
@@ -33,15 +33,16 @@ from selfreflect.report import tables
 def mc_study(config_path: str, out_dir: str, figure_dir: str, metrics_path, files) -> None:
     """Rank correlation of SelfReflect with the true W1 on multiple-choice questions, within
     each question over its temperatures (the pooled one too)."""
-    from selfreflect.report.figures import mc_figure
+    from selfreflect.mc_study.figure import mc_figure
+    from selfreflect.mc_study.table import mc_table
 
     config = read_config(config_path)
-    mc = tables.read_tables("mc_scores", files)
+    mc = readers.read_tables("mc_scores", files)
     if mc.empty or mc["score"].isna().all():
         reason = "no multiple-choice (source: mmlu) summary was scored"
         return skipped("mc_study", reason, out_dir, figure_dir, config, metrics_path)
-    table = tables.mc_table(mc, **stats_args(config))
-    display = tables.with_intervals(
+    table = mc_table(mc, **stats_args(config))
+    display = writers.with_intervals(
         table, {"median_rho": ("median_rho", "median_rho_low", "median_rho_high")}
     )
     caption = (
@@ -55,6 +56,6 @@ def mc_study(config_path: str, out_dir: str, figure_dir: str, metrics_path, file
         "the Spearman rho over all summaries pooled (the paper's figure; it mixes in the "
         "differences between questions). n_ambiguous_*: answers naming two or more choices."
     )
-    tables.write_table_files(table, display, out_dir, "mc_study", caption)
+    writers.write_table_files(table, display, out_dir, "mc_study", caption)
     mc_figure(mc, table, Path(figure_dir) / "mc_study", **figure_args(config))
     write_metrics(metrics_path, table, ["median_rho", "p_value", "pooled_rho"])

@@ -8,7 +8,8 @@ import click
 
 from selfreflect.cli.options import CONFIG
 from selfreflect.cli.report.common import FIGURE_DIR, OUT_DIR, figure_args, read_config, skipped
-from selfreflect.report import tables
+from selfreflect.report import writers
+from selfreflect.report.performance import judge_tokens_table, performance_table, read_benchmarks
 
 
 @click.command("performance")
@@ -43,18 +44,18 @@ def performance(
     from selfreflect.report.figures import performance_figure
 
     config = read_config(config_path)
-    jobs = tables.read_benchmarks(Path(d) for d in benchmark_dirs if Path(d).is_dir())
+    jobs = read_benchmarks(Path(d) for d in benchmark_dirs if Path(d).is_dir())
     if jobs.empty:
         return skipped("performance", "no benchmark files", out_dir, figure_dir, config)
-    table = tables.performance_table(jobs)
+    table = performance_table(jobs)
     caption = (
         "Per rule: jobs, wall and CPU seconds summed over its jobs, and the largest peak "
         "resident memory of one job (MiB), from Snakemake's benchmark files."
     )
-    tables.write_table_files(table, table, out_dir, "performance", caption)
+    writers.write_table_files(table, table, out_dir, "performance", caption)
     performance_figure(table, Path(figure_dir) / "performance", **figure_args(config))
     metadata = [read_metadata(path) for path in sorted(Path(results_dir).rglob("*.parquet"))]
-    tokens = tables.judge_tokens_table(metadata)
+    tokens = judge_tokens_table(metadata)
     caption = "Tokens the judge model computed (prefills and token trees), per artifact kind."
-    tables.write_table_files(tokens, tokens, out_dir, "judge_tokens", caption)
+    writers.write_table_files(tokens, tokens, out_dir, "judge_tokens", caption)
     click.echo(f"performance of {len(jobs)} jobs written to {out_dir}")

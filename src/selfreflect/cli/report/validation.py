@@ -17,7 +17,7 @@ from selfreflect.cli.report.common import (
     skipped,
     write_metrics,
 )
-from selfreflect.report import tables
+from selfreflect.report import readers, tables, writers
 
 
 @reads("report.confidence", *FIGURE_SETTINGS)
@@ -32,17 +32,17 @@ def validation(config_path: str, out_dir: str, figure_dir: str, metrics_path, fi
     from selfreflect.report.figures import validation_figure
 
     config = read_config(config_path)
-    controlled = tables.read_tables("controlled_scores", files)
+    controlled = readers.read_tables("controlled_scores", files)
     table = tables.validation_table(controlled, config["report"]["confidence"])
     if table.empty:
         reason = "no controlled pairs (report.pair_types)"
         return skipped("validation", reason, out_dir, figure_dir, config, metrics_path)
-    display = tables.with_intervals(table, {"correct": ("fraction", "ci_low", "ci_high")})
+    display = writers.with_intervals(table, {"correct": ("fraction", "ci_low", "ci_high")})
     caption = (
         "Fraction of controlled summary pairs ranked correctly (ties count as wrong) with "
         f"{config['report']['confidence']:.0%} Wilson intervals; p_value_vs_chance: exact "
         "one-sided binomial test against chance (0.5)."
     )
-    tables.write_table_files(table, display, out_dir, "validation", caption)
+    writers.write_table_files(table, display, out_dir, "validation", caption)
     validation_figure(table, Path(figure_dir) / "validation", **figure_args(config))
     write_metrics(metrics_path, tables.pairs_correct(table), ["pairs_correct"])

@@ -2,8 +2,8 @@
 
 Each simulated question has ``choices`` options and a true distribution over them drawn from
 a symmetric Dirichlet(``concentration``); its subject never answers "none". As in
-:func:`selfreflect.report.controlled.mc_variants`, each temperature tempers the exact truth
-(:mod:`selfreflect.choices`) into a stated distribution (whole percentages); the *true
+:func:`selfreflect.mc_study.variants.mc_variants`, each temperature tempers the exact truth
+(:mod:`selfreflect.mc_study.choices`) into a stated distribution (whole percentages); the *true
 distance* of a summary is the total variation between the two. The judge's score of a
 summary is
 
@@ -25,7 +25,7 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from selfreflect.report.controlled import stated_distribution
+from selfreflect.mc_study.variants import stated_distribution
 from selfreflect.stats import per_question_rho, proportion_ci, signed_rank_greater, wasserstein_1
 
 Judge = Literal["perfect", "random"]

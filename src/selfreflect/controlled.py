@@ -1,4 +1,4 @@
-"""Summaries whose quality order is known: the paper's Table 1 pairs and the MC study.
+"""Controlled pairs: summaries whose quality order is known (the paper's Table 1).
 
 Text construction from a question's answers; no model runs here but the embedder that groups
 the answers by meaning (``summaries.cluster``, as the cluster strategies do; or by normalised
@@ -13,12 +13,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-import numpy as np
 import pandas as pd
 
 from selfreflect.chat import prompts
-from selfreflect.questions import LETTERS
-from selfreflect.stats import wasserstein_1
 from selfreflect.strategies.clustering import Cluster, cluster_answers, normalise, resolve_embedder
 from selfreflect.strategies.related import verbalize
 
@@ -29,10 +26,9 @@ PROMPT_KEYS = (  # the prompts.yaml texts this module renders
     "controlled_either",
     "controlled_either_separator",
     "controlled_idk",
-    "mc_option",
-    "mc_other",
 )
 
+SIDES = ("good", "bad")  # a pair's better and worse summary
 PAIR_TYPES = ("majority_only", "no_likelihoods", "reversed", "extra_option", "idk")
 # why a pair type makes no pair for a question (its worse summary would equal the good one)
 NO_PAIR = {
@@ -174,48 +170,3 @@ def _no_pair_reason(error: str | None, clusters: list[Cluster] | None, pair_type
     if not clusters:
         return "no conditioning answers"
     return f"no {pair_type} pair: {NO_PAIR[pair_type]}"
-
-
-# --- multiple-choice study --------------------------------------------------------------------
-
-
-def tempered(distribution: Sequence[float], temperature: float) -> np.ndarray:
-    """``p ** (1 / T)``, normalised: T < 1 sharpens, T > 1 flattens, T = 1 keeps ``p``."""
-    weights = np.asarray(distribution, dtype=float) ** (1.0 / temperature)
-    return weights / weights.sum()
-
-
-def stated_percents(distribution: np.ndarray) -> np.ndarray:
-    """The whole percentages a summary states for ``distribution``; shape kept."""
-    return np.round(100 * np.asarray(distribution)).astype(int)
-
-
-def stated_distribution(truth: Sequence[float], temperature: float) -> tuple[np.ndarray, float]:
-    """The whole percentages a summary states for ``truth`` tempered at ``temperature``, and
-    their true W1 to ``truth`` (0/1 ground metric, i.e. total variation)."""
-    percents = stated_percents(tempered(truth, temperature))
-    return percents, wasserstein_1(percents, truth, normalize=True)
-
-
-def mc_summary(percents: np.ndarray, choices: Sequence[str]) -> str:
-    """A distribution summary over the choices (``A. text``) and "none of the choices"."""
-    text = prompts()
-    names = [text["mc_option"].format(letter=LETTERS[i], choice=c) for i, c in enumerate(choices)]
-    names.append(text["mc_other"])
-    return distribution_summary([(name, p / 100) for name, p in zip(names, percents, strict=True)])
-
-
-def mc_variants(
-    truth: Sequence[float], choices: Sequence[str], temperatures: Sequence[float]
-) -> list[tuple[float, str, float]]:
-    """(temperature, summary, true W1) per temperature.
-
-    The summary states the subject's distribution over the options (``truth``: the choices
-    then "none", :func:`selfreflect.choices.choice_truth`) tempered, in whole percentages
-    (:func:`stated_distribution`).
-    """
-    out = []
-    for temperature in temperatures:
-        percents, w1 = stated_distribution(truth, temperature)
-        out.append((float(temperature), mc_summary(percents, choices), w1))
-    return out

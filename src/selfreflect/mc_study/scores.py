@@ -1,0 +1,41 @@
+"""The multiple-choice study's table of scored summaries: the ``mc`` rows of the experiment's
+``judgements`` (:mod:`selfreflect.judging`) with each summary's true W1 alongside."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from selfreflect.mc_study.choices import choice_counts
+from selfreflect.mc_study.variants import mc_exclusion, stated_distribution
+
+MC_TRUTH = ["w1", "choice_source", "choice_error", "ambiguous_conditioning", "ambiguous_test"]
+
+
+def mc_scores(
+    questions: pd.DataFrame, answers: pd.DataFrame, judgements: pd.DataFrame, settings: dict
+) -> pd.DataFrame:
+    """SelfReflect and true W1 of each stated-distribution summary of each MC question, with
+    the truth's source and expected sampling error and how many of its conditioning and test
+    answers name two or more choices (ambiguous); a question without ``choices``, a
+    distribution over them or answers keeps one row per temperature with no summary and the
+    reason in ``error``."""
+    rows = judgements[judgements["kind"] == "mc"]
+    table = rows[["id", "temperature", "summary", "score", "num_tasks", "error"]]
+    table = table.reset_index(drop=True)
+    choices = questions.set_index("id")["choices"]
+    truth = {}
+    for answer in answers.itertuples(index=False):
+        options = choices.get(answer.id)
+        if mc_exclusion(answer, options) is not None:
+            continue
+        options = list(options)
+        conditioning, test = list(answer.conditioning_answers), list(answer.test_answers)
+        ambiguous = [int(choice_counts(a, options)[-1]) for a in (conditioning, test)]
+        source, probs = (answer.choice_source, answer.choice_error), list(answer.choice_probs)
+        for t in settings["mc_temperatures"]:
+            _, w1 = stated_distribution(probs, t)
+            truth[answer.id, float(t)] = (w1, *source, *ambiguous)
+    keys = list(zip(table["id"], table["temperature"], strict=True))
+    values = [truth.get(key, (None,) * len(MC_TRUTH)) for key in keys]
+    table[MC_TRUTH] = pd.DataFrame(values, columns=MC_TRUTH, index=table.index)
+    return table

@@ -1,0 +1,87 @@
+"""The multiple-choice study's table: does SelfReflect order each question's stated
+distributions as their true W1 does?"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from selfreflect.artifacts import EXPERIMENT
+from selfreflect.stats import per_question_rho, rank_correlation, within_question_test
+
+MC_AMBIGUOUS = ["ambiguous_conditioning", "ambiguous_test"]
+
+
+def mc_table(mc: pd.DataFrame, n_resamples: int, confidence: float, seed: int) -> pd.DataFrame:
+    """Per experiment: does SelfReflect order each question's stated distributions (one per
+    temperature) as their true W1 does?
+
+    The primary statistic is within-question: ``median_rho`` is the median over questions of
+    the Spearman rho of score and W1 over the question's temperatures, with a percentile
+    bootstrap CI over questions (``median_rho_low``, ``median_rho_high``), and ``p_value`` the
+    one-sided Wilcoxon signed-rank test that the per-question rho lies above 0
+    (:func:`selfreflect.stats.within_question_test`); ``n_rho`` questions have a rho,
+    ``n_rho_skipped`` scored questions have none (one scored summary, or a constant score or
+    W1). ``pooled_rho`` and ``pooled_p_value`` (two-sided) are the paper's Spearman rho over
+    all scored summaries pooled, kept for comparison: it mixes in the differences between
+    questions. ``n_ambiguous_conditioning`` and ``n_ambiguous_test`` count the answers naming
+    two or more choices, summed over questions (each question once, not per temperature).
+
+    ``truth`` says how the subject's distributions were found (``logprobs``: exact;
+    ``samples``) and ``truth_error`` is their mean expected sampling error (total variation).
+    ``n_excluded`` questions had no summaries (not multiple choice, failed answers, no
+    distribution over the choices); ``n_failed`` summaries could not be scored; the reasons
+    are in the study table.
+    """
+    rows = []
+    for values, cell in mc.groupby(EXPERIMENT, sort=False, dropna=False):
+        made = cell[cell["summary"].notna()]
+        ok = made.dropna(subset=["score", "w1"])
+        pooled_rho, pooled_p = (np.nan, np.nan)
+        if len(ok) >= 2 and ok["score"].nunique() > 1 and ok["w1"].nunique() > 1:
+            pooled_rho, pooled_p = rank_correlation(ok["score"], ok["w1"])
+        ambiguous = cell.groupby("id")[MC_AMBIGUOUS].max().sum()  # one value per question
+        rows.append(
+            {
+                **dict(zip(EXPERIMENT, values, strict=True)),
+                "n_questions": ok["id"].nunique(),
+                "n_summaries": len(ok),
+                "n_failed": len(made) - len(ok),
+                "n_excluded": cell["id"].nunique() - made["id"].nunique(),
+                **_within_question(ok, n_resamples, confidence, seed),
+                "pooled_rho": pooled_rho,
+                "pooled_p_value": pooled_p,
+                "truth": ",".join(sorted(made["choice_source"].dropna().unique())) or None,
+                "truth_error": made.groupby("id")["choice_error"].first().mean(),
+                **{f"n_{column}": int(ambiguous[column]) for column in MC_AMBIGUOUS},
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def _within_question(
+    scored: pd.DataFrame, n_resamples: int, confidence: float, seed: int
+) -> dict[str, Any]:
+    """:func:`mc_table`'s within-question columns for the scored summaries of one experiment
+    (NaN statistics when no question has a rho)."""
+    result: dict[str, Any] = dict.fromkeys(
+        ["median_rho", "median_rho_low", "median_rho_high", "p_value"], np.nan
+    )
+    result |= {"n_rho": 0, "n_rho_skipped": 0}
+    if scored.empty:
+        return result
+    columns = (scored["id"], scored["score"], scored["w1"])
+    rhos, skipped = per_question_rho(*columns)
+    if rhos.size == 0:
+        return result | {"n_rho_skipped": skipped}
+    test = within_question_test(*columns, seed=seed, confidence=confidence, n_resamples=n_resamples)
+    return {
+        "median_rho": test.median.estimate,
+        "median_rho_low": test.median.low,
+        "median_rho_high": test.median.high,
+        "p_value": test.p_value,
+        "n_rho": test.n,
+        "n_rho_skipped": test.skipped,
+    }
