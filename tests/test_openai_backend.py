@@ -360,3 +360,14 @@ def test_openai_model_without_base_url_is_a_config_error():
     config["models"]["api"]["timeout"] = 0
     with pytest.raises(ConfigError, match=r"^c\.yaml: models\.api\.timeout: "):
         validate_config(config, source="c.yaml")
+
+
+def test_pasted_key_is_not_echoed_when_its_variable_is_missing():
+    """A key that matches the variable-name pattern (hf_...) is not echoed either."""
+    from selfreflect.backends.openai_engine import api_key
+    from selfreflect.errors import InputError
+
+    with pytest.raises(InputError) as err:
+        api_key({"name": "m", "api_key_env": "hf_AbCdEfSecret123"})
+    assert "hf_AbCdEfSecret123" not in str(err.value)
+    assert "name not shown" in str(err.value)

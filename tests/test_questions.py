@@ -77,7 +77,7 @@ def test_question_id_is_stable_short_hex() -> None:
 
 
 def test_format_mmlu_is_the_authors_prompt() -> None:
-    """issue 10 point 9: a header naming the subject; question and choices are not stripped."""
+    """A header naming the subject; question and choices are not stripped."""
     prompt = format_mmlu(" What is 2+2? ", ["3", " 4", "5", "22"], "elementary_mathematics")
     assert prompt == (
         "The following are multiple choice questions (with answers) about elementary"
@@ -154,7 +154,7 @@ def test_local_parquet_nested_field(tmp_path: Path) -> None:
 def test_duplicates_are_dropped_after_drawing_and_recorded(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    """issue 10 point 10: the draw is the authors' (shuffle all records, take the first n);
+    """The draw is the authors' (shuffle all records, take the first n);
     duplicates among the drawn are dropped afterwards, keeping the first drawn."""
     records = [{"question": "A"}, {"question": " Question: A? "}, {"question": "B"}]
     path = write_jsonl(tmp_path / "q.jsonl", records)
@@ -394,3 +394,18 @@ def test_mmlu_bad_choices(tmp_path: Path) -> None:
     records = [{"question": "Q", "choices": [], "answer": 0}]
     write_parquet(tmp_path / "mmlu" / "all" / "test-00000-of-00001.parquet", records)
     expect_error({"source": "mmlu", "path": str(tmp_path / "mmlu")}, "record 0", "'choices'")
+
+
+def test_utf8_csv_with_byte_order_mark_is_read(tmp_path):
+    """Spreadsheet programs save UTF-8 CSV with a BOM."""
+    path = tmp_path / "q.csv"
+    path.write_bytes("question,notes\nWho wrote Hamlet,x\nWhere is Paris,y\n".encode("utf-8-sig"))
+    table = load_questions("d", {"source": "local", "path": str(path)}, 10, seed=1)
+    assert sorted(table["question"]) == ["Question: Where is Paris?", "Question: Who wrote Hamlet?"]
+
+
+def test_question_ids_hash_the_normalised_question():
+    """One rule, so reference files without the prefix match the pipeline's ids."""
+    assert question_id("Who wrote Hamlet") == question_id("Question: Who wrote Hamlet?")
+    assert question_id("  Who wrote Hamlet?  ") == question_id("Question: Who wrote Hamlet?")
+    assert question_id("Who wrote Hamlet") != question_id("Who wrote Macbeth")

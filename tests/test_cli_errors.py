@@ -203,7 +203,7 @@ CASES = [
     ),
     c_case("config-bad-run-name", config(lambda c: c.update(run="a/b")), "run"),
     c_case(
-        "config-pasted-api-key",  # defect 12: the key must not be echoed
+        "config-pasted-api-key",  # the key must not be echoed
         config(lambda c: c["models"]["tiny"].update(backend="openai", api_key_env=SECRET)),
         "models.tiny.api_key_env",
         absent=(SECRET, "Xy12secret"),
@@ -260,7 +260,7 @@ CASES = [
     ),
     # --- reference JSON ------------------------------------------------------------------------
     import_case("ref-missing", None, "ref.json", "file not found"),
-    import_case("ref-empty-list", "[]", "ref.json", "no records"),  # defect 7
+    import_case("ref-empty-list", "[]", "ref.json", "no records"),
     import_case("ref-malformed", '[{"question": "Q?", ', "ref.json", "malformed JSON"),
     import_case("ref-not-list", '{"question": "Q?"}', "ref.json", "JSON list"),
     import_case("ref-record-not-object", '["Q?"]', "ref.json", "record 0"),
@@ -415,7 +415,7 @@ CASES = [
         ("--batch-size",),
     ),
     Case(
-        "cli-output-under-a-file",  # defect 2: one line, before any model loads
+        "cli-output-under-a-file",  # one line, before any model loads
         {
             "a.json": json.dumps(GOOD_ANSWERS),
             "s.json": '[{"question": "Q?", "summaries": {"a": "b"}}]',

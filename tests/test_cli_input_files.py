@@ -1,7 +1,7 @@
 """Strict inputs: files that a lenient reader would half-accept, plug-ins and model files that
 fail, shards of another run. Each case exits non-zero with exactly one stderr line naming the
 file and what is wrong, raises no traceback and leaves no file behind (the harness of
-``tests/test_bad_input.py``, in-process through ``selfreflect.cli.main``). The faults that need
+``tests/test_cli_errors.py``, in-process through ``selfreflect.cli.main``). The faults that need
 a full disk or a corrupt checkpoint follow the corpus.
 """
 
@@ -20,7 +20,7 @@ from selfreflect.artifacts import read_table, write_table
 from selfreflect.cli import main
 from selfreflect.model_sources import package_file
 from tests.conftest import SMOLLM2_FILE, SMOLLM2_PACKAGE
-from tests.test_bad_input import (
+from tests.test_cli_errors import (
     ANSWERS_ROW,
     GOOD_ANSWERS,
     QUESTIONS,

@@ -1,5 +1,5 @@
-"""Workflow-level hardening (issue 11): config errors before any job, dry runs that write
-nothing, reruns on code changes, a killed Snakemake run resumed, two runs side by side."""
+"""Workflow runs: config errors before any job, dry runs that write nothing, reruns on code
+changes, a killed Snakemake run resumed, two runs side by side."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ SMOKE = "config/smoke.yaml"
 
 @pytest.fixture(scope="module")
 def project(tmp_path_factory):
-    return copy_project(tmp_path_factory.mktemp("hardening") / "project")
+    return copy_project(tmp_path_factory.mktemp("runs") / "project")
 
 
 def write_config(project, name: str, edit) -> str:
@@ -56,7 +56,7 @@ def last_line(result) -> str:
     ids=["plugin-function", "plugin-module", "model-path"],
 )  # fmt: skip
 def test_late_failures_are_config_errors(project, edit, key):
-    """Defect 6: caught while the DAG is built, naming the config file and key."""
+    """Caught while the DAG is built, naming the config file and key."""
     config = write_config(project, "late.yaml", edit)
     result = run(["snakemake", "-n", "--configfile", config], project, check=False)
     assert result.returncode != 0
@@ -66,7 +66,7 @@ def test_late_failures_are_config_errors(project, edit, key):
 
 @pytest.mark.parametrize("text", ["run: [paper\nseed: 1\n", ""], ids=["malformed", "empty"])
 def test_malformed_default_config_is_one_line(project, tmp_path, text):
-    """Defect 13: the Snakefile's own config (no --configfile) fails naming the file."""
+    """The Snakefile's own config (no --configfile) fails naming the file."""
     broken = clone_completed(project, tmp_path / "p")
     (broken / "config" / "config.yaml").write_text(text)
     result = run(["snakemake", "-n"], broken, check=False)
@@ -75,7 +75,7 @@ def test_malformed_default_config_is_one_line(project, tmp_path, text):
 
 
 def test_dry_run_writes_nothing_and_a_run_writes_its_config_once(project, tmp_path):
-    """Defect 4: `snakemake -n` with another config leaves the running run's config alone."""
+    """`snakemake -n` with another config leaves the running run's config alone."""
     copy = clone_completed(project, tmp_path / "p")
     resolved = copy / "logs" / "smoke" / "config.yaml"
     smk(copy, "-n")
@@ -89,7 +89,7 @@ def test_dry_run_writes_nothing_and_a_run_writes_its_config_once(project, tmp_pa
     assert resolved.read_text() == written
 
 
-# --- reruns on code changes (defect 3), a killed run resumed --------------------------------
+# --- reruns on code changes, a killed run resumed -------------------------------------------
 
 EXPERIMENT = "results/smoke/smoke/tiny"
 SCORES = f"{EXPERIMENT}/scores/tiny/greedy.parquet"

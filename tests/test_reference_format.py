@@ -1,20 +1,14 @@
-"""Defects found by probing the CLI as a new user (issue 11), each pinned by a test."""
+"""The original tool's JSON files (selfreflect.reference_format): read, exported and imported
+with nothing lost, and scored by `selfreflect score` as the tool scores them."""
 
 from __future__ import annotations
 
 import json
 import logging
-import os
-import stat
 import sys
-
-import pytest
 
 from selfreflect.artifacts import read_table, write_table
 from selfreflect.cli import main
-from selfreflect.fileio import atomic_dir
-from selfreflect.progress import progress
-from selfreflect.questions import load_questions, question_id
 from selfreflect.reference_format import read_reference_answers
 
 ANSWERS = [
@@ -43,8 +37,13 @@ def selfreflect(args: list[str], monkeypatch, capsys) -> tuple[int, str, str]:
     return code, captured.out, captured.err
 
 
+def write_json(path, data):
+    path.write_text(json.dumps(data))
+    return path
+
+
 def test_export_then_import_keeps_a_failed_question(tmp_path, monkeypatch, capsys):
-    """Defect 1: a failed question stays failed, with its reason, through the JSON format."""
+    """A failed question stays failed, with its reason, through the JSON format."""
     answers = read_reference_answers(write_json(tmp_path / "in.json", ANSWERS))
     answers.at[1, "test_answers"], answers.at[1, "conditioning_answers"] = [], []
     answers.at[1, "error"] = "engine died"
@@ -58,51 +57,16 @@ def test_export_then_import_keeps_a_failed_question(tmp_path, monkeypatch, capsy
     assert list(read_table("answers", back)["error"]) == [None, "engine died"]
 
 
-def write_json(path, data):
-    path.write_text(json.dumps(data))
-    return path
-
-
 def test_duplicate_reference_questions_are_scored_once(tmp_path):
-    """Defect 5: as the questions loader, the JSON importer keeps a repeated question once."""
+    """As the questions loader, the JSON importer keeps a repeated question once."""
     path = write_json(tmp_path / "dup.json", [ANSWERS[0], ANSWERS[1], ANSWERS[0]])
     assert list(read_reference_answers(path)["question"]) == [a["question"] for a in ANSWERS]
-
-
-def test_utf8_csv_with_byte_order_mark_is_read(tmp_path):
-    """Defect 8: spreadsheet programs save UTF-8 CSV with a BOM."""
-    path = tmp_path / "q.csv"
-    path.write_bytes("question,notes\nWho wrote Hamlet,x\nWhere is Paris,y\n".encode("utf-8-sig"))
-    table = load_questions("d", {"source": "local", "path": str(path)}, 10, seed=1)
-    assert sorted(table["question"]) == ["Question: Where is Paris?", "Question: Who wrote Hamlet?"]
-
-
-@pytest.mark.parametrize("umask", [0o022, 0o002, 0o077], ids=oct)
-def test_artifacts_get_the_modes_of_the_umask(tmp_path, umask):
-    """Defect 9: colleagues on shared storage can read results (the umask decides, not 0600)."""
-    previous = os.umask(umask)
-    try:
-        write_table("answers", read_reference_answers(write_json(tmp_path / "a.json", ANSWERS)),
-                    tmp_path / "a.parquet")  # fmt: skip
-        with atomic_dir(tmp_path / "model", "test") as folder:
-            (folder / "x").write_text("x")
-    finally:
-        os.umask(previous)
-    assert stat.S_IMODE((tmp_path / "a.parquet").stat().st_mode) == 0o666 & ~umask
-    assert stat.S_IMODE((tmp_path / "model").stat().st_mode) == 0o777 & ~umask
-
-
-def test_question_ids_hash_the_normalised_question():
-    """Defect 10: one rule, so reference files without the prefix match the pipeline's ids."""
-    assert question_id("Who wrote Hamlet") == question_id("Question: Who wrote Hamlet?")
-    assert question_id("  Who wrote Hamlet?  ") == question_id("Question: Who wrote Hamlet?")
-    assert question_id("Who wrote Hamlet") != question_id("Who wrote Macbeth")
 
 
 def test_absent_summary_keys_are_not_failures_and_blank_summaries_warn(
     tiny_model, tmp_path, monkeypatch, capsys, caplog
 ):
-    """Defects 11 and 10: each question is scored on its own keys; a blank summary warns.
+    """Each question is scored on its own keys; a blank summary warns.
     The job logs its progress."""
     caplog.set_level(logging.INFO)
     answers = write_json(tmp_path / "a.json", ANSWERS)
@@ -124,18 +88,6 @@ def test_absent_summary_keys_are_not_failures_and_blank_summaries_warn(
     assert "judging: questions: 2/2 (100%)" in caplog.text
 
 
-def test_progress_lines_count_done_and_total(caplog):
-    caplog.set_level(logging.INFO)
-    assert list(progress("abc", "letters", 3, every=0)) == ["a", "b", "c"]
-    lines = [r.getMessage() for r in caplog.records if r.name == "selfreflect.progress"]
-    assert [line.split(",")[0] for line in lines] == [
-        "letters: 1/3 (33%)",
-        "letters: 2/3 (67%)",
-        "letters: 3/3 (100%)",
-    ]
-    assert all("elapsed, about" in line for line in lines)
-
-
 def test_unwritable_output_is_named_before_the_model_loads(tmp_path, monkeypatch, capsys):
     """Defect 2 (folder case): a path under a file; the judge does not exist, so the error must
     come before any model loads."""
@@ -151,14 +103,3 @@ def test_unwritable_output_is_named_before_the_model_loads(tmp_path, monkeypatch
     assert stderr.strip() == f"error: {tmp_path}/out/scores.parquet: cannot write here" + (
         f" ({tmp_path}/out is not a folder)"
     )
-
-
-def test_pasted_key_is_not_echoed_when_its_variable_is_missing():
-    """Defect 12: a key that matches the variable-name pattern (hf_...) is not echoed either."""
-    from selfreflect.backends.openai_engine import api_key
-    from selfreflect.errors import InputError
-
-    with pytest.raises(InputError) as err:
-        api_key({"name": "m", "api_key_env": "hf_AbCdEfSecret123"})
-    assert "hf_AbCdEfSecret123" not in str(err.value)
-    assert "name not shown" in str(err.value)
