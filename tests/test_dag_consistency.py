@@ -105,6 +105,30 @@ def test_dvc_deps_and_params_are_the_jobs_inputs_settings_and_prompts(generated,
         assert stage["params"] == expected[name]["params"], name
 
 
+def test_each_job_runs_exactly_the_package_files_its_command_imports(generated, monkeypatch):
+    """Every package file is a code input of exactly the jobs whose command imports it (and,
+    for a plug-in strategy's jobs, the plug-in's modules), its content in the job's code hash:
+    so an edit of any file reruns exactly those jobs (tests/test_incremental.py edits a few
+    files in finished runs of both engines)."""
+    from selfreflect import paths
+    from selfreflect.cli import find_command
+    from selfreflect.code_deps import SOURCE, code_digest, command_deps, plugin_files
+    from selfreflect.snakemake_jobs import workflow_jobs
+
+    config, project, _ = generated
+    monkeypatch.chdir(project)
+    plugins = yaml.safe_load((project / "params.yaml").read_text())["summaries"]["plugins"]
+    for job in workflow_jobs(Path(paths.SNAKEFILE), Path(config)):
+        if not job.shellcmd.lstrip().startswith("selfreflect "):
+            continue
+        command = " ".join(find_command(job.shellcmd.split()[1:])[1])
+        plugin = plugins.get(job.wildcards.get("strategy")) if command == "summarize" else None
+        expected = {*command_deps(command).files, *(plugin_files(plugin) if plugin else ())}
+        code = {path for path in job.input if path.startswith(f"{SOURCE}/") or path in expected}
+        assert code == expected, job.rule
+        assert job.params["code"] == code_digest(sorted(expected)), job.rule
+
+
 @pytest.mark.parametrize("generated", ["config/smoke.yaml"], indirect=True)
 def test_the_drifts_of_the_hand_written_dvc_yaml_are_gone(generated):
     """The smoke config has local questions, ratings and a plug-in the old dvc.yaml missed."""

@@ -106,10 +106,11 @@ def completed(smoke_run, tmp_path_factory):
     [
         ("scoring/metric.py", {"judge", "strategy_scores"}, {"answers", "summarize"}),
         ("strategies/paper.py", {"summarize", "judge", "strategy_scores"}, {"answers"}),
-        # strategies draw fresh answers with the sampler: summaries run its code too
-        ("answers.py", {"answers", "merge_answers", "summarize", "judge"}, {"questions"}),
+        ("answers.py", {"answers", "merge_answers", "judge"}, {"questions", "summarize"}),
+        # strategies draw fresh answers with each question's seed, as the sampler does
+        ("seeds.py", {"answers", "merge_answers", "summarize", "judge"}, {"questions"}),
     ],
-    ids=["metric", "strategy", "sampler"],
+    ids=["metric", "strategy", "sampler", "seeds"],
 )
 def test_code_changes_rerun_the_jobs_that_run_the_code(completed, tmp_path, module, rerun, kept):
     """Editing the package reruns the rules that run the edited code, and what follows."""
@@ -123,11 +124,11 @@ def test_code_changes_rerun_the_jobs_that_run_the_code(completed, tmp_path, modu
 
 def test_killed_snakemake_run_resumes_to_identical_tables(completed, tmp_path):
     """kill -9 of Snakemake and its jobs once a first job of the run has ended (the greedy
-    summaries, made again after their removal, and the scores that follow them);
-    --rerun-incomplete then ends with exactly the uninterrupted run's scores."""
+    summaries, made again after their removal with the judge pass and the scores that follow
+    them); --rerun-incomplete then ends with exactly the uninterrupted run's scores."""
     copy = clone_completed(completed, tmp_path / "p")
     summaries = copy / EXPERIMENT / "summaries" / "greedy.parquet"
-    for path in (summaries, copy / SCORES):
+    for path in (summaries, copy / EXPERIMENT / "judgements" / "tiny.parquet", copy / SCORES):
         path.unlink()
     command = ["snakemake", SCORES, "--configfile", SMOKE, "--cores", "2"]
     job = subprocess.Popen(
