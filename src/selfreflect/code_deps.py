@@ -156,19 +156,20 @@ def _imports_in(node: ast.AST, module: str) -> list[str]:
     return names
 
 
-def _data_files(node: ast.AST) -> list[str]:
+@cache
+def _data_files(path: Path) -> tuple[str, ...]:
     """The package's data files a module names in a string: ``"config.schema.yaml"`` or
     ``"data/explorer.html"``, not an artifact path that shares a file name
     (``"results/{run}/explorer.html"``)."""
     data = SOURCE / "data"
-    names = {path.name for path in data.iterdir() if path.is_file()} - {PROMPTS_FILE}
+    names = {file.name for file in data.iterdir() if file.is_file()} - {PROMPTS_FILE}
     found = set()
-    for child in ast.walk(node):
+    for child in ast.walk(_tree(path)):
         if isinstance(child, ast.Constant) and isinstance(child.value, str):
             folder, _, name = child.value.rpartition("/")
             if folder in ("", "data") or folder.endswith("/data"):
                 found.add(name)
-    return [str(data / name) for name in sorted(names & found)]
+    return tuple(str(data / name) for name in sorted(names & found))
 
 
 def _prompt_keys(tree: ast.Module) -> list[str]:
@@ -202,12 +203,6 @@ def _module_imports(module: str) -> tuple[str, ...]:
     path = module_file(module)
     assert path is not None
     return tuple(_imports_in(_tree(path), module))
-
-
-@cache
-def _named_data_files(path: Path) -> tuple[str, ...]:
-    """The data files the module at ``path`` names (parsed once)."""
-    return tuple(_data_files(_tree(path)))
 
 
 def _bindings(tree: ast.Module) -> dict[str, ast.stmt]:
@@ -272,7 +267,7 @@ def function_deps(functions: dict[str, tuple[str, ...]]) -> Deps:
 def _file_names(files: set[Path], modules: set[str]) -> tuple[str, ...]:
     """The paths of ``files``, of the package ``modules`` and of the data files they name."""
     paths = {*files, *(module_file(m) for m in modules)}
-    data = {name for path in paths for name in _named_data_files(path)}  # type: ignore[arg-type]
+    data = {name for path in paths for name in _data_files(path)}  # type: ignore[arg-type]
     return tuple(sorted({*map(str, paths), *data}))
 
 
