@@ -151,4 +151,9 @@ def test_an_unknown_baseline_stops_the_experiment_with_one_line(smoke_dvc_run, t
         " (summaries.strategies: greedy, basic,"
     )
     assert "Traceback" not in failed.stderr + failed.stdout
+    # DVC removes a stage's outputs before its command runs; nothing is lost: dvc.lock still
+    # records the last good table and `dvc checkout` brings it back from the cache
+    run(["git", "checkout", "params.yaml"], project)
+    assert "dvc.lock" not in run(["git", "status", "--porcelain"], project).stdout
+    run(["dvc", "checkout"], project)
     assert table.read_text() == before

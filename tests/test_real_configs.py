@@ -30,7 +30,7 @@ def test_real_config_dag(tmp_path, name):
     judges = len(config["judges"])
     assert counts["convert_model"] == len({*config["subjects"], *config["judges"]})
     assert counts["merge_answers"] == counts["questions"] == datasets
-    assert counts["summaries"] == strategies * summarized
+    assert counts["summarize"] == strategies * summarized
     assert counts["strategy_scores"] == strategies * summarized * judges
     assert counts["report_controlled_scores"] == counts["report_mc_scores"] == datasets * judges
     assert all(counts[rule] == 1 for rule in REPORT_RULES)

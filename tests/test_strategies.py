@@ -46,9 +46,11 @@ class Recording(Generator):
 
 
 def summaries_config(**summaries) -> dict:
-    """A validated config whose ``summaries`` section is small enough for the tiny model."""
+    """A validated config whose ``summaries`` section is small enough for the tiny model (the
+    main table's baseline: its first strategy)."""
     settings = {"max_tokens": 12, "num_fresh_answers": 4, "fresh_max_tokens": 8}
     settings["cluster"] = {"embedder": "string"}
+    strategies = summaries.get("strategies")
     return validate_config(
         {
             "models": {"tiny": {"path": "unused"}},
@@ -56,6 +58,7 @@ def summaries_config(**summaries) -> dict:
             "judges": ["tiny"],
             "datasets": {"smoke": {"source": "local", "path": "x.jsonl"}},
             "summaries": {**settings, **summaries},
+            "report": {"baseline": strategies[0]} if strategies else {},
         }
     )
 

@@ -208,6 +208,6 @@ def test_a_plugins_modules_are_code_deps_of_its_strategys_stages_only(tmp_path):
         if files := plugin_files & set(stage["deps"]):
             owned[name] = files
     assert owned == {
-        "summaries-smoke-tiny-majority_vote": {"examples/plugins.py"},
-        "summaries-smoke-tiny-vote": {"examples/vote.py", "examples/vote_words.py"},
+        "summarize-smoke-tiny-majority_vote": {"examples/plugins.py"},
+        "summarize-smoke-tiny-vote": {"examples/vote.py", "examples/vote_words.py"},
     }

@@ -73,7 +73,7 @@ SHARDS = list(range(config["shards"]))
 def command_rules():
     """Complete every rule running a `selfreflect` command (selfreflect.workflow.command_rule)."""
     for each in workflow.rules:
-        command_rule(each, config, RESOLVED_CONFIG, ENV, BENCHMARKS)
+        command_rule(each, config, ENV, BENCHMARKS)
 
 
 def models(*names):

@@ -12,6 +12,6 @@ rule summarize:
     params:
         adapter=lambda w, input: [f"--adapter={path}" for path in input.adapter],
     shell:
-        "selfreflect summarize --config {params.config:q} --subject {wildcards.subject:q}"
+        "selfreflect summarize --config {RESOLVED_CONFIG:q} --subject {wildcards.subject:q}"
         " --strategy {wildcards.strategy:q} --questions {input.questions:q} {params.adapter:q}"
         " --out {output:q} 2> {log:q}"

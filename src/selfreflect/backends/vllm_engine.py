@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from selfreflect.backends import Generation, Generator, Sampling
@@ -11,7 +12,8 @@ CPU_KV_CACHE_BYTES = 2**30  # KV cache on a CPU unless kv_cache_memory_bytes say
 
 
 def engine_kwargs(spec: dict[str, Any], **overrides: Any) -> dict[str, Any]:
-    """``vllm.LLM`` keyword arguments for a validated ``models`` entry."""
+    """``vllm.LLM`` keyword arguments for a validated ``models`` entry (on a CPU, also the
+    environment that keeps the engine in this process)."""
     kwargs = {
         "model": spec["path"],
         "dtype": checkpoint_dtype(spec),
@@ -34,6 +36,9 @@ def engine_kwargs(spec: dict[str, Any], **overrides: Any) -> dict[str, Any]:
         # vLLM's CPU sampler cannot rewind a seeded request's generator after a chunked
         # prefill ("CPU Generator does not use offset"); whole prefills avoid that.
         kwargs["enable_chunked_prefill"] = False
+        # the engine runs in the calling process: vLLM's own engine process would import vLLM
+        # and torch again (about 50 s an engine) only to share the same cores
+        os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")
     return {**kwargs, **overrides}
 
 
