@@ -13,7 +13,8 @@ calibrated by rebuilding the authors' rule on a synthetic corpus of 18,846 docum
 Newsgroups' size, log-normal lengths with median 90 tokens) sampled from wordfreq's unigram
 distribution and fitting scikit-learn's ``TfidfVectorizer`` to it: the words whose mean TF-IDF
 exceeds 0.012 are the most frequent ones, down to about the Zipf value used here
-(``scripts/calibrate_stopwords.py`` prints the cutoff; docs/performance.md, "Stopword threshold").
+(``selfreflect bench calibrate-stopwords`` prints the cutoff; docs/performance.md, "Stopword
+threshold").
 """
 
 from __future__ import annotations
