@@ -264,10 +264,10 @@ def _ranked_correctly(wide: pd.DataFrame, metric: str) -> pd.Series:
 
 def _versus_selfreflect(selfreflect: pd.Series, other: pd.Series, metric: str) -> dict[str, Any]:
     """McNemar's exact test of ``metric`` against SelfReflect on the pairs both ranked
-    (``selfreflect`` and ``other``: per question id, ranked correctly); NaN for SelfReflect."""
+    (``selfreflect`` and ``other``: per question id, ranked correctly); none for SelfReflect."""
     if metric == "selfreflect":
-        names = ["n_common", "n_selfreflect_only", "n_metric_only", "mcnemar_p_value"]
-        return dict.fromkeys(names, np.nan)
+        counts = {"n_common": 0, "n_selfreflect_only": 0, "n_metric_only": 0}
+        return {**counts, "mcnemar_p_value": np.nan}
     both = pd.concat({"sr": selfreflect, "other": other}, axis=1, join="inner").astype(bool)
     only_selfreflect = int((both["sr"] & ~both["other"]).sum())
     only_other = int((~both["sr"] & both["other"]).sum())
