@@ -53,6 +53,24 @@ def tiny_model_spec(path: str | os.PathLike, backend: str = "vllm") -> dict:
     return model_entry("tiny", path, backend)
 
 
+def report_plan(minimum: str):
+    """The default config's analysis plan of a table (``minimum``: ``min_pairs`` or
+    ``min_questions``), as its report command builds it."""
+    from selfreflect.cli.report.common import plan_args
+    from selfreflect.config import validate_config
+    from selfreflect.report.tables import Plan
+
+    config = validate_config(
+        {
+            "models": {"m": {"path": "m"}},
+            "subjects": ["m"],
+            "judges": ["m"],
+            "datasets": {"d": {"source": "local", "path": "q.jsonl"}},
+        }
+    )
+    return Plan(**plan_args(config, minimum))
+
+
 def tiny_format(tokenizer):
     """The tiny model's :class:`PromptFormat` (generic family, original fidelity)."""
     from selfreflect.families import PromptFormat, detect_family

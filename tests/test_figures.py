@@ -11,8 +11,11 @@ from selfreflect.mc_study.table import mc_table
 from selfreflect.plotting import experiments
 from selfreflect.report.figures import convergence_figure, main_figure, validation_figure
 from selfreflect.report.tables import convergence_table, main_table, validation_table
+from tests.conftest import report_plan
 
 KEYS = {"dataset": "d", "subject": "s", "judge": "j"}
+MAIN_PLAN = report_plan("min_questions")
+PAIRS_PLAN = report_plan("min_pairs")
 STRATEGIES = ["greedy", "basic", "cot", "sample_and_summarize"]
 
 
@@ -98,10 +101,16 @@ def make_figures(tmp_path, rng):
     mc = synthetic_mc(rng)
     return {
         "main": main_figure(
-            main_table(synthetic_scores(rng), "greedy", **stats), tmp_path / "main", 3.3, 150
+            main_table(synthetic_scores(rng), "greedy", **stats, plan=MAIN_PLAN),
+            tmp_path / "main",
+            3.3,
+            150,
         ),
         "validation": validation_figure(
-            validation_table(synthetic_controlled(rng), 0.95), tmp_path / "validation", 3.3, 150
+            validation_table(synthetic_controlled(rng), 0.95, PAIRS_PLAN),
+            tmp_path / "validation",
+            3.3,
+            150,
         ),
         "mc_study": mc_figure(mc, mc_table(mc, **stats), tmp_path / "mc_study", 3.3, 150),
         "convergence": convergence_figure(
@@ -172,7 +181,7 @@ def two_experiments(frame: pd.DataFrame) -> pd.DataFrame:
 def test_one_panel_per_experiment_and_missing_values_are_not_zero(tmp_path):
     rng = np.random.default_rng(0)
     stats = {"n_resamples": 200, "confidence": 0.95, "seed": 0}
-    validation = validation_table(two_experiments(synthetic_controlled(rng)), 0.95)
+    validation = validation_table(two_experiments(synthetic_controlled(rng)), 0.95, PAIRS_PLAN)
     assert [title for title, _ in experiments(validation)] == ["d", "d2"]
     assert experiments(validation[validation["dataset"] == "d"])[0][0] == ""
     mc = two_experiments(synthetic_mc(rng))
@@ -188,7 +197,9 @@ def test_one_panel_per_experiment_and_missing_values_are_not_zero(tmp_path):
         assert 1.7 < png_height(two) / png_height(one) < 2.3, name
     missing = validation.assign(fraction=np.nan, ci_low=np.nan, ci_high=np.nan)
     assert_figure_files(validation_figure(missing, tmp_path / "na", 3.3, 150), tmp_path, "na")
-    scores = main_table(synthetic_scores(rng).assign(score=np.nan), "greedy", **stats)
+    scores = main_table(
+        synthetic_scores(rng).assign(score=np.nan), "greedy", **stats, plan=MAIN_PLAN
+    )
     assert_figure_files(main_figure(scores, tmp_path / "main", 3.3, 150), tmp_path, "main")
 
 
@@ -196,7 +207,7 @@ def test_every_pair_ranked_correctly_draws(tmp_path):
     """A fraction of 1 whose Wilson bound lies a rounding error below it (seen on SmolLM2)."""
     controlled = synthetic_controlled(np.random.default_rng(0))
     controlled.loc[controlled["side"] == "bad", "selfreflect"] += 1.0  # all ranked correctly
-    table = validation_table(controlled, 0.95)
+    table = validation_table(controlled, 0.95, PAIRS_PLAN)
     assert (table.query("metric == 'selfreflect'")["fraction"] == 1.0).all()
     figure = validation_figure(
         table.assign(ci_high=table["fraction"] - 1e-16), tmp_path / "v", 3.3, 150

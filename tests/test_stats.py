@@ -9,9 +9,11 @@ import pytest
 
 from selfreflect.stats import (
     Interval,
+    adjust_p_values,
     binomial_p_value,
     bootstrap_ci,
     krippendorff_alpha,
+    mcnemar_p_value,
     paired_test,
     per_question_rho,
     proportion_ci,
@@ -163,6 +165,58 @@ def test_binomial_p_value_is_the_exact_upper_tail() -> None:
 def test_binomial_p_value_rejects_bad_input(s: int, t: int, chance: float) -> None:
     with pytest.raises(ValueError):
         binomial_p_value(s, t, chance)
+
+
+# --- McNemar and multiple comparisons -------------------------------------------------------
+
+
+def test_mcnemar_p_value_is_the_exact_two_sided_binomial_on_discordant_pairs() -> None:
+    assert mcnemar_p_value(0, 5) == pytest.approx(2 / 32)  # 2 * P(X <= 0), X ~ B(5, 1/2)
+    assert mcnemar_p_value(1, 9) == pytest.approx(22 / 1024)  # 2 * (1 + 10) / 2^10
+    assert mcnemar_p_value(8, 2) == mcnemar_p_value(2, 8) == pytest.approx(112 / 1024)
+    assert mcnemar_p_value(5, 5) == 1.0
+    assert mcnemar_p_value(0, 0) == 1.0  # no discordant pair: no evidence either way
+
+
+def test_mcnemar_p_value_rejects_negative_counts() -> None:
+    with pytest.raises(ValueError):
+        mcnemar_p_value(-1, 3)
+
+
+# Holm (1979) as on Wikipedia: four tests, p = 0.01, 0.04, 0.03, 0.005. Holm multiplies the
+# k-th smallest by (m - k + 1) = 4, 3, 2, 1 and keeps the running maximum.
+HOLM_P = [0.01, 0.04, 0.03, 0.005]
+
+
+def test_holm_known_values() -> None:
+    # sorted: 0.005*4 = 0.02, 0.01*3 = 0.03, 0.03*2 = 0.06, 0.04*1 = 0.04 -> max(0.06, 0.04)
+    assert adjust_p_values(HOLM_P, "holm") == pytest.approx([0.03, 0.06, 0.06, 0.02])
+    # capped at 1; the step-down maximum carries through: 0.4*3, 0.5*2, 0.9*1
+    assert adjust_p_values([0.5, 0.9, 0.4], "holm") == pytest.approx([1.0, 1.0, 1.0])
+    assert adjust_p_values([0.02, 0.02], "holm") == pytest.approx([0.04, 0.04])  # ties
+    assert adjust_p_values([0.3], "holm") == pytest.approx([0.3])  # a family of one
+
+
+def test_bonferroni_known_values() -> None:
+    assert adjust_p_values(HOLM_P, "bonferroni") == pytest.approx([0.04, 0.16, 0.12, 0.02])
+    assert adjust_p_values([0.3, 0.6], "bonferroni") == pytest.approx([0.6, 1.0])
+
+
+@pytest.mark.parametrize("correction", ["holm", "bonferroni"])
+def test_adjust_p_values_keeps_untested_entries_out_of_the_family(correction: str) -> None:
+    with_gaps = adjust_p_values([NAN, 0.01, 0.04, NAN, 0.03, 0.005], correction)
+    assert np.isnan(with_gaps[[0, 3]]).all()
+    assert with_gaps[[1, 2, 4, 5]] == pytest.approx(adjust_p_values(HOLM_P, correction))
+    assert np.isnan(adjust_p_values([NAN, NAN], correction)).all()
+    assert adjust_p_values([], correction).shape == (0,)
+
+
+@pytest.mark.parametrize(
+    ("p", "correction"), [([0.1, 1.2], "holm"), ([-0.1], "bonferroni"), ([0.1], "hochberg")]
+)
+def test_adjust_p_values_rejects_bad_input(p: list, correction: str) -> None:
+    with pytest.raises(ValueError):
+        adjust_p_values(p, correction)  # type: ignore[arg-type]
 
 
 # --- wasserstein_1 ------------------------------------------------------------------------

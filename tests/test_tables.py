@@ -1,6 +1,7 @@
 """Report tables from synthetic artifact tables with known answers."""
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -8,6 +9,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
+from selfreflect.artifacts import HIGHER_IS_BETTER
 from selfreflect.errors import InputError
 from selfreflect.mc_study.table import mc_table
 from selfreflect.report.readers import read_ratings, read_tables
@@ -21,8 +23,11 @@ from selfreflect.report.tables import (
 )
 from selfreflect.report.writers import with_intervals, write_table_files
 from selfreflect.stats import krippendorff_alpha
+from tests.conftest import report_plan
 
 KEYS = {"dataset": "d", "subject": "s", "judge": "j"}
+MAIN_PLAN = report_plan("min_questions")
+PAIRS_PLAN = report_plan("min_pairs")
 
 
 def scores_frame(values: dict[str, list[float | None]]) -> pd.DataFrame:
@@ -51,7 +56,7 @@ def test_tables_take_the_experiment_from_the_rows_whatever_the_file_name(tmp_pat
     write_table("scores", named, tmp_path / "renamed.parquet")
     write_table("scores", unnamed, tmp_path / "moved" / "x.parquet")
     files = [tmp_path / "renamed.parquet", tmp_path / "moved" / "x.parquet"]
-    table = main_table(read_tables("scores", files), "greedy", 100, 0.95, 0)
+    table = main_table(read_tables("scores", files), "greedy", 100, 0.95, 0, MAIN_PLAN)
     assert table["dataset"].iloc[0] == "nq" and pd.isna(table["dataset"].iloc[1])
     assert table["n_scored"].tolist() == [2, 1] and table["n_failed"].tolist() == [0, 1]
 
@@ -66,6 +71,7 @@ def test_main_table_means_counts_and_paired_test():
         500,
         0.95,
         0,
+        MAIN_PLAN,
     ).set_index("strategy")
     assert table.loc["greedy", "mean"] == pytest.approx(0.6)
     assert table.loc["greedy", ["n_scored", "n_failed", "n_excluded"]].tolist() == [3, 1, 0]
@@ -81,7 +87,7 @@ def test_main_table_means_counts_and_paired_test():
 
 
 def test_main_table_without_baseline_leaves_comparison_empty():
-    table = main_table(scores_frame({"basic": [0.2, 0.4]}), "greedy", 100, 0.95, 0)
+    table = main_table(scores_frame({"basic": [0.2, 0.4]}), "greedy", 100, 0.95, 0, MAIN_PLAN)
     assert table["n_paired"].tolist() == [0] and table["p_value"].isna().all()
 
 
@@ -91,7 +97,7 @@ def test_main_table_compares_finetuned_strategies_with_their_teacher():
     scores = scores_frame(
         {"greedy": [0.5, 0.6, 0.7], "teacher": [0.2, 0.3, 0.4], "tuned": [0.3, 0.4, 0.5]}
     )
-    table = main_table(scores, "greedy", 500, 0.95, 0, teachers={"tuned": "teacher"})
+    table = main_table(scores, "greedy", 500, 0.95, 0, MAIN_PLAN, teachers={"tuned": "teacher"})
     table = table.set_index("strategy")
     assert table.loc["tuned", ["diff", "teacher"]].tolist() == [pytest.approx(-0.2), "teacher"]
     assert table.loc["tuned", "teacher_diff"] == pytest.approx(0.1)
@@ -99,7 +105,43 @@ def test_main_table_compares_finetuned_strategies_with_their_teacher():
     assert 0 < table.loc["tuned", "teacher_p_value"] <= 1
     assert table.loc[["greedy", "teacher"], "teacher_n_paired"].tolist() == [0, 0]
     assert table.loc[["greedy", "teacher"], "teacher_p_value"].isna().all()
-    assert "teacher" not in main_table(scores, "greedy", 100, 0.95, 0)
+    assert "teacher" not in main_table(scores, "greedy", 100, 0.95, 0, MAIN_PLAN)
+
+
+def test_main_table_corrects_the_comparisons_with_the_baseline_per_experiment():
+    """Wilcoxon's exact p on n questions without ties: 2 / 2^n when every difference has one
+    sign, 4 / 2^n when only the smallest differs; Holm over the three strategies tested against
+    greedy multiplies the sorted p-values by 3, 2, 1. An experiment with fewer questions than
+    the plan's minimum has no verdict and stays out of its family."""
+    n = MAIN_PLAN.minimum + 2
+    step = 0.01 * np.arange(1, n + 1)
+    worse = 0.5 + step
+    worse[0] = 0.5 - 0.001  # the smallest difference negative: W- = 1
+    values = {"greedy": [0.5] * n, "better": 0.5 - step, "worse": worse, "same": [0.5] * n}
+    enough = scores_frame({k: list(v) for k, v in values.items()})
+    few = scores_frame({k: list(v[: MAIN_PLAN.minimum - 1]) for k, v in values.items()})
+    scores = pd.concat([enough, few.assign(dataset="d2")], ignore_index=True)
+    table = main_table(scores, "greedy", 100, 0.95, 0, MAIN_PLAN).set_index(["dataset", "strategy"])
+    d = table.loc["d"]
+    raw = [2 / 2**n, 4 / 2**n, 1.0]
+    assert d.loc[["better", "worse", "same"], "p_value"].tolist() == pytest.approx(raw)
+    holm = [6 / 2**n, 8 / 2**n, 1.0]  # 3 * 2/2^n, 2 * 4/2^n, 1
+    assert d.loc[["better", "worse", "same"], "p_adjusted"].tolist() == pytest.approx(holm)
+    assert np.isnan(d.loc["greedy", "p_adjusted"]) and pd.isna(d.loc["greedy", "verdict"])
+    for strategy, p in zip(["better", "worse", "same"], holm, strict=True):
+        found = strategy if p < MAIN_PLAN.level else "not significant"
+        assert d.loc[strategy, "verdict"] == found, strategy
+    d2 = table.loc["d2"].drop("greedy")
+    assert d2["p_value"].notna().all() and d2["p_adjusted"].isna().all()
+    assert (d2["verdict"] == "too few questions").all()
+    bonferroni = main_table(
+        scores, "greedy", 100, 0.95, 0, replace(MAIN_PLAN, correction="bonferroni")
+    )
+    bonferroni = bonferroni.set_index(["dataset", "strategy"]).loc["d"]
+    expected = [6 / 2**n, 12 / 2**n, 1.0]
+    assert bonferroni.loc[["better", "worse", "same"], "p_adjusted"].tolist() == pytest.approx(
+        expected
+    )
 
 
 def test_validation_table_counts_correct_rankings_per_direction():
@@ -123,7 +165,7 @@ def test_validation_table_counts_correct_rankings_per_direction():
             )
     for side in ("good", "bad"):  # a question without an idk pair
         rows.append({"id": "q4", "pair_type": "idk", "side": side, "summary": None, **KEYS})
-    table = validation_table(pd.DataFrame(rows), 0.95).set_index("metric")
+    table = validation_table(pd.DataFrame(rows), 0.95, PAIRS_PLAN).set_index("metric")
     assert table.loc["selfreflect", ["n_pairs", "n_correct"]].tolist() == [4, 3]
     assert table.loc["selfreflect", ["n_failed", "n_excluded"]].tolist() == [0, 1]
     assert table.loc["p_true", ["n_failed", "n_excluded"]].tolist() == [4, 1]
@@ -139,6 +181,84 @@ def test_validation_table_counts_correct_rankings_per_direction():
         assert table.loc[metric, "p_value_vs_chance"] == pytest.approx(scipy_p), metric
     assert table.loc["selfreflect", "p_value_vs_chance"] == pytest.approx(5 / 16)
     assert np.isnan(table.loc["p_true", "p_value_vs_chance"])  # no pairs: no test
+
+
+def controlled_pairs(pair_type: str, correct: dict[str, list[bool]]) -> list[dict]:
+    """Rows of one pair type, a good and a bad summary per question: each metric of ``correct``
+    prefers the good one where it says so and ties otherwise; the others are missing."""
+    rows = []
+    for i in range(len(correct["selfreflect"])):
+        for side in ("good", "bad"):
+            row = {"id": f"q{i}", "pair_type": pair_type, "side": side, "summary": side, **KEYS}
+            for metric, higher in HIGHER_IS_BETTER.items():
+                preferred = side == "good" and correct[metric][i] if metric in correct else None
+                best = 1.0 if higher else 0.0
+                row[metric] = np.nan if preferred is None else best if preferred else 0.5
+            rows.append(row)
+    return rows
+
+
+def test_validation_table_corrects_per_metric_and_compares_metrics_with_mcnemar():
+    """n pairs per pair type. SelfReflect ranks all idk pairs and all but one reversed pair
+    correctly: binomial p 1/2^n and (n+1)/2^n, Holm over the two pair types 2/2^n and
+    (n+1)/2^n. The embedding ranks no idk pair and every reversed pair correctly, the LLM
+    rating ties throughout: McNemar p 2/2^n where SelfReflect alone is right n times, 4/2^n
+    for n-1, 1 where the embedding alone is right once; Holm over these four. The extra_option
+    pairs, fewer than the plan's minimum, get no verdict and stay out of every family."""
+    n = PAIRS_PLAN.minimum
+    all_of, none_of = [True] * n, [False] * n
+    rows = controlled_pairs(
+        "idk", {"selfreflect": all_of, "embedding": none_of, "llm_rating": none_of}
+    )
+    rows += controlled_pairs(
+        "reversed",
+        {"selfreflect": [False, *all_of[1:]], "embedding": all_of, "llm_rating": none_of},
+    )
+    few = all_of[1:]
+    rows += controlled_pairs(
+        "extra_option", {"selfreflect": few, "embedding": few, "llm_rating": few}
+    )
+    table = validation_table(pd.DataFrame(rows), 0.95, PAIRS_PLAN)
+    table = table.set_index(["metric", "pair_type"])
+    sr = table.loc["selfreflect"]
+    assert sr.loc[["idk", "reversed"], "p_value_vs_chance"].tolist() == pytest.approx(
+        [1 / 2**n, (n + 1) / 2**n]
+    )
+    holm = [2 / 2**n, (n + 1) / 2**n]
+    assert sr.loc[["idk", "reversed"], "p_adjusted_vs_chance"].tolist() == pytest.approx(holm)
+    emb = table.loc["embedding"]
+    assert emb.loc[["idk", "reversed"], "p_adjusted_vs_chance"].tolist() == pytest.approx(
+        [1.0, 2 / 2**n]
+    )
+    assert emb.loc["idk", "verdict_vs_chance"] == "not significant"
+    for p, pair_type in zip(holm, ["idk", "reversed"], strict=True):
+        found = "above chance" if p < PAIRS_PLAN.level else "not significant"
+        assert sr.loc[pair_type, "verdict_vs_chance"] == found
+    counts = ["n_common", "n_selfreflect_only", "n_metric_only"]
+    assert emb.loc["idk", counts].tolist() == [n, n, 0]
+    assert emb.loc["reversed", counts].tolist() == [n, 0, 1]
+    assert table.loc[("llm_rating", "reversed"), counts].tolist() == [n, n - 1, 0]
+    mcnemar = [("embedding", "idk"), ("embedding", "reversed"), ("llm_rating", "idk")]
+    mcnemar += [("llm_rating", "reversed")]
+    assert table.loc[mcnemar, "mcnemar_p_value"].tolist() == pytest.approx(
+        [2 / 2**n, 1.0, 2 / 2**n, 4 / 2**n]
+    )
+    # Holm: sorted 2/2^n, 2/2^n, 4/2^n, 1 times 4, 3, 2, 1, running maximum
+    holm = [8 / 2**n, 1.0, 8 / 2**n, 8 / 2**n]
+    assert table.loc[mcnemar, "mcnemar_p_adjusted"].tolist() == pytest.approx(holm)
+    found = ["SelfReflect better" if p < PAIRS_PLAN.level else "not significant" for p in holm]
+    assert table.loc[mcnemar, "mcnemar_verdict"].tolist() == found
+    assert (sr[counts] == 0).all(axis=None)  # SelfReflect is not tested against itself
+    assert sr[["mcnemar_p_value", "mcnemar_p_adjusted", "mcnemar_verdict"]].isna().all(axis=None)
+    extra = table.xs("extra_option", level="pair_type").drop("p_true")
+    assert (
+        extra[["p_value_vs_chance", "mcnemar_p_value"]].drop("selfreflect").notna().all(axis=None)
+    )
+    assert extra[["p_adjusted_vs_chance", "mcnemar_p_adjusted"]].isna().all(axis=None)
+    assert (extra["verdict_vs_chance"] == "too few pairs").all()
+    assert (extra["mcnemar_verdict"].drop("selfreflect") == "too few pairs").all()
+    p_true = table.loc["p_true"]  # never scored: no test, no verdict
+    assert p_true[["p_value_vs_chance", "mcnemar_p_value", "mcnemar_verdict"]].isna().all(axis=None)
 
 
 MC_STATS = {"n_resamples": 200, "confidence": 0.95, "seed": 0}
@@ -296,6 +416,8 @@ def test_write_table_files(tmp_path):
     raw = pd.DataFrame({"strategy": ["greedy_x"], "mean": [0.5], "ci_low": [0.4], "ci_high": [0.6]})
     display = with_intervals(raw, {"score": ("mean", "ci_low", "ci_high")})
     assert display["score"].tolist() == ["0.500 [0.400, 0.600]"]
+    p_values = pd.DataFrame({"p_value_vs_chance": [0.0004], "mcnemar_p_adjusted": [0.02]})
+    assert with_intervals(p_values, {}).iloc[0].tolist() == ["<0.001", "0.020"]
     files = write_table_files(raw, display, tmp_path / "t", "main", "A caption.")
     assert [f.name for f in files] == ["main.csv", "main.md", "main.tex"]
     assert pd.read_csv(files[0])["mean"].tolist() == [0.5]
@@ -435,3 +557,42 @@ def test_metrics_keyed_by_a_column_of_the_table_even_when_it_does_not_vary(tmp_p
     table = backend_agreement_table(agreement_frame({"hf": [0.1] * 4, "vllm": [0.2] * 4}), "hf")
     write_metrics(str(tmp_path / "m.json"), table, ["n_summaries"], by=("backend",))
     assert json.loads((tmp_path / "m.json").read_text()) == {"vllm": {"n_summaries": 4}}
+
+
+def test_report_commands_caption_their_correction_and_write_adjusted_p_metrics(tmp_path):
+    """The main-table and validation commands: captions name the correction and its family,
+    each strategy's DVC metrics carry its adjusted p-value."""
+    from click.testing import CliRunner
+
+    from selfreflect.artifacts import write_table
+    from selfreflect.cli import cli
+
+    config = {
+        "models": {"m": {"path": "m"}},
+        "subjects": ["m"],
+        "judges": ["m"],
+        "datasets": {"d": {"source": "local", "path": "q.jsonl"}},
+    }
+    (tmp_path / "c.yaml").write_text(json.dumps(config))
+    n = MAIN_PLAN.minimum
+    scores = scores_frame({"greedy": [0.5] * n, "basic": list(0.4 - 0.01 * np.arange(n))})
+    write_table("scores", scores.assign(tasks=None), tmp_path / "scores.parquet")
+    pairs = controlled_pairs("idk", {"selfreflect": [True] * n, "embedding": [False] * n})
+    write_table("controlled_scores", pd.DataFrame(pairs).assign(error=None), tmp_path / "c.pq")
+    common = ["--config", str(tmp_path / "c.yaml"), "--out-dir", str(tmp_path / "t")]
+    common += ["--figure-dir", str(tmp_path / "f")]
+    runner = CliRunner()
+    main = ["report", "main-table", *common, "--metrics-dir", str(tmp_path / "m")]
+    assert runner.invoke(cli, [*main, str(tmp_path / "scores.parquet")]).exit_code == 0
+    validation = ["report", "validation", *common, "--metrics", str(tmp_path / "v.json")]
+    assert runner.invoke(cli, [*validation, str(tmp_path / "c.pq")]).exit_code == 0
+    table = pd.read_csv(tmp_path / "t" / "main.csv").set_index("strategy")
+    metrics = json.loads((tmp_path / "m" / "basic.json").read_text())
+    assert metrics["p_adjusted"] == pytest.approx(table.loc["basic", "p_adjusted"])
+    assert json.loads((tmp_path / "m" / "greedy.json").read_text())["p_adjusted"] is None
+    correction = MAIN_PLAN.correction.capitalize()
+    caption = (tmp_path / "t" / "main.md").read_text().split("\n\n")[0]
+    assert f"p_adjusted: {correction}-adjusted over the comparisons with greedy" in caption
+    caption = (tmp_path / "t" / "validation.md").read_text().split("\n\n")[0]
+    assert f"{correction}-adjusted over one metric's pair types" in caption
+    assert f"{correction}-adjusted over all McNemar tests" in caption

@@ -18,6 +18,7 @@ import numpy.typing as npt
 # `selfreflect` command imports this module.
 
 Level = Literal["nominal", "ordinal", "interval", "ratio"]
+Correction = Literal["holm", "bonferroni"]
 Statistic = Callable[..., np.ndarray]  # reduces a 2-D array along ``axis``
 
 _BATCH_CELLS = 2_000_000  # resample-index cells drawn at once (bounds memory at ~16 MB)
@@ -166,6 +167,51 @@ def binomial_p_value(successes: int, trials: int, chance: float = 0.5) -> float:
     from scipy import stats
 
     return float(stats.binomtest(successes, trials, chance, alternative="greater").pvalue)
+
+
+def mcnemar_p_value(a_only: int, b_only: int) -> float:
+    """Exact two-sided McNemar test of two classifiers on the same items: ``a_only`` items only
+    the first gets right, ``b_only`` only the second. The binomial test of ``a_only`` out of the
+    discordant ``a_only + b_only`` against 0.5; no discordant item gives 1.0."""
+    if a_only < 0 or b_only < 0:
+        raise ValueError(f"counts must be non-negative, got {a_only} and {b_only}")
+    if a_only + b_only == 0:
+        return 1.0
+    from scipy import stats
+
+    return float(stats.binomtest(a_only, a_only + b_only, 0.5).pvalue)
+
+
+def _bonferroni(p: np.ndarray) -> np.ndarray:
+    return np.minimum(p * p.size, 1.0)
+
+
+def _holm(p: np.ndarray) -> np.ndarray:
+    order = np.argsort(p, kind="stable")
+    steps = p[order] * np.arange(p.size, 0, -1)
+    out = np.empty(p.size)
+    out[order] = np.minimum(np.maximum.accumulate(steps), 1.0)
+    return out
+
+
+_CORRECTIONS = {"holm": _holm, "bonferroni": _bonferroni}
+
+
+def adjust_p_values(p_values: npt.ArrayLike, correction: Correction) -> np.ndarray:
+    """Family-wise adjusted p-values (shape (m,)) of one family of tests: Holm's step-down or
+    Bonferroni's. NaN marks a test not made: it stays NaN and does not count in the family."""
+    p = np.asarray(p_values, dtype=float)
+    if p.ndim != 1:
+        raise ValueError(f"p_values must be 1-D, got shape {p.shape}")
+    if correction not in _CORRECTIONS:
+        raise ValueError(f"unknown correction {correction!r}; use {' or '.join(_CORRECTIONS)}")
+    made = ~np.isnan(p)
+    if ((p[made] < 0) | (p[made] > 1)).any():
+        raise ValueError("p-values must lie in [0, 1]")
+    out = np.full(p.shape, np.nan)
+    if made.any():
+        out[made] = _CORRECTIONS[correction](p[made])
+    return out
 
 
 def _as_distribution(p: npt.ArrayLike, name: str, normalize: bool) -> np.ndarray:

@@ -9,6 +9,7 @@ artifacts are read by :mod:`selfreflect.report.readers`, the tables written by
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -16,12 +17,62 @@ import pandas as pd
 
 from selfreflect.artifacts import EXPERIMENT, HIGHER_IS_BETTER
 from selfreflect.stats import (
+    Correction,
+    adjust_p_values,
     binomial_p_value,
     bootstrap_ci,
     krippendorff_alpha,
+    mcnemar_p_value,
     paired_test,
     proportion_ci,
 )
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A table's analysis plan (config ``report.plan``): the family-wise ``level``, the
+    ``correction`` within a family, and the ``minimum`` pairs or questions a test needs for a
+    verdict (tests on fewer are left out of their family)."""
+
+    level: float
+    correction: Correction
+    minimum: int
+
+
+def _adjusted(
+    table: pd.DataFrame, p_value: str, n: str, family: list[str], plan: Plan
+) -> pd.Series:
+    """Column ``p_value`` adjusted within each family (rows sharing the ``family`` columns);
+    tests on fewer than the plan's minimum (column ``n``) are no part of it and stay NaN."""
+    made = table[p_value].where(table[n] >= plan.minimum).to_numpy(dtype=float)
+    out = np.full(len(table), np.nan)
+    for rows in table.groupby(family, sort=False, dropna=False).indices.values():
+        out[rows] = adjust_p_values(made[rows], plan.correction)
+    return pd.Series(out, index=table.index)
+
+
+def _with_verdicts(
+    table: pd.DataFrame,
+    p_value: str,
+    n: str,
+    family: list[str],
+    plan: Plan,
+    finding: pd.Series,
+    too_few: str,
+) -> pd.DataFrame:
+    """``table`` with the adjusted p-value and verdict of column ``p_value`` after it (its name
+    with ``p_adjusted`` and ``verdict`` for ``p_value``): ``finding`` (per row) where the
+    adjusted p is below the plan's level, else "not significant"; ``too_few`` where fewer than
+    the plan's minimum (column ``n``) were tested; NaN where no test was made."""
+    adjusted = _adjusted(table, p_value, n, family, plan)
+    verdict = finding.where(adjusted < plan.level, "not significant")
+    verdict = verdict.where(~(table[n] < plan.minimum), too_few).where(table[p_value].notna())
+    out = table.copy()
+    at = out.columns.get_loc(p_value) + 1
+    out.insert(at, p_value.replace("p_value", "p_adjusted"), adjusted)
+    out.insert(at + 1, p_value.replace("p_value", "verdict"), verdict)
+    return out
+
 
 # --- main table (paper Table 2) ------------------------------------------------------------------
 
@@ -39,14 +90,17 @@ def main_table(
     n_resamples: int,
     confidence: float,
     seed: int,
+    plan: Plan,
     teachers: Mapping[str, str] | None = None,
 ) -> pd.DataFrame:
     """Per experiment and strategy: mean score with bootstrap CI and the paired difference to
     ``baseline`` (Wilcoxon p), all on the questions every strategy of the experiment scored,
     as the authors' tool compares them. ``n_failed`` counts the strategy's own failures,
     ``n_excluded`` the questions it scored that are left out because another strategy failed.
+    ``p_adjusted`` is the p-value corrected (``plan``) over the experiment's comparisons with
+    ``baseline``, ``verdict`` says whether the strategy scores better or worse by it.
     With ``teachers`` (strategy -> the strategy it learnt from), the ``teacher_*`` columns hold
-    the same paired comparison of each such strategy with its teacher."""
+    the same paired comparison of each such strategy with its teacher (its own family)."""
     rows = []
     for keys, cell in scores.groupby(EXPERIMENT, sort=False, dropna=False):
         by_strategy = cell.pivot_table(index="id", columns="strategy", values="score", dropna=False)
@@ -65,7 +119,18 @@ def main_table(
                 versus = _versus(common, strategy, teacher, n_resamples, confidence, seed)
                 row |= {"teacher": teacher} | {f"teacher_{k}": v for k, v in versus.items()}
             rows.append(row)
-    return pd.DataFrame(rows)
+    table = pd.DataFrame(rows)
+    if table.empty:
+        return table
+    table = _main_verdicts(table, "", plan)
+    return _main_verdicts(table, "teacher_", plan) if teachers else table
+
+
+def _main_verdicts(table: pd.DataFrame, prefix: str, plan: Plan) -> pd.DataFrame:
+    """The comparisons ``{prefix}p_value`` corrected within each experiment, with verdicts."""
+    better = pd.Series(np.where(table[f"{prefix}diff"] < 0, "better", "worse"), table.index)
+    p_value, n = f"{prefix}p_value", f"{prefix}n_paired"
+    return _with_verdicts(table, p_value, n, EXPERIMENT, plan, better, "too few questions")
 
 
 def _versus(
@@ -125,23 +190,26 @@ def cost_table(summaries: pd.DataFrame, thinking: dict[str, bool]) -> pd.DataFra
 # --- metric validation (paper Table 1) -----------------------------------------------------------
 
 
-def validation_table(controlled: pd.DataFrame, confidence: float) -> pd.DataFrame:
+def validation_table(controlled: pd.DataFrame, confidence: float, plan: Plan) -> pd.DataFrame:
     """Per experiment, pair type and metric: the fraction of pairs ranked correctly (ties count
     as wrong) with its Wilson interval and the exact one-sided binomial p-value against chance
-    (0.5), ``p_value_vs_chance``. ``n_excluded`` questions had no such pair (their reasons are
-    in the study table); ``n_failed`` pairs lack the metric on a side."""
+    (0.5), ``p_value_vs_chance``, corrected (``plan``) over the pair types of the metric in the
+    experiment, with its verdict. ``n_excluded`` questions had no such pair (their reasons are
+    in the study table); ``n_failed`` pairs lack the metric on a side. An alternative metric's
+    row also compares it with SelfReflect on the ``n_common`` pairs both scored: the pairs only
+    SelfReflect ranks correctly and only the metric does, and the exact McNemar p-value,
+    corrected over all McNemar tests of the experiment, with its verdict."""
     rows = []
     keys = [*EXPERIMENT, "pair_type"]
     for values, cell in controlled.groupby(keys, sort=False, dropna=False):
         made = cell[cell["summary"].notna()]
         n_made = made["id"].nunique()
         wide = made.pivot_table(index="id", columns="side", values=list(HIGHER_IS_BETTER))
-        for metric, higher in HIGHER_IS_BETTER.items():
-            pairs = wide[metric].dropna() if metric in wide else pd.DataFrame()
-            good, bad = (pairs.get("good"), pairs.get("bad"))
-            n = len(pairs) if good is not None and bad is not None else 0
-            correct = int(((good > bad) if higher else (good < bad)).sum()) if n else 0
-            ci = proportion_ci(correct, n, confidence) if n else None
+        reference = _ranked_correctly(wide, "selfreflect")
+        for metric in HIGHER_IS_BETTER:
+            correct = _ranked_correctly(wide, metric)
+            n, n_correct = len(correct), int(correct.sum())
+            ci = proportion_ci(n_correct, n, confidence) if n else None
             rows.append(
                 {
                     **dict(zip(keys, values, strict=True)),
@@ -149,14 +217,66 @@ def validation_table(controlled: pd.DataFrame, confidence: float) -> pd.DataFram
                     "n_pairs": n,
                     "n_failed": n_made - n,
                     "n_excluded": cell["id"].nunique() - n_made,
-                    "n_correct": correct,
+                    "n_correct": n_correct,
                     "fraction": ci.estimate if ci else np.nan,
                     "ci_low": ci.low if ci else np.nan,
                     "ci_high": ci.high if ci else np.nan,
-                    "p_value_vs_chance": binomial_p_value(correct, n) if n else np.nan,
+                    "p_value_vs_chance": binomial_p_value(n_correct, n) if n else np.nan,
+                    **_versus_selfreflect(reference, correct, metric),
                 }
             )
-    return pd.DataFrame(rows)
+    table = pd.DataFrame(rows)
+    if table.empty:
+        return table
+    above = pd.Series("above chance", table.index)
+    table = _with_verdicts(
+        table,
+        "p_value_vs_chance",
+        "n_pairs",
+        [*EXPERIMENT, "metric"],
+        plan,
+        above,
+        "too few pairs",
+    )
+    ahead = table["n_selfreflect_only"] > table["n_metric_only"]
+    selfreflect = pd.Series(np.where(ahead, "SelfReflect better", "SelfReflect worse"), table.index)
+    return _with_verdicts(
+        table,
+        "mcnemar_p_value",
+        "n_common",
+        EXPERIMENT,
+        plan,
+        selfreflect,
+        "too few pairs",
+    )
+
+
+def _ranked_correctly(wide: pd.DataFrame, metric: str) -> pd.Series:
+    """Per question (index: id) whose pair ``metric`` scored on both sides: whether it prefers
+    the good summary (ties count as wrong)."""
+    if metric not in wide:
+        return pd.Series(dtype=bool)
+    pairs = wide[metric].reindex(columns=["good", "bad"]).dropna()
+    if HIGHER_IS_BETTER[metric]:
+        return pairs["good"] > pairs["bad"]
+    return pairs["good"] < pairs["bad"]
+
+
+def _versus_selfreflect(selfreflect: pd.Series, other: pd.Series, metric: str) -> dict[str, Any]:
+    """McNemar's exact test of ``metric`` against SelfReflect on the pairs both ranked
+    (``selfreflect`` and ``other``: per question id, ranked correctly); none for SelfReflect."""
+    if metric == "selfreflect":
+        counts = {"n_common": 0, "n_selfreflect_only": 0, "n_metric_only": 0}
+        return {**counts, "mcnemar_p_value": np.nan}
+    both = pd.concat({"sr": selfreflect, "other": other}, axis=1, join="inner").astype(bool)
+    only_selfreflect = int((both["sr"] & ~both["other"]).sum())
+    only_other = int((~both["sr"] & both["other"]).sum())
+    return {
+        "n_common": len(both),
+        "n_selfreflect_only": only_selfreflect,
+        "n_metric_only": only_other,
+        "mcnemar_p_value": mcnemar_p_value(only_selfreflect, only_other) if len(both) else np.nan,
+    }
 
 
 def pairs_correct(validation: pd.DataFrame) -> pd.DataFrame:

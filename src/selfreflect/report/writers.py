@@ -25,7 +25,8 @@ def with_intervals(
     frame: pd.DataFrame, columns: dict[str, tuple[str, str, str]], digits: int = 3
 ) -> pd.DataFrame:
     """Replace each (estimate, low, high) column triple by one ``est [low, high]`` string
-    column in the estimate's place; p-values (``*p_value``) below 0.001 read ``<0.001``."""
+    column in the estimate's place; p-values (columns named ``*p_value*`` or ``*p_adjusted*``)
+    below 0.001 read ``<0.001``."""
     out = frame.copy()
     for name, (est, low, high) in columns.items():
         text = [
@@ -35,7 +36,7 @@ def with_intervals(
         position = out.columns.get_loc(est)
         out = out.drop(columns=[est, low, high])
         out.insert(position, name, text)
-    for column in [c for c in out.columns if c.endswith("p_value")]:
+    for column in [c for c in out.columns if "p_value" in c or "p_adjusted" in c]:
         out[column] = [_fmt(p) if pd.isna(p) or p >= 0.001 else "<0.001" for p in out[column]]
     return out
 

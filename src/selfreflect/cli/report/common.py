@@ -18,6 +18,7 @@ FIGURE_DIR = click.option("--figure-dir", required=True, type=click.Path(), help
 METRICS = click.option("--metrics", "metrics_path", type=click.Path(), help="Headline DVC metrics.")
 STATS_SETTINGS = ("report.bootstrap_resamples", "report.confidence")  # what stats_args reads
 FIGURE_SETTINGS = ("report.figure_width", "report.figure_dpi")  # what figure_args reads
+PLAN_SETTINGS = ("report.plan.level", "report.plan.correction")  # what plan_args reads
 
 
 def read_config(path: str) -> dict[str, Any]:
@@ -33,6 +34,23 @@ def stats_args(config: dict[str, Any]) -> dict[str, Any]:
         "confidence": report["confidence"],
         "seed": config["seed"],
     }
+
+
+def plan_args(config: dict[str, Any], minimum: str) -> dict[str, Any]:
+    """The analysis plan of a table's verdicts (``report.plan``), its ``minimum`` the setting
+    named so (``min_pairs``, ``min_questions``)."""
+    plan = config["report"]["plan"]
+    return {"level": plan["level"], "correction": plan["correction"], "minimum": plan[minimum]}
+
+
+def plan_caption(config: dict[str, Any], family: str, minimum: str, unit: str) -> str:
+    """What a caption says of the verdicts: the correction over ``family``, the level, and the
+    ``minimum`` (the plan's setting) of ``unit`` a verdict needs."""
+    plan = config["report"]["plan"]
+    return (
+        f"{plan['correction'].capitalize()}-adjusted over {family} (tests on fewer than "
+        f"{plan[minimum]} {unit} left out); verdict: adjusted p below {plan['level']:g}"
+    )
 
 
 def figure_args(config: dict[str, Any]) -> dict[str, Any]:

@@ -12,8 +12,11 @@ from selfreflect.cli.report.common import (
     FIGURE_DIR,
     FIGURE_SETTINGS,
     OUT_DIR,
+    PLAN_SETTINGS,
     STATS_SETTINGS,
     figure_args,
+    plan_args,
+    plan_caption,
     read_config,
     skipped,
     stats_args,
@@ -21,7 +24,7 @@ from selfreflect.cli.report.common import (
 )
 from selfreflect.report import readers, tables, writers
 
-MAIN_METRICS = ["mean", "ci_low", "ci_high", "n_scored", "n_failed", "n_excluded"]
+MAIN_METRICS = ["mean", "ci_low", "ci_high", "n_scored", "n_failed", "n_excluded", "p_adjusted"]
 
 
 def write_strategy_metrics(
@@ -36,7 +39,15 @@ def write_strategy_metrics(
         write_metrics(str(Path(directory) / f"{strategy}.json"), rows, MAIN_METRICS)
 
 
-@reads("seed", *STATS_SETTINGS, "report.baseline", "finetune.teacher", *FIGURE_SETTINGS)
+@reads(
+    "seed",
+    *STATS_SETTINGS,
+    *PLAN_SETTINGS,
+    "report.plan.min_questions",
+    "report.baseline",
+    "finetune.teacher",
+    *FIGURE_SETTINGS,
+)
 @click.command("main-table")
 @CONFIG
 @OUT_DIR
@@ -53,8 +64,10 @@ def main_table(config_path: str, out_dir: str, figure_dir: str, metrics_dir, fil
 
     config = read_config(config_path)
     scores = readers.read_tables("scores", files)
+    baseline = config["report"]["baseline"]
+    plan = tables.Plan(**plan_args(config, "min_questions"))
     table = tables.main_table(
-        scores, config["report"]["baseline"], **stats_args(config), teachers=teachers(config)
+        scores, baseline, **stats_args(config), plan=plan, teachers=teachers(config)
     )
     if table.empty:
         skipped("main", "no summary scores", out_dir, figure_dir, config)
@@ -63,15 +76,20 @@ def main_table(config_path: str, out_dir: str, figure_dir: str, metrics_dir, fil
         "score": ("mean", "ci_low", "ci_high"),
         "vs_baseline": ("diff", "diff_low", "diff_high"),
     }
+    family = f"the comparisons with {baseline} of one dataset, subject and judge"
     caption = (
         f"SelfReflect score (lower is better): mean over the questions every strategy scored "
         f"(n_excluded: scored, but failed by another strategy), with "
         f"{config['report']['confidence']:.0%} bootstrap CI; vs_baseline is the paired "
-        f"difference to {config['report']['baseline']} with its CI and Wilcoxon p-value."
+        f"difference to {baseline} with its (unadjusted) CI and two-sided Wilcoxon p-value; "
+        f"p_adjusted: {plan_caption(config, family, 'min_questions', 'questions')}."
     )
     if "teacher" in table:
         intervals["vs_teacher"] = ("teacher_diff", "teacher_diff_low", "teacher_diff_high")
-        caption += " vs_teacher: the same for a finetuned strategy and its teacher."
+        caption += (
+            " vs_teacher: the same for a finetuned strategy and its teacher, its comparisons "
+            "with their teachers a family of their own."
+        )
     display = writers.with_intervals(table, intervals)
     writers.write_table_files(table, display, out_dir, "main", caption)
     main_figure(table, Path(figure_dir) / "main", **figure_args(config))
