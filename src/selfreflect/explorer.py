@@ -210,11 +210,9 @@ def _questions(tables: dict[str, pd.DataFrame]) -> Iterator[dict[str, Any]]:
                 by_strategy.loc[strategy],
                 summaries.get((dataset, subject, qid, strategy)),
                 ranks[strategy],
-                _words(strategy_tasks.values, shown, reference),
+                _words(tasks[row].values, shown, reference),  # no copy of the column
             )
-            for strategy, strategy_tasks in zip(
-                by_strategy.index, tasks.take(group["row"].to_numpy()), strict=True
-            )
+            for strategy, row in zip(by_strategy.index, group["row"], strict=True)
         }
         yield {
             "dataset": dataset,
