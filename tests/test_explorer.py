@@ -1,6 +1,7 @@
-"""The explorer page of the smoke run: its data, and the page in a real headless Chromium
-(the system's, driven by Playwright): offline, searchable, sortable, words coloured by distance.
-Screenshots of each view are saved in test-artifacts/."""
+"""The explorer of the smoke run: its data, and its pages in a real headless Chromium (the
+system's, driven by Playwright): offline, searchable, sortable, words coloured by distance, a
+question's data file loaded only when it is opened. Screenshots of each view are saved in
+test-artifacts/."""
 
 from __future__ import annotations
 
@@ -17,7 +18,15 @@ from hypothesis import strategies as st
 
 from selfreflect import paths
 from selfreflect.artifacts import read_metadata, read_table, write_table
-from selfreflect.explorer import explorer_data, render
+from selfreflect.bench.explorer import synthetic_tables
+from selfreflect.explorer import (
+    question_file,
+    question_script,
+    questions,
+    read_files,
+    render,
+    write_explorer,
+)
 from tests.conftest import REFERENCE, REPO
 from tests.workflow_utils import run
 
@@ -56,7 +65,7 @@ def relabel(folder: Path, subject: str) -> None:
 
 @pytest.fixture(scope="module")
 def two_subjects(smoke_run, tmp_path_factory):
-    """An explorer page of the smoke run's files and of a copy of them as a second subject."""
+    """An explorer of the smoke run's files and of a copy of them as a second subject."""
     root = tmp_path_factory.mktemp("two-subjects")
     experiment = "results/smoke/smoke/tiny"
     for subject in ("tiny", "tiny2"):
@@ -69,19 +78,27 @@ def two_subjects(smoke_run, tmp_path_factory):
         for path in sorted(root.glob(f"results/smoke/smoke/*/{kind}"))
     ]
     config = str(smoke_run / paths.RESOLVED_CONFIG.format(run="smoke"))
-    run(["selfreflect", "explorer", "--config", config, "--out", "explorer.html", *files], root)
-    return root / "explorer.html"
+    run(["selfreflect", "explorer", "--config", config, "--out", "explorer", *files], root)
+    return root / "explorer"
 
 
-def open_page(browser, path):
-    """A page opened from its file, recording console errors and every request."""
+def open_page(browser, folder: Path):
+    """An explorer's page opened from its index.html, recording console errors and every
+    request."""
     page = browser.new_page(viewport={"width": 1400, "height": 900})
     page.problems, page.requests = [], []
     page.on("console", lambda m: m.type == "error" and page.problems.append(m.text))
     page.on("pageerror", lambda error: page.problems.append(str(error)))
     page.on("request", lambda request: page.requests.append(request.url))
-    page.goto(path.as_uri())
+    page.goto((folder / "index.html").as_uri())
     return page
+
+
+def loaded(page) -> list[str]:
+    """The files the page requested, relative to its folder (every request a file in it)."""
+    folder = page.url.split("#")[0].rsplit("/", 1)[0] + "/"
+    assert all(url.startswith(folder) for url in page.requests), page.requests
+    return [url.split("#")[0].removeprefix(folder) for url in page.requests]
 
 
 @pytest.fixture
@@ -107,9 +124,11 @@ def scores(page, strategy: str) -> list[float | None]:
 
 
 def assert_quiet_and_offline(page) -> None:
-    """No console error, and no request but the page's own file."""
+    """No console error, and no request but for the explorer's own files."""
     assert page.problems == []
-    assert {url.split("#")[0] for url in page.requests} == {page.url.split("#")[0]}
+    assert set(loaded(page)) <= {"index.html"} | {
+        question_file(i) for i in range(page.evaluate("DATA.rows.length"))
+    }
 
 
 def shot(page, name: str) -> None:
@@ -131,20 +150,18 @@ def test_conditioning_answers_are_clustered_by_meaning_and_test_answers_by_ident
     )
     tables = {"answers": answers, "scores": scores, "controlled_scores": pd.DataFrame()}
     tables["summaries"] = pd.DataFrame(columns=[*experiment, "strategy", "summary"])
-    (row,) = explorer_data(tables, "r", {"embedder": "minilm", "threshold": 0.8})["rows"]
+    (row,) = questions(tables, {"embedder": "minilm", "threshold": 0.8})
     assert row["conditioning"] == [{"text": said[0], "count": 2}, {"text": said[2], "count": 1}]
     assert [(group["text"], group["count"]) for group in row["test"]] == [
         (said[2], 2), (said[0], 1), (said[1], 1)
     ]  # fmt: skip
-    strings = explorer_data(tables, "r", {"embedder": "string", "threshold": 0.8})["rows"][0]
+    (strings,) = questions(tables, {"embedder": "string", "threshold": 0.8})
     assert len(strings["conditioning"]) == 3
 
 
 def test_imported_answers_need_their_experiment_named(tmp_path):
     """The explorer takes an answers table's dataset and subject from its metadata: imported
     without them, one line names the file and what is missing."""
-    from selfreflect.explorer import read_files
-
     source = REFERENCE / "example_test_answers.json"
     bare, named = tmp_path / "bare.parquet", tmp_path / "named.parquet"
     run(["selfreflect", "import-answers", str(source), str(bare)], tmp_path)
@@ -159,11 +176,11 @@ def test_imported_answers_need_their_experiment_named(tmp_path):
         ("nq", "qwen")
     }
     result = run(
-        ["selfreflect", "explorer", "--config", str(REPO / "config/smoke.yaml"), "--out", "x.html",
+        ["selfreflect", "explorer", "--config", str(REPO / "config/smoke.yaml"), "--out", "x",
          str(bare), str(tmp_path / "scores.parquet")],
         tmp_path, check=False,
     )  # fmt: skip
-    assert result.returncode == 1 and not (tmp_path / "x.html").exists()
+    assert result.returncode == 1 and not (tmp_path / "x").exists()
     assert result.stderr.startswith(f"error: {bare}: metadata: no dataset or subject")
 
 
@@ -174,6 +191,7 @@ def test_the_page_holds_every_scored_question_and_loads_nothing(page, smoke_run)
     questions = len(read_table("scores", smoke_run / scores_file))
     assert page.locator("#questions tbody tr").count() == questions
     assert page.text_content("#count") == f"{questions} of {questions} questions"
+    assert loaded(page) == ["index.html"]  # no question's data file before it is opened
     assert_quiet_and_offline(page)
     shot(page, "questions")
 
@@ -199,8 +217,9 @@ def test_sorting_by_a_strategy_orders_the_table(page):
 
 def test_a_question_page_colours_the_masked_words(page):
     page.click("#questions tbody tr:first-child")  # sets the hash; its hashchange shows the page
-    page.wait_for_selector("#detail", state="visible")
+    page.wait_for_selector("#detail .word")  # once the question's data file has run
     page.wait_for_selector("#list", state="hidden")
+    assert loaded(page) == ["index.html", question_file(0)]
     words = page.locator("#detail .word")
     assert words.count() > 0
     assert words.first.get_attribute("style").startswith("background:")
@@ -303,27 +322,40 @@ json_values = st.recursive(
 )  # fmt: skip
 
 
+def question_data(script: str, index: int) -> str:
+    """The JSON a question's data file hands the page: the file is exactly one call."""
+    call = f"explorerQuestion({index}, "
+    assert script.startswith(call) and script.endswith(");\n")
+    return script[len(call) : -len(");\n")]
+
+
 @given(run_name=st.text(), value=json_values)
 @settings(max_examples=60, deadline=None)
 def test_no_text_can_end_or_comment_out_the_embedded_data(run_name, value):
-    """Whatever the texts, the data script element holds exactly the data: no <, >, &, U+2028
-    or U+2029 in it (each escaped), and it parses back to the same data."""
+    """Whatever the texts, the index's data script element and a question's data file hold
+    exactly the data: no <, >, &, U+2028 or U+2029 in it (each escaped), and it parses back
+    to the same data."""
     data = {"run": run_name, "strategies": [], "rows": [value]}
-    text = embedded(render(data))
-    assert not set(text) & set(FORBIDDEN)
-    assert json.loads(text) == data
+    for text in (embedded(render(data)), question_data(question_script(7, data), 7)):
+        assert not set(text) & set(FORBIDDEN)
+        assert json.loads(text) == data
 
 
-def test_hostile_texts_are_embedded_literally_and_non_finite_numbers_as_missing():
-    data = explorer_data({**hostile_tables(), "controlled_scores": pd.DataFrame()}, "</title>",
-                         {"embedder": "string", "threshold": 1.0})  # fmt: skip
-    page = render(data)
+def test_hostile_texts_are_embedded_literally_and_non_finite_numbers_as_missing(tmp_path):
+    tables = {**hostile_tables(), "controlled_scores": pd.DataFrame()}
+    write_explorer(tables, "</title>", {"embedder": "string", "threshold": 1.0}, tmp_path / "x")
+    page = (tmp_path / "x/index.html").read_text()
     assert "<title>SelfReflect explorer: &lt;/title&gt;</title>" in page
-    shown = json.loads(embedded(page))
-    assert [row["question"] for row in shown["rows"]] == HOSTILE
-    assert [row["strategies"]["greedy"]["summary"] for row in shown["rows"]] == HOSTILE
-    assert shown["rows"][0]["strategies"]["greedy"]["score"] is None  # inf
-    [word] = shown["rows"][1]["strategies"]["greedy"]["words"]
+    table = json.loads(embedded(page))
+    assert [row["question"] for row in table["rows"]] == HOSTILE
+    assert table["rows"][0]["scores"]["greedy"] is None  # inf
+    shown = [
+        json.loads(question_data((tmp_path / "x" / question_file(i)).read_text(), i))
+        for i in range(len(HOSTILE))
+    ]
+    assert [row["question"] for row in shown] == HOSTILE
+    assert [row["strategies"]["greedy"]["summary"] for row in shown] == HOSTILE
+    [word] = shown[1]["strategies"]["greedy"]["words"]
     assert word[:3] == [0, 1, None]  # its distance NaN
 
 
@@ -345,25 +377,51 @@ def test_files_that_do_not_fit_together_are_refused_with_one_line(hostile, files
     shutil.copy(hostile / "scores.parquet", hostile / "copy.parquet")
     other = read_table("answers", hostile / "a.parquet")
     write_table("answers", other, hostile / "other.parquet", {"dataset": "d", "subject": "t"})
-    result = explorer_cli(hostile, "refused.html", *files, check=False)
-    assert result.returncode == 1 and not (hostile / "refused.html").exists()
+    result = explorer_cli(hostile, "refused", *files, check=False)
+    assert result.returncode == 1 and not (hostile / "refused").exists()
     assert result.stderr.strip() == f"error: {message}", result.stderr
 
 
 def test_the_page_shows_hostile_texts_literally(browser, hostile):
     """Every row shows, its texts as written; a question's page too, with missing numbers as
     missing and nothing run from the texts."""
-    explorer_cli(hostile, "x.html", "a.parquet", "summaries.parquet", "scores.parquet")
-    page = open_page(browser, hostile / "x.html")
+    explorer_cli(hostile, "x", "a.parquet", "summaries.parquet", "scores.parquet")
+    page = open_page(browser, hostile / "x")
     assert column(page, "question") == HOSTILE
     assert scores(page, "greedy") == [None, 0.5, 0.5, 0.5, 0.5]
     page.click("#questions tbody tr:nth-child(2)")
-    page.wait_for_selector("#detail", state="visible")
+    page.wait_for_selector("#detail .question")
     assert page.text_content("#detail .question") == HOSTILE[1]
     assert page.text_content("#summaries tbody td:nth-child(4)") == HOSTILE[1]
     word = page.locator("#detail .word")
     assert word.get_attribute("style") is None  # its distance is not a number
     assert word.get_attribute("title").startswith("distance \u2013\nwith the summary:")
     assert page.locator("#detail b").count() == 0
+    assert_quiet_and_offline(page)
+    page.close()
+
+
+def test_a_generated_explorer_loads_a_question_only_when_it_is_opened(browser, tmp_path):
+    """An explorer of generated tables (60 questions, 3 strategies, 10 answers each), built in
+    process: the table shows every question, search and sort work, and a question's page,
+    with its coloured words, loads that question's data file alone."""
+    files = synthetic_tables(tmp_path / "tables", questions=60, strategies=3, answers=10)
+    cluster = {"embedder": "string", "threshold": 0.8}
+    assert write_explorer(read_files(files), "generated", cluster, tmp_path / "explorer") == 60
+    assert len(list((tmp_path / "explorer/questions").iterdir())) == 60
+    page = open_page(browser, tmp_path / "explorer")
+    assert page.locator("#questions tbody tr").count() == 60
+    page.click('#questions th[data-key="score:strategy_1"]')
+    ordered = scores(page, "strategy_1")
+    assert ordered == sorted(ordered)
+    word = max(column(page, "question")[7].split(), key=len)
+    page.fill("#search", word)
+    assert all(word in question for question in column(page, "question"))
+    assert loaded(page) == ["index.html"]
+    index = page.get_attribute("#questions tbody tr:first-child", "data-index")
+    page.click("#questions tbody tr:first-child")
+    page.wait_for_selector("#detail .word")
+    assert page.locator("#detail .word").first.get_attribute("style").startswith("background:")
+    assert loaded(page) == ["index.html", question_file(int(index))]
     assert_quiet_and_offline(page)
     page.close()

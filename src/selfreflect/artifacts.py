@@ -231,24 +231,37 @@ def write_table(
 
 def read_table(kind: str, path: str | os.PathLike) -> pd.DataFrame:
     """Read a ``kind`` artifact, checking that every schema field is there with its type."""
+    return read_arrow(kind, path).to_pandas()
+
+
+def read_arrow(kind: str, path: str | os.PathLike, columns: list[str] | None = None) -> pa.Table:
+    """A ``kind`` artifact's ``columns`` (all by default) as an Arrow table, every schema field
+    checked to be there with its type; only the columns asked for are read."""
     path = Path(path)
     if not path.is_file():
         raise InputError(f"{path}: file not found")
     try:
-        table = pq.read_table(path)
+        found = pq.read_schema(path)
     except (pa.ArrowInvalid, OSError) as err:
         raise InputError(f"{path}: not a readable Parquet file ({err})") from None
     for field in SCHEMAS[kind]:
-        if field.name not in table.schema.names and field.name in LATER_FIELDS.get(kind, ()):
-            table = table.append_column(field, pa.nulls(len(table), field.type))
-        elif field.name not in table.schema.names:
+        if field.name not in found.names and field.name not in LATER_FIELDS.get(kind, ()):
             raise InputError(f"{path}: missing field '{field.name}' for a {kind} table")
-        actual = table.schema.field(field.name).type
+        actual = found.field(field.name).type if field.name in found.names else pa.null()
         if actual != field.type and not pa.types.is_null(actual):
             raise InputError(
                 f"{path}: field '{field.name}' has type {actual}, expected {field.type}"
             )
-    return table.select(SCHEMAS[kind].names).to_pandas()
+    columns = columns or SCHEMAS[kind].names
+    try:
+        table = pq.read_table(path, columns=[name for name in columns if name in found.names])
+    except (pa.ArrowInvalid, OSError) as err:
+        raise InputError(f"{path}: not a readable Parquet file ({err})") from None
+    for name in columns:
+        if name not in table.schema.names:  # a later field the file was written without
+            field = SCHEMAS[kind].field(name)
+            table = table.append_column(field, pa.nulls(len(table), field.type))
+    return table.select(columns)
 
 
 def read_metadata(path: str | os.PathLike) -> dict[str, Any]:

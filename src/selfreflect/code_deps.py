@@ -160,7 +160,7 @@ def _imports_in(node: ast.AST, module: str) -> list[str]:
 def _data_files(path: Path) -> tuple[str, ...]:
     """The package's data files a module names in a string: ``"config.schema.yaml"`` or
     ``"data/explorer.html"``, not an artifact path that shares a file name
-    (``"results/{run}/explorer.html"``)."""
+    (a name in another folder, such as ``"results/{run}/config.schema.yaml"``)."""
     data = SOURCE / "data"
     names = {file.name for file in data.iterdir() if file.is_file()} - {PROMPTS_FILE}
     found = set()

@@ -5,8 +5,10 @@ row's page shows the held-out test answers (identical ones grouped) and the cond
 clustered by meaning (as the cluster strategies cluster them: ``summaries.cluster``), each
 strategy's summary with its score and rank, the masked words coloured by their distance under
 the chosen strategy (the title shows the judge's top predictions with the summary and with the
-reference context), and the controlled pairs. The data is embedded in the page as JSON; the
-page loads nothing.
+reference context), and the controlled pairs. The explorer is a folder: ``index.html`` with the
+question table's data embedded as JSON, and one script per question (``questions/000123.js``)
+that the page adds only when that question is opened. Nothing is fetched from a server, so it
+works from ``file://``.
 """
 
 from __future__ import annotations
@@ -16,14 +18,19 @@ import json
 import math
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from importlib import resources
+from itertools import islice
 from typing import Any
 
+import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 
-from selfreflect.artifacts import EXPERIMENT, read_metadata, read_table
+from selfreflect.artifacts import EXPERIMENT, TASK, read_arrow, read_metadata
 from selfreflect.errors import InputError
+from selfreflect.fileio import atomic_dir
 from selfreflect.strategies.clustering import cluster_answers, resolve_embedder
 
 KINDS = ("answers", "summaries", "scores", "controlled_scores")  # the kinds a page shows
@@ -33,7 +40,15 @@ KEYS = {  # what names one row of each kind (at most one row each in a page's fi
     "scores": (*EXPERIMENT, "id", "strategy"),
     "controlled_scores": (*EXPERIMENT, "id", "pair_type", "side"),
 }
+COLUMNS = {  # the columns the explorer reads of each kind
+    "answers": ["id", "question", "test_answers", "conditioning_answers", "error"],
+    "summaries": ["dataset", "subject", "id", "strategy", "summary"],
+    "scores": [*EXPERIMENT, "id", "strategy", "score", "error", "tasks"],
+    "controlled_scores": [*KEYS["controlled_scores"], "summary", "selfreflect", "error"],
+}
 HOVER_PREDICTIONS = 3  # of the judge's top tokens kept per task, those shown when hovering a word
+OWNER = "selfreflect explorer"  # the command whose marker the explorer folder holds
+CHUNK = 16  # questions whose conditioning answers are clustered at a time
 
 
 def read_files(files: Iterable[str | os.PathLike]) -> dict[str, pd.DataFrame]:
@@ -53,7 +68,7 @@ def read_files(files: Iterable[str | os.PathLike]) -> dict[str, pd.DataFrame]:
         kind = metadata.get("kind")
         if kind not in KINDS:
             raise InputError(f"{file}: not an answers, summaries, scores or controlled-pairs file")
-        table = read_table(kind, file)
+        table = _frame(read_arrow(kind, file, COLUMNS[kind]))
         if kind == "answers":
             table = _labelled(table, metadata, file)
         _check_new(kind, table, file, seen)
@@ -69,6 +84,16 @@ def read_files(files: Iterable[str | os.PathLike]) -> dict[str, pd.DataFrame]:
         kind: pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
         for kind, parts in frames.items()
     }
+
+
+def _frame(table: pa.Table) -> pd.DataFrame:
+    """``table`` as a frame, its scoring tasks left in Arrow (a row's become Python objects
+    only when that row is read): the tasks of a run are most of its data."""
+    tasks = table.column("tasks") if "tasks" in table.column_names else None
+    frame = table.drop_columns(["tasks"] if tasks is not None else []).to_pandas()
+    if tasks is not None:
+        frame["tasks"] = pd.arrays.ArrowExtensionArray(tasks)
+    return frame
 
 
 def _check_new(kind: str, table: pd.DataFrame, file: str, seen: dict[tuple[Any, ...], str]) -> None:
@@ -113,59 +138,95 @@ def _labelled(answers: pd.DataFrame, metadata: dict[str, Any], file: str) -> pd.
     return answers.assign(dataset=metadata["dataset"], subject=metadata["subject"])
 
 
-def explorer_data(
-    tables: dict[str, pd.DataFrame], run: str, cluster: dict[str, Any]
-) -> dict[str, Any]:
-    """The page's data: the strategies and one row per question and experiment; ``cluster``
-    is the config's ``summaries.cluster`` (embedder, threshold)."""
+def write_explorer(
+    tables: dict[str, pd.DataFrame], run: str, cluster: dict[str, Any], out: str | os.PathLike
+) -> int:
+    """Write the explorer folder ``out`` (atomically) one question file at a time; returns
+    the number of questions. ``cluster`` is the config's ``summaries.cluster``."""
+    rows = []
+    with atomic_dir(out, OWNER) as tmp:
+        (tmp / "questions").mkdir()
+        for index, question in enumerate(questions(tables, cluster)):
+            rows.append(_table_row(question))
+            (tmp / question_file(index)).write_text(question_script(index, question), "utf-8")
+        data = {"run": run, "strategies": list(dict.fromkeys(tables["scores"]["strategy"]))}
+        (tmp / "index.html").write_text(render({**data, "rows": rows}), "utf-8")
+    return len(rows)
+
+
+def question_file(index: int) -> str:
+    """The data file of the ``index``-th question, relative to the explorer folder."""
+    return f"questions/{index:06d}.js"
+
+
+def question_script(index: int, question: dict[str, Any]) -> str:
+    """A question's data file: a call that hands the page the question's data."""
+    return f"explorerQuestion({index}, {embedded_json(question)});\n"
+
+
+def _table_row(question: dict[str, Any]) -> dict[str, Any]:
+    """What the question table shows of a question: its labels, text and scores."""
+    row = {key: question[key] for key in (*EXPERIMENT, "id", "question")}
+    scores = {name: strategy["score"] for name, strategy in question["strategies"].items()}
+    return {**row, "scores": scores}
+
+
+def questions(tables: dict[str, pd.DataFrame], cluster: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """Each question of each experiment (in the scores' order) with everything its page shows,
+    its conditioning answers clustered :data:`CHUNK` questions at a time."""
+    embedder = resolve_embedder(cluster["embedder"])
+    unclustered = _questions(tables)
+    while chunk := list(islice(unclustered, CHUNK)):
+        groups = [question["conditioning"] for question in chunk]
+        for question, found in zip(
+            chunk, cluster_answers(groups, embedder, cluster["threshold"]), strict=True
+        ):
+            question["conditioning"] = [{"text": c.text, "count": c.size} for c in found]
+            yield question
+
+
+def _questions(tables: dict[str, pd.DataFrame]) -> Iterator[dict[str, Any]]:
+    """Each question's page data, its conditioning answers not yet clustered."""
     scores = tables["scores"]
-    strategies = list(dict.fromkeys(scores["strategy"]))
     answers = tables["answers"].set_index(["dataset", "subject", "id"])
     summaries = {
-        (r.dataset, r.subject, r.id, r.strategy): r
+        (r.dataset, r.subject, r.id, r.strategy): r.summary
         for r in tables["summaries"].itertuples(index=False)
     }
     controlled = tables["controlled_scores"]
     keys = [*EXPERIMENT, "id"]
     pairs = dict(list(controlled.groupby(keys, dropna=False))) if not controlled.empty else {}
-    rows = []
-    by_question = scores.groupby([*EXPERIMENT, "id"], sort=False, dropna=False)
-    for (dataset, subject, judge, qid), group in by_question:
+    tasks = pa.array(scores["tasks"], type=pa.list_(TASK))  # Arrow: the bulk of a run's data
+    rows = scores.drop(columns="tasks").assign(row=range(len(scores)))
+    for (dataset, subject, judge, qid), group in rows.groupby(keys, sort=False, dropna=False):
         answer = answers.loc[(dataset, subject, qid)]
         by_strategy = group.set_index("strategy")
         ranks = by_strategy["score"].rank(method="min")
         test = _identical(list(answer["test_answers"]))
         shown = {same["index"] for same in test}  # one answer of each group of identical ones
+        reference: dict[str, str] = {}
         judged = {
             strategy: _judged(
                 by_strategy.loc[strategy],
                 summaries.get((dataset, subject, qid, strategy)),
                 ranks[strategy],
-                shown,
+                _words(tasks[row].values, shown, reference),  # no copy of the column
             )
-            for strategy in by_strategy.index
+            for strategy, row in zip(by_strategy.index, group["row"], strict=True)
         }
-        reference = _reference_predictions(judged)
-        rows.append(
-            {
-                "dataset": dataset,
-                "subject": subject,
-                "judge": judge,
-                "id": qid,
-                "question": answer["question"],
-                "error": _text(answer["error"]),
-                "test": test,
-                "conditioning": list(answer["conditioning_answers"]),
-                "strategies": judged,
-                "reference": reference,
-                "pairs": _pairs(pairs.get((dataset, subject, judge, qid))),
-            }
-        )
-    embedder = resolve_embedder(cluster["embedder"])
-    clusters = cluster_answers([r["conditioning"] for r in rows], embedder, cluster["threshold"])
-    for row, found in zip(rows, clusters, strict=True):
-        row["conditioning"] = [{"text": c.text, "count": c.size} for c in found]
-    return {"run": run, "strategies": strategies, "rows": rows}
+        yield {
+            "dataset": dataset,
+            "subject": subject,
+            "judge": judge,
+            "id": qid,
+            "question": answer["question"],
+            "error": _text(answer["error"]),
+            "test": test,
+            "conditioning": list(answer["conditioning_answers"]),
+            "strategies": judged,
+            "reference": reference,
+            "pairs": _pairs(pairs.get((dataset, subject, judge, qid))),
+        }
 
 
 def _text(value: Any) -> str | None:
@@ -175,6 +236,12 @@ def _text(value: Any) -> str | None:
 def _number(value: Any) -> float | None:
     """``value`` rounded for display; None (shown as missing) if it is missing or not finite."""
     return round(float(value), 4) if not pd.isna(value) and math.isfinite(value) else None
+
+
+def _mean(values: list[float | None]) -> float | None:
+    """The mean of ``values`` for display, missing ones (None, NaN) skipped."""
+    numbers = [value for value in values if value is not None and not math.isnan(value)]
+    return _number(sum(numbers) / len(numbers)) if numbers else None
 
 
 def _identical(answers: list[str]) -> list[dict[str, Any]]:
@@ -189,56 +256,61 @@ def _identical(answers: list[str]) -> list[dict[str, Any]]:
     ]
 
 
-def _judged(score: Any, summary: Any, rank: float, shown: set[int]) -> dict[str, Any]:
-    """One strategy's summary, score, rank and the masked words of the test answers ``shown``
-    (one of each group of identical answers) for one question."""
-    error = _text(score["error"])
+def _judged(score: Any, summary: Any, rank: float, words: list[list[Any]]) -> dict[str, Any]:
+    """One strategy's summary, score, rank and masked ``words`` for one question."""
     return {
-        "summary": _text(summary.summary) if summary is not None else None,
+        "summary": _text(summary),
         "score": _number(score["score"]),
         "rank": None if pd.isna(rank) else int(rank),
-        "error": error,
-        "words": _words(score["tasks"], shown),
+        "error": _text(score["error"]),
+        "words": words,
     }
 
 
-def _words(tasks: Any, shown: set[int]) -> list[list[Any]]:
-    """Per masked word of the answers ``shown``: ``[answer, position, distance, the judge's
-    predictions given the summary, given the answers]``, each prediction per token of the word;
-    the distance is the mean over the word's tokens, as the score is over all tokens."""
-    if tasks is None or len(tasks) == 0:
+def _words(
+    tasks: pa.StructArray | None, shown: set[int], reference: dict[str, str]
+) -> list[list[Any]]:
+    """Per masked word of the test answers ``shown`` (one of each group of identical ones):
+    ``[answer, position, distance, the judge's predictions given the summary]``, a prediction
+    per token of the word; the distance is the mean over the word's tokens, as the score is
+    over all tokens. The predictions given the answers, the same under every strategy, go to
+    ``reference`` under ``"answer:position"``."""
+    if tasks is None:  # no tasks kept
         return []
-    frame = pd.DataFrame(list(tasks))
-    frame = frame[frame["answer"].isin(shown)]
+    answers, positions = tasks.field("answer").to_pylist(), tasks.field("position").to_pylist()
+    distances = tasks.field("distance").to_pylist()
+    summary = _predictions(tasks, "summary_top", "summary_p")
+    answered = _predictions(tasks, "reference_top", "reference_p")
+    words: dict[tuple[int, int], list[int]] = {}
+    for i, (answer, position) in enumerate(zip(answers, positions, strict=True)):
+        if answer in shown:
+            words.setdefault((answer, position), []).append(i)
     out = []
-    for (answer, position), word in frame.groupby(["answer", "position"], sort=False):
-        summary = [_top(t.token, t.summary_top, t.summary_p) for t in word.itertuples()]
-        answers = [_top(t.token, t.reference_top, t.reference_p) for t in word.itertuples()]
-        distance = _number(word["distance"].mean())
-        out.append([int(answer), int(position), distance, " | ".join(summary), " | ".join(answers)])
+    for (answer, position), word in words.items():
+        distance = _mean([distances[i] for i in word])
+        out.append([answer, position, distance, " | ".join(summary[i] for i in word)])
+        reference.setdefault(f"{answer}:{position}", " | ".join(answered[i] for i in word))
     return out
 
 
-def _token(token: str) -> str:
-    """A token as the hover shows it: quoted, its spaces visible."""
-    return "\u201c" + str(token).replace(" ", "\u2423").replace("\n", "\u21b5") + "\u201d"
+def _predictions(tasks: pa.StructArray, top: str, probs: str) -> list[str]:
+    """Per task, as the hover shows it: the judge's most likely tokens (field ``top``, their
+    probabilities field ``probs``) where it predicts the task's token (computed in Arrow)."""
+    tokens = pc.list_slice(tasks.field(top), 0, HOVER_PREDICTIONS)
+    shown = pc.list_flatten(pc.list_slice(tasks.field(probs), 0, HOVER_PREDICTIONS))
+    shares = pc.cast(pc.cast(pc.round(pc.multiply(shown, 100)), pa.int64()), pa.string())
+    items = pc.binary_join_element_wise(_quoted(pc.list_flatten(tokens)), " ", shares, "%", "")
+    offsets = np.concatenate([[0], np.cumsum(pc.list_value_length(tokens).fill_null(0))])
+    listed = pa.ListArray.from_arrays(pa.array(offsets, pa.int32()), items)
+    predicted = pc.binary_join(listed, ", ")
+    target = _quoted(tasks.field("token"))
+    return pc.binary_join_element_wise(target, predicted, " \u2192 ").to_pylist()
 
 
-def _top(target: str, tokens: Any, probs: Any) -> str:
-    """The judge's most likely tokens where it predicts ``target``, with their probabilities."""
-    pairs = list(zip(tokens, probs, strict=True))[:HOVER_PREDICTIONS]
-    return f"{_token(target)} \u2192 " + ", ".join(f"{_token(t)} {p:.0%}" for t, p in pairs)
-
-
-def _reference_predictions(judged: dict[str, dict[str, Any]]) -> dict[str, str]:
-    """The judge's predictions given the answers, the same for every strategy: moved out of
-    each strategy's words into one ``{"answer:position": text}`` per question."""
-    reference = {}
-    for strategy in judged.values():
-        for answer, position, _, _, predictions in strategy["words"]:
-            reference[f"{answer}:{position}"] = predictions
-        strategy["words"] = [word[:4] for word in strategy["words"]]
-    return reference
+def _quoted(tokens: pa.Array) -> pa.Array:
+    """Tokens as the hover shows them: quoted, their spaces and line breaks visible."""
+    visible = pc.replace_substring(pc.replace_substring(tokens, " ", "\u2423"), "\n", "\u21b5")
+    return pc.binary_join_element_wise("\u201c", visible, "\u201d", "")
 
 
 def _pairs(group: pd.DataFrame | None) -> list[dict[str, Any]]:
@@ -263,8 +335,9 @@ def _pairs(group: pd.DataFrame | None) -> list[dict[str, Any]]:
 
 
 def render(data: dict[str, Any]) -> str:
-    """The page: the template with ``data`` embedded as JSON in its script element, ``<``, ``>``,
-    ``&`` and the JavaScript line separators escaped so that no text can end or comment it out."""
+    """The explorer's ``index.html``: the template with ``data`` embedded as JSON in its script
+    element, ``<``, ``>``, ``&`` and the JavaScript line separators escaped so that no text can
+    end or comment it out."""
     template = resources.files("selfreflect").joinpath("data/explorer.html").read_text("utf-8")
     values = {
         "title": html.escape(f"SelfReflect explorer: {data['run']}"),
@@ -276,4 +349,6 @@ def render(data: dict[str, Any]) -> str:
 def embedded_json(data: Any) -> str:
     """``data`` as JSON with no ``<``, ``>``, ``&``, U+2028 or U+2029 (each a \\u escape)."""
     text = json.dumps(data, ensure_ascii=False, allow_nan=False)
-    return text.translate({ord(c): f"\\u{ord(c):04x}" for c in "<>&\u2028\u2029"})
+    for char in "<>&\u2028\u2029":
+        text = text.replace(char, f"\\u{ord(char):04x}")
+    return text

@@ -23,7 +23,7 @@ JUDGEMENTS = "results/{run}/{dataset}/{subject}/judgements/{judge}.parquet"
 JUDGEMENTS_SHARD = "results/{run}/{dataset}/{subject}/judgements/shards/{judge}-{shard}.parquet"
 # the judge's content-addressed results (selfreflect.scoring.result_cache): not an artifact
 JUDGE_CACHE = "results/{run}/.judge_cache"
-EXPLORER = "results/{run}/explorer.html"  # every question's answers, summaries and scores
+EXPLORER = "results/{run}/explorer"  # index.html and every question's answers, summaries, scores
 LOGS = "logs/{run}"
 # Snakemake's benchmark file of every job (wall time, peak memory): benchmarks/{run}/<rule>/...
 BENCHMARKS = "benchmarks/{run}"

@@ -1,4 +1,5 @@
-# The run's explorer page: every question's answers, summaries, scores and controlled pairs.
+# The run's explorer: index.html and a data file per question (answers, summaries, scores,
+# controlled pairs).
 
 
 rule explorer:
@@ -8,7 +9,7 @@ rule explorer:
         scores=expand(run_path(paths.SCORES), **SUMMARY_EXPERIMENTS, strategy=STRATEGIES),
         controlled=expand(run_path(paths.CONTROLLED), **SUMMARY_EXPERIMENTS),
     output:
-        run_path(paths.EXPLORER),
+        directory(run_path(paths.EXPLORER)),
     log:
         f"{LOGS}/explorer.log",
     shell:

@@ -1,6 +1,6 @@
 """Screenshots of a run's explorer page for the docs, taken in the system's headless Chromium.
 
-    selfreflect bench explorer-screenshots results/laptop/explorer.html docs/images
+    selfreflect bench explorer-screenshots results/laptop/explorer docs/images
 
 writes ``explorer-questions.png`` (the question table, sorted by the first strategy's score) and
 ``explorer-question.png`` (the first question's page: answers, summaries, coloured words).
@@ -17,7 +17,8 @@ VIEWPORT = {"width": 1400, "height": 900}
 
 
 def screenshots(explorer: Path, out_dir: Path) -> list[Path]:
-    """Open ``explorer`` offline and save its two views as PNGs in ``out_dir``."""
+    """Open the explorer folder ``explorer`` offline and save its two views as PNGs in
+    ``out_dir``."""
     from playwright.sync_api import sync_playwright
 
     chromium = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -28,20 +29,21 @@ def screenshots(explorer: Path, out_dir: Path) -> list[Path]:
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=chromium)
         page = browser.new_page(viewport=VIEWPORT)
-        page.goto(explorer.resolve().as_uri())
+        page.goto((explorer / "index.html").resolve().as_uri())
         page.click("#questions th[data-key^='score:']")  # sort by the first strategy's score
         page.screenshot(path=table)
         page.click("#questions tbody tr:first-child")
+        page.wait_for_selector("#detail .word")  # its data file loaded, the page drawn
         page.screenshot(path=question)
         browser.close()
     return [table, question]
 
 
 @click.command()
-@click.argument("explorer", type=click.Path(dir_okay=False, exists=True, path_type=Path))
+@click.argument("explorer", type=click.Path(file_okay=False, exists=True, path_type=Path))
 @click.argument("out_dir", type=click.Path(file_okay=False, path_type=Path))
 def explorer_screenshots(explorer: Path, out_dir: Path) -> None:
-    """Screenshots of a run's explorer page (EXPLORER: its explorer.html) for the docs, taken
+    """Screenshots of a run's explorer (EXPLORER: its explorer folder) for the docs, taken
     in the system's headless Chromium: explorer-questions.png and explorer-question.png in
     OUT_DIR."""
     for path in screenshots(explorer, out_dir):

@@ -18,6 +18,7 @@ COMMANDS = {  # command name: the module under selfreflect.bench and its functio
     "performance-doc": "performance_doc:performance_doc",
     "power-doc": "power_doc:power_doc",
     "science-doc": "science_doc:science_doc",
+    "explorer": "explorer:explorer",
     "explorer-screenshots": "explorer_screenshots:explorer_screenshots",
     "calibrate-stopwords": "calibrate_stopwords:calibrate_stopwords",
     "human-ratings": "human_ratings:human_ratings",

@@ -1,4 +1,4 @@
-"""``selfreflect explorer``: the run's explorer page."""
+"""``selfreflect explorer``: the run's explorer folder."""
 
 from __future__ import annotations
 
@@ -13,14 +13,14 @@ from selfreflect.cli.options import CONFIG, OUT, reads
 @OUT
 @click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
 def explorer(config_path: str, out: str, files: tuple[str, ...]) -> None:
-    """Write the run's explorer page from its answers, summaries, scores and controlled-pair
-    FILES (told apart by the kind each file records)."""
+    """Write the run's explorer folder (index.html and one data file per question) from its
+    answers, summaries, scores and controlled-pair FILES (told apart by the kind each file
+    records)."""
     from selfreflect.config import load_config
-    from selfreflect.explorer import explorer_data, read_files, render
-    from selfreflect.fileio import check_writable, write_text
+    from selfreflect.explorer import OWNER, read_files, write_explorer
+    from selfreflect.fileio import check_replaceable
 
     config = load_config(config_path)
-    check_writable(out)
-    data = explorer_data(read_files(files), config["run"], config["summaries"]["cluster"])
-    write_text(out, render(data))
-    click.echo(f"explorer of {len(data['rows'])} questions written to {out}")
+    check_replaceable(out, OWNER)
+    count = write_explorer(read_files(files), config["run"], config["summaries"]["cluster"], out)
+    click.echo(f"explorer of {count} questions written to {out}")

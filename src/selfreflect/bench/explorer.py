@@ -1,0 +1,257 @@
+"""The explorer at the paper's scale: synthetic tables built, opened in headless Chromium.
+
+    selfreflect bench explorer --json docs/explorer_scale.json
+
+writes schema-valid answers, summaries, scores and controlled-pair tables of one experiment
+(default: 1000 questions, 6 strategies, N = 50 test and conditioning answers, every test
+answer's content words masked) through the project's writers, builds their explorer with
+``selfreflect explorer`` (its time and peak memory sampled), and records the size of its files,
+the time until the question table shows and the time to open a question's page.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import click
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import yaml
+
+from selfreflect.artifacts import TASK, write_table
+
+EXPERIMENT = {"dataset": "synthetic", "subject": "subject", "judge": "judge"}
+VOCABULARY = 5000  # distinct made-up words
+ANSWER_WORDS = 25  # words per answer: a sentence or two
+SUMMARY_WORDS = 60
+QUESTION_WORDS = 12
+MASKED = (0, 1, 3)  # positions modulo 5 whose word is masked: 60% of an answer's words
+TOP = 5  # the judge's top tokens kept per task (scoring.judgements.TOP_PREDICTIONS)
+PAIR_TYPES = ("shuffled", "truncated", "contradicting")
+OPENED = 3  # questions whose page is timed: the first, the middle and the last
+
+
+def vocabulary(rng: np.random.Generator) -> np.ndarray:
+    """Made-up words of 1 to 4 syllables."""
+    syllables = [c + v for c in "bcdfghklmnprstvz" for v in "aeiou"]
+    counts = rng.integers(1, 5, VOCABULARY)
+    return np.array(["".join(rng.choice(syllables, n)) for n in counts], dtype=object)
+
+
+def sentences(rng: np.random.Generator, words: np.ndarray, count: int, length: int) -> list[str]:
+    return [" ".join(row) for row in words[rng.integers(0, len(words), (count, length))]]
+
+
+def _lists(values: pa.Array, size: int) -> pa.ListArray:
+    """``values`` cut into lists of ``size``."""
+    offsets = pa.array(np.arange(0, len(values) + 1, size, dtype=np.int32))
+    return pa.ListArray.from_arrays(offsets, values)
+
+
+def _tasks(rng: np.random.Generator, words: np.ndarray, test: np.ndarray) -> pa.ListArray:
+    """One strategy's scoring tasks of every question: one per token of each masked word of
+    the ``test`` answers (word indices, questions x answers x words); every third word is two
+    tokens."""
+    questions, answers, length = test.shape
+    positions = np.array([p for p in range(length) if p % 5 in MASKED])
+    repeats = np.where(positions % 3 == 0, 2, 1)
+    position = np.repeat(positions, repeats)  # one per task of an answer
+    per_question = answers * len(position)
+    answer = np.repeat(np.arange(answers, dtype=np.int32), len(position))
+    word = words[test[:, :, position].reshape(-1)]
+    n = questions * per_question
+    top = pa.array(words[rng.integers(0, len(words), n * TOP)])
+    probs = np.sort(rng.dirichlet(np.ones(TOP + 1), n)[:, :TOP], axis=1)[:, ::-1]
+    fields = {
+        "answer": pa.array(np.tile(answer, questions)),
+        "position": pa.array(np.tile(np.tile(position, answers), questions).astype(np.int32)),
+        "word": pa.array(word),
+        "token": pa.array(" " + word),
+        "distance": pa.array(rng.gamma(2.0, 0.15, n)),
+        "summary_top": _lists(top, TOP),
+        "summary_p": _lists(pa.array(probs.reshape(-1).astype(np.float32)), TOP),
+        "reference_top": _lists(top, TOP),
+        "reference_p": _lists(pa.array(probs.reshape(-1).astype(np.float32)), TOP),
+    }
+    tasks = pa.StructArray.from_arrays(list(fields.values()), fields=list(TASK))
+    return _lists(tasks, per_question)
+
+
+def synthetic_tables(
+    folder: Path, questions: int, strategies: int, answers: int, seed: int = 0
+) -> list[Path]:
+    """Write one experiment's answers, summaries, scores and controlled-pair tables of
+    ``questions`` questions, ``strategies`` strategies and ``answers`` test and conditioning
+    answers each under ``folder``; returns the files."""
+    rng = np.random.default_rng(seed)
+    words = vocabulary(rng)
+    ids = [f"q{i:06d}" for i in range(questions)]
+    test = rng.integers(0, len(words), (questions, answers, ANSWER_WORDS))
+    answer_table = pd.DataFrame(
+        {
+            "id": ids,
+            "question": [f"{s}?" for s in sentences(rng, words, questions, QUESTION_WORDS)],
+            "test_answers": [[" ".join(words[a]) for a in q] for q in test],
+            "conditioning_answers": [
+                sentences(rng, words, answers, ANSWER_WORDS) for _ in range(questions)
+            ],
+            "backend": "synthetic",
+            "model": EXPERIMENT["subject"],
+            "seed": seed,
+            "error": None,
+        }
+    )
+    labels = {"dataset": EXPERIMENT["dataset"], "subject": EXPERIMENT["subject"]}
+    files = [folder / "answers.parquet"]
+    write_table("answers", answer_table, files[0], labels)
+    for strategy in [f"strategy_{i}" for i in range(strategies)]:
+        files += _strategy_tables(folder, rng, words, test, ids, strategy)
+    files.append(folder / "controlled.parquet")
+    write_table("controlled_scores", _controlled(rng, words, ids), files[-1])
+    return files
+
+
+def _strategy_tables(
+    folder: Path, rng: np.random.Generator, words: np.ndarray, test: np.ndarray, ids: list[str],
+    strategy: str,
+) -> list[Path]:  # fmt: skip
+    """Write one strategy's summaries and scores tables; returns their files."""
+    rows = {"id": ids, **EXPERIMENT, "strategy": strategy}
+    summaries = pd.DataFrame(
+        {
+            **rows,
+            "question": "",
+            "summary": sentences(rng, words, len(ids), SUMMARY_WORDS),
+            "summarizer": "synthetic",
+            "prompt_tokens": 1000,
+            "completion_tokens": 80,
+            "seconds": 1.0,
+            "error": None,
+        }
+    )
+    tasks = _tasks(rng, words, test)
+    scores = pd.DataFrame(
+        {
+            **rows,
+            "score": rng.gamma(2.0, 0.15, len(ids)),
+            "num_tasks": len(tasks[0]),
+            "error": None,
+            "tasks": pd.arrays.ArrowExtensionArray(tasks),
+        }
+    )
+    paths = [folder / f"summaries/{strategy}.parquet", folder / f"scores/{strategy}.parquet"]
+    write_table("summaries", summaries, paths[0])
+    write_table("scores", scores, paths[1])
+    return paths
+
+
+def _controlled(rng: np.random.Generator, words: np.ndarray, ids: list[str]) -> pd.DataFrame:
+    """A better and a worse summary of each question per pair type, with their metrics."""
+    keys = [(qid, pair, side) for qid in ids for pair in PAIR_TYPES for side in ("good", "bad")]
+    n = len(keys)
+    return pd.DataFrame(
+        {
+            "id": [key[0] for key in keys],
+            **EXPERIMENT,
+            "pair_type": [key[1] for key in keys],
+            "side": [key[2] for key in keys],
+            "summary": sentences(rng, words, n, SUMMARY_WORDS),
+            "selfreflect": rng.gamma(2.0, 0.15, n),
+            "llm_rating": rng.uniform(1, 10, n),
+            "embedding": rng.uniform(0, 1, n),
+            "p_true": rng.uniform(0, 1, n),
+            "error": None,
+        }
+    )
+
+
+def file_sizes(folder: Path) -> dict[str, Any]:
+    """The explorer folder's file count, total and largest file size and the index's size."""
+    files = [path for path in folder.rglob("*") if path.is_file()]
+    largest = max(files, key=lambda path: path.stat().st_size)
+    mib = 2**20
+    return {
+        "files": len(files),
+        "total_mib": round(sum(path.stat().st_size for path in files) / mib, 1),
+        "largest_file": str(largest.relative_to(folder)),
+        "largest_file_mib": round(largest.stat().st_size / mib, 3),
+        "index_mib": round((folder / "index.html").stat().st_size / mib, 3),
+    }
+
+
+def browser_times(folder: Path, questions: int) -> dict[str, Any]:
+    """Seconds until the question table shows (from opening ``index.html``) and until each of
+    :data:`OPENED` questions' pages shows its coloured words (from the click on its row)."""
+    from playwright.sync_api import sync_playwright
+
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    if chromium is None:
+        raise click.ClickException("no system Chromium (Debian: apt-get install chromium)")
+    opened = sorted({0, questions // 2, questions - 1})
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=chromium)
+        page = browser.new_page(viewport={"width": 1400, "height": 900})
+        start = time.perf_counter()
+        page.goto((folder / "index.html").as_uri())
+        page.wait_for_selector("#questions tbody tr")
+        table = time.perf_counter() - start
+        times = []
+        for index in opened:
+            start = time.perf_counter()
+            page.click(f'#questions tbody tr[data-index="{index}"]')
+            page.wait_for_selector("#detail .word")
+            times.append(round(time.perf_counter() - start, 3))
+            page.go_back()
+            page.wait_for_selector("#questions tbody tr")
+        browser.close()
+    return {"table_seconds": round(table, 3), "opened": opened, "question_seconds": times}
+
+
+def run_benchmark(questions: int, strategies: int, answers: int, work: Path) -> dict[str, Any]:
+    """Build and open the explorer of synthetic tables of the given size under ``work``."""
+    from selfreflect.bench.resources import sampled_run
+    from selfreflect.fileio import read_yaml
+
+    files = synthetic_tables(work / "tables", questions, strategies, answers)
+    config = read_yaml(Path(__file__).parents[3] / "config/smoke.yaml")
+    config["run"] = "explorer-bench"
+    config["summaries"]["cluster"]["embedder"] = "string"
+    (work / "config.yaml").write_text(yaml.safe_dump(config))
+    out = work / "explorer"
+    command = ["selfreflect", "explorer", "--config", "config.yaml", "--out", str(out)]
+    build = sampled_run([*command, *map(str, files)], work, work / "build.log")
+    if build["returncode"] != 0:
+        raise click.ClickException((work / "build.log").read_text())
+    size = {"questions": questions, "strategies": strategies, "answers": answers}
+    inputs = sum(path.stat().st_size for path in files) / 2**20
+    return {
+        **size,
+        "embedder": "string",
+        "input_mib": round(inputs, 1),
+        "build": {key: value for key, value in build.items() if key != "command"},
+        **file_sizes(out),
+        **browser_times(out, questions),
+    }
+
+
+@click.command()
+@click.option("--questions", default=1000, show_default=True)
+@click.option("--strategies", default=6, show_default=True)
+@click.option("--answers", default=50, show_default=True, help="Test and conditioning answers.")
+@click.option("--json", "json_out", type=click.Path(dir_okay=False, path_type=Path))
+def explorer(questions: int, strategies: int, answers: int, json_out: Path | None) -> None:
+    """Build the explorer of synthetic tables of the given size (default: the paper's) and
+    time it in headless Chromium: build time and peak memory, file sizes, time until the
+    question table shows and until a question's page does; written to --json."""
+    from selfreflect.fileio import write_json
+
+    with tempfile.TemporaryDirectory(prefix="explorer-bench-") as work:
+        result = run_benchmark(questions, strategies, answers, Path(work))
+    if json_out:
+        write_json(json_out, result)
+    click.echo(yaml.safe_dump(result, sort_keys=False))
