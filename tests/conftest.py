@@ -141,13 +141,19 @@ def smoke_dvc_run(smoke_run, tmp_path_factory) -> Path:
     """The session's smoke run as DVC records a run it made: `dvc commit` of a copy without
     Snakemake's own record (.snakemake), lock committed to git. The stages' commands are
     Snakemake's (tests/test_dag_consistency.py); `dvc repro` runs a stage of each rule in
-    tests/test_workflow.py."""
+    tests/test_workflow.py. Files keep the times the run gave them (in the DAG's order, as
+    `dvc repro` leaves them), not those of DVC's commit order."""
+    import os
     import shutil
 
     from tests.workflow_utils import clone_completed, commit_all, run
 
     project = clone_completed(smoke_run, tmp_path_factory.mktemp("smoke-dvc") / "project")
     shutil.rmtree(project / ".snakemake")
+    made = [path for path in project.rglob("*") if ".git" not in path.parts]
+    times = {path: (path.stat().st_atime_ns, path.stat().st_mtime_ns) for path in made}
     run(["dvc", "commit", "--force", "--quiet"], project)
+    for path, (atime, mtime) in times.items():
+        os.utime(path, ns=(atime, mtime), follow_symlinks=False)
     commit_all(project, "dvc commit")
     return project
