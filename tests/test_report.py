@@ -7,6 +7,8 @@ import pandas as pd
 import pytest
 import yaml
 
+from selfreflect.cli.report.common import json_safe
+from selfreflect.cli.report.main_table import MAIN_METRICS
 from tests.workflow_utils import copy_project, run, snakemake
 
 pytestmark = pytest.mark.workflow
@@ -52,11 +54,10 @@ def assert_tables_and_figures(project):
     assert (main["n_scored"] + main["n_failed"]).eq(config["questions"]["num_questions"]).all()
     metrics = json.loads((reports / "metrics" / "validation.json").read_text())
     assert 0 <= metrics["smoke"]["pairs_correct"] <= 1  # one subject and judge: keyed by dataset
-    for row in main.itertuples():  # one computation: the DVC metrics are the table's numbers
-        strategy = json.loads((reports / "metrics" / "main" / f"{row.strategy}.json").read_text())
-        assert strategy == pytest.approx(
-            {"mean": row.mean, "ci_low": row.ci_low, "ci_high": row.ci_high}
-            | {"n_scored": row.n_scored, "n_failed": row.n_failed, "n_excluded": row.n_excluded}
+    for row in main.to_dict("records"):  # one computation: the DVC metrics are the table's
+        metrics = reports / "metrics" / "main" / f"{row['strategy']}.json"
+        assert json.loads(metrics.read_text()) == pytest.approx(
+            {field: json_safe(row[field]) for field in MAIN_METRICS}
         )
 
 
