@@ -78,8 +78,8 @@ def tiny_format(tokenizer):
     return PromptFormat(tokenizer, detect_family("tiny"))
 
 
-# Fixtures of the whole smoke DAG, run once per worker (minutes): under pytest-xdist every test
-# that uses one goes to the same worker, so each worker builds one run.
+# Fixtures that run the whole smoke DAG once per session (minutes each): under pytest-xdist
+# every test that uses one goes to the same worker, so each is built once.
 SMOKE_RUNS = ("smoke_dvc_run", "smoke_run")
 
 
@@ -155,23 +155,11 @@ def smoke_run(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="session")
-def smoke_dvc_run(smoke_run, tmp_path_factory) -> Path:
-    """The session's smoke run as DVC records a run it made: `dvc commit` of a copy without
-    Snakemake's own record (.snakemake), lock committed to git. The stages' commands are
-    Snakemake's (tests/test_dag_consistency.py); `dvc repro` runs a stage of each rule in
-    tests/test_workflow.py. Files keep the times the run gave them (in the DAG's order, as
-    `dvc repro` leaves them), not those of DVC's commit order."""
-    import os
-    import shutil
+def smoke_dvc_run(tmp_path_factory) -> Path:
+    """A copy of the project on which `dvc repro` ran the whole smoke DAG, lock committed."""
+    from tests.workflow_utils import commit_all, copy_project, run
 
-    from tests.workflow_utils import clone_completed, commit_all, run
-
-    project = clone_completed(smoke_run, tmp_path_factory.mktemp("smoke-dvc") / "project")
-    shutil.rmtree(project / ".snakemake")
-    made = [path for path in project.rglob("*") if ".git" not in path.parts]
-    times = {path: (path.stat().st_atime_ns, path.stat().st_mtime_ns) for path in made}
-    run(["dvc", "commit", "--force", "--quiet"], project)
-    for path, (atime, mtime) in times.items():
-        os.utime(path, ns=(atime, mtime), follow_symlinks=False)
-    commit_all(project, "dvc commit")
+    project = copy_project(tmp_path_factory.mktemp("smoke-dvc") / "project")
+    run(["dvc", "repro"], project)
+    commit_all(project, "dvc repro")
     return project
