@@ -1,13 +1,13 @@
 rule answers:
     input:
         questions=rules.questions.output[0],
-        models=models("{subject}"),
+        models=RUN.models("{subject}"),
     output:
         run_path(paths.ANSWERS_SHARD),
     log:
-        f"{LOGS}/answers/{{dataset}}/{{subject}}-{{shard}}.log",
+        f"{RUN.logs}/answers/{{dataset}}/{{subject}}-{{shard}}.log",
     resources:
-        **model_resources(lambda w: [w.subject]),
+        **RUN.model_resources(lambda w: [w.subject]),
     params:
         shards=config["shards"],
     shell:
@@ -19,11 +19,11 @@ rule answers:
 rule merge_answers:
     input:
         questions=rules.questions.output[0],
-        parts=expand(rules.answers.output[0], shard=SHARDS, allow_missing=True),
+        parts=expand(rules.answers.output[0], shard=RUN.shards, allow_missing=True),
     output:
         run_path(paths.ANSWERS),
     log:
-        f"{LOGS}/answers/{{dataset}}/{{subject}}-merge.log",
+        f"{RUN.logs}/answers/{{dataset}}/{{subject}}-merge.log",
     shell:
         "selfreflect merge answers --questions {input.questions:q} --out {output:q} {input.parts:q}"
         " 2> {log:q}"

@@ -4,14 +4,14 @@
 
 rule explorer:
     input:
-        answers=expand(run_path(paths.ANSWERS), dataset=SUMMARIZED, subject=config["subjects"]),
-        summaries=expand(run_path(paths.SUMMARIES), **SUMMARIES),
-        scores=expand(run_path(paths.SCORES), **SUMMARY_EXPERIMENTS, strategy=STRATEGIES),
-        controlled=expand(run_path(paths.CONTROLLED), **SUMMARY_EXPERIMENTS),
+        answers=expand(run_path(paths.ANSWERS), dataset=RUN.summarized, subject=config["subjects"]),
+        summaries=expand(run_path(paths.SUMMARIES), **RUN.summaries),
+        scores=expand(run_path(paths.SCORES), **RUN.summary_experiments, strategy=RUN.strategies),
+        controlled=expand(run_path(paths.CONTROLLED), **RUN.summary_experiments),
     output:
         directory(run_path(paths.EXPLORER)),
     log:
-        f"{LOGS}/explorer.log",
+        f"{RUN.logs}/explorer.log",
     shell:
         "selfreflect explorer --config {RESOLVED_CONFIG:q} --out {output:q} {input.answers:q}"
         " {input.summaries:q} {input.scores:q} {input.controlled:q} 2> {log:q}"

@@ -5,22 +5,18 @@ include: "finetune_common.smk"
 
 rule finetune_data:
     input:
-        questions=expand(rules.questions.output[0], dataset=TRAINING),
-        evaluated=expand(rules.questions.output[0], dataset=EVALUATED),
+        questions=expand(rules.questions.output[0], dataset=RUN.training),
+        evaluated=expand(rules.questions.output[0], dataset=RUN.evaluated),
         summaries=training_tables(paths.SUMMARIES),
         scores=training_tables(paths.SCORES),
     output:
         run_path(paths.FINETUNE_DATA),
     log:
-        f"{LOGS}/finetune/{{subject}}/{{method}}-data.log",
+        f"{RUN.logs}/finetune/{{subject}}/{{method}}-data.log",
     wildcard_constraints:
         method="sft|dpo",
     params:
-        tables=lambda w, input: [
-            f"--{name}={path}"
-            for name in ("evaluated", "summaries", "scores")
-            for path in input[name]
-        ],
+        tables=input_flags("evaluated", "summaries", "scores"),
     shell:
         "selfreflect finetune-data --config {RESOLVED_CONFIG:q} --method {wildcards.method:q}"
         " --questions {input.questions:q} {params.tables:q} --out {output:q} 2> {log:q}"
@@ -29,16 +25,16 @@ rule finetune_data:
 rule finetune_train:
     input:
         data=rules.finetune_data.output[0],
-        models=models("{subject}"),
+        models=RUN.models("{subject}"),
     output:
         adapter=directory(run_path(paths.ADAPTER)),
         training_log=directory(run_path(paths.TRAINING_LOG)),
     log:
-        f"{LOGS}/finetune/{{subject}}/{{method}}-train.log",
+        f"{RUN.logs}/finetune/{{subject}}/{{method}}-train.log",
     wildcard_constraints:
         method="sft|dpo",
     resources:
-        **model_resources(lambda w: [w.subject]),
+        **RUN.model_resources(lambda w: [w.subject]),
     shell:
         "selfreflect finetune-train --config {RESOLVED_CONFIG:q} --subject {wildcards.subject:q}"
         " --method {wildcards.method:q} --data {input.data:q} --out {output.adapter:q}"

@@ -13,7 +13,7 @@ rule convert_model:
     log:
         "logs/models/{model}.log",
     wildcard_constraints:
-        model="|".join(map(re.escape, CONVERTED)) or "(?!)",
+        model=RUN.converted,
     shell:
         "selfreflect convert-model --config {RESOLVED_CONFIG:q} --model {wildcards.model:q}"
         " --out {output:q} 2> {log:q}"

@@ -6,13 +6,13 @@ include: "report_common.smk"
 rule report_alt_metrics:
     input:
         answers=rules.merge_answers.output[0],
-        models=models("{judge}"),
+        models=RUN.models("{judge}"),
     output:
         run_path(paths.ALT_METRICS),
     log:
-        f"{LOGS}/studies/{{dataset}}/{{subject}}/{{judge}}/alt_metrics.log",
+        f"{RUN.logs}/studies/{{dataset}}/{{subject}}/{{judge}}/alt_metrics.log",
     resources:
-        **model_resources(lambda w: [w.judge]),
+        **RUN.model_resources(lambda w: [w.judge]),
     shell:
         "selfreflect report alt-metrics --config {RESOLVED_CONFIG:q}"
         " --dataset {wildcards.dataset:q} --subject {wildcards.subject:q} --judge {wildcards.judge:q}"
@@ -26,7 +26,7 @@ rule report_controlled_scores:
     output:
         run_path(paths.CONTROLLED),
     log:
-        f"{LOGS}/studies/{{dataset}}/{{subject}}/{{judge}}/controlled.log",
+        f"{RUN.logs}/studies/{{dataset}}/{{subject}}/{{judge}}/controlled.log",
     shell:
         "selfreflect report controlled-scores --config {RESOLVED_CONFIG:q}"
         " --judgements {input.judgements:q} --alternatives {input.alternatives:q}"
@@ -41,7 +41,7 @@ rule report_mc_scores:
     output:
         run_path(paths.MC),
     log:
-        f"{LOGS}/studies/{{dataset}}/{{subject}}/{{judge}}/mc.log",
+        f"{RUN.logs}/studies/{{dataset}}/{{subject}}/{{judge}}/mc.log",
     shell:
         "selfreflect report mc-scores --config {RESOLVED_CONFIG:q}"
         " --questions {input.questions:q} --answers {input.answers:q}"
@@ -54,7 +54,7 @@ rule report_convergence_scores:
     output:
         run_path(paths.CONVERGENCE),
     log:
-        f"{LOGS}/studies/{{dataset}}/{{subject}}/{{judge}}/convergence.log",
+        f"{RUN.logs}/studies/{{dataset}}/{{subject}}/{{judge}}/convergence.log",
     shell:
         "selfreflect report convergence-scores --config {RESOLVED_CONFIG:q}"
         " --judgements {input.judgements:q} --out {output:q} 2> {log:q}"
@@ -63,15 +63,15 @@ rule report_convergence_scores:
 rule report_agreement_scores:
     input:
         answers=rules.merge_answers.output[0],
-        summaries=expand(rules.summarize.output[0], strategy=STRATEGIES, allow_missing=True),
-        stopwords=stopword_files,
-        models=models("{judge}"),
+        summaries=expand(rules.summarize.output[0], strategy=RUN.strategies, allow_missing=True),
+        stopwords=RUN.stopword_files,
+        models=RUN.models("{judge}"),
     output:
         run_path(paths.AGREEMENT),
     log:
-        f"{LOGS}/studies/{{dataset}}/{{subject}}/{{judge}}/agreement.log",
+        f"{RUN.logs}/studies/{{dataset}}/{{subject}}/{{judge}}/agreement.log",
     resources:
-        **model_resources(lambda w: [w.judge]),
+        **RUN.model_resources(lambda w: [w.judge]),
     shell:
         "selfreflect report agreement-scores --config {RESOLVED_CONFIG:q}"
         " --dataset {wildcards.dataset:q} --subject {wildcards.subject:q} --judge {wildcards.judge:q}"
@@ -80,12 +80,12 @@ rule report_agreement_scores:
 
 rule report_main_table:
     input:
-        scores=expand(run_path(paths.SCORES), **SUMMARY_EXPERIMENTS, strategy=STRATEGIES),
+        scores=expand(run_path(paths.SCORES), **RUN.summary_experiments, strategy=RUN.strategies),
     output:
         report_files("main", "Main table", figure=True),
-        metrics=[report_metrics(f"main/{strategy}") for strategy in STRATEGIES],
+        metrics=[RUN.report_metrics(f"main/{strategy}") for strategy in RUN.strategies],
     log:
-        f"{LOGS}/report/main_table.log",
+        f"{RUN.logs}/report/main_table.log",
     params:
         **REPORT_DIRS,
     shell:
@@ -95,12 +95,12 @@ rule report_main_table:
 
 rule report_validation:
     input:
-        controlled=expand(run_path(paths.CONTROLLED), **EXPERIMENTS),
+        controlled=expand(run_path(paths.CONTROLLED), **RUN.experiments),
     output:
         report_files("validation", "Metric validation", figure=True),
-        metrics=report_metrics("validation"),
+        metrics=RUN.report_metrics("validation"),
     log:
-        f"{LOGS}/report/validation.log",
+        f"{RUN.logs}/report/validation.log",
     params:
         **REPORT_DIRS,
     shell:
@@ -110,12 +110,12 @@ rule report_validation:
 
 rule report_mc_study:
     input:
-        mc=expand(run_path(paths.MC), **EXPERIMENTS),
+        mc=expand(run_path(paths.MC), **RUN.experiments),
     output:
         report_files("mc_study", "Multiple-choice study", figure=True),
-        metrics=report_metrics("mc_study"),
+        metrics=RUN.report_metrics("mc_study"),
     log:
-        f"{LOGS}/report/mc_study.log",
+        f"{RUN.logs}/report/mc_study.log",
     params:
         **REPORT_DIRS,
     shell:
@@ -125,11 +125,11 @@ rule report_mc_study:
 
 rule report_convergence:
     input:
-        convergence=expand(run_path(paths.CONVERGENCE), **SUMMARY_EXPERIMENTS),
+        convergence=expand(run_path(paths.CONVERGENCE), **RUN.summary_experiments),
     output:
         report_files("convergence", "Convergence", figure=True),
     log:
-        f"{LOGS}/report/convergence.log",
+        f"{RUN.logs}/report/convergence.log",
     params:
         **REPORT_DIRS,
     shell:
@@ -139,11 +139,11 @@ rule report_convergence:
 
 rule report_cost_table:
     input:
-        summaries=expand(run_path(paths.SUMMARIES), **SUMMARIES),
+        summaries=expand(run_path(paths.SUMMARIES), **RUN.summaries),
     output:
         report_files("cost", "Cost"),
     log:
-        f"{LOGS}/report/cost_table.log",
+        f"{RUN.logs}/report/cost_table.log",
     params:
         **REPORT_DIRS,
     shell:
@@ -154,11 +154,11 @@ rule report_cost_table:
 rule report_human_agreement:
     input:
         ratings=config["report"]["human_ratings"] or [],
-        scores=expand(run_path(paths.SCORES), **SUMMARY_EXPERIMENTS, strategy=STRATEGIES),
+        scores=expand(run_path(paths.SCORES), **RUN.summary_experiments, strategy=RUN.strategies),
     output:
         report_files("human_agreement", "Human agreement"),
     log:
-        f"{LOGS}/report/human_agreement.log",
+        f"{RUN.logs}/report/human_agreement.log",
     params:
         **REPORT_DIRS,
     shell:
@@ -168,12 +168,12 @@ rule report_human_agreement:
 
 rule report_backend_agreement:
     input:
-        agreement=expand(run_path(paths.AGREEMENT), **SUMMARY_EXPERIMENTS),
+        agreement=expand(run_path(paths.AGREEMENT), **RUN.summary_experiments),
     output:
         report_files("backend_agreement", "Backend agreement"),
-        metrics=report_metrics("backend_agreement"),
+        metrics=RUN.report_metrics("backend_agreement"),
     log:
-        f"{LOGS}/report/backend_agreement.log",
+        f"{RUN.logs}/report/backend_agreement.log",
     params:
         **REPORT_DIRS,
     shell:
@@ -185,7 +185,8 @@ rule report_backend_agreement:
 # Snakemake, not DVC): after the run, as no rule's input can list every job of the DAG.
 onsuccess:
     shell(
-        "selfreflect report performance --config {RESOLVED_CONFIG:q} --out-dir {TABLES:q}"
-        " --figure-dir {FIGURES:q} --results {RESULTS:q} --benchmarks {BENCHMARKS:q}"
-        " --benchmarks {paths.MODEL_BENCHMARKS:q} > {PERFORMANCE_LOG:q} 2>&1"
+        "selfreflect report performance --config {RESOLVED_CONFIG:q} --out-dir {RUN.tables:q}"
+        " --figure-dir {RUN.figures:q} --results {RUN.results:q}"
+        " --benchmarks {RUN.benchmarks:q} --benchmarks {paths.MODEL_BENCHMARKS:q}"
+        " > {RUN.performance_log:q} 2>&1"
     )

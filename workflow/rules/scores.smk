@@ -7,18 +7,18 @@ rule judge:
         questions=rules.questions.output[0],
         answers=rules.merge_answers.output[0],
         summaries=judged_summaries,
-        stopwords=stopword_files,
-        models=models("{judge}"),
+        stopwords=RUN.stopword_files,
+        models=RUN.models("{judge}"),
     output:
         run_path(paths.JUDGEMENTS_SHARD),
     log:
-        f"{LOGS}/scores/{{dataset}}/{{subject}}/{{judge}}/{{shard}}.log",
+        f"{RUN.logs}/scores/{{dataset}}/{{subject}}/{{judge}}/{{shard}}.log",
     resources:
-        **model_resources(lambda w: [w.judge]),
+        **RUN.model_resources(lambda w: [w.judge]),
     params:
         shards=config["shards"],
-        studies=lambda w: "--studies" if w.dataset in EVALUATED else "--no-studies",
-        cache=JUDGE_CACHE,
+        studies=RUN.studies,
+        cache=RUN.judge_cache,
     shell:
         "selfreflect judge --config {RESOLVED_CONFIG:q} --dataset {wildcards.dataset:q}"
         " --subject {wildcards.subject:q} --judge {wildcards.judge:q}"
@@ -34,11 +34,11 @@ rule merge_judgements:
         # its parts, even after a run that died before the parts were rebuilt
         answers=rules.merge_answers.output[0],
         summaries=judged_summaries,
-        parts=expand(rules.judge.output[0], shard=SHARDS, allow_missing=True),
+        parts=expand(rules.judge.output[0], shard=RUN.shards, allow_missing=True),
     output:
         run_path(paths.JUDGEMENTS),
     log:
-        f"{LOGS}/scores/{{dataset}}/{{subject}}/{{judge}}/merge.log",
+        f"{RUN.logs}/scores/{{dataset}}/{{subject}}/{{judge}}/merge.log",
     shell:
         "selfreflect merge judgements --questions {input.questions:q} --out {output:q}"
         " {input.parts:q} 2> {log:q}"
@@ -50,7 +50,7 @@ rule strategy_scores:
     output:
         run_path(paths.SCORES),
     log:
-        f"{LOGS}/scores/{{dataset}}/{{subject}}/{{judge}}/{{strategy}}.log",
+        f"{RUN.logs}/scores/{{dataset}}/{{subject}}/{{judge}}/{{strategy}}.log",
     shell:
         "selfreflect strategy-scores --config {RESOLVED_CONFIG:q} --judgements {input.judgements:q}"
         " --strategy {wildcards.strategy:q} --out {output:q} 2> {log:q}"

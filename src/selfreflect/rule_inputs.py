@@ -1,0 +1,187 @@
+"""What the workflow's rules read off the config, built once in ``workflow/rules/common.smk``.
+
+:func:`checked_config` validates Snakemake's config; :class:`RunInputs` holds the run's folders,
+the wildcard values of its artifacts and the Snakemake input functions (each takes the job's
+``wildcards``). What needs Snakemake's own globals (``expand``, ``temp``, ``rules``,
+``workflow``, ``report``) stays in the ``.smk`` files.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from selfreflect import paths
+from selfreflect.config import (
+    NAME,
+    check_model_paths,
+    converted_models,
+    evaluated_datasets,
+    model_gpus,
+    read_config_file,
+    summarized_datasets,
+    validate_config,
+)
+from selfreflect.errors import ConfigError
+from selfreflect.fileio import file_digest
+from selfreflect.finetune import check_finetune, judge_name
+from selfreflect.scoring.stopwords import BUILT_IN as BUILT_IN_STOPWORDS
+from selfreflect.strategies import check_strategies
+
+if TYPE_CHECKING:  # input functions are given the job's wildcards (and inputs) as Namedlists
+    from snakemake.iocontainers import Namedlist
+
+NAME_WILDCARD = NAME["pattern"].strip("^$")  # config names, already checked: a second wall
+GPU_PARTITION = "gpu"  # the SLURM partition of jobs that take GPUs (workflow/profiles/slurm)
+
+
+@contextmanager
+def config_errors_exit() -> Iterator[None]:
+    """Stop Snakemake on a :class:`ConfigError` with its one line, ``error: …``, no traceback."""
+    try:
+        yield
+    except ConfigError as err:
+        sys.exit(f"error: {err}")
+
+
+def checked_config(
+    config: dict[str, Any], configfiles: Sequence[str | os.PathLike], source: str
+) -> dict[str, Any]:
+    """Snakemake's ``config`` from ``configfiles`` validated (defaults filled in) and checked
+    against the strategies, the finetuning block and the model paths."""
+    with config_errors_exit():
+        for configfile in configfiles:  # a repeated key is an error
+            read_config_file(configfile)  # (Snakemake's own reading keeps the last silently)
+        config = validate_config(config, source=source)
+        check_strategies(config, source)
+        check_finetune(config, source)
+        check_model_paths(config, source, built=paths.MODELS)
+    return config
+
+
+def output_dir(suffix: str) -> Callable[[Namedlist, Sequence[str]], str]:
+    """Param: the folder of a rule's first output ending in ``suffix`` (derived from the
+    outputs, as --lint asks, not a path of its own)."""
+    return lambda w, output: next((os.path.dirname(p) for p in output if p.endswith(suffix)), "")
+
+
+def input_flags(*names: str) -> Callable[[Namedlist, Namedlist], list[str]]:
+    """Param: ``--NAME=PATH`` for each file of a rule's inputs ``names``, in order."""
+    return lambda w, input: [f"--{name}={path}" for name in names for path in input[name]]
+
+
+# the table rules' folders: tables, figures and (the main table's, one per strategy) metrics
+REPORT_DIRS = dict(
+    tables=output_dir(".csv"), figures=output_dir(".png"), metrics=output_dir(".json")
+)
+
+
+class RunInputs:
+    """A run's folders, wildcard values and input functions, from its checked ``config``."""
+
+    def __init__(self, config: dict[str, Any]) -> None:
+        self.config = config
+        self.name = config["run"]
+        self.resolved_config = paths.RESOLVED_CONFIG.format(run=self.name)
+        self.logs = paths.LOGS.format(run=self.name)
+        self.benchmarks = paths.BENCHMARKS.format(run=self.name)
+        self.results = paths.RESULTS.format(run=self.name)
+        self.tables = paths.TABLES.format(run=self.name)
+        self.figures = paths.FIGURES.format(run=self.name)
+        self.performance_log = f"{self.logs}/performance.log"
+        self.judge_cache = paths.for_run(paths.JUDGE_CACHE, self.name)  # the judge pass's
+        self.shards = list(range(config["shards"]))
+        self.evaluated = evaluated_datasets(config)  # all datasets but the finetuning questions
+        self.summarized = summarized_datasets(config)
+        self.strategies = config["summaries"]["strategies"]
+        self.training = config["finetune"]["dataset"]
+        self.experiments = dict(
+            dataset=self.evaluated, subject=config["subjects"], judge=config["judges"]
+        )
+        self.summary_experiments = {**self.experiments, "dataset": self.summarized}
+        self.summaries = dict(
+            dataset=self.summarized, subject=config["subjects"], strategy=self.strategies
+        )
+        # the GGUF models the convert_model rule builds, as its wildcard's pattern (none: no match)
+        self.converted = "|".join(map(re.escape, converted_models(config))) or "(?!)"
+        # Every rule's conda environment (--use-conda) has vLLM's CUDA build if a model takes a GPU.
+        gpu = model_gpus(config, *config["models"])
+        self.env = "../envs/gpu.yaml" if gpu else "../envs/cpu.yaml"
+
+    def report_metrics(self, name: str) -> str:
+        """The DVC metrics file of report table ``name``."""
+        return paths.REPORT_METRICS.format(run=self.name, name=name)
+
+    def models(self, *names: str) -> Callable[[Namedlist], list[str]]:
+        """Input function: the models among ``names`` (wildcard templates) that a rule of this
+        workflow builds (under results/models/); hub and local models outside it are not inputs."""
+
+        def built(wildcards: Namedlist) -> list[str]:
+            files = [self.config["models"][name.format(**wildcards)]["path"] for name in names]
+            return sorted({path for path in files if path.startswith(f"{paths.MODELS}/")})
+
+        return built
+
+    def dataset_files(self, wildcards: Namedlist) -> list[str]:
+        """A dataset's local questions file or folder (an input, so the rule sees it), not a
+        hub id."""
+        dataset = self.config["datasets"][wildcards.dataset]
+        path, local = dataset["path"], dataset["source"] == "local"
+        return [path] if path and (local or os.path.exists(path)) else []
+
+    def dataset_digest(self, wildcards: Namedlist) -> list[str]:
+        """Content hashes of a dataset's local files: reruns are triggered by params, not mtimes."""
+        files = [Path(path) for path in self.dataset_files(wildcards)]
+        files = [f for path in files for f in sorted(path.rglob("*") if path.is_dir() else [path])]
+        return [file_digest(path) for path in files if path.is_file()]
+
+    def stopword_files(self, wildcards: Namedlist) -> list[str]:
+        """The word list scoring jobs read when ``scoring.stopwords`` names one (an input)."""
+        policy = self.config["scoring"]["stopwords"]
+        return [] if policy in BUILT_IN_STOPWORDS else [policy]
+
+    def model_resources(
+        self, models: Callable[[Namedlist], list[str]]
+    ) -> dict[str, Callable[[Namedlist], Any]]:
+        """Resources of a job loading the models ``models(wildcards)`` names: the GPUs they take
+        (``gpu``, asked of SLURM as ``--gpus``) and, if any, the GPU partition. All other jobs
+        (merges, tables, CPU-only models) go to the cluster's default partition."""
+
+        def gpus(wildcards: Namedlist) -> int:
+            return model_gpus(self.config, *models(wildcards))
+
+        return dict(gpu=gpus, slurm_partition=lambda w: GPU_PARTITION if gpus(w) else None)
+
+    def studies(self, wildcards: Namedlist) -> str:
+        """Param: whether an experiment's judge pass also feeds the studies (evaluated datasets)."""
+        return "--studies" if wildcards.dataset in self.evaluated else "--no-studies"
+
+    def summary_models(self, wildcards: Namedlist) -> list[str]:
+        """The models a summary job loads: the subject (fresh answers) and the summariser."""
+        return [wildcards.subject, self.config["summarizer"] or wildcards.subject]
+
+    def judged_strategies(self, wildcards: Namedlist) -> list[str]:
+        """The strategies an experiment's judge pass scores: the config's on the summarised
+        datasets, the finetuning candidates on the training questions."""
+        if wildcards.dataset in self.summarized:
+            return self.strategies
+        if wildcards.dataset == self.training:
+            return self.config["finetune"]["candidates"]
+        return []
+
+    def training_wildcards(self, wildcards: Namedlist) -> dict[str, Any]:
+        """The wildcard values of the training questions' summaries and scores a finetuning
+        method learns from: its teacher's (SFT) or the candidates' (DPO)."""
+        settings = self.config["finetune"]
+        sft = wildcards.method == "sft"
+        return dict(
+            dataset=self.training,
+            subject=wildcards.subject,
+            judge=judge_name(self.config),
+            strategy=[settings["teacher"]] if sft else settings["candidates"],
+        )
