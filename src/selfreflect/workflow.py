@@ -60,14 +60,17 @@ def setting_values(config: dict[str, Any], keys: Iterable[Sequence[str]]) -> dic
     return values
 
 
-def command_rule(rule: Any, config: dict[str, Any], env: str, benchmarks: str) -> None:
+def command_rule(
+    rule: Any, config: dict[str, Any], resolved: str, env: str, benchmarks: str
+) -> None:
     """Complete a Snakemake rule whose shell line runs ``selfreflect COMMAND …`` (the one place
     that names the command) with what the command declares and runs (:mod:`selfreflect.code_deps`):
     its code files as inputs, ancient (their content hash, a param, reruns a job whose code
     changed), with the modules of the plug-in it runs; the settings and prompt texts a job reads
     as params (Snakemake reruns a job when one changes; :func:`dvc_yaml` makes them its stage's
-    params), not the run's config path (the models' jobs, shared by runs, would rerun for another
-    run); a benchmark file per job under ``benchmarks`` (models'
+    params); the ``resolved`` config (``params.config``) where the command reads a config, so
+    not for the tiny model, which every run shares (a param naming the run would rebuild it for
+    another run); a benchmark file per job under ``benchmarks`` (models'
     under :data:`paths.MODEL_BENCHMARKS`), where ``selfreflect report performance`` sums time and
     memory per rule; the conda environment ``env``."""
     from snakemake.io import ancient
@@ -89,6 +92,7 @@ def command_rule(rule: Any, config: dict[str, Any], env: str, benchmarks: str) -
 
     rule.set_input(code=lambda job: ancient(files(job)))
     rule.set_params(
+        **({"config": resolved} if "--config" in words else {}),
         code=lambda job: code_digest(files(job)),
         settings=settings,
         prompts=lambda job: prompt_texts(deps.prompts(dict(job.items()))),

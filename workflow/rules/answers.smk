@@ -11,7 +11,7 @@ rule answers:
     params:
         shards=config["shards"],
     shell:
-        "selfreflect answers --config {RESOLVED_CONFIG:q} --subject {wildcards.subject:q}"
+        "selfreflect answers --config {params.config:q} --subject {wildcards.subject:q}"
         " --questions {input.questions:q} --shard {wildcards.shard:q}"
         " --shards {params.shards:q} --out {output:q} 2> {log:q}"
 

@@ -39,7 +39,7 @@ def run_path(template):
 def command_rules():
     """Complete every rule running a `selfreflect` command (selfreflect.workflow.command_rule)."""
     for each in workflow.rules:
-        command_rule(each, config, RUN.env, RUN.benchmarks)
+        command_rule(each, config, RESOLVED_CONFIG, RUN.env, RUN.benchmarks)
 
 
 def finetuned_adapter(wildcards):

@@ -13,5 +13,5 @@ rule explorer:
     log:
         f"{RUN.logs}/explorer.log",
     shell:
-        "selfreflect explorer --config {RESOLVED_CONFIG:q} --out {output:q} {input.answers:q}"
+        "selfreflect explorer --config {params.config:q} --out {output:q} {input.answers:q}"
         " {input.summaries:q} {input.scores:q} {input.controlled:q} 2> {log:q}"

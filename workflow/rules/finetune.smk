@@ -18,7 +18,7 @@ rule finetune_data:
     params:
         tables=input_flags("evaluated", "summaries", "scores"),
     shell:
-        "selfreflect finetune-data --config {RESOLVED_CONFIG:q} --method {wildcards.method:q}"
+        "selfreflect finetune-data --config {params.config:q} --method {wildcards.method:q}"
         " --questions {input.questions:q} {params.tables:q} --out {output:q} 2> {log:q}"
 
 
@@ -36,6 +36,6 @@ rule finetune_train:
     resources:
         **RUN.model_resources(lambda w: [w.subject]),
     shell:
-        "selfreflect finetune-train --config {RESOLVED_CONFIG:q} --subject {wildcards.subject:q}"
+        "selfreflect finetune-train --config {params.config:q} --subject {wildcards.subject:q}"
         " --method {wildcards.method:q} --data {input.data:q} --out {output.adapter:q}"
         " --log {output.training_log:q} 2> {log:q}"

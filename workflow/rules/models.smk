@@ -15,5 +15,5 @@ rule convert_model:
     wildcard_constraints:
         model=RUN.converted,
     shell:
-        "selfreflect convert-model --config {RESOLVED_CONFIG:q} --model {wildcards.model:q}"
+        "selfreflect convert-model --config {params.config:q} --model {wildcards.model:q}"
         " --out {output:q} 2> {log:q}"

@@ -8,5 +8,5 @@ rule questions:
     params:
         digest=RUN.dataset_digest,
     shell:
-        "selfreflect questions --config {RESOLVED_CONFIG:q} --dataset {wildcards.dataset:q}"
+        "selfreflect questions --config {params.config:q} --dataset {wildcards.dataset:q}"
         " --out {output:q} 2> {log:q}"

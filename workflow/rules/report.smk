@@ -14,7 +14,7 @@ rule report_alt_metrics:
     resources:
         **RUN.model_resources(lambda w: [w.judge]),
     shell:
-        "selfreflect report alt-metrics --config {RESOLVED_CONFIG:q}"
+        "selfreflect report alt-metrics --config {params.config:q}"
         " --dataset {wildcards.dataset:q} --subject {wildcards.subject:q} --judge {wildcards.judge:q}"
         " --answers {input.answers:q} --out {output:q} 2> {log:q}"
 
@@ -28,7 +28,7 @@ rule report_controlled_scores:
     log:
         f"{RUN.logs}/studies/{{dataset}}/{{subject}}/{{judge}}/controlled.log",
     shell:
-        "selfreflect report controlled-scores --config {RESOLVED_CONFIG:q}"
+        "selfreflect report controlled-scores --config {params.config:q}"
         " --judgements {input.judgements:q} --alternatives {input.alternatives:q}"
         " --out {output:q} 2> {log:q}"
 
@@ -43,7 +43,7 @@ rule report_mc_scores:
     log:
         f"{RUN.logs}/studies/{{dataset}}/{{subject}}/{{judge}}/mc.log",
     shell:
-        "selfreflect report mc-scores --config {RESOLVED_CONFIG:q}"
+        "selfreflect report mc-scores --config {params.config:q}"
         " --questions {input.questions:q} --answers {input.answers:q}"
         " --judgements {input.judgements:q} --out {output:q} 2> {log:q}"
 
@@ -56,7 +56,7 @@ rule report_convergence_scores:
     log:
         f"{RUN.logs}/studies/{{dataset}}/{{subject}}/{{judge}}/convergence.log",
     shell:
-        "selfreflect report convergence-scores --config {RESOLVED_CONFIG:q}"
+        "selfreflect report convergence-scores --config {params.config:q}"
         " --judgements {input.judgements:q} --out {output:q} 2> {log:q}"
 
 
@@ -73,7 +73,7 @@ rule report_agreement_scores:
     resources:
         **RUN.model_resources(lambda w: [w.judge]),
     shell:
-        "selfreflect report agreement-scores --config {RESOLVED_CONFIG:q}"
+        "selfreflect report agreement-scores --config {params.config:q}"
         " --dataset {wildcards.dataset:q} --subject {wildcards.subject:q} --judge {wildcards.judge:q}"
         " --answers {input.answers:q} --out {output:q} {input.summaries:q} 2> {log:q}"
 
@@ -89,7 +89,7 @@ rule report_main_table:
     params:
         **REPORT_DIRS,
     shell:
-        "selfreflect report main-table --config {RESOLVED_CONFIG:q} --out-dir {params.tables:q}"
+        "selfreflect report main-table --config {params.config:q} --out-dir {params.tables:q}"
         " --figure-dir {params.figures:q} --metrics-dir {params.metrics:q} {input.scores:q} 2> {log:q}"
 
 
@@ -104,7 +104,7 @@ rule report_validation:
     params:
         **REPORT_DIRS,
     shell:
-        "selfreflect report validation --config {RESOLVED_CONFIG:q} --out-dir {params.tables:q}"
+        "selfreflect report validation --config {params.config:q} --out-dir {params.tables:q}"
         " --figure-dir {params.figures:q} --metrics {output.metrics:q} {input.controlled:q} 2> {log:q}"
 
 
@@ -119,7 +119,7 @@ rule report_mc_study:
     params:
         **REPORT_DIRS,
     shell:
-        "selfreflect report mc-study --config {RESOLVED_CONFIG:q} --out-dir {params.tables:q}"
+        "selfreflect report mc-study --config {params.config:q} --out-dir {params.tables:q}"
         " --figure-dir {params.figures:q} --metrics {output.metrics:q} {input.mc:q} 2> {log:q}"
 
 
@@ -133,7 +133,7 @@ rule report_convergence:
     params:
         **REPORT_DIRS,
     shell:
-        "selfreflect report convergence --config {RESOLVED_CONFIG:q} --out-dir {params.tables:q}"
+        "selfreflect report convergence --config {params.config:q} --out-dir {params.tables:q}"
         " --figure-dir {params.figures:q} {input.convergence:q} 2> {log:q}"
 
 
@@ -147,7 +147,7 @@ rule report_cost_table:
     params:
         **REPORT_DIRS,
     shell:
-        "selfreflect report cost-table --config {RESOLVED_CONFIG:q} --out-dir {params.tables:q}"
+        "selfreflect report cost-table --config {params.config:q} --out-dir {params.tables:q}"
         " {input.summaries:q} 2> {log:q}"
 
 
@@ -162,7 +162,7 @@ rule report_human_agreement:
     params:
         **REPORT_DIRS,
     shell:
-        "selfreflect report human-agreement --config {RESOLVED_CONFIG:q}"
+        "selfreflect report human-agreement --config {params.config:q}"
         " --out-dir {params.tables:q} {input.scores:q} 2> {log:q}"
 
 
@@ -177,7 +177,7 @@ rule report_backend_agreement:
     params:
         **REPORT_DIRS,
     shell:
-        "selfreflect report backend-agreement --config {RESOLVED_CONFIG:q}"
+        "selfreflect report backend-agreement --config {params.config:q}"
         " --out-dir {params.tables:q} --metrics {output.metrics:q} {input.agreement:q} 2> {log:q}"
 
 

@@ -20,7 +20,7 @@ rule judge:
         studies=RUN.studies,
         cache=RUN.judge_cache,
     shell:
-        "selfreflect judge --config {RESOLVED_CONFIG:q} --dataset {wildcards.dataset:q}"
+        "selfreflect judge --config {params.config:q} --dataset {wildcards.dataset:q}"
         " --subject {wildcards.subject:q} --judge {wildcards.judge:q}"
         " --questions {input.questions:q} --answers {input.answers:q}"
         " --shard {wildcards.shard:q} --shards {params.shards:q} {params.studies:q}"
@@ -52,5 +52,5 @@ rule strategy_scores:
     log:
         f"{RUN.logs}/scores/{{dataset}}/{{subject}}/{{judge}}/{{strategy}}.log",
     shell:
-        "selfreflect strategy-scores --config {RESOLVED_CONFIG:q} --judgements {input.judgements:q}"
+        "selfreflect strategy-scores --config {params.config:q} --judgements {input.judgements:q}"
         " --strategy {wildcards.strategy:q} --out {output:q} 2> {log:q}"

@@ -12,6 +12,6 @@ rule summarize:
     params:
         adapter=input_flags("adapter"),
     shell:
-        "selfreflect summarize --config {RESOLVED_CONFIG:q} --subject {wildcards.subject:q}"
+        "selfreflect summarize --config {params.config:q} --subject {wildcards.subject:q}"
         " --strategy {wildcards.strategy:q} --questions {input.questions:q} {params.adapter:q}"
         " --out {output:q} 2> {log:q}"
