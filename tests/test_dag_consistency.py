@@ -105,6 +105,23 @@ def test_dvc_deps_and_params_are_the_jobs_inputs_settings_and_prompts(generated,
         assert stage["params"] == expected[name]["params"], name
 
 
+def test_listing_the_jobs_leaves_no_snakefile_names_in_the_process(generated, monkeypatch):
+    """Snakemake runs the Snakefile in ``snakemake.workflow``'s namespace: its storage registry
+    left there made a later in-process vLLM engine fail (its kernel registration reads the
+    ``vars()`` of every module-level value)."""
+    import snakemake.api  # noqa: F401  (snakemake.workflow is imported through it)
+    import snakemake.workflow
+
+    from selfreflect import paths
+    from selfreflect.snakemake_jobs import workflow_jobs
+
+    config, project, _ = generated
+    monkeypatch.chdir(project)
+    before = dict(vars(snakemake.workflow))
+    assert workflow_jobs(Path(paths.SNAKEFILE), Path(config))
+    assert dict(vars(snakemake.workflow)) == before
+
+
 def test_each_job_runs_exactly_the_package_files_its_command_imports(generated, monkeypatch):
     """Every package file is a code input of exactly the jobs whose command imports it (and,
     for a plug-in strategy's jobs, the plug-in's modules), its content in the job's code hash:

@@ -12,6 +12,8 @@ from __future__ import annotations
 import json
 import logging
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -85,6 +87,23 @@ class _JobInfo(logging.Handler):
             self.records[record.jobid] = record  # type: ignore[attr-defined]
 
 
+@contextmanager
+def _snakefile_namespace_kept() -> Iterator[None]:
+    """Snakemake runs a Snakefile in the namespace of its module ``snakemake.workflow``; what
+    the Snakefile leaves there (its config, Snakemake's storage registry, whose every attribute
+    is a proxy) would otherwise outlive the call and break code that scans the loaded modules
+    (vLLM's CPU kernel registration does)."""
+    import snakemake.workflow
+
+    namespace = vars(snakemake.workflow)
+    kept = dict(namespace)
+    try:
+        yield
+    finally:
+        namespace.clear()
+        namespace.update(kept)
+
+
 def workflow_jobs(snakefile: Path, configfile: Path) -> list[Job]:
     """Every job of the workflow for ``configfile``, as if nothing had run."""
     from snakemake.api import SnakemakeApi
@@ -105,7 +124,7 @@ def workflow_jobs(snakefile: Path, configfile: Path) -> list[Job]:
     logger = logging.getLogger("snakemake")
     propagate, logger.propagate = logger.propagate, False  # nothing reaches the caller's log
     _params.clear()
-    with SnakemakeApi(OutputSettings(quiet={Quietness.ALL})) as api:
+    with SnakemakeApi(OutputSettings(quiet={Quietness.ALL})) as api, _snakefile_namespace_kept():
         logger.addHandler(info)
         try:
             workflow = api.workflow(
