@@ -109,7 +109,7 @@ def test_listing_the_jobs_leaves_no_snakefile_names_in_the_process(generated, mo
     """Snakemake runs the Snakefile in ``snakemake.workflow``'s namespace: its storage registry
     left there made a later in-process vLLM engine fail (its kernel registration reads the
     ``vars()`` of every module-level value)."""
-    import snakemake.api  # noqa: F401  (snakemake.workflow is imported through it)
+    import snakemake.api  # first: snakemake.workflow alone is a circular import
     import snakemake.workflow
 
     from selfreflect import paths
@@ -128,8 +128,8 @@ def test_each_job_runs_exactly_the_package_files_its_command_imports(generated, 
     so an edit of any file reruns exactly those jobs (tests/test_incremental.py edits a few
     files in finished runs of both engines)."""
     from selfreflect import paths
-    from selfreflect.cli import find_command
     from selfreflect.code_deps import SOURCE, code_digest, command_deps, plugin_files
+    from selfreflect.commands import command_name
     from selfreflect.snakemake_jobs import workflow_jobs
 
     config, project, _ = generated
@@ -138,7 +138,7 @@ def test_each_job_runs_exactly_the_package_files_its_command_imports(generated, 
     for job in workflow_jobs(Path(paths.SNAKEFILE), Path(config)):
         if not job.shellcmd.lstrip().startswith("selfreflect "):
             continue
-        command = " ".join(find_command(job.shellcmd.split()[1:])[1])
+        command = command_name(job.shellcmd.split()[1:])
         plugin = plugins.get(job.wildcards.get("strategy")) if command == "summarize" else None
         expected = {*command_deps(command).files, *(plugin_files(plugin) if plugin else ())}
         code = {path for path in job.input if path.startswith(f"{SOURCE}/") or path in expected}
@@ -195,10 +195,10 @@ def test_committed_dvc_yaml_is_up_to_date(tmp_path):
 @pytest.fixture
 def explorer_reading_more(monkeypatch):
     """`selfreflect explorer` declaring one setting more than it does (report.confidence)."""
-    from selfreflect.cli import find_command
     from selfreflect.code_deps import command_deps
+    from selfreflect.commands import find_command
 
-    command, _ = find_command(["explorer"])
+    command = find_command("explorer")
     settings, prompts, plugin = command.reads
     monkeypatch.setattr(command, "reads", ((*settings, "report.confidence"), prompts, plugin))
     monkeypatch.chdir(REPO)

@@ -243,13 +243,13 @@ DRIFT_FILES = [
 
 def stage_commands(project: Path) -> dict[str, list[str]]:
     """The ``selfreflect`` commands each DVC stage runs, read from its ``cmd`` lines."""
-    from selfreflect.cli import find_command
+    from selfreflect.commands import command_name
 
     stages = yaml.safe_load((project / "dvc.yaml").read_text())["stages"]
     commands: dict[str, list[str]] = {}
     for name, stage in stages.items():
         for line in [stage["cmd"]] if isinstance(stage["cmd"], str) else stage["cmd"]:
-            commands.setdefault(name, []).append(" ".join(find_command(line.split()[1:])[1]))
+            commands.setdefault(name, []).append(command_name(line.split()[1:]))
     return commands
 
 
@@ -292,7 +292,7 @@ def drop_dependency(project: Path, command: str, path: str) -> None:
     """The rules of ``command`` lose the code dependency ``path``, recorded as if they had run
     so (Snakemake's metadata by --touch, DVC's lock by commit)."""
     rules = project / "src" / "selfreflect" / "workflow.py"  # where rules take their code
-    named = "' '.join(find_command(words[1:])[1])"  # the job's command, in command_rule
+    named = "command_name(words[1:])"  # the job's command, in command_rule
     kept = f"[f for f in deps.files if ({named}, f) != {(command, path)!r}]"
     text = rules.read_text()
     assert "*deps.files," in text

@@ -312,7 +312,7 @@ def plugin_files(target: str) -> tuple[str, ...]:
 def command_deps(command: str) -> Deps:
     """The dependencies of ``selfreflect COMMAND`` (``"answers"``, ``"report main-table"``),
     with the settings and prompts it declares it reads (``reads``)."""
-    from selfreflect.cli import find_command
+    from selfreflect.commands import find_command
     from selfreflect.errors import InputError
 
     if not (SOURCE / "__init__.py").is_file():
@@ -320,9 +320,9 @@ def command_deps(command: str) -> Deps:
             f"{SOURCE}: not in the working directory {Path.cwd()}; run `selfreflect {command}` "
             "from the project's root (its code hash reads the package's files there)"
         )
-    node, named = find_command(command.split())
-    if named != command.split() or node.callback is None:
-        raise ValueError(f"'selfreflect {command}': no such command")
+    node = find_command(command)
+    if node.callback is None:
+        raise ValueError(f"'selfreflect {command}': a group, not a command")
     callback = node.callback
     entry_module, entry_names = ENTRY
     functions = {entry_module: entry_names}

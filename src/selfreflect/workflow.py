@@ -75,13 +75,13 @@ def command_rule(
     memory per rule; the conda environment ``env``."""
     from snakemake.io import ancient
 
-    from selfreflect.cli import find_command
     from selfreflect.code_deps import code_digest, command_deps, plugin_files, prompt_texts
+    from selfreflect.commands import command_name
 
     words = (rule.shellcmd or "").split()
     if words[:1] != ["selfreflect"]:
         return
-    deps = command_deps(" ".join(find_command(words[1:])[1]))
+    deps = command_deps(command_name(words[1:]))
 
     def files(job: Any) -> list[str]:
         plugin = deps.plugin and config["summaries"]["plugins"].get(job.strategy)

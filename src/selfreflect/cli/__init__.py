@@ -2,52 +2,31 @@
 
 Snakemake rules and DVC stages call these commands; each reads its parameters by key from the
 experiment config and names its inputs and outputs explicitly. Each command lives in its own
-module of this package, imported only when it runs: a command's code dependencies
-(:mod:`selfreflect.code_deps`) are its own module and what that imports, so editing one command
-never reruns the jobs of another.
+module of this package, imported only when it runs (the table: :mod:`selfreflect.commands`), so
+editing one command never reruns the jobs of another.
 """
 
 from __future__ import annotations
 
-import importlib
 import logging
 import sys
 
 import click
 
+from selfreflect.commands import load_command, subcommands
 from selfreflect.errors import SelfReflectError
 
 # libraries that log every request or lock at INFO: warnings only, unless --verbose
 QUIET_LOGGERS = ("httpx", "httpx2", "httpcore", "openai", "urllib3", "filelock", "huggingface_hub")
-COMMANDS = {  # command name: the module under selfreflect.cli and its function
-    "tiny-model": "tiny_model:tiny_model",
-    "convert-model": "convert_model:convert_model",
-    "questions": "questions:questions",
-    "answers": "answers:answers",
-    "merge": "merge:merge",
-    "summarize": "summarize:summarize",
-    "score": "score:score",
-    "judge": "judge:judge",
-    "strategy-scores": "strategy_scores:strategy_scores",
-    "report": "report:report",
-    "finetune-data": "finetune_data:finetune_data",
-    "finetune-train": "finetune_train:finetune_train",
-    "explorer": "explorer:explorer",
-    "export-answers": "export_answers:export_answers",
-    "import-answers": "import_answers:import_answers",
-    "dvc-yaml": "dvc_yaml:dvc_yaml",
-    "config-docs": "config_docs:config_docs",
-    "bench": "bench:bench",  # benchmarks and doc renderers, no workflow stage
-}
 
 
 class LazyGroup(click.Group):
-    """A group whose commands (``{name: "module:function"}`` under ``package``) are imported
-    when they run or are listed, the lazy loading the click documentation describes."""
+    """A group whose commands (``{name: "module:function"}``, :mod:`selfreflect.commands`) are
+    imported when they run or are listed."""
 
-    def __init__(self, *args, package: str, lazy: dict[str, str], **kwargs) -> None:
+    def __init__(self, *args, lazy: dict[str, str], **kwargs) -> None:
         super().__init__(*args, **kwargs)
-        self.package, self.lazy = package, lazy
+        self.lazy = lazy
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return [*super().list_commands(ctx), *self.lazy]
@@ -55,25 +34,10 @@ class LazyGroup(click.Group):
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         if cmd_name not in self.lazy:
             return super().get_command(ctx, cmd_name)
-        module, _, function = self.lazy[cmd_name].partition(":")
-        return getattr(importlib.import_module(f"{self.package}.{module}"), function)
+        return load_command(self.lazy[cmd_name])
 
 
-def find_command(words: list[str]) -> tuple[click.Command, list[str]]:
-    """The command ``selfreflect WORDS…`` runs, and the leading words that name it."""
-    node: click.Command = cli
-    named: list[str] = []
-    for word in words:
-        found = (
-            node.get_command(click.Context(node), word) if isinstance(node, click.Group) else None
-        )
-        if found is None:
-            break
-        node, named = found, [*named, word]
-    return node, named
-
-
-@click.group(cls=LazyGroup, package=__name__, lazy=COMMANDS)
+@click.group(cls=LazyGroup, lazy=subcommands(""))
 @click.option("-v", "--verbose", is_flag=True, help="Log debug messages and every HTTP request.")
 def cli(verbose: bool) -> None:
     """SelfReflect: how well do LLM summaries describe the model's own answer distribution?"""

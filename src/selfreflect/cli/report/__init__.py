@@ -16,27 +16,9 @@ from __future__ import annotations
 import click
 
 from selfreflect.cli import LazyGroup
-
-COMMANDS = {
-    name: f"{name.replace('-', '_')}:{name.replace('-', '_')}"
-    for name in (
-        "main-table",
-        "validation",
-        "mc-study",
-        "convergence",
-        "cost-table",
-        "human-agreement",
-        "backend-agreement",
-        "performance",
-        "controlled-scores",
-        "mc-scores",
-        "convergence-scores",
-        "alt-metrics",
-        "agreement-scores",
-    )
-}
+from selfreflect.commands import subcommands
 
 
-@click.group(cls=LazyGroup, package=__name__, lazy=COMMANDS)
+@click.group(cls=LazyGroup, lazy=subcommands("report"))
 def report() -> None:
     """The paper's tables and figures, and the judge-scored studies behind them."""
