@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import os
 from pathlib import Path
 
@@ -53,6 +54,15 @@ def tiny_model_spec(path: str | os.PathLike, backend: str = "vllm") -> dict:
     return model_entry("tiny", path, backend)
 
 
+# the least config validate_config accepts: one model, subject and judge, one local dataset
+MINIMAL_CONFIG = {
+    "models": {"m": {"path": "m"}},
+    "subjects": ["m"],
+    "judges": ["m"],
+    "datasets": {"d": {"source": "local", "path": "q.jsonl"}},
+}
+
+
 def report_plan(minimum: str):
     """The default config's analysis plan of a table (``minimum``: ``min_pairs`` or
     ``min_questions``), as its report command builds it."""
@@ -60,14 +70,7 @@ def report_plan(minimum: str):
     from selfreflect.config import validate_config
     from selfreflect.report.tables import Plan
 
-    config = validate_config(
-        {
-            "models": {"m": {"path": "m"}},
-            "subjects": ["m"],
-            "judges": ["m"],
-            "datasets": {"d": {"source": "local", "path": "q.jsonl"}},
-        }
-    )
+    config = validate_config(copy.deepcopy(MINIMAL_CONFIG))
     return Plan(**plan_args(config, minimum))
 
 

@@ -9,6 +9,7 @@ import yaml
 
 from selfreflect.cli.report.common import json_safe
 from selfreflect.cli.report.main_table import MAIN_METRICS
+from tests.conftest import MINIMAL_CONFIG
 from tests.workflow_utils import copy_project, run, snakemake
 
 pytestmark = pytest.mark.workflow
@@ -98,12 +99,7 @@ def test_table_commands_write_only_their_own_files_in_a_common_folder(tmp_path, 
     from selfreflect.config import load_config
     from tests.assertions import snapshot
 
-    config = {
-        "models": {"m": {"path": "m"}},
-        "subjects": ["m"],
-        "judges": ["m"],
-        "datasets": {"d": {"source": "local", "path": "q.jsonl"}},
-    }
+    config = MINIMAL_CONFIG
     (tmp_path / "c.yaml").write_text(yaml.safe_dump(config))
     kind = "summaries" if command == "cost-table" else "scores"
     write_table(kind, pd.DataFrame(columns=SCHEMAS[kind].names), tmp_path / "in.parquet")

@@ -23,7 +23,7 @@ from selfreflect.report.tables import (
 )
 from selfreflect.report.writers import with_intervals, write_table_files
 from selfreflect.stats import krippendorff_alpha
-from tests.conftest import report_plan
+from tests.conftest import MINIMAL_CONFIG, report_plan
 
 KEYS = {"dataset": "d", "subject": "s", "judge": "j"}
 MAIN_PLAN = report_plan("min_questions")
@@ -567,12 +567,7 @@ def test_report_commands_caption_their_correction_and_write_adjusted_p_metrics(t
     from selfreflect.artifacts import write_table
     from selfreflect.cli import cli
 
-    config = {
-        "models": {"m": {"path": "m"}},
-        "subjects": ["m"],
-        "judges": ["m"],
-        "datasets": {"d": {"source": "local", "path": "q.jsonl"}},
-    }
+    config = MINIMAL_CONFIG
     (tmp_path / "c.yaml").write_text(json.dumps(config))
     n = MAIN_PLAN.minimum
     scores = scores_frame({"greedy": [0.5] * n, "basic": list(0.4 - 0.01 * np.arange(n))})
