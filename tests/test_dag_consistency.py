@@ -62,11 +62,53 @@ def generated(request, tmp_path_factory):
     return request.param, project, dvc_view(project)
 
 
+def job_stages(stages: dict[str, dict]) -> dict[str, dict]:
+    """The stages that are Snakemake jobs: all but the one checking params.yaml (DVC's own)."""
+    from selfreflect.workflow import PARAMS_STAGE
+
+    assert stages[PARAMS_STAGE]["cmd"] == ["selfreflect dvc-yaml --check-params"]
+    return {name: stage for name, stage in stages.items() if name != PARAMS_STAGE}
+
+
 def test_dvc_runs_the_commands_snakemake_runs(generated):
     config, project, stages = generated
     run_name = "smoke" if "smoke" in config else "paper"
-    dvc = sorted(command for stage in stages.values() for command in stage["cmd"])
+    dvc = sorted(command for stage in job_stages(stages).values() for command in stage["cmd"])
     assert dvc == snakemake_commands(project, config, run_name)
+
+
+@pytest.mark.parametrize("generated", ["config/smoke.yaml"], indirect=True)
+def test_params_yaml_is_checked_whole_and_against_the_dag(generated):
+    """The params stage tracks every key of params.yaml; its check passes on the file DVC
+    wrote and stops with one line on a key typed in by hand or a DAG-shaping `-S` edit."""
+    from dvc.dependency.param import ParamsDependency
+    from dvc.repo import Repo
+
+    from selfreflect.workflow import PARAMS_STAGE
+
+    _, project, _ = generated
+    with Repo(str(project)) as repo:
+        (stage,) = [stage for stage in repo.index.stages if stage.name == PARAMS_STAGE]
+        tracked = [
+            (str(d.def_path), d.params) for d in stage.deps if isinstance(d, ParamsDependency)
+        ]
+    assert tracked == [("params.yaml", [])]  # no key listed: the whole file
+    check = ["selfreflect", "dvc-yaml", "--check-params"]
+    run(check, project)
+    params = project / "params.yaml"
+    original = params.read_text()
+    edits = {
+        "nosuch: 1\n": "error: params.yaml: (top level): Additional properties are not allowed"
+        " ('nosuch' was unexpected)",
+        "": "error: params.yaml: dvc.yaml is not its DAG (models, datasets, strategies and shards"
+        " are set in config/smoke.yaml: change them there and run `selfreflect dvc-yaml`)",
+    }
+    for added, error in edits.items():
+        text = original + added if added else original.replace("  - cot\n", "")  # a strategy
+        params.write_text(text)
+        failed = run(check, project, check=False)
+        assert (failed.returncode, failed.stderr.strip()) == (1, error)
+    params.write_text(original)
 
 
 def test_dvc_keeps_the_outputs_snakemake_keeps(generated):
@@ -99,8 +141,8 @@ def test_dvc_deps_and_params_are_the_jobs_inputs_settings_and_prompts(generated,
             "params": {("params.yaml", dvc_param(k, resolved) or k) for k in settings}
             | {(PROMPTS, k) for k in prompts},
         }
-    assert set(stages) == set(expected)
-    for name, stage in stages.items():
+    assert set(job_stages(stages)) == set(expected)
+    for name, stage in job_stages(stages).items():
         assert stage["deps"] == expected[name]["deps"], name
         assert stage["params"] == expected[name]["params"], name
 

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from selfreflect.workflow import PARAMS_STAGE
 from tests.workflow_utils import clone_completed, job_counts, run, snakemake
 
 pytestmark = pytest.mark.workflow
@@ -46,7 +47,7 @@ def experiment(smoke_dvc_run, tmp_path_factory) -> tuple[Path, str]:
 def test_an_experiment_reruns_exactly_the_stages_that_read_the_setting(experiment):
     _, out = experiment
     ran = {line.split("'")[1] for line in out.splitlines() if line.startswith("Running stage")}
-    assert ran == READERS
+    assert ran == READERS | {PARAMS_STAGE}  # and the check of all of params.yaml
 
 
 def test_an_experiment_leaves_the_configs_alone_and_dvc_compares_it(experiment):
@@ -136,6 +137,21 @@ def test_a_bad_setting_stops_the_experiment_with_one_line_naming_it(smoke_dvc_ru
     errors = [line for line in failed.stderr.splitlines() if line.startswith("error:")]
     assert errors and errors[0].startswith("error: params.yaml: report.confidence: 2 is")
     assert "Traceback" not in failed.stderr + failed.stdout
+
+
+def test_a_key_typed_into_params_yaml_stops_dvc_with_one_line(smoke_dvc_run, tmp_path):
+    """No other stage tracks an unknown key: DVC would call the run up to date."""
+    project = clone(smoke_dvc_run, tmp_path / "p")
+    params = project / "params.yaml"
+    params.write_text(params.read_text().replace("\nreport:\n", "\nreport:\n  baselin: basic\n"))
+    failed = run(["dvc", "repro"], project, check=False)
+    assert failed.returncode != 0
+    assert "Running stage 'dvc_yaml'" in failed.stdout
+    errors = [line for line in failed.stderr.splitlines() if line.startswith("error:")]
+    assert errors == [
+        "error: params.yaml: report: Additional properties are not allowed ('baselin' was"
+        " unexpected)"
+    ]
 
 
 def test_an_unknown_baseline_stops_the_experiment_with_one_line(smoke_dvc_run, tmp_path):

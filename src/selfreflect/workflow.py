@@ -44,6 +44,7 @@ PARAMS_HEADER = (
     "# experiment, edit {config} and run `selfreflect dvc-yaml --config {config}`.\n"
 )
 _RESOLVED_FROM = re.compile(r"^# Resolved from (.+?) by ")  # either header's first line
+PARAMS_STAGE = "dvc_yaml"  # the stage checking all of params.yaml (params_stage)
 
 
 def setting_values(config: dict[str, Any], keys: Iterable[Sequence[str]]) -> dict[str, Any]:
@@ -242,10 +243,37 @@ def dvc_yaml(snakefile: Path, config_file: Path) -> str:
     resolved = paths.RESOLVED_CONFIG.format(run=config["run"])
     jobs = workflow_jobs(snakefile, config_file)
     body: dict[str, Any] = {
-        "stages": dvc_stages(jobs, resolved, PARAMS_FILE, config),
+        "stages": {**dvc_stages(jobs, resolved, PARAMS_FILE, config), PARAMS_STAGE: params_stage()},
         "plots": dvc_plots(config["run"]),
     }
     if artifacts := dvc_artifacts(jobs):
         body["artifacts"] = artifacts
     text = yaml.safe_dump(body, sort_keys=False, width=100)
     return HEADER.format(config=config_file.as_posix()) + text
+
+
+def params_stage() -> dict[str, Any]:
+    """The DVC stage that checks the whole of ``params.yaml`` on every change of it (DVC runs no
+    command for a key that no other stage tracks, e.g. one typed in by hand or added by
+    ``-S +key=value``): :func:`check_params`."""
+    from selfreflect.code_deps import command_deps
+
+    return {
+        "cmd": "selfreflect dvc-yaml --check-params",
+        "deps": list(command_deps("dvc-yaml").files),
+        "params": [{PARAMS_FILE: None}],  # every key of the file
+    }
+
+
+def check_params(snakefile: Path, dvc_file: Path) -> None:
+    """Raise :class:`ConfigError` unless ``params.yaml`` is a valid config whose DAG has
+    ``dvc_file``'s stages (a change of the DAG's shape belongs in the config)."""
+    params = Path(PARAMS_FILE)
+    expected = yaml.safe_load(dvc_yaml(snakefile, params))["stages"]  # validates params.yaml
+    recorded = yaml.safe_load(dvc_file.read_text(encoding="utf-8")) if dvc_file.is_file() else None
+    if not isinstance(recorded, dict) or recorded.get("stages") != expected:
+        source = params_source(params) or "the config"
+        raise ConfigError(
+            f"{PARAMS_FILE}: {dvc_file} is not its DAG (models, datasets, strategies and shards "
+            f"are set in {source}: change them there and run `selfreflect dvc-yaml`)"
+        )

@@ -16,7 +16,13 @@ DVC_YAML = "selfreflect dvc-yaml"
     "else config/config.yaml].",
 )
 @click.option("--check", is_flag=True, help="Write nothing; exit 1 if a file is not up to date.")
-def dvc_yaml(config_path: str | None, check: bool) -> None:
+@click.option(
+    "--check-params",
+    is_flag=True,
+    help="Write nothing; exit 1 unless params.yaml (as DVC's -S left it) is a valid config whose "
+    "DAG is dvc.yaml's. DVC's dvc_yaml stage runs this on every change of params.yaml.",
+)
+def dvc_yaml(config_path: str | None, check: bool, check_params: bool) -> None:
     """Write dvc.yaml from the Snakemake rules and params.yaml, the resolved config (run in the
     project folder)."""
     from pathlib import Path
@@ -31,7 +37,11 @@ def dvc_yaml(config_path: str | None, check: bool) -> None:
         params_source,
         params_yaml,
     )
+    from selfreflect.workflow import check_params as check_params_file
 
+    if check_params:
+        check_params_file(Path(paths.SNAKEFILE), Path("dvc.yaml"))
+        return
     config = Path(config_path or params_source(Path(PARAMS_FILE)) or DEFAULT_CONFIG)
     texts = {"dvc.yaml": dvc_yaml(Path(paths.SNAKEFILE), config), PARAMS_FILE: params_yaml(config)}
     for out, text in texts.items():
