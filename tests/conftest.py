@@ -81,8 +81,8 @@ def tiny_format(tokenizer):
     return PromptFormat(tokenizer, detect_family("tiny"))
 
 
-# Fixtures that run the whole smoke DAG once per session (minutes each): under pytest-xdist
-# every test that uses one goes to the same worker, so each is built once.
+# Fixtures that run the whole smoke DAG (minutes): built once by each pytest-xdist worker that
+# runs a test using one, so the tests using them spread over the workers like any other.
 SMOKE_RUNS = ("smoke_dvc_run", "smoke_run")
 
 
@@ -93,10 +93,13 @@ def smoke_run_used(item: pytest.Item) -> str | None:
 
 @pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Group the tests for `--dist loadgroup`: by the smoke run they use, else by module (so a
-    module's fixtures are built on one worker). The smoke runs' groups, the longest, go first."""
+    """Groups for `--dist loadgroup`: a test on a smoke run is its own group (the slow tests
+    spread over the workers, each of which builds its smoke run once), any other test goes
+    with its module (a module's fixtures are built on one worker). The smoke run tests go
+    first, so that every worker starts on its smoke run at once."""
     for item in items:
-        item.add_marker(pytest.mark.xdist_group(smoke_run_used(item) or item.module.__name__))
+        group = item.nodeid if smoke_run_used(item) else item.module.__name__
+        item.add_marker(pytest.mark.xdist_group(group))
     items.sort(key=lambda item: smoke_run_used(item) is None)
 
 
@@ -149,20 +152,34 @@ def hf_generator(tiny_model):
 
 @pytest.fixture(scope="session")
 def smoke_run(tmp_path_factory) -> Path:
-    """A copy of the project on which Snakemake ran the whole smoke DAG (once per session)."""
+    """A copy of the project on which Snakemake ran the whole smoke DAG (once per worker),
+    keeping the shard files DVC's stages leave (``--notemp``), so that :func:`smoke_dvc_run`
+    can record it as DVC would (tests/test_workflow_runs.py sees a run delete its shards)."""
     from tests.workflow_utils import copy_project, snakemake
 
     project = copy_project(tmp_path_factory.mktemp("smoke-snakemake") / "project")
-    snakemake(project)
+    snakemake(project, "--notemp")
     return project
 
 
 @pytest.fixture(scope="session")
-def smoke_dvc_run(tmp_path_factory) -> Path:
-    """A copy of the project on which `dvc repro` ran the whole smoke DAG, lock committed."""
-    from tests.workflow_utils import commit_all, copy_project, run
+def smoke_dvc_run(smoke_run, tmp_path_factory) -> Path:
+    """The smoke run as DVC records a run it made: `dvc commit` of a copy without Snakemake's
+    own record (.snakemake), lock committed to git. Files keep the times the run gave them
+    (in the DAG's order, as `dvc repro` leaves them), not those of DVC's commit order. The
+    stages' commands are Snakemake's (tests/test_dag_consistency.py); `dvc repro` runs a stage
+    of each rule in tests/test_workflow.py."""
+    import os
+    import shutil
 
-    project = copy_project(tmp_path_factory.mktemp("smoke-dvc") / "project")
-    run(["dvc", "repro"], project)
-    commit_all(project, "dvc repro")
+    from tests.workflow_utils import clone_completed, commit_all, run
+
+    project = clone_completed(smoke_run, tmp_path_factory.mktemp("smoke-dvc") / "project")
+    shutil.rmtree(project / ".snakemake")
+    made = [path for path in project.rglob("*") if ".git" not in path.parts]
+    times = {path: (path.stat().st_atime_ns, path.stat().st_mtime_ns) for path in made}
+    run(["dvc", "commit", "--force", "--quiet"], project)
+    for path, (atime, mtime) in times.items():
+        os.utime(path, ns=(atime, mtime), follow_symlinks=False)
+    commit_all(project, "dvc commit")
     return project

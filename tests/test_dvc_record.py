@@ -17,12 +17,13 @@ from selfreflect.errors import ConfigError
 from tests.workflow_utils import clone_completed, run, snakemake
 
 OUT, PART = "reports/r/out.txt", "reports/r/part.txt"  # PART: a Snakemake temp file
+BENCHMARK = "benchmarks/r/table.tsv"  # a Snakemake run's benchmark file of the stage's job
 DVC_MADE, SNAKEMAKE_MADE = (lambda path: False), (lambda path: path == OUT)  # Snakemake's records
 STAGE = {
     "cmd": [f"mkdir -p reports/r && cp in.txt {PART}", f"cp {PART} {OUT}"],
     "deps": ["in.txt"],
     "params": ["report.baseline"],
-    "meta": {"temporary": [PART]},
+    "meta": {"temporary": [PART], "benchmarks": [BENCHMARK]},
 }
 
 
@@ -49,10 +50,29 @@ def project(tmp_path, monkeypatch) -> Path:
 
 
 def test_a_restored_input_dates_the_vouched_outputs_after_it(project):
-    os.utime(project / "in.txt", (2e9, 2e9))  # as `dvc checkout` leaves a restored file
+    """To the nanosecond (Snakemake reruns a job whose input is newer by any amount), with the
+    stage's temporary files and, where a Snakemake run left one, its benchmark file."""
+    restored = 2_000_000_000_123_456_789  # as `dvc checkout` leaves a restored file (later)
+    (project / BENCHMARK).parent.mkdir(parents=True)
+    (project / BENCHMARK).write_text("s\n1\n")
+    os.utime(project / "in.txt", ns=(restored, restored))
     align_with_dvc(config("greedy"), "c.yaml", DVC_MADE)
-    assert (project / OUT).stat().st_mtime == 2e9
-    assert (project / PART).stat().st_mtime == 2e9
+    for path in (OUT, PART, BENCHMARK):
+        assert (project / path).stat().st_mtime_ns == restored, path
+
+
+def test_a_folder_snakemake_made_is_dated_by_its_timestamp_file(project):
+    """Snakemake takes a folder output's time from its `.snakemake_timestamp` (after `dvc pull`
+    wrote its files in any order, the folder's own time is not what Snakemake reads)."""
+    folder = "reports/r/folder"
+    made = f"mkdir -p {folder} && cp in.txt {folder}/a.txt && touch {folder}/.snakemake_timestamp"
+    stage = {"cmd": made, "deps": ["in.txt"], "outs": [folder]}  # as Snakemake makes a folder
+    (project / "dvc.yaml").write_text(yaml.safe_dump({"stages": {"f": stage}}))
+    run(["dvc", "repro", "-q"], project)
+    restored = 2_000_000_000_123_456_789
+    os.utime(project / "in.txt", ns=(restored, restored))
+    align_with_dvc(config("greedy"), "c.yaml", DVC_MADE)
+    assert (project / folder / ".snakemake_timestamp").stat().st_mtime_ns == restored
 
 
 def test_a_dry_run_dates_nothing_and_says_so(project):

@@ -142,6 +142,7 @@ def test_killed_snakemake_run_resumes_to_identical_tables(completed, tmp_path):
     job.wait()
     run(["snakemake", "--unlock", "--configfile", SMOKE], copy)  # the killed run's lock
     run([*command, "--rerun-incomplete"], copy)
+    assert not list((copy / EXPERIMENT / "judgements").rglob("shards/*")), "shards are temporary"
     pd.testing.assert_frame_equal(
         read_table("scores", copy / SCORES), read_table("scores", completed / SCORES)
     )

@@ -43,6 +43,7 @@ class RecordedStage:
     rule: str
     outs: list[str]
     temporary: list[str]  # files its commands write that Snakemake deletes, DVC keeps
+    benchmarks: list[str]  # Snakemake's benchmark files of its jobs (older outputs to Snakemake)
     deps: list[str]
     differing: dict[str, tuple[Any, Any]]  # params.yaml key: (recorded value, config value)
     params_as_recorded: bool  # params.yaml still holds the recorded values
@@ -79,6 +80,7 @@ def recorded_stages(config: dict[str, Any], root: Path = Path()) -> list[Recorde
                     rule=stage.name.split("-")[0],
                     outs=outs,
                     temporary=(stage.meta or {}).get("temporary", []),
+                    benchmarks=(stage.meta or {}).get("benchmarks", []),
                     deps=[str(dep.def_path) for dep in stage.deps if dep not in params],
                     differing={
                         key: (value, current.get(key))
@@ -110,14 +112,15 @@ def align_with_dvc(
         return
     forced = set(forced)
     stale = []
-    dates: dict[str, float] = {}  # vouched output: the timestamp of its newest input
+    dates: dict[str, int] = {}  # vouched output: its newest input's timestamp (ns)
     for stage in recorded_stages(config):
         dvc_made = stage.params_as_recorded or not any(map(recorded_by_snakemake, stage.outs))
         if stage.differing and dvc_made:
             if stage.rule not in forced and forced.isdisjoint(stage.outs):
                 stale.append(stage)
         elif not stage.differing and stage.deps_as_recorded:
-            dates.update(_dates_after_inputs([*stage.temporary, *stage.outs], stage.deps, dates))
+            kept = [*stage.temporary, *stage.benchmarks, *stage.outs]
+            dates.update(_dates_after_inputs(kept, stage.deps, dates))
     if stale:
         keys = ", ".join(sorted({key for stage in stale for key in stage.differing}))
         files = " ".join(stage.outs[0] for stage in stale)
@@ -132,17 +135,15 @@ def align_with_dvc(
             "run changes nothing: snakemake without -n dates them before it plans"
         )
     for path, time in dates.items():
-        os.utime(path, (time, time))
+        os.utime(_time_carrier(path), ns=(time, time))
 
 
-def _dates_after_inputs(
-    outs: list[str], deps: list[str], dates: dict[str, float]
-) -> dict[str, float]:
+def _dates_after_inputs(outs: list[str], deps: list[str], dates: dict[str, int]) -> dict[str, int]:
     """The outputs older than their newest input Snakemake compares by timestamp (not package
     code, an ``ancient`` input), each with that input's timestamp; ``dates``: the timestamps
     already due to the inputs (outputs of the stages before)."""
 
-    def mtime(path: str) -> float:
+    def mtime(path: str) -> int:
         return dates[path] if path in dates else _mtime(path)
 
     compared = [path for path in deps if not Path(path).is_relative_to(SOURCE)]
@@ -152,9 +153,14 @@ def _dates_after_inputs(
     return {path: newest for path in outs if os.path.exists(path) and mtime(path) < newest}
 
 
-def _mtime(path: str) -> float:
-    """A file's modification time; a folder's is its newest file's or its own."""
-    if not os.path.isdir(path):
-        return os.stat(path).st_mtime
-    times = [os.stat(Path(d, f)).st_mtime for d, _, files in os.walk(path) for f in files]
-    return max([os.stat(path).st_mtime, *times])
+def _time_carrier(path: str) -> str:
+    """The file whose modification time Snakemake takes for ``path``: a folder's
+    ``.snakemake_timestamp`` where it has one (a folder Snakemake made), else ``path``."""
+    stamp = os.path.join(path, ".snakemake_timestamp")
+    return stamp if os.path.isdir(path) and os.path.isfile(stamp) else path
+
+
+def _mtime(path: str) -> int:
+    """``path``'s modification time as Snakemake compares it, in nanoseconds (seconds as a
+    float lose the last few hundred)."""
+    return os.stat(_time_carrier(path)).st_mtime_ns

@@ -46,6 +46,7 @@ class Job:
     input: list[str]
     output: list[str]
     log: list[str]
+    benchmark: str | None
     params: dict[str, Any]
     shellcmd: str
 
@@ -149,6 +150,7 @@ def _job(info: Any, params: dict[str, Any]) -> Job:
         input=list(info.input),
         output=list(info.output),
         log=list(info.log),
+        benchmark=info.benchmark or None,
         params=params,
         shellcmd=info.shellcmd or "",
     )

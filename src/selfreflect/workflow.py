@@ -167,8 +167,12 @@ def _stage(
         metrics, plot = paths.matches(path, paths.DVC_METRICS), paths.matches(path, paths.DVC_PLOTS)
         kinds["metrics" if metrics else "plots" if plot else "outs"].append(path)
     stage.update({kind: paths for kind, paths in kinds.items() if paths})
-    if internal:  # Snakemake deletes them; DVC leaves them (selfreflect.dvc_record dates them)
-        stage["meta"] = {"temporary": sorted(internal)}
+    meta = {  # files outside DVC's record that Snakemake compares by time (dvc_record dates them)
+        "temporary": sorted(internal),  # Snakemake deletes them, DVC leaves them
+        "benchmarks": [job.benchmark for job in jobs if job.benchmark],  # Snakemake writes them
+    }
+    if meta := {key: files for key, files in meta.items() if files}:
+        stage["meta"] = meta
     return stage
 
 
