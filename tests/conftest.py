@@ -68,7 +68,7 @@ def report_plan(minimum: str):
     ``min_questions``), as its report command builds it."""
     from selfreflect.cli.report.common import plan_args
     from selfreflect.config import validate_config
-    from selfreflect.report.tables import Plan
+    from selfreflect.verdicts import Plan
 
     config = validate_config(copy.deepcopy(MINIMAL_CONFIG))
     return Plan(**plan_args(config, minimum))

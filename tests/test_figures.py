@@ -112,7 +112,13 @@ def make_figures(tmp_path, rng):
             3.3,
             150,
         ),
-        "mc_study": mc_figure(mc, mc_table(mc, **stats), tmp_path / "mc_study", 3.3, 150),
+        "mc_study": mc_figure(
+            mc,
+            mc_table(mc, **stats, plan=MAIN_PLAN),
+            tmp_path / "mc_study",
+            3.3,
+            150,
+        ),
         "convergence": convergence_figure(
             convergence_table(synthetic_convergence(rng), **stats),
             tmp_path / "convergence",
@@ -188,7 +194,9 @@ def test_one_panel_per_experiment_and_missing_values_are_not_zero(tmp_path):
     convergence = convergence_table(two_experiments(synthetic_convergence(rng)), **stats)
     figures = {
         "validation": lambda table, stem: validation_figure(table, stem, 3.3, 150),
-        "mc": lambda table, stem: mc_figure(table, mc_table(table, **stats), stem, 3.3, 150),
+        "mc": lambda table, stem: mc_figure(
+            table, mc_table(table, **stats, plan=MAIN_PLAN), stem, 3.3, 150
+        ),
         "convergence": lambda table, stem: convergence_figure(table, stem, 3.3, 150),
     }
     for (name, draw), table in zip(figures.items(), [validation, mc, convergence], strict=True):

@@ -261,7 +261,7 @@ def test_validation_table_corrects_per_metric_and_compares_metrics_with_mcnemar(
     assert p_true[["p_value_vs_chance", "mcnemar_p_value", "mcnemar_verdict"]].isna().all(axis=None)
 
 
-MC_STATS = {"n_resamples": 200, "confidence": 0.95, "seed": 0}
+MC_STATS = {"n_resamples": 200, "confidence": 0.95, "seed": 0, "plan": report_plan("min_questions")}
 TEMPERATURES = [0.25, 0.5, 1.0, 2.0, 4.0]
 
 
@@ -328,6 +328,12 @@ def test_mc_table_within_question_order_is_detected_where_the_pooled_rho_is_not(
     assert row[["n_questions", "n_rho", "n_rho_skipped"]].tolist() == [13, 12, 1]
     pooled = stats.spearmanr(mc["score"], mc["w1"])
     assert row["pooled_rho"] == pytest.approx(pooled.statistic) and row["pooled_rho"] < 0
+    # each statistic its verdict (one test per experiment: adjusted p = p), the plan's level
+    assert row["p_adjusted"] == row["p_value"] and row["verdict"] == "orders as W1"
+    assert row["pooled_p_adjusted"] == pytest.approx(pooled.pvalue)
+    assert row["pooled_verdict"] == ("negative" if pooled.pvalue < 0.05 else "not significant")
+    few = mc_table(mc[mc["id"] < "q03"], **MC_STATS).iloc[0]  # 3 questions: under the minimum
+    assert few["verdict"] == few["pooled_verdict"] == "too few questions"
     assert row["pooled_p_value"] == pytest.approx(pooled.pvalue)
     assert row[["n_ambiguous_conditioning", "n_ambiguous_test"]].tolist() == [6, 13]
 

@@ -32,7 +32,7 @@ def _table(header: list[str], rows: list[list[object]]) -> list[str]:
 
 def _pairs(validation: pd.DataFrame, datasets: list[str]) -> list[str]:
     header = ["judge", "pair type", "metric", "right / pairs", "fraction", "95 % Wilson CI"]
-    header += ["p vs chance", "above chance"]
+    header += ["p vs chance", "adjusted p", "above chance"]
     rows = [
         [
             row.judge,
@@ -42,7 +42,8 @@ def _pairs(validation: pd.DataFrame, datasets: list[str]) -> list[str]:
             round(row.fraction, 2),
             f"[{row.ci_low:.2f}, {row.ci_high:.2f}]",
             float(f"{row.p_value_vs_chance:.2g}"),
-            _verdict(row.ci_low > 0.5) if row.n_pairs else "no pairs",
+            float(f"{row.p_adjusted_vs_chance:.2g}"),
+            _verdict(row.verdict_vs_chance == "above chance") if row.n_pairs else "no pairs",
         ]
         for row in validation[validation["dataset"].isin(datasets)].itertuples()
     ]
@@ -51,7 +52,8 @@ def _pairs(validation: pd.DataFrame, datasets: list[str]) -> list[str]:
 
 def _mc(mc: pd.DataFrame, datasets: list[str]) -> list[str]:
     header = ["judge", "questions with a rho", "skipped", "median per-question rho"]
-    header += ["95 % bootstrap CI", "Wilcoxon p (rho > 0)", "pooled rho (p)", "truth", "tracks W1"]
+    header += ["95 % bootstrap CI", "Wilcoxon p (rho > 0)", "tracks W1", "pooled rho (p)"]
+    header += ["pooled verdict", "truth"]
     rows = [
         [
             row.judge,
@@ -60,9 +62,10 @@ def _mc(mc: pd.DataFrame, datasets: list[str]) -> list[str]:
             round(row.median_rho, 2),
             f"[{row.median_rho_low:.2f}, {row.median_rho_high:.2f}]",
             float(f"{row.p_value:.2g}"),
+            _verdict(row.verdict == "orders as W1"),
             f"{row.pooled_rho:.2f} ({row.pooled_p_value:.2g})",
+            row.pooled_verdict,
             row.truth,
-            _verdict(row.median_rho_low > 0 and row.p_value < 0.05),
         ]
         for row in mc[mc["dataset"].isin(datasets)].itertuples()
     ]
@@ -71,7 +74,7 @@ def _mc(mc: pd.DataFrame, datasets: list[str]) -> list[str]:
 
 def _strategies(main: pd.DataFrame, baseline: str, datasets: list[str]) -> list[str]:
     header = ["judge", "strategy", "mean score (95 % CI)", f"difference to {baseline} (95 % CI)"]
-    header += ["Wilcoxon p", "better"]
+    header += ["Wilcoxon p", "adjusted p", "better"]
     compared = main[main["dataset"].isin(datasets) & (main["strategy"] != baseline)]
     rows = [
         [
@@ -80,7 +83,8 @@ def _strategies(main: pd.DataFrame, baseline: str, datasets: list[str]) -> list[
             f"{row.mean:.4f} [{row.ci_low:.4f}, {row.ci_high:.4f}]",
             f"{row.diff:+.4f} [{row.diff_low:+.4f}, {row.diff_high:+.4f}]",
             float(f"{row.p_value:.2g}"),
-            _verdict(row.diff_high < 0),
+            float(f"{row.p_adjusted:.2g}"),
+            _verdict(row.verdict == "better"),
         ]
         for row in compared.itertuples()
     ]
@@ -98,9 +102,9 @@ def _verdicts(
     rows = []
     for judge in dict.fromkeys(read["main"]["judge"]):
         own = pairs[pairs["judge"] == judge]
-        above = own.loc[own["ci_low"] > 0.5, "pair_type"].tolist()
-        tracks = mc[(mc["judge"] == judge) & (mc["median_rho_low"] > 0) & (mc["p_value"] < 0.05)]
-        better = main[(main["judge"] == judge) & (main["diff_high"] < 0)]["strategy"].tolist()
+        above = own.loc[own["verdict_vs_chance"] == "above chance", "pair_type"].tolist()
+        tracks = mc[(mc["judge"] == judge) & (mc["verdict"] == "orders as W1")]
+        better = main[(main["judge"] == judge) & (main["verdict"] == "better")]["strategy"].tolist()
         rows.append(
             [
                 judge,
@@ -148,6 +152,17 @@ def _timing(benchmarks: Path, judges: list[str]) -> list[str]:
     return _table(["judge", "jobs", "wall minutes"], rows)
 
 
+def _plan(plan: dict) -> str:
+    """The analysis plan (config ``report.plan``), fixed before the run, above its results."""
+    return (
+        f"**Analysis plan** (`report.plan` of the config, fixed before the run): "
+        f"{plan['correction'].capitalize()} correction within each family of tests (a judge's "
+        f"pair types; its comparisons with the baseline; each MC statistic alone), verdict "
+        f"where the adjusted p is below {plan['level']:g}, and only on at least "
+        f"{plan['min_pairs']} pairs or {plan['min_questions']} questions."
+    )
+
+
 def render(config_path: Path) -> str:
     """docs/science.md of the run of ``config_path`` (in the project holding ``config/``)."""
     config = load_config(config_path)
@@ -169,6 +184,8 @@ def render(config_path: Path) -> str:
         f"temperature {config['scoring']['temperature']}, `{config['scoring']['stopwords']}` "
         "stopwords). `pytest -m science` asserts on the same tables.",
         "",
+        _plan(config["report"]["plan"]),
+        "",
         "## Verdict",
         "",
         *_verdicts(read, free_form, choices, config["report"]["baseline"]),
@@ -178,7 +195,8 @@ def render(config_path: Path) -> str:
         f"Free-form questions (`{'`, `'.join(free_form)}`, N = "
         f"{config['answers']['num_answers']}); a pair is"
         " right when the metric ranks the better summary first (ties are wrong). Verdict: the"
-        " Wilson interval lies above chance (0.5).",
+        " binomial p against chance (0.5), adjusted over the judge's pair types (the report's"
+        " analysis plan, `report.plan`), lies below the plan's level.",
         "",
         *_pairs(read["validation"], free_form),
         "",
@@ -190,8 +208,9 @@ def render(config_path: Path) -> str:
         "letters; `truth`), tempered at "
         f"{', '.join(map(str, config['report']['mc_temperatures']))} into stated-distribution "
         "summaries. Per question, the Spearman rho of SelfReflect and the true W1 over the "
-        "temperatures; verdict: the bootstrap interval of the median lies above 0 and the "
-        "one-sided Wilcoxon test rejects at 5 %. The simulated power of this design is in "
+        "temperatures; verdict: the one-sided Wilcoxon test of the per-question rho lies below "
+        "the plan's level (it decides); the paper's pooled rho has its own verdict. The "
+        "simulated power of this design is in "
         "[power.md](power.md).",
         "",
         *_mc(read["mc_study"], choices),
@@ -199,7 +218,8 @@ def render(config_path: Path) -> str:
         "## 3. Strategies compared",
         "",
         "Paired differences of SelfReflect (lower is better) on the questions every strategy "
-        "scored; verdict: the interval lies below 0.",
+        "scored; verdict: the Wilcoxon p, adjusted over the judge's comparisons with the "
+        "baseline, lies below the plan's level and the difference is negative.",
         "",
         *_strategies(read["main"], config["report"]["baseline"], free_form),
         "",

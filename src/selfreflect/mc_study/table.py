@@ -10,11 +10,14 @@ import pandas as pd
 
 from selfreflect.artifacts import EXPERIMENT
 from selfreflect.stats import per_question_rho, rank_correlation, within_question_test
+from selfreflect.verdicts import Plan, with_verdicts
 
 MC_AMBIGUOUS = ["ambiguous_conditioning", "ambiguous_test"]
 
 
-def mc_table(mc: pd.DataFrame, n_resamples: int, confidence: float, seed: int) -> pd.DataFrame:
+def mc_table(
+    mc: pd.DataFrame, n_resamples: int, confidence: float, seed: int, plan: Plan
+) -> pd.DataFrame:
     """Per experiment: does SelfReflect order each question's stated distributions (one per
     temperature) as their true W1 does?
 
@@ -28,6 +31,11 @@ def mc_table(mc: pd.DataFrame, n_resamples: int, confidence: float, seed: int) -
     all scored summaries pooled, kept for comparison: it mixes in the differences between
     questions. ``n_ambiguous_conditioning`` and ``n_ambiguous_test`` count the answers naming
     two or more choices, summed over questions (each question once, not per temperature).
+
+    Each statistic has its verdict by ``plan`` (one test per experiment and statistic, so its
+    adjusted p is its p): ``verdict`` ("orders as W1" where ``p_adjusted`` is below the plan's
+    level) decides the claim; ``pooled_verdict`` ("positive" or "negative") is the paper's
+    statistic's. A verdict needs the plan's minimum of questions (``n_rho``, ``n_questions``).
 
     ``truth`` says how the subject's distributions were found (``logprobs``: exact;
     ``samples``) and ``truth_error`` is their mean expected sampling error (total variation).
@@ -58,7 +66,14 @@ def mc_table(mc: pd.DataFrame, n_resamples: int, confidence: float, seed: int) -
                 **{f"n_{column}": int(ambiguous[column]) for column in MC_AMBIGUOUS},
             }
         )
-    return pd.DataFrame(rows)
+    table = pd.DataFrame(rows)
+    if table.empty:
+        return table
+    few = "too few questions"
+    ordered = pd.Series("orders as W1", index=table.index)
+    table = with_verdicts(table, "p_value", "n_rho", EXPERIMENT, plan, ordered, few)
+    sign = pd.Series(np.where(table["pooled_rho"] > 0, "positive", "negative"), table.index)
+    return with_verdicts(table, "pooled_p_value", "n_questions", EXPERIMENT, plan, sign, few)
 
 
 def _within_question(

@@ -9,7 +9,6 @@ artifacts are read by :mod:`selfreflect.report.readers`, the tables written by
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -17,8 +16,6 @@ import pandas as pd
 
 from selfreflect.artifacts import EXPERIMENT, HIGHER_IS_BETTER
 from selfreflect.stats import (
-    Correction,
-    adjust_p_values,
     binomial_p_value,
     bootstrap_ci,
     krippendorff_alpha,
@@ -26,53 +23,7 @@ from selfreflect.stats import (
     paired_test,
     proportion_ci,
 )
-
-
-@dataclass(frozen=True)
-class Plan:
-    """A table's analysis plan (config ``report.plan``): the family-wise ``level``, the
-    ``correction`` within a family, and the ``minimum`` pairs or questions a test needs for a
-    verdict (tests on fewer are left out of their family)."""
-
-    level: float
-    correction: Correction
-    minimum: int
-
-
-def _adjusted(
-    table: pd.DataFrame, p_value: str, n: str, family: list[str], plan: Plan
-) -> pd.Series:
-    """Column ``p_value`` adjusted within each family (rows sharing the ``family`` columns);
-    tests on fewer than the plan's minimum (column ``n``) are no part of it and stay NaN."""
-    made = table[p_value].where(table[n] >= plan.minimum).to_numpy(dtype=float)
-    out = np.full(len(table), np.nan)
-    for rows in table.groupby(family, sort=False, dropna=False).indices.values():
-        out[rows] = adjust_p_values(made[rows], plan.correction)
-    return pd.Series(out, index=table.index)
-
-
-def _with_verdicts(
-    table: pd.DataFrame,
-    p_value: str,
-    n: str,
-    family: list[str],
-    plan: Plan,
-    finding: pd.Series,
-    too_few: str,
-) -> pd.DataFrame:
-    """``table`` with the adjusted p-value and verdict of column ``p_value`` after it (its name
-    with ``p_adjusted`` and ``verdict`` for ``p_value``): ``finding`` (per row) where the
-    adjusted p is below the plan's level, else "not significant"; ``too_few`` where fewer than
-    the plan's minimum (column ``n``) were tested; NaN where no test was made."""
-    adjusted = _adjusted(table, p_value, n, family, plan)
-    verdict = finding.where(adjusted < plan.level, "not significant")
-    verdict = verdict.where(~(table[n] < plan.minimum), too_few).where(table[p_value].notna())
-    out = table.copy()
-    at = out.columns.get_loc(p_value) + 1
-    out.insert(at, p_value.replace("p_value", "p_adjusted"), adjusted)
-    out.insert(at + 1, p_value.replace("p_value", "verdict"), verdict)
-    return out
-
+from selfreflect.verdicts import Plan, with_verdicts
 
 # --- main table (paper Table 2) ------------------------------------------------------------------
 
@@ -130,7 +81,7 @@ def _main_verdicts(table: pd.DataFrame, prefix: str, plan: Plan) -> pd.DataFrame
     """The comparisons ``{prefix}p_value`` corrected within each experiment, with verdicts."""
     better = pd.Series(np.where(table[f"{prefix}diff"] < 0, "better", "worse"), table.index)
     p_value, n = f"{prefix}p_value", f"{prefix}n_paired"
-    return _with_verdicts(table, p_value, n, EXPERIMENT, plan, better, "too few questions")
+    return with_verdicts(table, p_value, n, EXPERIMENT, plan, better, "too few questions")
 
 
 def _versus(
@@ -229,7 +180,7 @@ def validation_table(controlled: pd.DataFrame, confidence: float, plan: Plan) ->
     if table.empty:
         return table
     above = pd.Series("above chance", table.index)
-    table = _with_verdicts(
+    table = with_verdicts(
         table,
         "p_value_vs_chance",
         "n_pairs",
@@ -240,7 +191,7 @@ def validation_table(controlled: pd.DataFrame, confidence: float, plan: Plan) ->
     )
     ahead = table["n_selfreflect_only"] > table["n_metric_only"]
     selfreflect = pd.Series(np.where(ahead, "SelfReflect better", "SelfReflect worse"), table.index)
-    return _with_verdicts(
+    return with_verdicts(
         table,
         "mcnemar_p_value",
         "n_common",

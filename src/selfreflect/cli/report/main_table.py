@@ -23,6 +23,7 @@ from selfreflect.cli.report.common import (
     write_metrics,
 )
 from selfreflect.report import readers, tables, writers
+from selfreflect.verdicts import Plan
 
 MAIN_METRICS = ["mean", "ci_low", "ci_high", "n_scored", "n_failed", "n_excluded", "p_adjusted"]
 
@@ -65,7 +66,7 @@ def main_table(config_path: str, out_dir: str, figure_dir: str, metrics_dir, fil
     config = read_config(config_path)
     scores = readers.read_tables("scores", files)
     baseline = config["report"]["baseline"]
-    plan = tables.Plan(**plan_args(config, "min_questions"))
+    plan = Plan(**plan_args(config, "min_questions"))
     table = tables.main_table(
         scores, baseline, **stats_args(config), plan=plan, teachers=teachers(config)
     )

@@ -13,17 +13,23 @@ from selfreflect.cli.report.common import (
     FIGURE_SETTINGS,
     METRICS,
     OUT_DIR,
+    PLAN_SETTINGS,
     STATS_SETTINGS,
     figure_args,
+    plan_args,
+    plan_caption,
     read_config,
     skipped,
     stats_args,
     write_metrics,
 )
 from selfreflect.report import readers, writers
+from selfreflect.verdicts import Plan
+
+ONE_TEST = "its one test per dataset, subject and judge"  # the family of each MC statistic
 
 
-@reads("seed", *STATS_SETTINGS, *FIGURE_SETTINGS)
+@reads("seed", *STATS_SETTINGS, *PLAN_SETTINGS, "report.plan.min_questions", *FIGURE_SETTINGS)
 @click.command("mc-study")
 @CONFIG
 @OUT_DIR
@@ -41,7 +47,7 @@ def mc_study(config_path: str, out_dir: str, figure_dir: str, metrics_path, file
     if mc.empty or mc["score"].isna().all():
         reason = "no multiple-choice (source: mmlu) summary was scored"
         return skipped("mc_study", reason, out_dir, figure_dir, config, metrics_path)
-    table = mc_table(mc, **stats_args(config))
+    table = mc_table(mc, **stats_args(config), plan=Plan(**plan_args(config, "min_questions")))
     display = writers.with_intervals(
         table, {"median_rho": ("median_rho", "median_rho_low", "median_rho_high")}
     )
@@ -54,7 +60,10 @@ def mc_study(config_path: str, out_dir: str, figure_dir: str, metrics_path, file
         "rho, n_rho_skipped none (under two scored summaries, or a constant score or distance). "
         "pooled_rho and pooled_p_value: "
         "the Spearman rho over all summaries pooled (the paper's figure; it mixes in the "
-        "differences between questions). n_ambiguous_*: answers naming two or more choices."
+        "differences between questions), with its two-sided p. Each statistic's p_adjusted: "
+        f"{plan_caption(config, ONE_TEST, 'min_questions', 'questions')}"
+        " (verdict: the within-question test, which decides; pooled_verdict: the paper's). "
+        "n_ambiguous_*: answers naming two or more choices."
     )
     writers.write_table_files(table, display, out_dir, "mc_study", caption)
     mc_figure(mc, table, Path(figure_dir) / "mc_study", **figure_args(config))

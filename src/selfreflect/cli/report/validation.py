@@ -21,6 +21,7 @@ from selfreflect.cli.report.common import (
     write_metrics,
 )
 from selfreflect.report import readers, tables, writers
+from selfreflect.verdicts import Plan
 
 
 @reads("report.confidence", *PLAN_SETTINGS, "report.plan.min_pairs", *FIGURE_SETTINGS)
@@ -36,7 +37,7 @@ def validation(config_path: str, out_dir: str, figure_dir: str, metrics_path, fi
 
     config = read_config(config_path)
     controlled = readers.read_tables("controlled_scores", files)
-    plan = tables.Plan(**plan_args(config, "min_pairs"))
+    plan = Plan(**plan_args(config, "min_pairs"))
     table = tables.validation_table(controlled, config["report"]["confidence"], plan)
     if table.empty:
         reason = "no controlled pairs (report.pair_types)"
