@@ -127,11 +127,9 @@ def tiny_spec(tiny_model) -> dict:
 @pytest.fixture(scope="session")
 def vllm_engine(tiny_spec):
     """One ``vllm.LLM`` on the tiny model for the whole session (full-vocabulary logprobs on)."""
-    from vllm import LLM
+    from selfreflect.backends.vllm_engine import start_engine
 
-    from selfreflect.backends.vllm_engine import engine_kwargs
-
-    llm = LLM(**engine_kwargs(tiny_spec, max_logprobs=-1))
+    llm = start_engine(tiny_spec, max_logprobs=-1)
     yield llm
     del llm
 

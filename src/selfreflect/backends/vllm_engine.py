@@ -11,9 +11,20 @@ from selfreflect.families import PromptFormat
 CPU_KV_CACHE_BYTES = 2**30  # KV cache on a CPU unless kv_cache_memory_bytes says otherwise
 
 
+def start_engine(spec: dict[str, Any], **overrides: Any) -> Any:
+    """A ``vllm.LLM`` for a validated ``models`` entry (:func:`engine_kwargs`, ``overrides``
+    over them). On a CPU it runs in this process: vLLM's own engine process would import vLLM
+    and torch again (about 50 s an engine) only to share the same cores."""
+    from vllm import LLM
+
+    kwargs = engine_kwargs(spec, **overrides)
+    if _on_cpu():
+        os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")
+    return LLM(**kwargs)
+
+
 def engine_kwargs(spec: dict[str, Any], **overrides: Any) -> dict[str, Any]:
-    """``vllm.LLM`` keyword arguments for a validated ``models`` entry (on a CPU, also the
-    environment that keeps the engine in this process)."""
+    """``vllm.LLM`` keyword arguments for a validated ``models`` entry."""
     kwargs = {
         "model": spec["path"],
         "dtype": checkpoint_dtype(spec),
@@ -36,9 +47,6 @@ def engine_kwargs(spec: dict[str, Any], **overrides: Any) -> dict[str, Any]:
         # vLLM's CPU sampler cannot rewind a seeded request's generator after a chunked
         # prefill ("CPU Generator does not use offset"); whole prefills avoid that.
         kwargs["enable_chunked_prefill"] = False
-        # the engine runs in the calling process: vLLM's own engine process would import vLLM
-        # and torch again (about 50 s an engine) only to share the same cores
-        os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")
     return {**kwargs, **overrides}
 
 
@@ -87,15 +95,13 @@ def sampling_params(sampling: Sampling):
 class VllmGenerator(Generator):
     def __init__(self, spec: dict[str, Any], llm: Any = None) -> None:
         """Start an engine for ``spec``, or wrap an already running ``vllm.LLM``."""
-        from vllm import LLM
-
         self.name = spec["name"]
         adapter = spec.get("adapter")  # a LoRA adapter (selfreflect.finetune), served by vLLM
         if adapter:  # checked against the model before the engine starts
             from selfreflect.backends.adapter import check_adapter
 
             check_adapter(adapter, spec)
-        self.llm = llm if llm is not None else LLM(**engine_kwargs(spec))
+        self.llm = llm if llm is not None else start_engine(spec)
         self.tokenizer = self.llm.get_tokenizer()
         self.format = PromptFormat.for_model(self.tokenizer, spec)
         self.max_model_len = self.llm.llm_engine.model_config.max_model_len

@@ -19,13 +19,13 @@ from selfreflect.scoring.tasks import ContextTasks
 class VllmJudge(Judge):
     def __init__(self, spec: dict[str, Any], batch_size: int, llm: Any = None) -> None:
         """Start an engine for ``spec`` (full logprobs, prefix caching) or wrap a running one."""
-        from vllm import LLM, SamplingParams
+        from vllm import SamplingParams
 
-        from selfreflect.backends.vllm_engine import engine_kwargs
+        from selfreflect.backends.vllm_engine import start_engine
 
         self.name = spec["name"]
         if llm is None:
-            llm = LLM(**engine_kwargs(spec, max_logprobs=-1, enable_prefix_caching=True))
+            llm = start_engine(spec, max_logprobs=-1, enable_prefix_caching=True)
         self.llm = llm
         self.tokenizer = llm.get_tokenizer()
         self.format = PromptFormat.for_model(self.tokenizer, spec)
