@@ -39,13 +39,15 @@ ENTRY = (f"{PACKAGE}.cli", ("main", "cli"))  # run by every command
 @dataclass(frozen=True)
 class Deps:
     """What a command depends on: package files (repository paths) and prompts.yaml keys, and
-    what it declares it reads of the config (:func:`selfreflect.cli.options.reads`)."""
+    what it declares it reads of the config (:func:`selfreflect.cli.options.reads`), and whether
+    it takes the config file at all (``--config``)."""
 
     files: tuple[str, ...]
     prompt_keys: tuple[str, ...]
     settings: tuple[str | Callable[..., Any], ...] = ()
     renders: bool | Callable[[Mapping[str, str]], list[str]] = False
     plugin: bool = False
+    takes_config: bool = False
 
     def setting_keys(self, job: Mapping[str, str], config: dict[str, Any]) -> list[tuple[str, ...]]:
         """The config key paths a job (its wildcards ``job``) of the command reads: templates
@@ -328,7 +330,9 @@ def command_deps(command: str) -> Deps:
     functions = {entry_module: entry_names}
     functions[callback.__module__] = (*functions.get(callback.__module__, ()), callback.__name__)
     settings, renders, plugin = getattr(node, "reads", ((), False, False))
-    return replace(function_deps(functions), settings=settings, renders=renders, plugin=plugin)
+    takes_config = any(param.name == "config_path" for param in node.params)
+    deps = replace(function_deps(functions), settings=settings, renders=renders, plugin=plugin)
+    return replace(deps, takes_config=takes_config)
 
 
 def prompt_texts(keys: Iterable[str]) -> dict[str, Any]:

@@ -93,7 +93,7 @@ def command_rule(
 
     rule.set_input(code=lambda job: ancient(files(job)))
     rule.set_params(
-        **({"config": resolved} if "--config" in words else {}),
+        **({"config": resolved} if deps.takes_config else {}),
         code=lambda job: code_digest(files(job)),
         settings=settings,
         prompts=lambda job: prompt_texts(deps.prompts(dict(job.items()))),
