@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import copy
 import os
+import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -81,8 +83,9 @@ def tiny_format(tokenizer):
     return PromptFormat(tokenizer, detect_family("tiny"))
 
 
-# Fixtures that run the whole smoke DAG (minutes): built once by each pytest-xdist worker that
-# runs a test using one, so the tests using them spread over the workers like any other.
+# Fixtures that run the whole smoke DAG (minutes): built once per session and copied to each
+# pytest-xdist worker that runs a test using one (built_once), so those tests spread over the
+# workers like any other.
 SMOKE_RUNS = ("smoke_dvc_run", "smoke_run")
 
 
@@ -94,9 +97,9 @@ def smoke_run_used(item: pytest.Item) -> str | None:
 @pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Groups for `--dist loadgroup`: a test on a smoke run is its own group (the slow tests
-    spread over the workers, each of which builds its smoke run once), any other test goes
-    with its module (a module's fixtures are built on one worker). The smoke run tests go
-    first, so that every worker starts on its smoke run at once."""
+    spread over the workers, each with its copy of the session's smoke run), any other test
+    goes with its module (a module's fixtures are built on one worker). The smoke run tests go
+    first: one worker builds the run on every core while the others wait for it."""
     for item in items:
         group = item.nodeid if smoke_run_used(item) else item.module.__name__
         item.add_marker(pytest.mark.xdist_group(group))
@@ -148,16 +151,37 @@ def hf_generator(tiny_model):
     return HfGenerator(tiny_model_spec(tiny_model, backend="hf"))
 
 
+def built_once(tmp_path_factory, name: str, build: Callable[[Path], None]) -> Path:
+    """This worker's copy of a project that ``build`` makes once per session: the first
+    pytest-xdist worker to need it builds it (Snakemake then has every core), the others wait
+    for it. A failed build leaves nothing, and the next worker tries again."""
+    from filelock import FileLock
+
+    from tests.workflow_utils import clone_completed
+
+    base = tmp_path_factory.getbasetemp()
+    root = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base  # the session's
+    shared, done = root / name, root / f"{name}.done"
+    with FileLock(root / f"{name}.lock"):
+        if not done.exists():
+            shutil.rmtree(shared, ignore_errors=True)
+            build(shared)
+            done.touch()
+    return clone_completed(shared, tmp_path_factory.mktemp(name) / "project")
+
+
 @pytest.fixture(scope="session")
 def smoke_run(tmp_path_factory) -> Path:
-    """A copy of the project on which Snakemake ran the whole smoke DAG (once per worker),
+    """A copy of the project on which Snakemake ran the whole smoke DAG (once per session),
     keeping the shard files DVC's stages leave (``--notemp``), so that :func:`smoke_dvc_run`
     can record it as DVC would (tests/test_workflow_runs.py sees a run delete its shards)."""
     from tests.workflow_utils import copy_project, snakemake
 
-    project = copy_project(tmp_path_factory.mktemp("smoke-snakemake") / "project")
-    snakemake(project, "--notemp")
-    return project
+    def build(project: Path) -> None:
+        copy_project(project)
+        snakemake(project, "--notemp")
+
+    return built_once(tmp_path_factory, "smoke-snakemake", build)
 
 
 @pytest.fixture(scope="session")
@@ -167,17 +191,16 @@ def smoke_dvc_run(smoke_run, tmp_path_factory) -> Path:
     (in the DAG's order, as `dvc repro` leaves them), not those of DVC's commit order. The
     stages' commands are Snakemake's (tests/test_dag_consistency.py); `dvc repro` runs a stage
     of each rule in tests/test_workflow.py."""
-    import os
-    import shutil
-
     from tests.workflow_utils import clone_completed, commit_all, run
 
-    project = clone_completed(smoke_run, tmp_path_factory.mktemp("smoke-dvc") / "project")
-    shutil.rmtree(project / ".snakemake")
-    made = [path for path in project.rglob("*") if ".git" not in path.parts]
-    times = {path: (path.stat().st_atime_ns, path.stat().st_mtime_ns) for path in made}
-    run(["dvc", "commit", "--force", "--quiet"], project)
-    for path, (atime, mtime) in times.items():
-        os.utime(path, ns=(atime, mtime), follow_symlinks=False)
-    commit_all(project, "dvc commit")
-    return project
+    def build(project: Path) -> None:
+        clone_completed(smoke_run, project)
+        shutil.rmtree(project / ".snakemake")
+        made = [path for path in project.rglob("*") if ".git" not in path.parts]
+        times = {path: (path.stat().st_atime_ns, path.stat().st_mtime_ns) for path in made}
+        run(["dvc", "commit", "--force", "--quiet"], project)
+        for path, (atime, mtime) in times.items():
+            os.utime(path, ns=(atime, mtime), follow_symlinks=False)
+        commit_all(project, "dvc commit")
+
+    return built_once(tmp_path_factory, "smoke-dvc", build)
