@@ -151,6 +151,12 @@ def hf_generator(tiny_model):
     return HfGenerator(tiny_model_spec(tiny_model, backend="hf"))
 
 
+def session_root(tmp_path_factory) -> Path:
+    """The temporary folder of this pytest session that all its xdist workers share."""
+    base = tmp_path_factory.getbasetemp()
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+
+
 def built_once(tmp_path_factory, name: str, build: Callable[[Path], None]) -> Path:
     """This worker's copy of a project that ``build`` makes once per session: the first
     pytest-xdist worker to need it builds it (Snakemake then has every core), the others wait
@@ -159,8 +165,7 @@ def built_once(tmp_path_factory, name: str, build: Callable[[Path], None]) -> Pa
 
     from tests.workflow_utils import clone_completed
 
-    base = tmp_path_factory.getbasetemp()
-    root = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base  # the session's
+    root = session_root(tmp_path_factory)
     shared, done = root / name, root / f"{name}.done"
     with FileLock(root / f"{name}.lock"):
         if not done.exists():

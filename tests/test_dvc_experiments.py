@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from selfreflect.workflow import PARAMS_STAGE
+from tests.conftest import built_once, session_root
 from tests.workflow_utils import clone_completed, job_counts, run, snakemake
 
 pytestmark = pytest.mark.workflow
@@ -38,10 +39,16 @@ def assert_reruns_nothing(project: Path) -> None:
 
 @pytest.fixture(scope="module")
 def experiment(smoke_dvc_run, tmp_path_factory) -> tuple[Path, str]:
-    """A copy of the DVC smoke run after `dvc exp run -S report.figure_dpi=100`, and its log."""
-    project = clone(smoke_dvc_run, tmp_path_factory.mktemp("experiment") / "p")
-    out = run(["dvc", "exp", "run", "-n", "dpi100", "-S", f"{SETTING}=100"], project).stdout
-    return project, out
+    """A copy of the DVC smoke run after `dvc exp run -S report.figure_dpi=100` (run once per
+    session), and its log."""
+    log = session_root(tmp_path_factory) / "experiment.log"
+
+    def build(project: Path) -> None:
+        clone(smoke_dvc_run, project)
+        command = ["dvc", "exp", "run", "-n", "dpi100", "-S", f"{SETTING}=100"]
+        log.write_text(run(command, project).stdout)
+
+    return built_once(tmp_path_factory, "experiment", build), log.read_text()
 
 
 def test_an_experiment_reruns_exactly_the_stages_that_read_the_setting(experiment):

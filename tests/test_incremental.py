@@ -17,6 +17,7 @@ import pytest
 import yaml
 
 from selfreflect.workflow import PARAMS_STAGE
+from tests.conftest import built_once
 from tests.workflow_utils import clone_completed, run
 
 pytestmark = pytest.mark.workflow
@@ -124,11 +125,15 @@ def downstream_stages(project: Path) -> dict[str, set[str]]:
 
 @pytest.fixture(scope="module")
 def completed(smoke_run, tmp_path_factory):
-    project = clone_completed(smoke_run, tmp_path_factory.mktemp("incremental") / "base")
-    run(["selfreflect", "dvc-yaml"], project)
-    run(["dvc", "commit", "--force", "--quiet"], project)
-    assert "up to date" in run(["dvc", "status"], project).stdout
-    return project
+    """The smoke run recorded by `dvc commit` as well (once per session)."""
+
+    def build(project: Path) -> None:
+        clone_completed(smoke_run, project)
+        run(["selfreflect", "dvc-yaml"], project)
+        run(["dvc", "commit", "--force", "--quiet"], project)
+        assert "up to date" in run(["dvc", "status"], project).stdout
+
+    return built_once(tmp_path_factory, "incremental", build)
 
 
 @pytest.fixture
