@@ -1,5 +1,6 @@
 """The smoke DAG end to end through real Snakemake and DVC subprocesses."""
 
+import json
 import re
 import shutil
 
@@ -91,10 +92,14 @@ def outputs(project, stage: dict) -> dict[str, object]:
 
 
 def test_dvc_repro_runs_a_stage_of_each_rule_to_snakemakes_outputs(smoke_dvc_run, tmp_path):
-    """`dvc repro --force` of one stage of every rule (answers sampled again, summaries, the
-    judge pass, every table) makes exactly what Snakemake made, and DVC's record stays whole.
-    The tiny model's stage is left out: the model is an input of every other stage."""
+    """`dvc repro --force` of one stage of every rule, inputs first (answers sampled again,
+    summaries, the judge pass, every table), makes exactly what Snakemake made, and DVC records
+    each: only the stages after them that did not run see changed inputs (their tables hold
+    wall times, so the bytes differ). The tiny model's stage is left out: the model is an input
+    of every other stage."""
+    import networkx as nx
     import yaml
+    from dvc.repo import Repo
 
     from selfreflect.workflow import PARAMS_STAGE
 
@@ -105,10 +110,13 @@ def test_dvc_repro_runs_a_stage_of_each_rule_to_snakemakes_outputs(smoke_dvc_run
         first.setdefault(name.split("-")[0], name)
     first.pop("tiny_model")
     first.pop(PARAMS_STAGE)  # DVC's own, no rule's: it writes nothing
-    before = {name: outputs(project, stages[name]) for name in first.values()}
-    out = run(["dvc", "repro", "--force", "--single-item", *first.values()], project).stdout
-    assert set(re.findall(r"Running stage '([^']+)'", out)) == set(first.values())
-    for name in first.values():
+    with Repo(str(project)) as repo:  # edges point from a stage to the stages it reads
+        order = [stage.name for stage in reversed(list(nx.topological_sort(repo.index.graph)))]
+    forced = [name for name in order if name in first.values()]
+    before = {name: outputs(project, stages[name]) for name in forced}
+    out = run(["dvc", "repro", "--force", "--single-item", *forced], project).stdout
+    assert set(re.findall(r"Running stage '([^']+)'", out)) == set(forced)
+    for name in forced:
         after = outputs(project, stages[name])
         assert after.keys() == before[name].keys(), name
         for file, content in after.items():
@@ -116,7 +124,10 @@ def test_dvc_repro_runs_a_stage_of_each_rule_to_snakemakes_outputs(smoke_dvc_run
                 pd.testing.assert_frame_equal(content, before[name][file], obj=file)
             else:
                 assert content == before[name][file], file
-    assert "up to date" in run(["dvc", "status"], project).stdout
+    status = json.loads(run(["dvc", "status", "--json"], project).stdout or "{}")
+    assert not set(status) & set(forced), "a forced stage is as DVC recorded it"
+    changes = {change for entries in status.values() for entry in entries for change in entry}
+    assert changes <= {"changed deps"}, status
 
 
 def judge_pass(project, out: str, summaries: list[str], cache: str = JUDGE_CACHE):
