@@ -331,8 +331,13 @@ def command_deps(command: str) -> Deps:
     functions[callback.__module__] = (*functions.get(callback.__module__, ()), callback.__name__)
     settings, renders, plugin = getattr(node, "reads", ((), False, False))
     takes_config = any(param.name == "config_path" for param in node.params)
-    deps = replace(function_deps(functions), settings=settings, renders=renders, plugin=plugin)
-    return replace(deps, takes_config=takes_config)
+    return replace(
+        function_deps(functions),
+        settings=settings,
+        renders=renders,
+        plugin=plugin,
+        takes_config=takes_config,
+    )
 
 
 def prompt_texts(keys: Iterable[str]) -> dict[str, Any]:
