@@ -10,6 +10,7 @@ from tests.workflow_utils import copy_project, job_counts, run
 
 pytestmark = pytest.mark.workflow
 
+MODEL_RULES = {"answers", "summarize", "judge", "report_alt_metrics"}
 REPORT_RULES = (
     "report_main_table",
     "report_validation",
@@ -51,3 +52,17 @@ def test_the_paper_config_runs_every_study_of_the_paper(tmp_path):
     assert counts["report_convergence_scores"] == 1 and counts["report_human_agreement"] == 1
     studied = re.findall(r"output: results/paper/([^/]+)/\S+/studies/\S+/mc\.parquet", plan)
     assert set(mmlu) <= set(studied)
+    # on a cluster, the jobs that load a model (on GPUs here) ask SLURM for them, in the GPU
+    # partition; no other job does (tests/test_slurm.py submits one job of each model rule)
+    jobs = job_resources(plan)
+    assert {rule for rule, _ in jobs} == set(counts) | {"all"}
+    for rule, resources in jobs:
+        on_gpu = rule in MODEL_RULES
+        assert ("gpu=1" in resources and "slurm_partition=gpu" in resources) == on_gpu, rule
+        assert ("gpu=" in resources) == on_gpu, rule
+
+
+def job_resources(plan: str) -> list[tuple[str, str]]:
+    """(rule, resources line) of each job of a Snakemake dry run's printed plan."""
+    jobs = re.findall(r"^rule (\w+):\n(.*?)(?=^rule |\Z)", plan, flags=re.M | re.S)
+    return [(rule, re.search(r"^    resources: (.*)$", body, flags=re.M)[1]) for rule, body in jobs]
