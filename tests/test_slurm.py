@@ -53,7 +53,7 @@ CANCELLED_RULE = "judge"
 # that loads a model (MODEL_RULES), the merges and the scores, one job each. The other rules'
 # jobs take no GPU, as the merges and scores here (tests/test_dag_consistency.py plans them all).
 STRATEGIES = ["greedy"]
-TARGETS = [
+TARGETS = [  # before the options: --configfile takes every word that follows it
     "results/smoke/smoke/tiny/scores/tiny/greedy.parquet",
     "results/smoke/smoke/tiny/studies/tiny/alt_metrics.parquet",
 ]
@@ -117,14 +117,14 @@ def test_smoke_dag_on_slurm_matches_local_run_and_resumes(slurm_cluster, smoke_r
     project = copy_project(tmp_path / "project")
     overrides = {"models": {"tiny": {"gpus": 1}}, "summaries": {"strategies": STRATEGIES}}
     (project / "slurm.yaml").write_text(yaml.safe_dump(overrides))
-    dag = job_counts(run(["snakemake", "-n", *SLURM_OPTIONS[2:5], *TARGETS], project).stdout)
+    dag = job_counts(run(["snakemake", *TARGETS, "-n", *SLURM_OPTIONS[2:5]], project).stdout)
     assert set(dag) > MODEL_RULES
     since = time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(time.time() - 1))
 
     # First run: one running job is cancelled; --keep-going finishes all that does not need it.
     with open(tmp_path / "first.log", "w") as log:
         first = subprocess.Popen(
-            ["snakemake", *SLURM_OPTIONS, "--keep-going", *TARGETS],
+            ["snakemake", *TARGETS, *SLURM_OPTIONS, "--keep-going"],
             cwd=project,
             stdout=log,
             stderr=subprocess.STDOUT,
@@ -132,7 +132,7 @@ def test_smoke_dag_on_slurm_matches_local_run_and_resumes(slurm_cluster, smoke_r
         cancelled = cancel_first_running(CANCELLED_RULE, first, project)
         assert first.wait() != 0, (tmp_path / "first.log").read_text()[-3000:]
     # Second run: only what did not complete runs again.
-    run(["snakemake", *SLURM_OPTIONS, *TARGETS], project)
+    run(["snakemake", *TARGETS, *SLURM_OPTIONS], project)
 
     jobs = sacct_jobs(since, project)
     run_names = list(dict.fromkeys(job["JobName"] for job in jobs))

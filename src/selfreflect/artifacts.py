@@ -229,9 +229,26 @@ def write_table(
         pq.write_table(table, tmp)
 
 
-def read_table(kind: str, path: str | os.PathLike) -> pd.DataFrame:
-    """Read a ``kind`` artifact, checking that every schema field is there with its type."""
-    return read_arrow(kind, path).to_pandas()
+def read_table(
+    kind: str, path: str | os.PathLike, columns: list[str] | None = None
+) -> pd.DataFrame:
+    """Read a ``kind`` artifact's ``columns`` (all by default), checking that every schema field
+    is there with its type."""
+    return to_frame(read_arrow(kind, path, columns))
+
+
+def to_frame(table: pa.Table) -> pd.DataFrame:
+    """``table`` as a frame, its scoring tasks left in Arrow (a row's become Python objects only
+    when that row is read): the tasks of a run are most of its data."""
+    if "tasks" not in table.column_names:
+        return table.to_pandas()
+    frame = table.drop_columns(["tasks"]).to_pandas()
+    return frame.assign(tasks=pd.arrays.ArrowExtensionArray(table.column("tasks")))
+
+
+def columns_but_tasks(kind: str) -> list[str]:
+    """Every column of a ``kind`` table but its scoring tasks (a reader that shows no task)."""
+    return [name for name in SCHEMAS[kind].names if name != "tasks"]
 
 
 def read_arrow(kind: str, path: str | os.PathLike, columns: list[str] | None = None) -> pa.Table:

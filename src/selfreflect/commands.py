@@ -39,6 +39,8 @@ BENCH = (  # selfreflect bench NAME: benchmarks and doc renderers, selfreflect.b
     "science-doc",
     "explorer",
     "explorer-screenshots",
+    "scale",
+    "scale-doc",
     "calibrate-stopwords",
     "human-ratings",
 )

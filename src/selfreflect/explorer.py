@@ -28,7 +28,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from selfreflect.artifacts import EXPERIMENT, TASK, read_arrow, read_metadata
+from selfreflect.artifacts import EXPERIMENT, TASK, read_metadata, read_table
 from selfreflect.errors import InputError
 from selfreflect.fileio import atomic_dir
 from selfreflect.strategies.clustering import cluster_answers, resolve_embedder
@@ -68,7 +68,7 @@ def read_files(files: Iterable[str | os.PathLike]) -> dict[str, pd.DataFrame]:
         kind = metadata.get("kind")
         if kind not in KINDS:
             raise InputError(f"{file}: not an answers, summaries, scores or controlled-pairs file")
-        table = _frame(read_arrow(kind, file, COLUMNS[kind]))
+        table = read_table(kind, file, COLUMNS[kind])
         if kind == "answers":
             table = _labelled(table, metadata, file)
         _check_new(kind, table, file, seen)
@@ -84,16 +84,6 @@ def read_files(files: Iterable[str | os.PathLike]) -> dict[str, pd.DataFrame]:
         kind: pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
         for kind, parts in frames.items()
     }
-
-
-def _frame(table: pa.Table) -> pd.DataFrame:
-    """``table`` as a frame, its scoring tasks left in Arrow (a row's become Python objects
-    only when that row is read): the tasks of a run are most of its data."""
-    tasks = table.column("tasks") if "tasks" in table.column_names else None
-    frame = table.drop_columns(["tasks"] if tasks is not None else []).to_pandas()
-    if tasks is not None:
-        frame["tasks"] = pd.arrays.ArrowExtensionArray(tasks)
-    return frame
 
 
 def _check_new(kind: str, table: pd.DataFrame, file: str, seen: dict[tuple[Any, ...], str]) -> None:

@@ -20,66 +20,21 @@ from typing import Any
 import click
 import numpy as np
 import pandas as pd
-import pyarrow as pa
 import yaml
 
-from selfreflect.artifacts import TASK, write_table
+from selfreflect.artifacts import write_table
+from selfreflect.bench.synthetic import (
+    ANSWER_WORDS,
+    QUESTION_WORDS,
+    SUMMARY_WORDS,
+    sentences,
+    task_lists,
+    vocabulary,
+)
 
 EXPERIMENT = {"dataset": "synthetic", "subject": "subject", "judge": "judge"}
-VOCABULARY = 5000  # distinct made-up words
-ANSWER_WORDS = 25  # words per answer: a sentence or two
-SUMMARY_WORDS = 60
-QUESTION_WORDS = 12
-MASKED = (0, 1, 3)  # positions modulo 5 whose word is masked: 60% of an answer's words
-TOP = 5  # the judge's top tokens kept per task (scoring.judgements.TOP_PREDICTIONS)
 PAIR_TYPES = ("shuffled", "truncated", "contradicting")
 OPENED = 3  # questions whose page is timed: the first, the middle and the last
-
-
-def vocabulary(rng: np.random.Generator) -> np.ndarray:
-    """Made-up words of 1 to 4 syllables."""
-    syllables = [c + v for c in "bcdfghklmnprstvz" for v in "aeiou"]
-    counts = rng.integers(1, 5, VOCABULARY)
-    return np.array(["".join(rng.choice(syllables, n)) for n in counts], dtype=object)
-
-
-def sentences(rng: np.random.Generator, words: np.ndarray, count: int, length: int) -> list[str]:
-    return [" ".join(row) for row in words[rng.integers(0, len(words), (count, length))]]
-
-
-def _lists(values: pa.Array, size: int) -> pa.ListArray:
-    """``values`` cut into lists of ``size``."""
-    offsets = pa.array(np.arange(0, len(values) + 1, size, dtype=np.int32))
-    return pa.ListArray.from_arrays(offsets, values)
-
-
-def _tasks(rng: np.random.Generator, words: np.ndarray, test: np.ndarray) -> pa.ListArray:
-    """One strategy's scoring tasks of every question: one per token of each masked word of
-    the ``test`` answers (word indices, questions x answers x words); every third word is two
-    tokens."""
-    questions, answers, length = test.shape
-    positions = np.array([p for p in range(length) if p % 5 in MASKED])
-    repeats = np.where(positions % 3 == 0, 2, 1)
-    position = np.repeat(positions, repeats)  # one per task of an answer
-    per_question = answers * len(position)
-    answer = np.repeat(np.arange(answers, dtype=np.int32), len(position))
-    word = words[test[:, :, position].reshape(-1)]
-    n = questions * per_question
-    top = pa.array(words[rng.integers(0, len(words), n * TOP)])
-    probs = np.sort(rng.dirichlet(np.ones(TOP + 1), n)[:, :TOP], axis=1)[:, ::-1]
-    fields = {
-        "answer": pa.array(np.tile(answer, questions)),
-        "position": pa.array(np.tile(np.tile(position, answers), questions).astype(np.int32)),
-        "word": pa.array(word),
-        "token": pa.array(" " + word),
-        "distance": pa.array(rng.gamma(2.0, 0.15, n)),
-        "summary_top": _lists(top, TOP),
-        "summary_p": _lists(pa.array(probs.reshape(-1).astype(np.float32)), TOP),
-        "reference_top": _lists(top, TOP),
-        "reference_p": _lists(pa.array(probs.reshape(-1).astype(np.float32)), TOP),
-    }
-    tasks = pa.StructArray.from_arrays(list(fields.values()), fields=list(TASK))
-    return _lists(tasks, per_question)
 
 
 def synthetic_tables(
@@ -134,7 +89,7 @@ def _strategy_tables(
             "error": None,
         }
     )
-    tasks = _tasks(rng, words, test)
+    tasks = task_lists(rng, words, test)
     scores = pd.DataFrame(
         {
             **rows,

@@ -44,11 +44,12 @@ def write_study(
     write_table(kind, table.assign(**labels), out, meta)
 
 
-def read_judgements(path: str) -> tuple[pd.DataFrame, dict[str, str]]:
-    """An experiment's judgements and the experiment they belong to (dataset, subject, judge)."""
-    from selfreflect.artifacts import EXPERIMENT, one_label, read_table
+def read_judgements(path: str, tasks: bool = False) -> tuple[pd.DataFrame, dict[str, str]]:
+    """An experiment's judgements, their scoring tasks only if ``tasks`` (most of the table),
+    and the experiment they belong to (dataset, subject, judge)."""
+    from selfreflect.artifacts import EXPERIMENT, columns_but_tasks, one_label, read_table
 
-    table = read_table("judgements", path)
+    table = read_table("judgements", path, None if tasks else columns_but_tasks("judgements"))
     return table, {key: one_label(table, key, path) for key in EXPERIMENT}
 
 

@@ -1,0 +1,200 @@
+"""Everything after the judge at the paper's size, without a model.
+
+    selfreflect bench scale --json docs/scale.json      # the paper's config and sizes
+    selfreflect bench scale --questions 100 --answers 10 --json small.json
+
+In a copy of this checkout (its tracked files), writes the artifacts of the config's run up to
+its judge pass (:mod:`selfreflect.bench.synthetic`: 1000 questions, N = 50, six strategies, the
+five pair types, the MC study on MMLU and convergence on 200 questions for the paper's config),
+plans the run with Snakemake (only the jobs after the judge: the merges of the judgements, score
+files, studies, tables and the explorer) and runs it, recording each job's wall and CPU time and
+peak memory from its Snakemake benchmark file, each rule's output size and the inputs' sizes.
+``selfreflect bench scale-doc`` renders docs/scale.md from the JSON.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import click
+import yaml
+
+RUN = "scale"
+MIB = 2**20
+PLANNED_SHARDS = (1, 8)  # the config's dry run with 1 and 8 shards: one or eight GPUs
+
+
+def copy_checkout(root: Path, dest: Path) -> Path:
+    """The files git tracks in the checkout at ``root``, copied to ``dest``."""
+    listed = subprocess.run(
+        ["git", "ls-files", "-z"], cwd=root, capture_output=True, check=True
+    ).stdout
+    for name in filter(None, listed.decode().split("\0")):
+        source = root / name
+        if source.is_file():
+            (dest / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, dest / name, follow_symlinks=False)
+    return dest
+
+
+def sized_config(config: Path, questions: int | None, answers: int | None) -> dict[str, Any]:
+    """``config`` as run name :data:`RUN`, with ``questions`` questions per dataset and
+    ``answers`` test and conditioning answers, if given (the convergence study keeps its share
+    of the questions)."""
+    from selfreflect.fileio import read_yaml
+
+    sized = read_yaml(config)
+    sized["run"] = RUN
+    if questions is not None:
+        before = sized.get("questions", {}).get("num_questions") or questions
+        share = sized.get("report", {}).get("convergence_questions", 0) / before
+        sized.setdefault("questions", {})["num_questions"] = questions
+        sized.setdefault("report", {})["convergence_questions"] = max(1, round(share * questions))
+        for spec in sized["datasets"].values():
+            spec.pop("num_questions", None)
+    if answers is not None:
+        sized.setdefault("answers", {})["num_answers"] = answers
+        for spec in sized["datasets"].values():
+            spec.get("answers", {}).pop("num_answers", None)
+    return sized
+
+
+def snakemake(project: Path, *args: str, config: str = "scale.yaml") -> str:
+    """Snakemake's output on ``config`` (the sized one) in ``project``."""
+    command = ["snakemake", "--configfile", config, *args]
+    done = subprocess.run(command, cwd=project, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise click.ClickException(f"{' '.join(command)} failed:\n{done.stderr[-3000:]}")
+    return done.stdout
+
+
+def planned_jobs(dry_run: str) -> dict[str, int]:
+    """Jobs per rule of a dry run's 'Job stats' table."""
+    table = dry_run.split("Job stats:")[1].split("\n\n")[0].splitlines()[3:]
+    counts = {line.split()[0]: int(line.split()[1]) for line in table}
+    return {rule: n for rule, n in counts.items() if rule not in ("all", "total")}
+
+
+def plans(project: Path, config: Path, shard_counts: tuple[int, ...]) -> list[dict[str, Any]]:
+    """The dry run of ``config`` as it is (its own sizes) with each number of judge and answer
+    shards (one per GPU): jobs planned and seconds to build the DAG."""
+    out = []
+    for shards in shard_counts:
+        start = time.perf_counter()
+        planned = planned_jobs(
+            snakemake(project, "-n", "--config", f"shards={shards}", config=config)
+        )
+        seconds = round(time.perf_counter() - start, 1)
+        out.append({"shards": shards, "jobs": sum(planned.values()), "seconds": seconds})
+    return out
+
+
+def job_records(project: Path) -> list[dict[str, Any]]:
+    """Each job's rule, wildcards, wall and CPU seconds and peak memory, from its Snakemake
+    benchmark file (benchmarks/<run>/<rule>[/<wildcards>...].tsv)."""
+    records = []
+    for path in sorted((project / "benchmarks" / RUN).rglob("*.tsv")):
+        parts = path.relative_to(project / "benchmarks" / RUN).with_suffix("").parts
+        (row,) = csv.DictReader(io.StringIO(path.read_text()), delimiter="\t")
+        records.append(
+            {
+                "rule": parts[0],
+                "wildcards": "/".join(parts[1:]),
+                "wall_s": round(float(row["s"]), 1),
+                "cpu_s": round(float(row["cpu_time"]), 1),
+                "peak_rss_mib": round(float(row["max_rss"])),
+            }
+        )
+    return records
+
+
+def output_sizes(project: Path, summary: str, rules: set[str]) -> dict[str, dict[str, float]]:
+    """Files and MiB each of ``rules`` wrote, from ``snakemake --summary``."""
+    rows = csv.DictReader(io.StringIO(summary[summary.index("output_file") :]), delimiter="\t")
+    sizes: dict[str, dict[str, float]] = {}
+    for row in rows:
+        if row["rule"] not in rules:
+            continue
+        path = project / row["output_file"]
+        files = [p for p in path.rglob("*") if p.is_file()] if path.is_dir() else [path]
+        entry = sizes.setdefault(row["rule"], {"files": 0, "mib": 0.0})
+        entry["files"] += len(files)
+        entry["mib"] += sum(p.stat().st_size for p in files if p.exists()) / MIB
+    return {rule: {**v, "mib": round(v["mib"], 1)} for rule, v in sorted(sizes.items())}
+
+
+def run_scale(config: Path, questions: int | None, answers: int | None, cores: int, work: Path):
+    """Write the synthetic run of ``config`` in a copy of this checkout under ``work``, plan and
+    run what follows the judge; returns the record."""
+    from selfreflect.bench.synthetic import write_synthetic_run
+    from selfreflect.config import validate_config
+
+    root = Path.cwd()
+    project = copy_checkout(root, work / "project")
+    planning = plans(project, config, PLANNED_SHARDS)
+    sized = sized_config(root / config, questions, answers)
+    (project / "scale.yaml").write_text(yaml.safe_dump(sized, sort_keys=False))
+    start = time.perf_counter()
+    written = write_synthetic_run(validate_config(sized, "scale.yaml"), project)
+    generated = time.perf_counter() - start
+    inputs = {str(path): round((project / path).stat().st_size / MIB, 1) for path in written}
+    planned = planned_jobs(snakemake(project, "-n"))
+    start = time.perf_counter()
+    snakemake(project, "--cores", str(cores))
+    elapsed = time.perf_counter() - start
+    jobs = job_records(project)
+    outputs = output_sizes(project, snakemake(project, "--summary"), set(planned))
+    return {
+        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "config": str(config),
+        "questions": sized["questions"]["num_questions"],
+        "answers": sized["answers"]["num_answers"],
+        "strategies": len(sized["summaries"]["strategies"]),
+        "pair_types": len(sized["report"]["pair_types"]),
+        "convergence_questions": sized["report"]["convergence_questions"],
+        "cpus": os.cpu_count(),
+        "cores": cores,
+        "inputs": inputs,  # MiB per file; the judgement shards are gone after their merge
+        "generate_seconds": round(generated, 1),
+        "plans": planning,
+        "planned": planned,
+        "run_seconds": round(elapsed, 1),
+        "jobs": jobs,
+        "outputs": outputs,
+    }
+
+
+@click.command()
+@click.option(
+    "--config",
+    "config",
+    default="config/config.yaml",
+    show_default=True,
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="The run whose jobs after the judge are measured.",
+)
+@click.option("--questions", type=int, help="Questions per dataset (default: the config's).")
+@click.option("--answers", type=int, help="Test and conditioning answers (default: the config's).")
+@click.option("--cores", default=os.cpu_count(), show_default=True, help="Snakemake's --cores.")
+@click.option("--json", "json_out", type=click.Path(dir_okay=False, path_type=Path))
+def scale(
+    config: Path, questions: int | None, answers: int | None, cores: int, json_out: Path | None
+) -> None:
+    """Run everything after the judge on synthetic artifacts of CONFIG's size (run from the
+    project's root): each job's time and peak memory, each rule's outputs; written to --json."""
+    from selfreflect.fileio import write_json
+
+    with tempfile.TemporaryDirectory(prefix="scale-bench-") as work:
+        record = run_scale(config, questions, answers, cores, Path(work))
+    if json_out:
+        write_json(json_out, record)
+    peak = max(job["peak_rss_mib"] for job in record["jobs"])
+    click.echo(f"{len(record['jobs'])} jobs in {record['run_seconds']} s; peak {peak} MiB")

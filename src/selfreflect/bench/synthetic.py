@@ -1,0 +1,349 @@
+"""Synthetic, schema-valid artifacts of a run up to its judge pass, of any size, without a model.
+
+:func:`write_synthetic_run` writes, at the workflow's paths and through the project's writers,
+what a run's jobs up to the judge leave for a config: each evaluated dataset's questions and
+answers (a multiple-choice dataset's options and the subject's distribution over them), each
+strategy's summaries, each judge's judgement shards (the strategies' rows with their scoring
+tasks, the controlled pairs, the multiple-choice variants and the convergence subsamples, the
+constructed summaries made by the studies' own constructors) and the pairs' alternative metrics.
+With those files in place, Snakemake plans only the jobs after the judge: the merges, score
+files, studies, tables and the explorer (``selfreflect bench scale``, tests/test_scale.py).
+
+Answers are made-up words: each question has a few distinct answers, sampled with random shares
+(so that the answers cluster as real ones do), and every answer masks three words in five.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+
+from selfreflect import paths
+from selfreflect.artifacts import EXPERIMENT, SCHEMAS, TASK, write_table
+from selfreflect.config import (
+    answer_settings,
+    dataset_spec,
+    evaluated_datasets,
+    question_count,
+    summarized_datasets,
+)
+
+VOCABULARY = 5000  # distinct made-up words
+ANSWER_WORDS = 25  # words per answer: a sentence or two
+SUMMARY_WORDS = 60
+QUESTION_WORDS = 12
+DISTINCT_ANSWERS = (1, 6)  # distinct answers per question: from 1 to 5
+MASKED = (0, 1, 3)  # positions modulo 5 whose word is masked: 60% of an answer's words
+TOP = 5  # the judge's top tokens kept per task (scoring.judgements.TOP_PREDICTIONS)
+CHOICES = 4  # a multiple-choice question's options
+FORWARD_TOKENS = 0  # no judge ran
+
+
+def vocabulary(rng: np.random.Generator) -> np.ndarray:
+    """Made-up words of 1 to 4 syllables."""
+    syllables = [c + v for c in "bcdfghklmnprstvz" for v in "aeiou"]
+    counts = rng.integers(1, 5, VOCABULARY)
+    return np.array(["".join(rng.choice(syllables, n)) for n in counts], dtype=object)
+
+
+def sentences(rng: np.random.Generator, words: np.ndarray, count: int, length: int) -> list[str]:
+    return [" ".join(row) for row in words[rng.integers(0, len(words), (count, length))]]
+
+
+def _lists(values: pa.Array, size: int) -> pa.ListArray:
+    """``values`` cut into lists of ``size``."""
+    offsets = pa.array(np.arange(0, len(values) + 1, size, dtype=np.int32))
+    return pa.ListArray.from_arrays(offsets, values)
+
+
+def task_positions(length: int) -> np.ndarray:
+    """The masked word of each task of an answer of ``length`` words (every third word is two
+    tokens)."""
+    positions = np.array([p for p in range(length) if p % 5 in MASKED])
+    return np.repeat(positions, np.where(positions % 3 == 0, 2, 1))
+
+
+def task_lists(rng: np.random.Generator, words: np.ndarray, test: np.ndarray) -> pa.ListArray:
+    """One summary's scoring tasks for each question: one per token of each masked word of the
+    ``test`` answers (word indices, questions x answers x words); every third word is two
+    tokens."""
+    questions, answers, length = test.shape
+    position = task_positions(length)
+    per_question = answers * len(position)
+    answer = np.repeat(np.arange(answers, dtype=np.int32), len(position))
+    word = words[test[:, :, position].reshape(-1)]
+    n = questions * per_question
+    top = pa.array(words[rng.integers(0, len(words), n * TOP)])
+    probs = np.sort(rng.dirichlet(np.ones(TOP + 1), n)[:, :TOP], axis=1)[:, ::-1]
+    fields = {
+        "answer": pa.array(np.tile(answer, questions)),
+        "position": pa.array(np.tile(np.tile(position, answers), questions).astype(np.int32)),
+        "word": pa.array(word),
+        "token": pa.array(" " + word),
+        "distance": pa.array(rng.gamma(2.0, 0.15, n)),
+        "summary_top": _lists(top, TOP),
+        "summary_p": _lists(pa.array(probs.reshape(-1).astype(np.float32)), TOP),
+        "reference_top": _lists(top, TOP),
+        "reference_p": _lists(pa.array(probs.reshape(-1).astype(np.float32)), TOP),
+    }
+    tasks = pa.StructArray.from_arrays(list(fields.values()), fields=list(TASK))
+    return _lists(tasks, per_question)
+
+
+def answer_words(rng: np.random.Generator, questions: int, answers: int) -> np.ndarray:
+    """Word indices of ``answers`` answers to each question (questions x answers x words),
+    drawn from a few distinct answers per question with random shares."""
+    low, high = DISTINCT_ANSWERS
+    distinct = rng.integers(0, VOCABULARY, (questions, high - 1, ANSWER_WORDS))
+    out = np.empty((questions, answers, ANSWER_WORDS), dtype=np.int64)
+    for q in range(questions):
+        k = rng.integers(low, high)
+        out[q] = distinct[q, rng.choice(k, answers, p=rng.dirichlet(np.ones(k)))]
+    return out
+
+
+def _texts(words: np.ndarray, indices: np.ndarray) -> list[list[str]]:
+    return [[" ".join(words[a]) for a in question] for question in indices]
+
+
+def write_synthetic_run(config: dict[str, Any], root: Path, seed: int = 0) -> list[Path]:
+    """Write the artifacts of ``config``'s run up to its judge pass (sizes from the config) in
+    the project at ``root``; returns the files written, relative to it."""
+    rng = np.random.default_rng(seed)
+    words = vocabulary(rng)
+    written: list[Path] = []
+    for dataset in evaluated_datasets(config):
+        where = {"run": config["run"], "dataset": dataset}
+        questions = _questions(rng, words, config, dataset)
+        written.append(_write(root, "questions", questions, paths.QUESTIONS, where, config, []))
+        for subject in config["subjects"]:
+            where |= {"subject": subject}
+            answers, test = _answers(rng, words, config, dataset, questions)
+            at = (root, "answers", answers, paths.ANSWERS, where, config, [subject])
+            written.append(_write(*at))
+            strategies = config["summaries"]["strategies"]
+            if dataset not in summarized_datasets(config):
+                strategies = []
+            summaries = {s: _summaries(rng, words, answers, where, s) for s in strategies}
+            for strategy, table in summaries.items():
+                at = where | {"strategy": strategy}
+                written.append(
+                    _write(root, "summaries", table, paths.SUMMARIES, at, config, [subject])
+                )
+            for judge in config["judges"]:
+                experiment = where | {"judge": judge}
+                judged = _judgements(rng, words, config, questions, answers, test, summaries)
+                written += _write_shards(root, judged, experiment, config)
+                alt = _alt_metrics(rng, judged)
+                written.append(
+                    _write(root, "alt_metrics", alt, paths.ALT_METRICS, experiment, config)
+                )
+    return written
+
+
+def _write(
+    root: Path,
+    kind: str,
+    table: pd.DataFrame,
+    template: str,
+    where: dict[str, str],
+    config: dict[str, Any],
+    models: list[str] | None = None,
+    **metadata: Any,
+) -> Path:
+    """Write ``table`` at ``template`` filled with ``where`` (under ``root``), with the provenance
+    the workflow's command would give it; returns the path relative to ``root``."""
+    from selfreflect.provenance import provenance
+
+    path = Path(template.format(**where))
+    labels = {key: where[key] for key in EXPERIMENT if key in where}
+    table = table.assign(**{k: v for k, v in labels.items() if k in SCHEMAS[kind].names})
+    models = [where["judge"]] if models is None else models
+    write_table(kind, table, root / path, provenance(config, models, **labels, **metadata))
+    return path
+
+
+def _questions(
+    rng: np.random.Generator, words: np.ndarray, config: dict[str, Any], dataset: str
+) -> pd.DataFrame:
+    count = question_count(config, dataset)
+    multiple_choice = dataset_spec(config, dataset)["source"] == "mmlu"
+    choices = [sentences(rng, words, CHOICES, 3) for _ in range(count)] if multiple_choice else None
+    return pd.DataFrame(
+        {
+            "id": [f"{dataset}-{i:06d}" for i in range(count)],
+            "question": [f"{s}?" for s in sentences(rng, words, count, QUESTION_WORDS)],
+            "dataset": dataset,
+            "source_index": np.arange(count),
+            "choices": choices,
+            "gold": None,
+        }
+    )
+
+
+def _answers(
+    rng: np.random.Generator,
+    words: np.ndarray,
+    config: dict[str, Any],
+    dataset: str,
+    questions: pd.DataFrame,
+) -> tuple[pd.DataFrame, np.ndarray]:
+    """The answers table and its test answers' word indices (questions x answers x words)."""
+    count, n = len(questions), answer_settings(config, dataset)["num_answers"]
+    both = answer_words(rng, count, 2 * n)
+    test, conditioning = both[:, :n], both[:, n:]
+    multiple_choice = questions["choices"].notna().any()
+    truth = list(rng.dirichlet(np.ones(CHOICES + 1), count)) if multiple_choice else None
+    table = pd.DataFrame(
+        {
+            "id": questions["id"],
+            "question": questions["question"],
+            "test_answers": _texts(words, test),
+            "conditioning_answers": _texts(words, conditioning),
+            "backend": "synthetic",
+            "model": "synthetic",
+            "seed": config["seed"],
+            "error": None,
+            "choice_probs": truth,
+            "choice_source": "logprobs" if multiple_choice else None,
+            "choice_error": 0.0 if multiple_choice else None,
+        }
+    )
+    return table, test
+
+
+def _summaries(
+    rng: np.random.Generator,
+    words: np.ndarray,
+    answers: pd.DataFrame,
+    where: dict[str, str],
+    strategy: str,
+) -> pd.DataFrame:
+    count = len(answers)
+    return pd.DataFrame(
+        {
+            "id": answers["id"],
+            "question": answers["question"],
+            "dataset": where["dataset"],
+            "subject": where["subject"],
+            "strategy": strategy,
+            "summary": sentences(rng, words, count, SUMMARY_WORDS),
+            "summarizer": "synthetic",
+            "prompt_tokens": 1000,
+            "completion_tokens": 80,
+            "seconds": 1.0,
+            "error": None,
+        }
+    )
+
+
+def _judgements(
+    rng: np.random.Generator,
+    words: np.ndarray,
+    config: dict[str, Any],
+    questions: pd.DataFrame,
+    answers: pd.DataFrame,
+    test: np.ndarray,
+    summaries: dict[str, pd.DataFrame],
+) -> pd.DataFrame:
+    """One experiment's judgements as the judge pass lays them out (selfreflect.judging), the
+    scores random: every strategy's rows with their tasks, then the studies' rows."""
+    from selfreflect.controlled import pairs_table
+    from selfreflect.judging import COLUMNS
+
+    report = config["report"]
+    strategy_rows = [
+        table.assign(kind="strategy")[["id", "kind", "strategy", "summary", "error"]]
+        for table in summaries.values()
+    ]
+    pairs = pairs_table(answers, report["pair_types"])
+    pair_rows = [
+        pairs.assign(kind="pair", side=side, summary=pairs[side])[
+            ["id", "kind", "pair_type", "side", "summary", "error"]
+        ]
+        for side in ("good", "bad")
+    ]
+    rows = pd.concat(
+        [*strategy_rows, *pair_rows, _mc_rows(questions, answers, report["mc_temperatures"])],
+        ignore_index=True,
+    )
+    rows = pd.concat([rows, _convergence_rows(answers, list(summaries), report)], ignore_index=True)
+    rows["error"] = rows["error"].astype(object).where(rows["error"].notna(), None)
+    scored = rows["error"].isna()
+    rows["score"] = pd.Series(rng.gamma(2.0, 0.15, len(rows))).where(scored)
+    num_tasks = test.shape[1] * len(task_positions(ANSWER_WORDS))
+    rows["num_tasks"] = pd.Series(num_tasks, index=rows.index, dtype="Int64").where(scored)
+    strategy_tasks = [task_lists(rng, words, test) for _ in summaries]
+    others = len(rows) - sum(len(table) for table in summaries.values())
+    tasks = pa.concat_arrays([*strategy_tasks, pa.nulls(others, pa.list_(TASK))])
+    rows = rows.reindex(columns=[c for c in COLUMNS if c != "tasks"])
+    rows["tasks"] = pd.arrays.ArrowExtensionArray(tasks)
+    return rows
+
+
+def _mc_rows(
+    questions: pd.DataFrame, answers: pd.DataFrame, temperatures: list[float]
+) -> pd.DataFrame:
+    """The multiple-choice variants of each question with options (selfreflect.mc_study)."""
+    from selfreflect.mc_study.variants import mc_variants
+
+    rows = []
+    options = questions.set_index("id")["choices"]
+    for qid, truth in zip(answers["id"], answers["choice_probs"], strict=True):
+        if truth is None or options[qid] is None:
+            continue
+        for temperature, summary, _ in mc_variants(list(truth), list(options[qid]), temperatures):
+            rows.append({"id": qid, "kind": "mc", "temperature": temperature, "summary": summary})
+    return pd.DataFrame(rows, columns=["id", "kind", "temperature", "summary"])
+
+
+def _convergence_rows(
+    answers: pd.DataFrame, strategies: list[str], report: dict[str, Any]
+) -> pd.DataFrame:
+    """Each strategy's cell per subsample size and axis on the convergence study's questions."""
+    if not strategies:
+        return pd.DataFrame(columns=["id", "kind"])
+    first = answers["id"].head(report["convergence_questions"] or len(answers))
+    n = len(answers["test_answers"].iloc[0])
+    rows = []
+    for qid in first:
+        for strategy in strategies:
+            for axis in ("conditioning", "test"):
+                for size in report["convergence_sizes"]:
+                    error = None if size <= n else f"only {n} {axis} answers"
+                    labels = {"strategy": strategy, "axis": axis, "size": size}
+                    rows.append({"id": qid, "kind": "convergence", **labels, "error": error})
+    return pd.DataFrame(rows)
+
+
+def _write_shards(
+    root: Path, judged: pd.DataFrame, experiment: dict[str, str], config: dict[str, Any]
+) -> list[Path]:
+    """The judgements cut into the config's shards of the questions (selfreflect.sharding)."""
+    from selfreflect.sharding import shard
+
+    ids = pd.DataFrame({"id": list(dict.fromkeys(judged["id"]))})
+    shards, written = config["shards"], []
+    for index in range(shards):
+        part = judged[judged["id"].isin(shard(ids, index, shards)["id"])]
+        meta = {"shard": [index, shards], "judge_forward_tokens": FORWARD_TOKENS}
+        at = experiment | {"shard": index}
+        at = (root, "judgements", part, paths.JUDGEMENTS_SHARD, at, config)
+        written.append(_write(*at, **meta))
+    return written
+
+
+def _alt_metrics(rng: np.random.Generator, judged: pd.DataFrame) -> pd.DataFrame:
+    """The controlled pairs' alternative metrics, random."""
+    pairs = judged[(judged["kind"] == "pair") & judged["error"].isna()]
+    n = len(pairs)
+    metrics = {
+        "llm_rating": rng.uniform(1, 10, n),
+        "p_true": rng.uniform(0, 1, n),
+        "embedding": rng.uniform(0, 1, n),
+    }
+    return pairs[["id", "pair_type", "side", "summary"]].assign(**metrics)
