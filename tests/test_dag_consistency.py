@@ -118,6 +118,8 @@ def test_dvc_keeps_the_outputs_snakemake_keeps(generated):
     assert set(dvc) == snakemake_outputs(project, config)
 
 
+# config/real.yaml: every built-in strategy but the finetuned ones, so each one's prompts
+@pytest.mark.parametrize("generated", [*CONFIGS, "config/real.yaml"], indirect=True)
 def test_dvc_deps_and_params_are_the_jobs_inputs_settings_and_prompts(generated, monkeypatch):
     from selfreflect import paths
     from selfreflect.snakemake_jobs import workflow_jobs

@@ -84,14 +84,15 @@ def _tree(path: Path) -> ast.Module:
 
 def _runtime_nodes(node: ast.AST) -> Iterator[ast.AST]:
     """``ast.walk`` without ``if TYPE_CHECKING:`` blocks (they import nothing at run time)."""
-    for child in ast.iter_child_nodes(node):
-        if isinstance(child, ast.If) and "TYPE_CHECKING" in ast.unparse(child.test):
-            for statement in child.orelse:
-                yield statement
-                yield from _runtime_nodes(statement)
-            continue
-        yield child
-        yield from _runtime_nodes(child)
+    todo = [node]
+    while todo:
+        for child in ast.iter_child_nodes(todo.pop()):
+            if isinstance(child, ast.If) and "TYPE_CHECKING" in ast.unparse(child.test):
+                yield from child.orelse
+                todo += child.orelse
+            else:
+                yield child
+                todo.append(child)
 
 
 def _import_names(statement: ast.Import | ast.ImportFrom, module: str, path: Path) -> list[str]:
