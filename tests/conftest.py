@@ -87,6 +87,9 @@ def tiny_format(tokenizer):
 # pytest-xdist worker that runs a test using one (built_once), so those tests spread over the
 # workers like any other.
 SMOKE_RUNS = ("smoke_dvc_run", "smoke_run")
+# slow fixtures built from a smoke run for several tests of a module: those tests run on one
+# worker, one after the other, rather than one worker waiting for another to build it
+SHARED_BUILDS = ("experiment",)
 
 
 def smoke_run_used(item: pytest.Item) -> str | None:
@@ -98,10 +101,14 @@ def smoke_run_used(item: pytest.Item) -> str | None:
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Groups for `--dist loadgroup`: a test on a smoke run is its own group (the slow tests
     spread over the workers, each with its copy of the session's smoke run), any other test
-    goes with its module (a module's fixtures are built on one worker). The smoke run tests go
+    goes with its module (a module's fixtures are built on one worker), and the tests sharing
+    one of :data:`SHARED_BUILDS` go together. The smoke run tests go
     first: one worker builds the run on every core while the others wait for it."""
     for item in items:
         group = item.nodeid if smoke_run_used(item) else item.module.__name__
+        shared = [name for name in SHARED_BUILDS if name in item.fixturenames]
+        if shared:
+            group = f"{item.module.__name__}::{shared[0]}"
         item.add_marker(pytest.mark.xdist_group(group))
     items.sort(key=lambda item: smoke_run_used(item) is None)
 

@@ -102,18 +102,33 @@ def greedy_summaries(generator) -> list[str]:
     return [g.texts[0] for g in generator.chat(chats, Sampling(max_tokens=12))]
 
 
+# greedy summaries of a vLLM engine with a LoRA adapter, in a process of its own: on a CPU an
+# engine runs in its caller's process, and one stopped there tears down vLLM's parallel state,
+# which is global, under the session's engine (tests/conftest.py: vllm_engine)
+LORA_SUMMARIES = """
+import json, sys
+from selfreflect.backends.vllm_engine import VllmGenerator
+from tests.test_finetune import greedy_summaries
+with VllmGenerator(json.loads(sys.argv[1])) as vllm:
+    print(json.dumps(greedy_summaries(vllm)))
+"""
+
+
 def test_adapter_changes_summaries_alike_on_hf_and_vllm(sft_adapter, tiny_model, hf_generator):
     """One engine with LoRA on (the session's vLLM engine has none)."""
     from selfreflect.backends.hf_engine import HfGenerator
-    from selfreflect.backends.vllm_engine import VllmGenerator
     from tests.conftest import tiny_model_spec
 
     adapter = str(sft_adapter[0])
     hf = HfGenerator({**tiny_model_spec(tiny_model, backend="hf"), "adapter": adapter})
     finetuned = greedy_summaries(hf)
     assert finetuned != greedy_summaries(hf_generator)
-    with VllmGenerator({**tiny_model_spec(tiny_model), "adapter": adapter}) as vllm:
-        assert greedy_summaries(vllm) == finetuned
+    spec = json.dumps({**tiny_model_spec(tiny_model), "adapter": adapter})
+    vllm = subprocess.run(
+        [sys.executable, "-c", LORA_SUMMARIES, spec], cwd=REPO, capture_output=True, text=True
+    )
+    assert vllm.returncode == 0, vllm.stderr[-3000:]
+    assert json.loads(vllm.stdout.splitlines()[-1]) == finetuned
 
 
 def run_cli(*args: str | Path) -> None:

@@ -33,29 +33,26 @@ def judges(tiny_spec, vllm_engine):
 
 @pytest.fixture(scope="module")
 def questions(judges):
-    """Per stopword policy, the tasks of both reference questions."""
+    """The tasks of both reference questions, under the default stopword policy (every policy's
+    masking against the original tool's: tests/test_scoring.py)."""
     tests = json.loads((REFERENCE / "example_test_answers.json").read_text())
     summaries = json.loads((REFERENCE / "example_summaries.json").read_text())
     tokenizer = judges["vllm"].tokenizer
-    return {
-        policy: [
-            question_tasks(
-                tiny_format(tokenizer),
-                record["question"],
-                record["masked_out_task_answers"],
-                record["conditioning_answers"],
-                summary["summaries"],
-                stopword_policy(policy),
-            )
-            for record, summary in zip(tests, summaries, strict=True)
-        ]
-        for policy in ("wordfreq", "none")
-    }
+    return [
+        question_tasks(
+            tiny_format(tokenizer),
+            record["question"],
+            record["masked_out_task_answers"],
+            record["conditioning_answers"],
+            summary["summaries"],
+            stopword_policy("wordfreq"),
+        )
+        for record, summary in zip(tests, summaries, strict=True)
+    ]
 
 
-@pytest.mark.parametrize("policy", ["wordfreq", "none"])
-def test_backends_agree_per_question(judges, questions, policy):
-    for reference, summaries in questions[policy]:
+def test_backends_agree_per_question(judges, questions):
+    for reference, summaries in questions:
         contexts = list(summaries.values())
         everything = range(len(reference.sequences))
         # the baseline's logits do not depend on T: compute them once, as its distances() does
@@ -80,24 +77,24 @@ def test_backends_agree_per_question(judges, questions, policy):
 
 
 def test_vllm_identical_context_scores_zero(judges, questions):
-    reference, _ = questions["wordfreq"][0]
+    reference, _ = questions[0]
     distances = judges["vllm"].distances(reference, [reference], 5.0)[0]
     assert torch.equal(distances, torch.zeros_like(distances))
 
 
-@pytest.mark.parametrize("model", ["tiny_model", "smollm2_model"])
-def test_score_command_runs_a_vllm_judge_without_a_config(model, request, tmp_path):
-    """`selfreflect score --judge DIR --backend vllm`, no config: the schema's defaults start an
-    engine on this CPU, and its scores equal the hf judge's within 1e-4: under the default
-    dtype `auto` both compute in the checkpoint's float32 (vLLM's own `auto` would run it in
-    bfloat16, which alone moves a SmolLM2 score by 4e-4)."""
+def test_score_command_runs_a_vllm_judge_without_a_config(smollm2_model, tmp_path):
+    """`selfreflect score --judge DIR --backend vllm`, no config, on a real model (the tiny
+    model's vLLM judge: the tests above): the schema's defaults start an engine on this CPU, and
+    its scores equal the hf judge's within 1e-4: under the default dtype `auto` both compute in
+    the checkpoint's float32 (vLLM's own `auto` would run it in bfloat16, which alone moves a
+    SmolLM2 score by 4e-4)."""
     record = json.loads((REFERENCE / "example_test_answers.json").read_text())[0]
     record["masked_out_task_answers"] = record["masked_out_task_answers"][:3]
     summary = json.loads((REFERENCE / "example_summaries.json").read_text())[0]
     answers, summaries = tmp_path / "answers.json", tmp_path / "summaries.json"
     answers.write_text(json.dumps([record]))
     summaries.write_text(json.dumps([summary]))
-    judge = str(request.getfixturevalue(model))
+    judge = str(smollm2_model)
     scores = {}
     for backend in ("vllm", "hf"):
         out = tmp_path / f"{backend}.json"
