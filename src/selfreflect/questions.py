@@ -22,20 +22,9 @@ from selfreflect.artifacts import SCHEMAS
 from selfreflect.errors import InputError
 from selfreflect.fileio import DuplicateKey, loads_json, read_json
 from selfreflect.registry import DATASET_KINDS
+from selfreflect.text import LETTERS, question_form
 
 log = logging.getLogger(__name__)
-
-LETTERS = "ABCDEFGHIJ"
-
-
-QUESTION_PREFIX = "Question: "
-
-
-def question_form(text: str) -> str:
-    """``text`` with the ``Question: `` prefix and a final ``?``, unless already there."""
-    if not text.startswith(QUESTION_PREFIX):
-        text = QUESTION_PREFIX + text
-    return text if text.endswith("?") else text + "?"
 
 
 def normalize_question(text: str) -> str:

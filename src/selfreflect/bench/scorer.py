@@ -63,6 +63,7 @@ class Settings:
     batch_size: int
     temperature: float
     vllm: bool
+    stopwords: str = "wordfreq"
 
 
 # the model shapes: a Qwen2 config's sizes, and whether the LM head is the embedding matrix
@@ -94,8 +95,8 @@ def build_model(preset: str, device: str, dtype: torch.dtype):
 
     config = Qwen2Config(**PRESETS[preset], max_position_embeddings=32768, rope_theta=1e6)
     torch.manual_seed(0)
-    with torch.device(device):
-        return Qwen2ForCausalLM._from_config(config, dtype=dtype).eval()
+    with torch.device(device):  # built in float32, then cast: any transformers version
+        return Qwen2ForCausalLM(config).to(dtype).eval()
 
 
 def inputs(questions: int | None, answers: int, conditioning: int) -> list[dict]:
@@ -285,8 +286,9 @@ def vllm_judge(model, tokenizer, device: str, dtype: str, batch_size: int, workd
     return VllmJudge(spec, batch_size)
 
 
-def question_work(fmt, items: list[dict]) -> list:
-    """Each question's (reference context, summary) tasks, prompts rendered by ``fmt``."""
+def question_work(fmt, items: list[dict], stopwords: str = "wordfreq") -> list:
+    """Each question's (reference context, summary) tasks, prompts rendered by ``fmt``, words
+    masked by the ``stopwords`` policy."""
     from selfreflect.scoring.stopwords import stopword_policy
     from selfreflect.scoring.tasks import question_tasks
 
@@ -298,7 +300,7 @@ def question_work(fmt, items: list[dict]) -> list:
             item["test"],
             item["conditioning"],
             {"summary": item["summary"]},
-            stopword_policy("wordfreq"),
+            stopword_policy(stopwords),
         )
         out.append((reference, summaries["summary"]))
     return out
@@ -319,7 +321,8 @@ def work_per_task(work: list, batch_size: int) -> dict:
 
 def bench_case(settings: Settings, model, fmt, judges: dict, conditioning: int) -> dict:
     """Work, speed and agreement of every judge for one number of conditioning answers."""
-    work = question_work(fmt, inputs(settings.questions, settings.answers, conditioning))
+    items = inputs(settings.questions, settings.answers, conditioning)
+    work = question_work(fmt, items, settings.stopwords)
     contexts = [tasks for pair in work for tasks in pair]
     case: dict = {
         "conditioning": conditioning,
@@ -399,7 +402,7 @@ def judges_of(settings: Settings, model, fmt, tokenizer, workdir: Path) -> dict:
         judges["vllm"] = vllm_judge(
             model, tokenizer, settings.device, settings.dtype, settings.batch_size, workdir
         )
-    warm = question_work(fmt, inputs(1, 1, 1))
+    warm = question_work(fmt, inputs(1, 1, 1), settings.stopwords)
     for name, judge in judges.items():
         if name != "reference":
             timed(judge, warm, settings.temperature, settings.device)
@@ -433,7 +436,8 @@ def benchmark(settings: Settings) -> dict:
             "answers": answers,
             "conditioning": conditioning,
             **work_per_task(
-                question_work(fmt, inputs(None, answers, conditioning)), settings.batch_size
+                question_work(fmt, inputs(None, answers, conditioning), settings.stopwords),
+                settings.batch_size,
             ),
         }
         for answers in settings.count_answers
@@ -498,6 +502,12 @@ def benchmark(settings: Settings) -> dict:
 @click.option("--batch-size", type=int, default=16, show_default=True)
 @click.option("--temperature", type=float, default=5.0, show_default=True)
 @click.option("--vllm", is_flag=True, help="also time the vllm judge")
+@click.option(
+    "--stopwords",
+    default="wordfreq",
+    show_default=True,
+    help="stopword policy (scoring.stopwords), e.g. a word list where wordfreq is not installed",
+)
 @click.option("--json", "json_path", type=click.Path(dir_okay=False), help="write results here")
 def scorer(device: str | None, json_path: str | None, **options) -> None:
     import torch

@@ -25,8 +25,7 @@ import pandas as pd
 from selfreflect.backends import Generator, Sampling
 from selfreflect.chat import question_chat
 from selfreflect.errors import InputError
-from selfreflect.questions import LETTERS
-from selfreflect.text import normalise
+from selfreflect.text import LETTERS, normalise
 
 
 class Ambiguous(Enum):

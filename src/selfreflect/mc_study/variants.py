@@ -12,8 +12,8 @@ import numpy as np
 
 from selfreflect.chat import prompts
 from selfreflect.controlled import distribution_summary
-from selfreflect.questions import LETTERS
 from selfreflect.stats import wasserstein_1
+from selfreflect.text import LETTERS
 
 PROMPT_KEYS = ("mc_option", "mc_other")  # the prompts.yaml texts this module renders
 

@@ -24,10 +24,10 @@ import numpy as np
 import torch
 
 from selfreflect.chat import Message, format_answers, prompts, system_message
-from selfreflect.questions import QUESTION_PREFIX
 from selfreflect.scoring.judge import Judge
 from selfreflect.scoring.tasks import ContextTasks, scoring_question
 from selfreflect.strategies.clustering import minilm
+from selfreflect.text import QUESTION_PREFIX
 
 PROMPT_KEYS = (  # the prompts.yaml texts this module renders
     "judge_rating",

@@ -23,8 +23,8 @@ import numpy as np
 
 from selfreflect.chat import Message, format_answers, prompts, system_message
 from selfreflect.families import PromptFormat
-from selfreflect.questions import LETTERS, question_form
 from selfreflect.scoring.stopwords import IsStopword, masked_positions, normalize
+from selfreflect.text import LETTERS, question_form
 
 PROMPT_KEYS = (  # the prompts.yaml texts this module renders
     "score_reference_question_suffix",
