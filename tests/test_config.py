@@ -60,7 +60,7 @@ def _write(tmp_path, change):
         (
             lambda c: c["report"].update(baseline="nosuch"),
             "report.baseline: 'nosuch' is not a strategy of this run (summaries.strategies: "
-            "greedy, basic, cot,",
+            "greedy, basic, sample_and_summarize,",
         ),
         (
             lambda c: c["summaries"].update(strategies=["basic", "cot"]),

@@ -104,7 +104,8 @@ def test_params_yaml_is_checked_whole_and_against_the_dag(generated):
         " are set in config/smoke.yaml: change them there and run `selfreflect dvc-yaml`)",
     }
     for added, error in edits.items():
-        text = original + added if added else original.replace("  - cot\n", "")  # a strategy
+        dropped = original.replace("  - concatenated_answers\n", "")  # a strategy, in no other list
+        text = original + added if added else dropped
         params.write_text(text)
         failed = run(check, project, check=False)
         assert (failed.returncode, failed.stderr.strip()) == (1, error)

@@ -210,6 +210,9 @@ LATER_FIELDS: dict[str, tuple[str, ...]] = {
 HIGHER_IS_BETTER = {"selfreflect": False, "llm_rating": True, "embedding": True, "p_true": True}
 
 METADATA_KEY = b"selfreflect"
+# rows per Parquet row group: a reader streams a table a group at a time (a group of judgements
+# holds about 100 questions' strategy rows at the paper's size, each with its scoring tasks)
+ROW_GROUP_ROWS = 1024
 
 
 def write_table(
@@ -226,15 +229,18 @@ def write_table(
     meta = {METADATA_KEY: json.dumps({"kind": kind, **(metadata or {})}, sort_keys=True)}
     table = table.replace_schema_metadata(meta)
     with atomic_path(path) as tmp:
-        pq.write_table(table, tmp)
+        pq.write_table(table, tmp, row_group_size=ROW_GROUP_ROWS)
 
 
 def read_table(
-    kind: str, path: str | os.PathLike, columns: list[str] | None = None
+    kind: str,
+    path: str | os.PathLike,
+    columns: list[str] | None = None,
+    where: dict[str, str] | None = None,
 ) -> pd.DataFrame:
-    """Read a ``kind`` artifact's ``columns`` (all by default), checking that every schema field
-    is there with its type."""
-    return to_frame(read_arrow(kind, path, columns))
+    """Read a ``kind`` artifact's ``columns`` (all by default) of the rows whose columns hold
+    the values of ``where``, checking that every schema field is there with its type."""
+    return to_frame(read_arrow(kind, path, columns, where))
 
 
 def to_frame(table: pa.Table) -> pd.DataFrame:
@@ -251,9 +257,15 @@ def columns_but_tasks(kind: str) -> list[str]:
     return [name for name in SCHEMAS[kind].names if name != "tasks"]
 
 
-def read_arrow(kind: str, path: str | os.PathLike, columns: list[str] | None = None) -> pa.Table:
-    """A ``kind`` artifact's ``columns`` (all by default) as an Arrow table, every schema field
-    checked to be there with its type; only the columns asked for are read."""
+def read_arrow(
+    kind: str,
+    path: str | os.PathLike,
+    columns: list[str] | None = None,
+    where: dict[str, str] | None = None,
+) -> pa.Table:
+    """A ``kind`` artifact's ``columns`` (all by default) of the rows whose columns hold the
+    values of ``where`` (all rows by default) as an Arrow table, every schema field checked to
+    be there with its type; only the columns asked for are read, a row group at a time."""
     path = Path(path)
     if not path.is_file():
         raise InputError(f"{path}: file not found")
@@ -271,7 +283,9 @@ def read_arrow(kind: str, path: str | os.PathLike, columns: list[str] | None = N
             )
     columns = columns or SCHEMAS[kind].names
     try:
-        table = pq.read_table(path, columns=[name for name in columns if name in found.names])
+        filters = [(name, "=", value) for name, value in (where or {}).items()] or None
+        read = [name for name in columns if name in found.names]
+        table = pq.read_table(path, columns=read, filters=filters)
     except (pa.ArrowInvalid, OSError) as err:
         raise InputError(f"{path}: not a readable Parquet file ({err})") from None
     for name in columns:

@@ -19,7 +19,7 @@ def strategy_scores(config_path: str, judgements_path: str, strategy: str, out: 
     from selfreflect.errors import InputError
     from selfreflect.judging import strategy_scores as select
 
-    judgements, experiment = read_judgements(judgements_path, tasks=True)
+    judgements, experiment = read_judgements(judgements_path, strategy)
     table = select(judgements, strategy)
     if table.empty:
         raise InputError(f"{judgements_path}: strategy: no judgements of '{strategy}'")

@@ -44,12 +44,16 @@ def write_study(
     write_table(kind, table.assign(**labels), out, meta)
 
 
-def read_judgements(path: str, tasks: bool = False) -> tuple[pd.DataFrame, dict[str, str]]:
-    """An experiment's judgements, their scoring tasks only if ``tasks`` (most of the table),
-    and the experiment they belong to (dataset, subject, judge)."""
+def read_judgements(path: str, strategy: str | None = None) -> tuple[pd.DataFrame, dict[str, str]]:
+    """An experiment's judgements and the experiment they belong to (dataset, subject, judge):
+    all rows without their scoring tasks (most of the table), or ``strategy``'s rows with
+    theirs."""
     from selfreflect.artifacts import EXPERIMENT, columns_but_tasks, one_label, read_table
 
-    table = read_table("judgements", path, None if tasks else columns_but_tasks("judgements"))
+    if strategy is None:
+        table = read_table("judgements", path, columns_but_tasks("judgements"))
+    else:
+        table = read_table("judgements", path, where={"kind": "strategy", "strategy": strategy})
     return table, {key: one_label(table, key, path) for key in EXPERIMENT}
 
 
