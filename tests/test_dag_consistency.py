@@ -192,9 +192,11 @@ def test_each_job_runs_exactly_the_package_files_its_command_imports(generated, 
 
 
 @pytest.mark.parametrize("generated", ["config/smoke.yaml"], indirect=True)
-def test_the_drifts_of_the_hand_written_dvc_yaml_are_gone(generated):
+def test_the_drifts_of_the_hand_written_dvc_yaml_are_gone(generated, monkeypatch):
     """The smoke config has local questions, ratings and a plug-in the old dvc.yaml missed."""
-    _, _, stages = generated
+    from selfreflect.snakemake_jobs import workflow_jobs
+
+    _, project, stages = generated
     assert "data/questions/smoke.jsonl" in stages["questions-smoke"]["deps"]
     assert "data/questions/smoke_mmlu" in stages["questions-smoke_mmlu"]["deps"]
     assert "data/human_ratings_example.csv" in stages["report_human_agreement"]["deps"]
@@ -203,9 +205,14 @@ def test_the_drifts_of_the_hand_written_dvc_yaml_are_gone(generated):
     assert plugin not in stages["summarize-smoke-tiny-basic"]["params"]
     assert (PROMPTS, "system") in stages["merge_answers-smoke-tiny"]["params"]
     assert (PROMPTS, "basic") in stages["summarize-smoke-tiny-basic"]["params"]
-    assert (PROMPTS, "basic") not in stages["summarize-smoke-tiny-cot"]["params"]
+    assert (PROMPTS, "basic") not in stages["summarize-smoke-tiny-greedy"]["params"]
     assert {"reports/smoke/tables/validation.csv"} <= stages["report_validation"]["outs"]
     tracked = {key for stage in stages.values() for file, key in stage["params"] if file == PROMPTS}
+    # the strategies the smoke config leaves out render theirs in config/real.yaml's jobs (whose
+    # stages track what the jobs render: test_dvc_deps_and_params_are_the_jobs_inputs_...)
+    monkeypatch.chdir(project)
+    jobs = workflow_jobs(Path(paths.SNAKEFILE), Path("config/real.yaml"))
+    tracked |= {key for job in jobs for key in job.params.get("prompts", {})}
     assert tracked == set(yaml.safe_load((REPO / PROMPTS).read_text())), "every prompt is a param"
     deps = set().union(*(stage["deps"] for stage in stages.values()))
     assert "results/smoke" not in deps, "report stages depend on the files they read"
