@@ -14,6 +14,7 @@ from typing import Any
 
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from selfreflect.errors import InputError
@@ -213,6 +214,7 @@ METADATA_KEY = b"selfreflect"
 # rows per Parquet row group: a reader streams a table a group at a time (a group of judgements
 # holds about 100 questions' strategy rows at the paper's size, each with its scoring tasks)
 ROW_GROUP_ROWS = 1024
+ROW_BATCH = 64  # rows a filtered read decodes at a time (artifacts.read_arrow: where)
 
 
 def write_table(
@@ -283,9 +285,8 @@ def read_arrow(
             )
     columns = columns or SCHEMAS[kind].names
     try:
-        filters = [(name, "=", value) for name, value in (where or {}).items()] or None
         read = [name for name in columns if name in found.names]
-        table = pq.read_table(path, columns=read, filters=filters)
+        table = _read_rows(path, read, where) if where else pq.read_table(path, columns=read)
     except (pa.ArrowInvalid, OSError) as err:
         raise InputError(f"{path}: not a readable Parquet file ({err})") from None
     for name in columns:
@@ -293,6 +294,21 @@ def read_arrow(
             field = SCHEMAS[kind].field(name)
             table = table.append_column(field, pa.nulls(len(table), field.type))
     return table.select(columns)
+
+
+def _read_rows(path: Path, columns: list[str], where: dict[str, str]) -> pa.Table:
+    """The ``columns`` of the rows of the Parquet file ``path`` whose columns hold the values of
+    ``where``, read a batch at a time (at most one batch of other rows in memory)."""
+    parquet = pq.ParquetFile(path)
+    batches = []
+    for batch in parquet.iter_batches(batch_size=ROW_BATCH, columns=[*columns, *where]):
+        keep = None
+        for name, value in where.items():
+            equal = pc.equal(batch.column(name), value)
+            keep = equal if keep is None else pc.and_(keep, equal)
+        batches.append(batch.filter(keep).select(columns))
+    schema = parquet.schema_arrow
+    return pa.Table.from_batches(batches, pa.schema([schema.field(name) for name in columns]))
 
 
 def read_metadata(path: str | os.PathLike) -> dict[str, Any]:
