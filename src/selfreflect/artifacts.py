@@ -267,7 +267,8 @@ def read_arrow(
 ) -> pa.Table:
     """A ``kind`` artifact's ``columns`` (all by default) of the rows whose columns hold the
     values of ``where`` (all rows by default) as an Arrow table, every schema field checked to
-    be there with its type; only the columns asked for are read, a row group at a time."""
+    be there with its type; only the columns asked for are read (with ``where``, a batch of
+    :data:`ROW_BATCH` rows at a time)."""
     path = Path(path)
     if not path.is_file():
         raise InputError(f"{path}: file not found")
