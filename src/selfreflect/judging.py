@@ -11,7 +11,7 @@ and with a result cache a rerun judges only the summary texts it has not judged 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -19,12 +19,14 @@ import pandas as pd
 from selfreflect.controlled import SIDES, pairs_table
 from selfreflect.mc_study.variants import mc_exclusion, mc_variants
 from selfreflect.progress import progress
-from selfreflect.scoring.judge import Judge
 from selfreflect.scoring.judgements import Judgement, QuestionAnswers, judge_question
 from selfreflect.scoring.result_cache import ResultCache
 from selfreflect.scoring.score import result, upstream_error
 from selfreflect.scoring.stopwords import IsStopword
 from selfreflect.seeds import question_seed
+
+if TYPE_CHECKING:
+    from selfreflect.scoring.judge import Judge
 
 SCORES = ["id", "strategy", "score", "num_tasks", "error", "tasks"]  # a scores row's fields
 LABELS = ["kind", "strategy", "pair_type", "side", "temperature", "axis", "size"]

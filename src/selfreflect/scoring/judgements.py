@@ -19,9 +19,8 @@ import functools
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from selfreflect.scoring.judge import Judge, Judged
 from selfreflect.scoring.result_cache import ResultCache
 from selfreflect.scoring.stopwords import IsStopword
 from selfreflect.scoring.tasks import (
@@ -31,6 +30,9 @@ from selfreflect.scoring.tasks import (
     reference_tasks,
     summary_tasks,
 )
+
+if TYPE_CHECKING:
+    from selfreflect.scoring.judge import Judge, Judged
 
 TOP_PREDICTIONS = 5  # the judge's most likely tokens kept per task and context
 

@@ -10,13 +10,15 @@ format.
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import pandas as pd
 
-from selfreflect.scoring.judge import Judge
 from selfreflect.scoring.judgements import Judgement, QuestionAnswers, judge_question
 from selfreflect.scoring.stopwords import IsStopword
+
+if TYPE_CHECKING:
+    from selfreflect.scoring.judge import Judge
 
 
 class Result(NamedTuple):
