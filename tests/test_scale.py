@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from tests.workflow_utils import copy_project, run
+from tests.workflow_utils import REPO, copy_project, run
 
 pytestmark = pytest.mark.workflow
 
@@ -49,3 +49,39 @@ def test_the_paper_configs_jobs_after_the_judge_run_on_synthetic_artifacts(tmp_p
     peak = max(jobs, key=lambda job: job["peak_rss_mib"])
     assert f"**Peak memory: {peak['peak_rss_mib']} MiB ({peak['rule']})" in doc
     assert all(f"| {rule} " in doc for rule in AFTER_JUDGE)
+
+
+def test_the_judge_pass_tokens_of_a_run_are_read_from_its_judgements(smoke_run):
+    """`selfreflect bench growth` reads a run's judge forward tokens from the merged judgements'
+    shards (each judge job records the tokens its judge computed)."""
+    from selfreflect.artifacts import read_metadata
+    from selfreflect.bench.growth import judge_tokens
+
+    tables = sorted((smoke_run / "results" / "smoke").glob("*/*/judgements/*.parquet"))
+    assert len(tables) == 2  # the summarised dataset's and MMLU's
+    shards = [shard for path in tables for shard in read_metadata(path)["shards"]]
+    assert judge_tokens(smoke_run, "smoke") == sum(s["judge_forward_tokens"] for s in shards) > 0
+    assert judge_tokens(smoke_run, "nosuch") == 0
+
+
+def test_the_judge_work_per_question_grows_with_n_on_real_answers(monkeypatch):
+    """The judge's work per question (no model runs): with more held-out and conditioning
+    answers, more tasks, a longer reference context, and more FLOPs for both contexts; a
+    summary's context is shorter than the reference's."""
+    from selfreflect.bench.growth import judge_work
+
+    monkeypatch.chdir(REPO)  # the example answers are read from tests/data
+    work = judge_work(REPO / "config/laptop.yaml", "smollm2", (2, 4), batch_size=32)
+    small, large = work["cases"]
+    assert work["questions"] == 2 and small["answers"] == 2 and large["answers"] == 4
+    assert 0 < small["tasks"] < large["tasks"]
+    for context in ("reference", "summary"):
+        assert 0 < small[context]["flops"] < large[context]["flops"]
+    assert small["summary"]["tokens"] < small["reference"]["tokens"]
+    assert large["reference"]["tokens"] - small["reference"]["tokens"] > (
+        large["summary"]["tokens"] - small["summary"]["tokens"]
+    )  # the reference context holds the conditioning answers
+
+
+def test_docs_scale_md_is_rendered_from_its_records():
+    run(["selfreflect", "bench", "scale-doc", "--check"], REPO)

@@ -41,6 +41,7 @@ BENCH = (  # selfreflect bench NAME: benchmarks and doc renderers, selfreflect.b
     "explorer-screenshots",
     "scale",
     "scale-doc",
+    "growth",
     "calibrate-stopwords",
     "human-ratings",
 )

@@ -97,12 +97,12 @@ def plans(project: Path, config: Path, shard_counts: tuple[int, ...]) -> list[di
     return out
 
 
-def job_records(project: Path) -> list[dict[str, Any]]:
+def job_records(project: Path, run: str = RUN) -> list[dict[str, Any]]:
     """Each job's rule, wildcards, wall and CPU seconds and peak memory, from its Snakemake
     benchmark file (benchmarks/<run>/<rule>[/<wildcards>...].tsv)."""
     records = []
-    for path in sorted((project / "benchmarks" / RUN).rglob("*.tsv")):
-        parts = path.relative_to(project / "benchmarks" / RUN).with_suffix("").parts
+    for path in sorted((project / "benchmarks" / run).rglob("*.tsv")):
+        parts = path.relative_to(project / "benchmarks" / run).with_suffix("").parts
         (row,) = csv.DictReader(io.StringIO(path.read_text()), delimiter="\t")
         records.append(
             {
@@ -167,6 +167,7 @@ def run_scale(config: Path, questions: int | None, answers: int | None, cores: i
         "plans": planning,
         "planned": planned,
         "run_seconds": round(elapsed, 1),
+        "load_average": round(os.getloadavg()[1], 2),  # the last 5 minutes': other work slows it
         "jobs": jobs,
         "outputs": outputs,
     }

@@ -1,0 +1,218 @@
+"""How the real run grows: the paper-shaped DAG with the tiny model at several sizes, and the
+judge's work per question with Qwen2.5's tokenizer on real answers.
+
+    selfreflect bench growth --json docs/growth.json        # 10, 20, 40 questions, N = 25
+    selfreflect bench growth --questions 2 --questions 4 --answers 2 --json small.json
+
+Each size is the run of ``--config`` (default: the smoke config, the paper's DAG on the tiny
+model: every rule, six strategies, the studies) with that many questions per dataset and N
+test and conditioning answers, under the run name ``growth-q<Q>-n<N>`` in a kept work folder
+(``--work``): a later call resumes, skipping the sizes ``--json`` holds and the jobs Snakemake
+finds done. Recorded per size: each job's wall and CPU seconds and peak memory (its Snakemake
+benchmark file), each rule's output size, the judge's forward tokens.
+
+The judge's work per question counts the tasks and the tokens the `hf` judge computes (the
+prefix and one token tree per batch of each context, as :mod:`selfreflect.bench.scorer`
+counts them) with the tokenizer and prompts of ``--tokenizer-model`` (a ``models`` entry of
+``--tokenizer-config``: Qwen2.5-Coder-0.5B-Instruct, the paper's judge's tokenizer) on the
+original tool's example answers (tests/data: real answers, 10 held-out answers per
+question, cycled to N = ``--judge-answers`` held-out and conditioning answers); with
+Qwen2.5-7B's shape these give the judge's FLOPs per question. No model runs.
+``selfreflect bench scale-doc`` renders both, with the paper run's prediction, in
+docs/scale.md.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import click
+import yaml
+
+from selfreflect.bench.scale import copy_checkout, job_records, output_sizes, sized_config
+
+PREDICTED_MODEL = "qwen2.5-7b"  # the paper's judge: its shape gives the FLOPs per question
+# The smoke config's datasets read from the shipped real question files (110 free-form, 40
+# MMLU questions), so that each has the questions of every default size.
+DATASETS = ("smoke=data/questions/real.jsonl", "smoke_mmlu=data/questions/real_mmlu")
+
+
+def run_name(questions: int, answers: int) -> str:
+    return f"growth-q{questions}-n{answers}"
+
+
+def judge_tokens(project: Path, run: str) -> int:
+    """The judge's forward tokens in ``run``: the merged judgements' shards record them."""
+    from selfreflect.artifacts import read_metadata
+
+    total = 0
+    for path in sorted((project / "results" / run).glob("*/*/judgements/*.parquet")):
+        shards = read_metadata(path).get("shards") or []
+        total += sum(shard.get("judge_forward_tokens", 0) for shard in shards)
+    return total
+
+
+def measure_size(
+    project: Path, config: Path, datasets: dict[str, str], size: tuple[int, int], cores: int
+) -> dict:
+    """Run ``config`` at one size (questions, N) in ``project``, its ``datasets`` read from the
+    files given (resuming what is done); its record."""
+    from selfreflect.bench.scale import planned_jobs, snakemake
+
+    questions, answers = size
+    run = run_name(questions, answers)
+    sized = sized_config(project / config, questions, answers)
+    sized["run"] = run
+    for name, path in datasets.items():
+        sized["datasets"][name]["path"] = path
+    name = f"{run}.yaml"
+    (project / name).write_text(yaml.safe_dump(sized, sort_keys=False))
+    planned = planned_jobs(snakemake(project, "-n", config=name))
+    start = time.perf_counter()
+    snakemake(project, "--cores", str(cores), "--resources", "gpu=1", config=name)
+    jobs = job_records(project, run)
+    return {
+        "questions": questions,
+        "answers": answers,
+        "run_seconds": round(time.perf_counter() - start, 1),  # of this call (it may resume)
+        "jobs": jobs,
+        "outputs": output_sizes(
+            project, snakemake(project, "--summary", config=name), set(planned)
+        ),
+        "judge_forward_tokens": judge_tokens(project, run),
+        "load_average": round(os.getloadavg()[0], 2),
+    }
+
+
+def judge_work(config: Path, model: str, sizes: tuple[int, ...], batch_size: int) -> dict:
+    """The `hf` judge's work per question on the example answers, cycled to N held-out and N
+    conditioning answers for each N of ``sizes``, with ``model``'s tokenizer and prompts: the
+    tasks, and the tokens, attended keys and Qwen2.5-7B forward FLOPs of the reference context
+    and of one summary's context (the example's sample-and-summarize summary)."""
+    from types import SimpleNamespace
+
+    from transformers import AutoTokenizer
+
+    from selfreflect.bench.scorer import PRESETS, forward_flops, inputs, question_work, tree_work
+    from selfreflect.config import load_config
+    from selfreflect.families import PromptFormat
+    from selfreflect.model_sources import gguf_file
+
+    spec = load_config(config)["models"][model]
+    with gguf_file(spec) as source:
+        tokenizer = AutoTokenizer.from_pretrained(str(source.parent), gguf_file=source.name)
+    fmt = PromptFormat.for_model(tokenizer, spec)
+    shape = SimpleNamespace(**PRESETS[PREDICTED_MODEL])
+    cases = []
+    for n in sizes:
+        work = question_work(fmt, inputs(None, n, n))
+        case: dict[str, Any] = {"answers": n, "tasks": 0.0}
+        for name, index in (("reference", 0), ("summary", 1)):
+            contexts = [pair[index] for pair in work]
+            counted = [tree_work(tasks, batch_size) for tasks in contexts]
+            flops = sum(
+                forward_flops(shape, c, t.num_tasks) for c, t in zip(counted, contexts, strict=True)
+            )
+            case[name] = {
+                "tokens": sum(c["tokens"] for c in counted) / len(work),
+                "keys": sum(c["keys"] for c in counted) / len(work),
+                "flops": flops / len(work),
+            }
+        case["tasks"] = sum(summary.num_tasks for _, summary in work) / len(work)
+        cases.append(case)
+    return {
+        "config": str(config),
+        "tokenizer_model": model,
+        "predicted_model": PREDICTED_MODEL,
+        "batch_size": batch_size,
+        "questions": len(work),
+        "cases": cases,  # per question
+    }
+
+
+@click.command()
+@click.option(
+    "--config",
+    default="config/smoke.yaml",
+    show_default=True,
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="The run measured at each size (its models, strategies and studies).",
+)
+@click.option(
+    "--questions", "sizes", type=int, multiple=True, default=(10, 20, 40), show_default=True
+)
+@click.option("--answers", type=int, default=25, show_default=True, help="N at every size.")
+@click.option(
+    "--dataset",
+    "datasets",
+    multiple=True,
+    default=DATASETS,
+    show_default=True,
+    help="NAME=PATH: read the config's dataset NAME from PATH (enough questions for each size).",
+)
+@click.option("--cores", default=os.cpu_count(), show_default=True, help="Snakemake's --cores.")
+@click.option(
+    "--work",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Kept work folder, so that a later call resumes [default: a temporary one].",
+)
+@click.option(
+    "--tokenizer-config",
+    default="config/science.yaml",
+    show_default=True,
+    type=click.Path(dir_okay=False, path_type=Path),
+)
+@click.option("--tokenizer-model", default="qwen2.5-coder-0.5b", show_default=True)
+@click.option("--judge-answers", type=int, multiple=True, default=(10, 25, 50), show_default=True)
+@click.option("--json", "json_out", required=True, type=click.Path(dir_okay=False, path_type=Path))
+def growth(
+    config: Path,
+    sizes: tuple[int, ...],
+    answers: int,
+    datasets: tuple[str, ...],
+    cores: int,
+    work: Path | None,
+    tokenizer_config: Path,
+    tokenizer_model: str,
+    judge_answers: tuple[int, ...],
+    json_out: Path,
+) -> None:
+    """Measure the run of CONFIG at several sizes and the judge's work per question (run from
+    the project's root); written to --json after each size."""
+    from selfreflect.fileio import read_json, write_json
+
+    record = read_json(json_out) if json_out.exists() else {}
+    if "judge_work" not in record:
+        paper = load_paper_batch_size()
+        record["judge_work"] = judge_work(tokenizer_config, tokenizer_model, judge_answers, paper)
+        write_json(json_out, record)
+    done = {(s["questions"], s["answers"]) for s in record.get("sizes", [])}
+    todo = [q for q in sizes if (q, answers) not in done]
+    with tempfile.TemporaryDirectory(prefix="growth-bench-") as tmp:
+        root = work or Path(tmp)
+        project = root / "project"
+        if not (project / "workflow").is_dir():
+            copy_checkout(Path.cwd(), project)
+        paths = dict(entry.split("=", 1) for entry in datasets)
+        for questions in todo:
+            size = measure_size(project, config, paths, (questions, answers), cores)
+            record["config"] = str(config)
+            record["cpus"] = os.cpu_count()
+            record["date"] = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+            record["sizes"] = sorted(
+                [*record.get("sizes", []), size], key=lambda s: (s["answers"], s["questions"])
+            )
+            write_json(json_out, record)
+            cpu = sum(job["cpu_s"] for job in size["jobs"])
+            click.echo(f"{questions} questions, N = {answers}: {cpu:.0f} CPU s")
+
+
+def load_paper_batch_size() -> int:
+    """The paper config's scoring batch size (masked words per judge step)."""
+    from selfreflect.config import load_config
+
+    return load_config(Path("config") / "config.yaml")["scoring"]["batch_size"]
