@@ -14,9 +14,10 @@ import yaml
 
 from selfreflect import answer_sets, paths
 from selfreflect.artifacts import read_metadata, read_table, write_table
+from selfreflect.snakemake_jobs import job_stats
 from tests import workflow_utils as workflow
 from tests.assertions import one_line_error, snapshot
-from tests.workflow_utils import clone_completed, copy_project, job_counts, snakemake
+from tests.workflow_utils import clone_completed, copy_project, snakemake
 
 pytestmark = pytest.mark.workflow
 
@@ -128,7 +129,7 @@ def test_a_later_run_starts_from_an_imported_answer_set(smoke_run, tmp_path):
         "import-answers", "--config", "config/smoke.yaml", str(folder), answers, cwd=project
     )
     assert imported.returncode == 0, imported.stderr
-    jobs = job_counts(snakemake(project, "-n").stdout)
+    jobs = job_stats(snakemake(project, "-n").stdout)
     assert "merge_answers" not in jobs and "answers" not in jobs
     assert jobs["strategy_scores"] == jobs["summarize"] > 0
 

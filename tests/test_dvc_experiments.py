@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from selfreflect.snakemake_jobs import job_stats
 from selfreflect.workflow import PARAMS_STAGE
 from tests.conftest import built_once, session_root
-from tests.workflow_utils import clone_completed, job_counts, run, snakemake
+from tests.workflow_utils import clone_completed, run, snakemake
 
 pytestmark = pytest.mark.workflow
 
@@ -34,7 +35,7 @@ def assert_reruns_nothing(project: Path) -> None:
     """Snakemake dates the outputs DVC restored unchanged before it plans, and runs no job."""
     done = snakemake(project)
     assert "Nothing to be done" in done.stdout + done.stderr, done.stderr
-    assert job_counts(snakemake(project, "-n").stdout) == {}
+    assert job_stats(snakemake(project, "-n").stdout) == {}
 
 
 @pytest.fixture(scope="module")
@@ -86,7 +87,7 @@ def test_snakemake_after_an_experiment_reruns_its_tables_and_no_judge(experiment
     assert message.startswith("error: ") and prefix in message
     forced = message.split("--forcerun ")[1].split()
     assert len(forced) == 4 and all(path.startswith("reports/smoke/") for path in forced)
-    counts = job_counts(snakemake(project, "-n", "--forcerun", *forced).stdout)
+    counts = job_stats(snakemake(project, "-n", "--forcerun", *forced).stdout)
     assert set(counts) == READERS and not JUDGES & set(counts)
 
 
@@ -121,7 +122,7 @@ def test_snakemake_after_a_config_change_reruns_the_tables_dvc_made(smoke_dvc_ru
     message = stopped.stderr.strip().splitlines()[-1]
     assert f"DVC made 4 jobs' outputs with another {SETTING}" in message
     forced = message.split("--forcerun ")[1].split()
-    counts = job_counts(snakemake(project, "-n", "--forcerun", *forced).stdout)
+    counts = job_stats(snakemake(project, "-n", "--forcerun", *forced).stdout)
     assert set(counts) == READERS and not JUDGES & set(counts)
 
 

@@ -13,7 +13,8 @@ import yaml
 from selfreflect import paths
 from selfreflect.artifacts import read_table
 from selfreflect.config import load_config
-from tests.workflow_utils import copy_project, job_counts, run
+from selfreflect.snakemake_jobs import job_stats
+from tests.workflow_utils import copy_project, run
 
 pytestmark = pytest.mark.workflow
 
@@ -81,7 +82,7 @@ def test_a_new_learning_rate_reruns_the_training_and_what_follows_only(finetuned
     run(["selfreflect", "dvc-yaml", "--config", CONFIG], finetuned)
     status = run(["dvc", "status", *sorted(TRAINING)], finetuned).stdout
     assert "finetune.training" in status and all(s in status for s in TRAINING), status
-    counts = job_counts(snakemake(finetuned, "-n").stdout)
+    counts = job_stats(snakemake(finetuned, "-n").stdout)
     assert counts == {
         "finetune_train": 2,
         "summarize": 2,

@@ -6,7 +6,8 @@ import pytest
 import yaml
 
 from selfreflect.config import validate_config
-from tests.workflow_utils import copy_project, job_counts, run
+from selfreflect.snakemake_jobs import job_stats
+from tests.workflow_utils import copy_project, run
 
 pytestmark = pytest.mark.workflow
 
@@ -25,7 +26,7 @@ def test_real_config_dag(tmp_path, name):
     project = copy_project(tmp_path / "p")
     config = validate_config(yaml.safe_load((project / "config" / f"{name}.yaml").read_text()))
     args = ["snakemake", "--configfile", f"config/{name}.yaml", "--cores", "2", "-n"]
-    counts = job_counts(run([*args, "--resources", "gpu=1"], project).stdout)
+    counts = job_stats(run([*args, "--resources", "gpu=1"], project).stdout)
 
     strategies = len(config["summaries"]["strategies"])
     datasets, summarized = len(config["datasets"]), len(config["summaries"]["datasets"])
@@ -47,7 +48,7 @@ def test_the_paper_config_runs_every_study_of_the_paper(tmp_path):
     mmlu = [name for name, spec in config["datasets"].items() if spec["source"] == "mmlu"]
     args = ["snakemake", "--configfile", "config/config.yaml", "--cores", "2", "-n"]
     plan = run([*args, "--resources", "gpu=1"], project).stdout
-    counts = job_counts(plan)
+    counts = job_stats(plan)
     assert mmlu and all(counts[rule] == 1 for rule in REPORT_RULES)
     assert counts["report_convergence_scores"] == 1 and counts["report_human_agreement"] == 1
     studied = re.findall(r"output: results/paper/([^/]+)/\S+/studies/\S+/mc\.parquet", plan)

@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from tests.conftest import tiny_model_spec
 from tests.workflow_utils import REPO, copy_project, run
 
 pytestmark = pytest.mark.workflow
@@ -64,14 +65,14 @@ def test_the_judge_pass_tokens_of_a_run_are_read_from_its_judgements(smoke_run):
     assert judge_tokens(smoke_run, "nosuch") == 0
 
 
-def test_the_judge_work_per_question_grows_with_n_on_real_answers(monkeypatch):
+def test_the_judge_work_per_question_grows_with_n_on_real_answers(tiny_model, monkeypatch):
     """The judge's work per question (no model runs): with more held-out and conditioning
     answers, more tasks, a longer reference context, and more FLOPs for both contexts; a
     summary's context is shorter than the reference's."""
     from selfreflect.bench.growth import judge_work
 
     monkeypatch.chdir(REPO)  # the example answers are read from tests/data
-    work = judge_work(REPO / "config/laptop.yaml", "smollm2", (2, 4), batch_size=32)
+    work = judge_work(tiny_model_spec(tiny_model), (2, 4), batch_size=32)
     small, large = work["cases"]
     assert work["questions"] == 2 and small["answers"] == 2 and large["answers"] == 4
     assert 0 < small["tasks"] < large["tasks"]

@@ -22,7 +22,8 @@ import pytest
 import yaml
 
 from selfreflect.artifacts import read_table
-from tests.workflow_utils import REPO, copy_project, job_counts, run
+from selfreflect.snakemake_jobs import job_stats
+from tests.workflow_utils import REPO, copy_project, run
 
 pytestmark = [pytest.mark.slurm, pytest.mark.workflow]
 
@@ -118,7 +119,7 @@ def test_smoke_dag_on_slurm_matches_local_run_and_resumes(slurm_cluster, smoke_r
     project = copy_project(tmp_path / "project")
     overrides = {"models": {"tiny": {"gpus": 1}}, "summaries": {"strategies": STRATEGIES}}
     (project / "slurm.yaml").write_text(yaml.safe_dump(overrides))
-    dag = job_counts(run(["snakemake", *TARGETS, "-n", *SLURM_OPTIONS[2:5]], project).stdout)
+    dag = job_stats(run(["snakemake", *TARGETS, "-n", *SLURM_OPTIONS[2:5]], project).stdout)
     assert set(dag) > MODEL_RULES
     since = time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(time.time() - 1))
 

@@ -15,7 +15,8 @@ import pytest
 import yaml
 
 from selfreflect.artifacts import read_table
-from tests.workflow_utils import clone_completed, copy_project, job_counts, run
+from selfreflect.snakemake_jobs import job_stats
+from tests.workflow_utils import clone_completed, copy_project, run
 
 pytestmark = pytest.mark.workflow
 
@@ -67,7 +68,7 @@ def test_a_killed_score_job_after_a_setting_change_reruns_to_a_clean_runs_scores
     assert (project / ANSWERS).stat().st_mtime > (project / SCORES).stat().st_mtime
 
     rerun = snakemake(project)  # before the fix: "Nothing to be done", the old scores kept
-    assert job_counts(rerun.stderr) == {"judge": 1, "merge_judgements": 1, "strategy_scores": 1}
+    assert job_stats(rerun.stderr) == {"judge": 1, "merge_judgements": 1, "strategy_scores": 1}
     rescored = scores(project)
     assert not rescored.equals(scores(smoke_run)), "the new answers were not scored"
 
@@ -87,7 +88,7 @@ def test_a_truncated_answers_file_is_refused_naming_it_run_after_run(smoke_run, 
     error = (project / SCORE_LOG).read_text().strip().splitlines()[-1]
     assert error.startswith(f"error: {ANSWERS}: not a readable Parquet file"), error
     assert (project / SCORES).read_bytes() == earlier
-    planned = job_counts(snakemake(project, "-n").stdout)
+    planned = job_stats(snakemake(project, "-n").stdout)
     assert planned == {"judge": 1, "merge_judgements": 1, "strategy_scores": 1}
 
 

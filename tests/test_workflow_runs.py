@@ -14,7 +14,8 @@ import pytest
 import yaml
 
 from selfreflect.artifacts import read_table
-from tests.workflow_utils import clone_completed, copy_project, job_counts, run
+from selfreflect.snakemake_jobs import job_stats
+from tests.workflow_utils import clone_completed, copy_project, run
 
 pytestmark = pytest.mark.workflow
 
@@ -115,10 +116,10 @@ def completed(smoke_run, tmp_path_factory):
 def test_code_changes_rerun_the_jobs_that_run_the_code(completed, tmp_path, module, rerun, kept):
     """Editing the package reruns the rules that run the edited code, and what follows."""
     copy = clone_completed(completed, tmp_path / "p")
-    assert job_counts(smk(copy, "-n", SCORES).stdout) == {}
+    assert job_stats(smk(copy, "-n", SCORES).stdout) == {}
     source = copy / "src" / "selfreflect" / module
     source.write_text(source.read_text() + "\n# an edit\n")
-    jobs = set(job_counts(smk(copy, "-n", SCORES).stdout))
+    jobs = set(job_stats(smk(copy, "-n", SCORES).stdout))
     assert rerun <= jobs and not kept & jobs, jobs
 
 

@@ -58,20 +58,6 @@ def clone_completed(project: Path, dest: Path) -> Path:
     return dest
 
 
-def job_counts(dry_run_output: str) -> dict[str, int]:
-    """Jobs per rule from the 'Job stats' table of a Snakemake dry run."""
-    if "Nothing to be done" in dry_run_output:
-        return {}
-    table = dry_run_output.split("Job stats:")[1].split("\n\n")[0]
-    counts = {}
-    for line in table.splitlines()[3:]:
-        name, count = line.split()
-        counts[name] = int(count)
-    counts.pop("total", None)
-    counts.pop("all", None)
-    return counts
-
-
 def run(args: list[str], cwd: Path, check: bool = True) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     if (Path(cwd) / "src" / "selfreflect").is_dir():  # a project copy runs its own code

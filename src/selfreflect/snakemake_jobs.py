@@ -105,6 +105,16 @@ def _snakefile_namespace_kept() -> Iterator[None]:
         namespace.update(kept)
 
 
+def job_stats(output: str) -> dict[str, int]:
+    """Jobs per rule from the 'Job stats' table Snakemake prints before a run or dry run (none
+    where it has nothing to do)."""
+    if "Nothing to be done" in output:
+        return {}
+    table = output.split("Job stats:")[1].split("\n\n")[0].splitlines()[3:]
+    counts = {line.split()[0]: int(line.split()[1]) for line in table}
+    return {rule: n for rule, n in counts.items() if rule not in ("all", "total")}
+
+
 def workflow_jobs(snakefile: Path, configfile: Path) -> list[Job]:
     """Every job of the workflow for ``configfile``, as if nothing had run."""
     from snakemake.api import SnakemakeApi

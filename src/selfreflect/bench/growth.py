@@ -61,7 +61,8 @@ def measure_size(
 ) -> dict:
     """Run ``config`` at one size (questions, N) in ``project``, its ``datasets`` read from the
     files given (resuming what is done); its record."""
-    from selfreflect.bench.scale import planned_jobs, snakemake
+    from selfreflect.bench.scale import snakemake
+    from selfreflect.snakemake_jobs import job_stats
 
     questions, answers = size
     run = run_name(questions, answers)
@@ -71,7 +72,7 @@ def measure_size(
         sized["datasets"][name]["path"] = path
     name = f"{run}.yaml"
     (project / name).write_text(yaml.safe_dump(sized, sort_keys=False))
-    planned = planned_jobs(snakemake(project, "-n", config=name))
+    planned = job_stats(snakemake(project, "-n", config=name))
     start = time.perf_counter()
     snakemake(project, "--cores", str(cores), "--resources", "gpu=1", config=name)
     jobs = job_records(project, run)
@@ -88,24 +89,29 @@ def measure_size(
     }
 
 
-def judge_work(config: Path, model: str, sizes: tuple[int, ...], batch_size: int) -> dict:
+def load_tokenizer(spec: dict[str, Any]) -> Any:
+    """The tokenizer of a ``models`` entry: its folder's, else its GGUF file's."""
+    from transformers import AutoTokenizer
+
+    from selfreflect.model_sources import gguf_file
+
+    if not spec.get("gguf"):
+        return AutoTokenizer.from_pretrained(spec["path"])
+    with gguf_file(spec) as source:
+        return AutoTokenizer.from_pretrained(str(source.parent), gguf_file=source.name)
+
+
+def judge_work(spec: dict[str, Any], sizes: tuple[int, ...], batch_size: int) -> dict:
     """The `hf` judge's work per question on the example answers, cycled to N held-out and N
     conditioning answers for each N of ``sizes``, with ``model``'s tokenizer and prompts: the
     tasks, and the tokens, attended keys and Qwen2.5-7B forward FLOPs of the reference context
     and of one summary's context (the example's sample-and-summarize summary)."""
     from types import SimpleNamespace
 
-    from transformers import AutoTokenizer
-
     from selfreflect.bench.scorer import PRESETS, forward_flops, inputs, question_work, tree_work
-    from selfreflect.config import load_config
     from selfreflect.families import PromptFormat
-    from selfreflect.model_sources import gguf_file
 
-    spec = load_config(config)["models"][model]
-    with gguf_file(spec) as source:
-        tokenizer = AutoTokenizer.from_pretrained(str(source.parent), gguf_file=source.name)
-    fmt = PromptFormat.for_model(tokenizer, spec)
+    fmt = PromptFormat.for_model(load_tokenizer(spec), spec)
     shape = SimpleNamespace(**PRESETS[PREDICTED_MODEL])
     cases = []
     for n in sizes:
@@ -125,8 +131,6 @@ def judge_work(config: Path, model: str, sizes: tuple[int, ...], batch_size: int
         case["tasks"] = sum(summary.num_tasks for _, summary in work) / len(work)
         cases.append(case)
     return {
-        "config": str(config),
-        "tokenizer_model": model,
         "predicted_model": PREDICTED_MODEL,
         "batch_size": batch_size,
         "questions": len(work),
@@ -187,8 +191,12 @@ def growth(
 
     record = read_json(json_out) if json_out.exists() else {}
     if "judge_work" not in record:
-        paper = load_paper_batch_size()
-        record["judge_work"] = judge_work(tokenizer_config, tokenizer_model, judge_answers, paper)
+        from selfreflect.config import load_config
+
+        spec = load_config(tokenizer_config)["models"][tokenizer_model]
+        work = judge_work(spec, judge_answers, load_paper_batch_size())
+        record["judge_work"] = {"config": str(tokenizer_config), "tokenizer_model": tokenizer_model}
+        record["judge_work"] |= work
         write_json(json_out, record)
     done = {(s["questions"], s["answers"]) for s in record.get("sizes", [])}
     todo = [q for q in sizes if (q, answers) not in done]

@@ -76,22 +76,15 @@ def snakemake(project: Path, *args: str, config: str = "scale.yaml") -> str:
     return done.stdout
 
 
-def planned_jobs(dry_run: str) -> dict[str, int]:
-    """Jobs per rule of a dry run's 'Job stats' table."""
-    table = dry_run.split("Job stats:")[1].split("\n\n")[0].splitlines()[3:]
-    counts = {line.split()[0]: int(line.split()[1]) for line in table}
-    return {rule: n for rule, n in counts.items() if rule not in ("all", "total")}
-
-
 def plans(project: Path, config: Path, shard_counts: tuple[int, ...]) -> list[dict[str, Any]]:
     """The dry run of ``config`` as it is (its own sizes) with each number of judge and answer
     shards (one per GPU): jobs planned and seconds to build the DAG."""
+    from selfreflect.snakemake_jobs import job_stats
+
     out = []
     for shards in shard_counts:
         start = time.perf_counter()
-        planned = planned_jobs(
-            snakemake(project, "-n", "--config", f"shards={shards}", config=config)
-        )
+        planned = job_stats(snakemake(project, "-n", "--config", f"shards={shards}", config=config))
         seconds = round(time.perf_counter() - start, 1)
         out.append({"shards": shards, "jobs": sum(planned.values()), "seconds": seconds})
     return out
@@ -136,6 +129,7 @@ def run_scale(config: Path, questions: int | None, answers: int | None, cores: i
     run what follows the judge; returns the record."""
     from selfreflect.bench.synthetic import write_synthetic_run
     from selfreflect.config import validate_config
+    from selfreflect.snakemake_jobs import job_stats
 
     root = Path.cwd()
     project = copy_checkout(root, work / "project")
@@ -146,7 +140,7 @@ def run_scale(config: Path, questions: int | None, answers: int | None, cores: i
     written = write_synthetic_run(validate_config(sized, "scale.yaml"), project)
     generated = time.perf_counter() - start
     inputs = {str(path): round((project / path).stat().st_size / MIB, 1) for path in written}
-    planned = planned_jobs(snakemake(project, "-n"))
+    planned = job_stats(snakemake(project, "-n"))
     start = time.perf_counter()
     snakemake(project, "--cores", str(cores))
     elapsed = time.perf_counter() - start
