@@ -48,12 +48,11 @@ def run_name(questions: int, answers: int) -> str:
 def judge_tokens(project: Path, run: str) -> int:
     """The judge's forward tokens in ``run``: the merged judgements' shards record them."""
     from selfreflect.artifacts import read_metadata
+    from selfreflect.report.performance import judge_tokens_table
 
-    total = 0
-    for path in sorted((project / "results" / run).glob("*/*/judgements/*.parquet")):
-        shards = read_metadata(path).get("shards") or []
-        total += sum(shard.get("judge_forward_tokens", 0) for shard in shards)
-    return total
+    paths = (project / "results" / run).glob("*/*/judgements/*.parquet")
+    table = judge_tokens_table(read_metadata(path) for path in paths)
+    return int(table["judge_forward_tokens"].iloc[-1])  # the total row
 
 
 def measure_size(
@@ -103,7 +102,8 @@ def load_tokenizer(spec: dict[str, Any]) -> Any:
 
 def judge_work(spec: dict[str, Any], sizes: tuple[int, ...], batch_size: int) -> dict:
     """The `hf` judge's work per question on the example answers, cycled to N held-out and N
-    conditioning answers for each N of ``sizes``, with ``model``'s tokenizer and prompts: the
+    conditioning answers for each N of ``sizes``, with the tokenizer and prompts of the
+    ``models`` entry ``spec``: the
     tasks, and the tokens, attended keys and Qwen2.5-7B forward FLOPs of the reference context
     and of one summary's context (the example's sample-and-summarize summary)."""
     from types import SimpleNamespace
@@ -116,7 +116,8 @@ def judge_work(spec: dict[str, Any], sizes: tuple[int, ...], batch_size: int) ->
     cases = []
     for n in sizes:
         work = question_work(fmt, inputs(None, n, n))
-        case: dict[str, Any] = {"answers": n, "tasks": 0.0}
+        tasks = sum(summary.num_tasks for _, summary in work) / len(work)
+        case: dict[str, Any] = {"answers": n, "tasks": tasks}
         for name, index in (("reference", 0), ("summary", 1)):
             contexts = [pair[index] for pair in work]
             counted = [tree_work(tasks, batch_size) for tasks in contexts]
@@ -128,7 +129,6 @@ def judge_work(spec: dict[str, Any], sizes: tuple[int, ...], batch_size: int) ->
                 "keys": sum(c["keys"] for c in counted) / len(work),
                 "flops": flops / len(work),
             }
-        case["tasks"] = sum(summary.num_tasks for _, summary in work) / len(work)
         cases.append(case)
     return {
         "predicted_model": PREDICTED_MODEL,
