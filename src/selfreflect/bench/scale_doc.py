@@ -16,6 +16,8 @@ import click
 import numpy as np
 import pandas as pd
 
+from selfreflect.fileio import read_yaml
+
 RECORD = Path("docs") / "scale.json"
 GROWTH = Path("docs") / "growth.json"
 BENCHMARKS = Path("docs") / "benchmarks"
@@ -49,6 +51,7 @@ def markdown(record: dict[str, Any]) -> str:
     peak = int(table["peak_rss_mib"].max())
     verdict = "under" if peak < MEMORY_BUDGET_MIB else "over"
     judgements = {p: m for p, m in record["inputs"].items() if "/judgements/" in p}
+    embedder = read_yaml(Path(record["config"]))["summaries"]["cluster"]["embedder"]
     plans = "\n".join(
         f"| {plan['shards']} | {plan['jobs']} | {plan['seconds']:g} |" for plan in record["plans"]
     )
@@ -74,6 +77,11 @@ paper's size.** Time and memory per rule, from each job's Snakemake benchmark fi
 the largest job's resident memory):
 
 {table.to_markdown(floatfmt="g")}
+
+Most of the explorer's CPU time is spent grouping each question's conditioning answers by meaning
+with the config's embedder (`summaries.cluster.embedder: {embedder}`), on the CPU: the explorer's
+job holds no GPU. `selfreflect bench explorer` (docs/explorer_scale.json) builds its explorer
+with the `string` embedder, so its build time is the page's writing alone.
 
 ## Planning the paper's run
 
