@@ -32,8 +32,10 @@ def test_bench_scorer_records_a_run_that_the_docs_render(tmp_path):
     (out.parent / "older.json").write_text(json.dumps(older))
     real_run = json.loads((REPO / render.REAL_RUN).read_text())
     earlier = tuple(json.loads((REPO / path).read_text()) for path in render.EARLIER_RUNS)
-    spans = render.sections(render.latest_runs(out.parent), real_run, earlier)
+    explorer = json.loads((REPO / render.EXPLORER).read_text())
+    spans = render.sections(render.latest_runs(out.parent), real_run, earlier, explorer)
     assert f"takes {real_run['seconds'] / 60:.1f} min" in spans["real-model-run"]
+    assert f"showed after {explorer['table_seconds']:g} s" in spans["explorer-scale"]
     seconds = [f"{r['seconds']:,.0f}" for r in (*earlier, real_run)]
     assert f"| {' | '.join(seconds)} |" in spans["judge-pass"]
     speedup = case["judges"]["hf"]["tasks_per_s"] / case["judges"]["reference"]["tasks_per_s"]

@@ -20,6 +20,7 @@ import click
 
 RUNS = Path("docs") / "benchmarks"
 REAL_RUN = Path("docs") / "real_model.json"
+EXPLORER = Path("docs") / "explorer_scale.json"
 # the Quick start run measured before the shared judge pass (one judge job per strategy and
 # study), and with it while the controlled pairs still grouped answers by string
 EARLIER_RUNS = (
@@ -152,6 +153,24 @@ def real_run_section(run: dict) -> str:
     )
 
 
+def explorer_section(record: dict) -> str:
+    """The explorer benchmark's sizes and times (``selfreflect bench explorer``)."""
+    build = record["build"]
+    opened = ", ".join(
+        f"{seconds:g} s (question {index + 1})"
+        for index, seconds in zip(record["opened"], record["question_seconds"], strict=True)
+    )
+    return (
+        f"Measured {build['date']} on {build['cpus']} cores (mean load {build['mean_load']}):"
+        f" {record['questions']} questions, {record['strategies']} strategies, N ="
+        f" {record['answers']}; {record['files']} files, {record['total_mib']:g} MiB in all, the"
+        f" largest {record['largest_file_mib']:g} MiB (`index.html`: {record['index_mib']:g}"
+        f" MiB). The build took {build['seconds']:g} s ({build['cpu_seconds']:g} s of CPU, peak"
+        f" {build['peak_rss_mib']} MiB, `{record['embedder']}` embedder); the question table"
+        f" showed after {record['table_seconds']:g} s, a question's page after {opened}.\n"
+    )
+
+
 def per_rule_lines(result: dict) -> list[str]:
     """The run's per-rule table (summed over each rule's jobs, from Snakemake's benchmark
     files) and the judge's forward tokens per artifact kind."""
@@ -214,7 +233,9 @@ def judge_pass_section(before: dict, string_pairs: dict, after: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def sections(runs: dict[str, dict], real_run: dict, earlier: tuple[dict, dict]) -> dict[str, str]:
+def sections(
+    runs: dict[str, dict], real_run: dict, earlier: tuple[dict, dict], explorer: dict
+) -> dict[str, str]:
     """The text of every rendered span."""
     cpu = runs["cpu"]
     gpu = runs.get("cuda")
@@ -226,6 +247,7 @@ def sections(runs: dict[str, dict], real_run: dict, earlier: tuple[dict, dict]) 
         "gpu": speed_section(gpu) if gpu else "No GPU run has been recorded yet.\n",
         "readme": readme_section(cpu),
         "real-model-run": real_run_section(real_run),
+        "explorer-scale": explorer_section(explorer),
     }
 
 
@@ -239,7 +261,12 @@ def performance_doc(check: bool) -> None:
     from selfreflect.fileio import write_text
 
     earlier = tuple(json.loads(path.read_text()) for path in EARLIER_RUNS)
-    spans = sections(latest_runs(), json.loads(REAL_RUN.read_text()), earlier)
+    spans = sections(
+        latest_runs(),
+        json.loads(REAL_RUN.read_text()),
+        earlier,
+        json.loads(EXPLORER.read_text()),
+    )
     stale = []
     for path in DOCS:
         text = path.read_text(encoding="utf-8")
