@@ -14,6 +14,7 @@ import yaml
 
 from selfreflect import answer_sets, paths
 from selfreflect.artifacts import read_metadata, read_table, write_table
+from selfreflect.errors import InputError
 from selfreflect.snakemake_jobs import job_stats
 from tests import workflow_utils as workflow
 from tests.assertions import one_line_error, snapshot
@@ -251,6 +252,21 @@ def test_a_set_that_does_not_fit_is_refused_unless_accepted(fitting_run, field):
     meta = read_metadata(fitting_run / "back.parquet")
     assert list(meta["accepted"]) == [field]
     assert meta["subject"] == "tiny" and meta["dataset"] == "d"
+
+
+@pytest.mark.parametrize(("field", "value"), [("subject", "other"), ("seed", 99)])
+def test_shards_of_two_runs_are_not_one_set(fitting_run, monkeypatch, field, value):
+    """A set whose later shard's metadata claims another subject or seed is refused, naming
+    that shard and the field."""
+    monkeypatch.setattr(answer_sets, "SHARD_ROWS", 2)
+    folder = fitting_run / "set"
+    answer_sets.write_answer_set(fitting_run / "answers.parquet", folder, None)
+    first, last = sorted((folder / "data").glob("*.parquet"))
+    meta = {key: v for key, v in read_metadata(last).items() if key != "kind"}
+    meta[field] = value
+    write_table("answers", read_table("answers", last), last, meta)
+    with pytest.raises(InputError, match=rf"{last}: {field}: {value!r}, but .* in {first.name}"):
+        answer_sets.read_answer_set(folder)
 
 
 def test_a_set_of_a_subject_the_run_lacks_is_refused(fitting_run):

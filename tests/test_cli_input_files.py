@@ -91,6 +91,20 @@ def merge_case(name: str, shard, *expect: str) -> Case:
     return Case(name, files, args, ("p0.pq", *expect))
 
 
+def judge_case(name: str, metadata: dict, rows: int, *expect: str) -> Case:
+    """``selfreflect judge`` given an answers file of ``rows`` rows labelled ``metadata``."""
+    answers = pd.DataFrame([ANSWERS_ROW] * rows or [ANSWERS_ROW]).iloc[:rows]
+    files = {
+        "c.yaml": config(),
+        "q.pq": table("questions", QUESTIONS_ROW),
+        "a.pq": lambda path: write_table("answers", answers, path, metadata),
+    }
+    args = ["judge", "--config", "{tmp}/c.yaml", "--dataset", "d", "--subject", "tiny"]
+    args += ["--judge", "tiny", "--questions", "{tmp}/q.pq", "--answers", "{tmp}/a.pq"]
+    args += ["--cache", "{tmp}/cache", "--out", "{tmp}/o/j.pq"]
+    return Case(name, files, args, ("a.pq", *expect))
+
+
 DUPLICATE_SUMMARY = '[{"question": "Q?", "summaries": {"a": "x", "a": "y"}}]'
 
 CASES = [
@@ -169,6 +183,20 @@ CASES = [
         "merge-shard-with-other-questions",
         table("answers", ANSWERS_ROW, id="y"),
         "question y is not among the questions",
+    ),
+    # --- answers that are not the judge job's -----------------------------------------------------
+    judge_case("judge-no-answers", {"dataset": "d", "subject": "tiny"}, 0, "no answers to judge"),
+    judge_case(
+        "judge-answers-of-another-dataset",
+        {"dataset": "e", "subject": "tiny"},
+        1,
+        "dataset: answers of 'e', not of 'd'",
+    ),
+    judge_case(
+        "judge-answers-of-another-subject",
+        {"dataset": "d", "subject": "other"},
+        1,
+        "subject: answers of 'other', not of 'tiny'",
     ),
 ]
 

@@ -115,16 +115,24 @@ CORRUPTIONS = {  # name: (corruption, a fragment of the warning)
     "swapped": (swapped, "another address"),
     "truncated": (truncated, "not used"),
     "distance 0": (edited(lambda e: set_distance(0.0)(e["payload"])), "checksum"),
-    "distance NaN": (resealed(set_distance(math.nan)), "finite"),
-    "distance inf": (resealed(set_distance(math.inf)), "finite"),
+    "distance NaN": (resealed(set_distance(math.nan)), "numbers in [0, 1]"),
+    "distance inf": (resealed(set_distance(math.inf)), "numbers in [0, 1]"),
+    "distance negative": (resealed(set_distance(-5.0)), "numbers in [0, 1]"),
+    "distance above 1": (resealed(set_distance(1.5)), "numbers in [0, 1]"),
     "a reference dropped": (resealed(lambda p: p["distances"].pop()), "2 reference contexts"),
-    "a task dropped": (resealed(lambda p: p["distances"][1].pop()), "finite numbers"),
+    "a task dropped": (resealed(lambda p: p["distances"][1].pop()), "numbers in [0, 1]"),
     "a string for a list": (resealed(set_field("owners", "0, 1")), "owners"),
     "a string for a distance list": (
         resealed(lambda p: p["distances"].__setitem__(1, "x")),
-        "finite",
+        "numbers in [0, 1]",
     ),
     "a number as owner": (resealed(lambda p: p["owners"].__setitem__(0, 0.5)), "owners"),
+    "an owner past the answers": (
+        resealed(lambda p: p["owners"].__setitem__(0, 2)),  # ANSWERS has 2 test answers
+        "indices of the 2 test answers",
+    ),
+    "a negative owner": (resealed(lambda p: p["owners"].__setitem__(0, -1)), "indices"),
+    "records not kept": (resealed(set_field("records", None)), "task records were not kept"),
     "records too short": (resealed(lambda p: p["records"].pop()), "records"),
     "an error not text": (resealed(set_field("error", 3)), "error"),
     "a field missing": (resealed(lambda p: p.pop("records")), "fields"),
@@ -132,6 +140,10 @@ CORRUPTIONS = {  # name: (corruption, a fragment of the warning)
     "old format": (old_format, "older format"),
     "wrong key": (edited(set_field("key", "0" * 64)), "another address"),
     "not an object": (lambda path, _: write_entry(path, [1, 2]), "older format"),
+    "nested too deep": (
+        lambda path, _: path.write_bytes(gzip.compress(b"[" * 200_000 + b"]" * 200_000)),
+        "recursion",
+    ),
 }
 
 

@@ -123,6 +123,15 @@ def read_answer_set(folder: str | os.PathLike) -> tuple[pd.DataFrame, dict[str, 
         raise InputError(f"{folder}: no Parquet shards in {DATA}/")
     answers = pd.concat([read_table("answers", shard) for shard in shards], ignore_index=True)
     metadata = {k: v for k, v in read_metadata(shards[0]).items() if k != "kind"}
+    first = claims(metadata)
+    for shard in shards[1:]:
+        theirs = claims(read_metadata(shard))
+        for field in CHECKED:
+            if theirs[field] != first[field]:
+                raise InputError(
+                    f"{shard}: {field}: {theirs[field]!r}, but {first[field]!r} in "
+                    f"{shards[0].name}: the shards of one set are of one run"
+                )
     return answers, metadata
 
 

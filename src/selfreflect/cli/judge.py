@@ -3,13 +3,16 @@ workflow's scoring stage; ``selfreflect score`` scores files standalone)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from selfreflect.cli.options import ANSWERS, CONFIG, OUT, QUESTIONS, SHARD, SHARDS, Job, reads
 from selfreflect.cli.report.judging import experiment, write_study
 from selfreflect.config import evaluated_datasets
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 STUDY_SETTINGS = (  # what --studies reads: the controlled pairs, MC variants, subsamples
     "summaries.cluster.embedder",
@@ -24,6 +27,21 @@ STUDY_SETTINGS = (  # what --studies reads: the controlled pairs, MC variants, s
 def study_settings(job: Job, config: dict[str, Any]) -> tuple[str, ...]:
     """The studies' settings, in the jobs that run them (an evaluated dataset's)."""
     return STUDY_SETTINGS if job["dataset"] in evaluated_datasets(config) else ()
+
+
+def check_answers(answers: pd.DataFrame, path: str, experiment: dict[str, str]) -> None:
+    """Refuse (one line naming ``path``) an answers table with no rows or whose metadata
+    labels it with another dataset or subject than the job's ``experiment``."""
+    from selfreflect.artifacts import read_metadata
+    from selfreflect.errors import InputError
+
+    if answers.empty:
+        raise InputError(f"{path}: no answers to judge")
+    metadata = read_metadata(path)
+    for label, expected in experiment.items():
+        found = metadata.get(label)
+        if found is not None and found != expected:
+            raise InputError(f"{path}: {label}: answers of {found!r}, not of {expected!r}")
 
 
 @reads("seed", "scoring", "models.{judge}", study_settings, prompts=True)
@@ -82,6 +100,7 @@ def judge(
     check_writable(out)
     questions = read_table("questions", questions_path)
     answers = read_table("answers", answers_path)
+    check_answers(answers, answers_path, {"dataset": dataset, "subject": subject})
     tables = [read_table("summaries", path) for path in summaries_paths]
     summaries = pd.DataFrame(columns=SCHEMAS["summaries"].names)
     if tables:

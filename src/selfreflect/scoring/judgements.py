@@ -16,7 +16,6 @@ tasks do not align fails alone.
 from __future__ import annotations
 
 import functools
-import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -63,9 +62,12 @@ class Judgement:
         }
 
     @classmethod
-    def from_entry(cls, entry: Any, references: int) -> Judgement:
+    def from_entry(
+        cls, entry: Any, references: int, test_answers: int, keep_tasks: bool = False
+    ) -> Judgement:
         """The judgement an :meth:`entry` holds, checked to have its shape with ``references``
-        reference contexts (a failed one: none, and no tasks); ValueError says what is wrong."""
+        reference contexts and ``test_answers`` held-out answers (a failed one: none, and no
+        tasks), its task records where ``keep_tasks``; ValueError says what is wrong."""
         if not isinstance(entry, dict) or set(entry) != {"distances", "owners", "records", "error"}:
             raise ValueError(
                 "not a judgement: its fields are not distances, owners, records, error"
@@ -75,20 +77,22 @@ class Judgement:
         )
         if error is not None and not isinstance(error, str):
             raise ValueError("error is neither null nor a string")
-        if not _ints(owners):
-            raise ValueError("owners is not a list of integers")
+        if not _ints(owners) or not all(0 <= owner < test_answers for owner in owners):
+            raise ValueError(f"owners are not indices of the {test_answers} test answers")
         expected = 0 if error is not None else references
         if not isinstance(distances, list) or len(distances) != expected:
             raise ValueError(f"distances is not a list of {expected} reference contexts")
         tasks = len(owners)
-        if not all(_finite_floats(row) and len(row) == tasks for row in distances):
-            raise ValueError(f"distances are not lists of {tasks} finite numbers")
+        if not all(_distances(row) and len(row) == tasks for row in distances):
+            raise ValueError(f"distances are not lists of {tasks} numbers in [0, 1]")
         if records is not None and not (
             isinstance(records, list)
             and len(records) == tasks
             and all(isinstance(record, dict) for record in records)
         ):
             raise ValueError(f"records is neither null nor a list of {tasks} records")
+        if keep_tasks and error is None and records is None:
+            raise ValueError("its task records were not kept")
         return cls(distances, owners, records, error)
 
 
@@ -117,7 +121,12 @@ def judge_question(
 ) -> dict[str, Judgement]:
     """Each distinct summary text of ``texts`` judged on one question (cache hits read back)."""
     out: dict[str, Judgement] = {}
-    parse = functools.partial(Judgement.from_entry, references=1 + len(answers.subsamples))
+    parse = functools.partial(
+        Judgement.from_entry,
+        references=1 + len(answers.subsamples),
+        test_answers=len(answers.test),
+        keep_tasks=keep_tasks,
+    )
     for text in dict.fromkeys(texts):
         judgement = cache.get(answers.key(), text, parse) if cache else None
         if judgement is not None:
@@ -136,9 +145,10 @@ def _ints(values: Any) -> bool:
     return isinstance(values, list) and all(type(v) is int for v in values)
 
 
-def _finite_floats(values: Any) -> bool:
+def _distances(values: Any) -> bool:
+    """A list of total variation distances: numbers in [0, 1] (float rounding aside)."""
     return isinstance(values, list) and all(
-        type(v) in (int, float) and math.isfinite(v) for v in values
+        type(v) in (int, float) and 0.0 <= v <= 1.0 + 1e-6 for v in values
     )
 
 

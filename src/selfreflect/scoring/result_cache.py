@@ -61,7 +61,7 @@ class ResultCache:
             return None
         try:
             return parse(_payload(json.loads(gzip.decompress(path.read_bytes())), key))
-        except (OSError, EOFError, zlib.error, ValueError, TypeError) as err:
+        except (OSError, EOFError, zlib.error, ValueError, TypeError, RecursionError) as err:
             log.warning("judge cache entry %s not used, judging again: %s", path, err)
             return None
 
