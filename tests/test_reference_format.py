@@ -7,8 +7,11 @@ import json
 import logging
 import sys
 
+import pytest
+
 from selfreflect.artifacts import read_table, write_table
 from selfreflect.cli import main
+from selfreflect.errors import InputError
 from selfreflect.reference_format import read_reference_answers
 
 ANSWERS = [
@@ -61,6 +64,13 @@ def test_duplicate_reference_questions_are_scored_once(tmp_path):
     """As the questions loader, the JSON importer keeps a repeated question once."""
     path = write_json(tmp_path / "dup.json", [ANSWERS[0], ANSWERS[1], ANSWERS[0]])
     assert list(read_reference_answers(path)["question"]) == [a["question"] for a in ANSWERS]
+
+
+def test_a_repeated_question_with_other_answers_is_refused(tmp_path):
+    other = {**ANSWERS[0], "conditioning_answers": ["Marlowe"]}
+    path = write_json(tmp_path / "dup.json", [ANSWERS[0], ANSWERS[1], other])
+    with pytest.raises(InputError, match="record 2 repeats the question of record 0"):
+        read_reference_answers(path)
 
 
 def test_absent_summary_keys_are_not_failures_and_blank_summaries_warn(

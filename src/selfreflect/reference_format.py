@@ -34,10 +34,20 @@ def _records(path: str | os.PathLike, required: dict[str, type]) -> list[dict[st
 
 
 def _unique(records: list[dict[str, Any]], path: str | os.PathLike) -> list[dict[str, Any]]:
-    """``records`` without repeated questions (same id), keeping the first, as the loader does."""
-    first = {}
-    for record in records:
-        first.setdefault(question_id(record["question"]), record)
+    """``records`` without repeated questions (same id), keeping the first, as the loader does;
+    a repeat that differs from the first (other answers or summaries) is refused: which one
+    holds the question's answers would be a guess."""
+    first: dict[str, dict[str, Any]] = {}
+    index: dict[str, int] = {}
+    for number, record in enumerate(records):
+        qid = question_id(record["question"])
+        if qid in first and record != first[qid]:
+            raise InputError(
+                f"{path}: record {number} repeats the question of record {index[qid]} with"
+                " other contents"
+            )
+        first.setdefault(qid, record)
+        index.setdefault(qid, number)
     if len(first) < len(records):
         log.warning("%s: dropped %d duplicate question(s)", path, len(records) - len(first))
     return list(first.values())
