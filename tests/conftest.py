@@ -13,9 +13,9 @@ import pytest
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-# Each pytest-xdist worker its share of the CPUs it may use for torch's OpenMP pool (inherited by the jobs
-# it starts; Snakemake sets its jobs' own): a wider pool's idle threads spin on the cores the
-# other workers use (two workers on two cores, two threads each: 6x the CPU of one thread).
+# Each pytest-xdist worker its share of the CPUs it may use, for torch's OpenMP pool (inherited
+# by the jobs it starts; Snakemake sets its jobs' own): a wider pool's idle threads spin on the
+# cores the other workers use (two workers on two cores, two threads each: 6x the CPU of one).
 if "PYTEST_XDIST_WORKER" in os.environ:
     _share = len(os.sched_getaffinity(0)) // int(os.environ["PYTEST_XDIST_WORKER_COUNT"])
     os.environ.setdefault("OMP_NUM_THREADS", str(max(1, _share)))
