@@ -265,7 +265,9 @@ def test_shards_of_two_runs_are_not_one_set(fitting_run, monkeypatch, field, val
     meta = {key: v for key, v in read_metadata(last).items() if key != "kind"}
     meta[field] = value
     write_table("answers", read_table("answers", last), last, meta)
-    with pytest.raises(InputError, match=rf"{last}: {field}: {value!r}, but .* in {first.name}"):
+    with pytest.raises(
+        InputError, match=rf"{last}: {field} {value!r}, not .* as in .*{first.name}"
+    ):
         answer_sets.read_answer_set(folder)
 
 

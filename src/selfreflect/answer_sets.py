@@ -23,6 +23,7 @@ import yaml
 from selfreflect.artifacts import one_label, read_metadata, read_table, write_table
 from selfreflect.errors import InputError
 from selfreflect.fileio import atomic_dir, check_replaceable
+from selfreflect.sharding import check_shards, identity
 
 DATA = "data"
 CARD = "README.md"
@@ -121,17 +122,12 @@ def read_answer_set(folder: str | os.PathLike) -> tuple[pd.DataFrame, dict[str, 
     shards = sorted((Path(folder) / DATA).glob("*.parquet"))
     if not shards:
         raise InputError(f"{folder}: no Parquet shards in {DATA}/")
-    answers = pd.concat([read_table("answers", shard) for shard in shards], ignore_index=True)
-    metadata = {k: v for k, v in read_metadata(shards[0]).items() if k != "kind"}
-    first = claims(metadata)
-    for shard in shards[1:]:
-        theirs = claims(read_metadata(shard))
-        for field in CHECKED:
-            if theirs[field] != first[field]:
-                raise InputError(
-                    f"{shard}: {field}: {theirs[field]!r}, but {first[field]!r} in "
-                    f"{shards[0].name}: the shards of one set are of one run"
-                )
+    tables = [read_table("answers", shard) for shard in shards]
+    metas = [read_metadata(shard) for shard in shards]
+    names = list(map(str, shards))
+    check_shards(None, list(map(identity, metas, tables, names)), names)
+    answers = pd.concat(tables, ignore_index=True)
+    metadata = {k: v for k, v in metas[0].items() if k != "kind"}
     return answers, metadata
 
 

@@ -37,20 +37,17 @@ def _unique(records: list[dict[str, Any]], path: str | os.PathLike) -> list[dict
     """``records`` without repeated questions (same id), keeping the first, as the loader does;
     a repeat that differs from the first (other answers or summaries) is refused: which one
     holds the question's answers would be a guess."""
-    first: dict[str, dict[str, Any]] = {}
-    index: dict[str, int] = {}
+    first: dict[str, tuple[int, dict[str, Any]]] = {}  # id -> its first record's number, the record
     for number, record in enumerate(records):
-        qid = question_id(record["question"])
-        if qid in first and record != first[qid]:
+        earlier, kept = first.setdefault(question_id(record["question"]), (number, record))
+        if record != kept:
             raise InputError(
-                f"{path}: record {number} repeats the question of record {index[qid]} with"
+                f"{path}: record {number} repeats the question of record {earlier} with"
                 " other contents"
             )
-        first.setdefault(qid, record)
-        index.setdefault(qid, number)
     if len(first) < len(records):
         log.warning("%s: dropped %d duplicate question(s)", path, len(records) - len(first))
-    return list(first.values())
+    return [record for _, record in first.values()]
 
 
 def read_reference_answers(path: str | os.PathLike) -> pd.DataFrame:
