@@ -82,6 +82,14 @@ def report_plan(minimum: str):
     return Plan(**plan_args(config, minimum))
 
 
+def mc_plan():
+    """The default config's plan of the multiple-choice study, as its report command builds it."""
+    from selfreflect.cli.report.mc_study import mc_plan_args
+    from selfreflect.config import validate_config
+
+    return mc_plan_args(validate_config(copy.deepcopy(MINIMAL_CONFIG)))
+
+
 def tiny_format(tokenizer):
     """The tiny model's :class:`PromptFormat` (generic family, original fidelity)."""
     from selfreflect.families import PromptFormat, detect_family

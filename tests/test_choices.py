@@ -17,6 +17,7 @@ from selfreflect.mc_study.choices import (
     parse_choice,
     sampling_error,
 )
+from selfreflect.mc_study.scores import truth_check
 from selfreflect.questions import format_mmlu, question_id
 from tests.conftest import tiny_model_spec
 
@@ -94,6 +95,16 @@ def test_sampling_error_is_the_expected_total_variation_of_sampled_shares():
 
 
 @pytest.mark.vllm
+def test_truth_check_compares_the_truth_with_the_shares_its_answers_name():
+    """Truth 0.7 / 0.3 / 0 / 0 / 0 (Berlin, Madrid, Paris, Rome, none) against answers naming
+    Berlin, Madrid twice (by letter and by text) and Paris: shares 0.25 / 0.5 / 0.25 / 0, total
+    variation (0.45 + 0.2 + 0.25) / 2; expected error of four draws 2 sqrt(0.21 / (8 pi))."""
+    answers = ["Berlin", "The answer is B.", "Madrid", "Paris"]
+    tv, expected = truth_check([0.7, 0.3, 0.0, 0.0, 0.0], answers, CHOICES)
+    assert tv == pytest.approx(0.45)
+    assert expected == pytest.approx(2 * np.sqrt(0.21 / (8 * np.pi)))
+
+
 def test_exact_truth_agrees_across_backends_and_rides_on_the_answers(
     hf_generator, vllm_generator, questions
 ):

@@ -11,7 +11,7 @@ from selfreflect.mc_study.table import mc_table
 from selfreflect.plotting import experiments
 from selfreflect.report.figures import convergence_figure, main_figure, validation_figure
 from selfreflect.report.tables import convergence_table, main_table, validation_table
-from tests.conftest import report_plan
+from tests.conftest import mc_plan, report_plan
 
 KEYS = {"dataset": "d", "subject": "s", "judge": "j"}
 MAIN_PLAN = report_plan("min_questions")
@@ -63,6 +63,8 @@ def synthetic_mc(rng):
             "ambiguous_test": 0,
             "choice_source": "logprobs",
             "choice_error": 0.0,
+            "truth_tv": 0.05,
+            "truth_tv_expected": 0.1,
             **KEYS,
         }
     )
@@ -114,7 +116,7 @@ def make_figures(tmp_path, rng):
         ),
         "mc_study": mc_figure(
             mc,
-            mc_table(mc, **stats, plan=MAIN_PLAN),
+            mc_table(mc, **stats, plan=MAIN_PLAN, mc_plan=mc_plan()),
             tmp_path / "mc_study",
             3.3,
             150,
@@ -195,7 +197,7 @@ def test_one_panel_per_experiment_and_missing_values_are_not_zero(tmp_path):
     figures = {
         "validation": lambda table, stem: validation_figure(table, stem, 3.3, 150),
         "mc": lambda table, stem: mc_figure(
-            table, mc_table(table, **stats, plan=MAIN_PLAN), stem, 3.3, 150
+            table, mc_table(table, **stats, plan=MAIN_PLAN, mc_plan=mc_plan()), stem, 3.3, 150
         ),
         "convergence": lambda table, stem: convergence_figure(table, stem, 3.3, 150),
     }

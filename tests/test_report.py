@@ -9,7 +9,7 @@ import yaml
 
 from selfreflect.cli.report.common import json_safe
 from selfreflect.cli.report.main_table import MAIN_METRICS
-from tests.conftest import MINIMAL_CONFIG
+from tests.conftest import MINIMAL_CONFIG, REPO
 from tests.workflow_utils import copy_project, run, snakemake
 
 pytestmark = pytest.mark.workflow
@@ -69,18 +69,60 @@ def test_snakemake_builds_every_table_figure_and_the_report(smoke_run):
     assert len(html) > 10_000 and "Metric validation" in html
 
 
-def test_the_science_doc_renders_from_a_runs_report(smoke_run, tmp_path):
-    """``selfreflect bench science-doc`` renders docs/science.md from any run's report (here
-    the smoke run's): one verdict row per judge and compared strategy, the judges' time."""
-    out = tmp_path / "science.md"
-    command = ["selfreflect", "bench", "science-doc", "--config", "config/smoke.yaml"]
-    run([*command, "--out", str(out)], smoke_run)
+def test_a_runs_report_is_recorded_per_judge_and_renders_the_science_doc(smoke_run, tmp_path):
+    """``bench science-record`` keeps a judge's report rows and the run's provenance;
+    ``bench science-doc`` renders the page from the records (``--check`` fails once it differs)
+    and refuses a record made under another analysis plan than the config's."""
+    from selfreflect.config import load_config
+
+    records, out = tmp_path / "records", tmp_path / "science.md"
+    options = ["--config", "config/smoke.yaml", "--records", str(records)]
+    run(["selfreflect", "bench", "science-record", *options], smoke_run)
+    made = json.loads((records / "tiny" / "record.json").read_text(encoding="utf-8"))
+    config = load_config(smoke_run / "config" / "smoke.yaml")
+    assert made["plan"] == config["report"]["plan"] and made["judge"] == "tiny"
+    assert made["questions"]["smoke"] == config["questions"]["num_questions"]
+    assert made["time"]["jobs"] > 0 and made["commit"]
+    run(["selfreflect", "bench", "science-doc", *options, "--out", str(out)], smoke_run)
     text = out.read_text(encoding="utf-8")
-    mc = pd.read_csv(smoke_run / "reports" / "smoke" / "tables" / "mc_study.csv").iloc[0]
-    rho = f"| tiny | {mc['n_rho']} | {mc['n_rho_skipped']} | {round(mc['median_rho'], 2)} |"
-    assert rho in text
-    assert "| tiny | concatenated_answers |" in text
-    assert re.search(r"\| tiny \| \d+ \| [\d.]+ \|", text)  # the judge's jobs and minutes
+    mc = pd.read_csv(records / "tiny" / "mc_study.csv").iloc[0]
+    assert f"| tiny | {mc['n_rho']} ({mc['n_rho_skipped']} skipped) |" in text
+    assert "| tiny | concatenated_answers | concatenated_answers |" in text  # a reference
+    assert "## Analysis plan" in text and "\n| tiny | 20" in text  # the run's date
+    run(["selfreflect", "bench", "science-doc", *options, "--out", str(out), "--check"], smoke_run)
+    out.write_text(text.replace("tiny", "tyni"), encoding="utf-8")
+    stale = run(
+        ["selfreflect", "bench", "science-doc", *options, "--out", str(out), "--check"],
+        smoke_run,
+        check=False,
+    )
+    assert stale.returncode != 0 and "not what the records render" in stale.stderr
+    other = tmp_path / "other-plan.yaml"
+    raw = yaml.safe_load((smoke_run / "config" / "smoke.yaml").read_text(encoding="utf-8"))
+    raw.setdefault("report", {}).setdefault("plan", {})["level"] = 0.01
+    other.write_text(yaml.safe_dump(raw), encoding="utf-8")
+    refused = run(
+        [
+            "selfreflect",
+            "bench",
+            "science-doc",
+            "--config",
+            str(other),
+            "--records",
+            str(records),
+            "--out",
+            str(out),
+        ],
+        smoke_run,
+        check=False,
+    )
+    assert refused.returncode != 0
+    [line] = refused.stderr.strip().splitlines()
+    assert "tiny/record.json: plan:" in line and "(level)" in line
+
+
+def test_docs_science_md_is_what_the_science_records_render():
+    run(["selfreflect", "bench", "science-doc", "--check"], REPO)
 
 
 def test_dvc_repro_builds_every_table_and_dvc_reads_metrics_and_plots(smoke_dvc_run):

@@ -23,7 +23,7 @@ from selfreflect.report.tables import (
 )
 from selfreflect.report.writers import with_intervals, write_table_files
 from selfreflect.stats import krippendorff_alpha
-from tests.conftest import MINIMAL_CONFIG, report_plan
+from tests.conftest import MINIMAL_CONFIG, mc_plan, report_plan
 
 KEYS = {"dataset": "d", "subject": "s", "judge": "j"}
 MAIN_PLAN = report_plan("min_questions")
@@ -134,6 +134,15 @@ def test_main_table_corrects_the_comparisons_with_the_baseline_per_experiment():
     d2 = table.loc["d2"].drop("greedy")
     assert d2["p_value"].notna().all() and d2["p_adjusted"].isna().all()
     assert (d2["verdict"] == "too few questions").all()
+    apart = main_table(scores, "greedy", 100, 0.95, 0, MAIN_PLAN, references=["better"])
+    apart = apart.set_index(["dataset", "strategy"]).loc["d"]
+    # a reference is a family of its own (adjusted p = p); Holm over the other two: 2, 1
+    assert (
+        apart.loc["better", "family"] == "better" and apart.loc["worse", "family"] == "strategies"
+    )
+    assert apart.loc[["better", "worse", "same"], "p_adjusted"].tolist() == pytest.approx(
+        [2 / 2**n, 8 / 2**n, 1.0]
+    )
     bonferroni = main_table(
         scores, "greedy", 100, 0.95, 0, replace(MAIN_PLAN, correction="bonferroni")
     )
@@ -262,6 +271,7 @@ def test_validation_table_corrects_per_metric_and_compares_metrics_with_mcnemar(
 
 
 MC_STATS = {"n_resamples": 200, "confidence": 0.95, "seed": 0, "plan": report_plan("min_questions")}
+MC_STATS["mc_plan"] = mc_plan()
 TEMPERATURES = [0.25, 0.5, 1.0, 2.0, 4.0]
 
 
@@ -276,6 +286,8 @@ def test_mc_table_rank_correlation():
             "ambiguous_test": [2] * 4 + [1, None],
             "choice_source": ["samples"] * 4 + ["logprobs", None],
             "choice_error": [0.02] * 4 + [0.0, None],
+            "truth_tv": [0.05] * 4 + [0.4, None],
+            "truth_tv_expected": [0.1] * 4 + [0.1, None],
             "score": [0.2, 0.3, 0.5, 0.9, 0.1, np.nan],
             **KEYS,
         }
@@ -289,6 +301,11 @@ def test_mc_table_rank_correlation():
     assert row[["n_ambiguous_conditioning", "n_ambiguous_test"]].tolist() == [1, 3]
     # how the truths were found, and their mean sampling error (each question once)
     assert row["truth"] == "logprobs,samples" and row["truth_error"] == pytest.approx(0.01)
+    # the truth check: a within its expected error (0.05 <= 0.1 + tolerance), b not (0.4): half
+    # of the questions agree, under the plan's minimum share
+    assert MC_STATS["mc_plan"].truth_tolerance < 0.3 < MC_STATS["mc_plan"].truth_min_share
+    assert row[["n_truth_checked", "n_truth_agree"]].tolist() == [2, 1]
+    assert row["truth_agree_share"] == 0.5 and row["truth_check"] == "disagrees"
     constant = mc_table(mc.assign(score=0.5), **MC_STATS).iloc[0]
     assert np.isnan(constant["median_rho"]) and np.isnan(constant["p_value"])
     assert np.isnan(constant["pooled_rho"]) and np.isnan(constant["pooled_p_value"])
@@ -317,6 +334,8 @@ def test_mc_table_within_question_order_is_detected_where_the_pooled_rho_is_not(
                     "ambiguous_test": 1,
                     "choice_source": "logprobs",
                     "choice_error": 0.0,
+                    "truth_tv": 0.0,
+                    "truth_tv_expected": 0.1,
                     **KEYS,
                 }
             )
@@ -332,6 +351,11 @@ def test_mc_table_within_question_order_is_detected_where_the_pooled_rho_is_not(
     assert row["p_adjusted"] == row["p_value"] and row["verdict"] == "orders as W1"
     assert row["pooled_p_adjusted"] == pytest.approx(pooled.pvalue)
     assert row["pooled_verdict"] == ("negative" if pooled.pvalue < 0.05 else "not significant")
+    # the claim is decided by the statistic the plan names
+    assert row["decided_by"] == "within_question" and row["tracks_w1"] == "yes"
+    pooled_plan = replace(MC_STATS["mc_plan"], statistic="pooled")
+    by_pooled = mc_table(mc, **{**MC_STATS, "mc_plan": pooled_plan}).iloc[0]
+    assert by_pooled["decided_by"] == "pooled" and by_pooled["tracks_w1"] == "no"
     few = mc_table(mc[mc["id"] < "q03"], **MC_STATS).iloc[0]  # 3 questions: under the minimum
     assert few["verdict"] == few["pooled_verdict"] == "too few questions"
     assert row["pooled_p_value"] == pytest.approx(pooled.pvalue)

@@ -173,6 +173,10 @@ SCHEMAS: dict[str, pa.Schema] = {
             ("choice_error", pa.float64()),  # its expected sampling error (0: exact)
             ("ambiguous_conditioning", pa.int64()),  # answers naming two or more choices
             ("ambiguous_test", pa.int64()),
+            # the truth against the shares of the choices all its answers name: their total
+            # variation and its expected sampling error (selfreflect.mc_study.scores.truth_check)
+            ("truth_tv", pa.float64()),
+            ("truth_tv_expected", pa.float64()),
             ("score", pa.float64()),
             ("error", _STR),
         ]

@@ -36,6 +36,7 @@ BENCH = (  # selfreflect bench NAME: benchmarks and doc renderers, selfreflect.b
     "finetuning-doc",
     "performance-doc",
     "power-doc",
+    "science-record",
     "science-doc",
     "explorer",
     "explorer-screenshots",

@@ -1,26 +1,35 @@
-"""Render docs/science.md from the science run's report (config/science.yaml).
+"""Render docs/science.md from the science run's records (docs/science/, kept by
+``selfreflect bench science-record``), whatever the verdicts are; nothing is typed by hand. A
+record made under another analysis plan than the config's is refused: its verdicts would not be
+the plan's. Changes of plan after a run are listed, with date and reason, in
+``docs/science/plan_changes.yaml``.
 
-Reads what `snakemake --configfile config/science.yaml` (or `dvc repro` of its stages) wrote
-under reports/science/ and benchmarks/science/, the same tables tests/test_science.py asserts
-on, and writes the verdict whatever it shows; nothing is typed by hand.
-
-    selfreflect bench science-doc [--config config/science.yaml] [--out docs/science.md]
+    selfreflect bench science-doc [--config config/science.yaml] [--records docs/science]
+        [--out docs/science.md] [--check]
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 import pandas as pd
+import yaml
 
-from selfreflect.config import answer_settings, load_config, summarized_datasets
+from selfreflect.bench.science_record import CONFIG, RECORDS, read_records
+from selfreflect.config import load_config, summarized_datasets
 from selfreflect.fileio import write_text
-from selfreflect.report.performance import read_benchmarks
+
+PLAN_CHANGES = "plan_changes.yaml"
 
 
 def _verdict(passed: bool) -> str:
     return "**yes**" if passed else "**no**"
+
+
+def _p(value: float) -> float:
+    return float(f"{value:.2g}")
 
 
 def _table(header: list[str], rows: list[list[object]]) -> list[str]:
@@ -30,9 +39,10 @@ def _table(header: list[str], rows: list[list[object]]) -> list[str]:
     return lines + ["| " + " | ".join(map(str, row)) + " |" for row in rows]
 
 
-def _pairs(validation: pd.DataFrame, datasets: list[str]) -> list[str]:
+def _pairs(validation: pd.DataFrame) -> list[str]:
     header = ["judge", "pair type", "metric", "right / pairs", "fraction", "95 % Wilson CI"]
-    header += ["p vs chance", "adjusted p", "above chance"]
+    header += ["p vs chance", "adjusted p", "above chance", "McNemar p vs SelfReflect"]
+    header += ["adjusted"]
     rows = [
         [
             row.judge,
@@ -41,79 +51,83 @@ def _pairs(validation: pd.DataFrame, datasets: list[str]) -> list[str]:
             f"{row.n_correct} / {row.n_pairs}",
             round(row.fraction, 2),
             f"[{row.ci_low:.2f}, {row.ci_high:.2f}]",
-            float(f"{row.p_value_vs_chance:.2g}"),
-            float(f"{row.p_adjusted_vs_chance:.2g}"),
+            _p(row.p_value_vs_chance),
+            _p(row.p_adjusted_vs_chance),
             _verdict(row.verdict_vs_chance == "above chance") if row.n_pairs else "no pairs",
+            "" if pd.isna(row.mcnemar_p_value) else _p(row.mcnemar_p_value),
+            "" if pd.isna(row.mcnemar_p_adjusted) else _p(row.mcnemar_p_adjusted),
         ]
-        for row in validation[validation["dataset"].isin(datasets)].itertuples()
+        for row in validation.itertuples()
     ]
     return _table(header, rows)
 
 
-def _mc(mc: pd.DataFrame, datasets: list[str]) -> list[str]:
-    header = ["judge", "questions with a rho", "skipped", "median per-question rho"]
-    header += ["95 % bootstrap CI", "Wilcoxon p (rho > 0)", "tracks W1", "pooled rho (p)"]
-    header += ["pooled verdict", "truth"]
+def _mc(mc: pd.DataFrame) -> list[str]:
+    header = ["judge", "questions with a rho", "median per-question rho", "95 % bootstrap CI"]
+    header += ["Wilcoxon p (rho > 0)", "verdict", "pooled rho (p)", "pooled verdict"]
+    header += ["decides", "tracks W1", "truth agrees", "truth check"]
     rows = [
         [
             row.judge,
-            row.n_rho,
-            row.n_rho_skipped,
+            f"{row.n_rho} ({row.n_rho_skipped} skipped)",
             round(row.median_rho, 2),
             f"[{row.median_rho_low:.2f}, {row.median_rho_high:.2f}]",
-            float(f"{row.p_value:.2g}"),
-            _verdict(row.verdict == "orders as W1"),
-            f"{row.pooled_rho:.2f} ({row.pooled_p_value:.2g})",
+            _p(row.p_value),
+            row.verdict,
+            f"{row.pooled_rho:.2f} ({_p(row.pooled_p_value)})",
             row.pooled_verdict,
-            row.truth,
+            row.decided_by,
+            _verdict(row.tracks_w1 == "yes"),
+            f"{row.n_truth_agree} / {row.n_truth_checked}",
+            row.truth_check,
         ]
-        for row in mc[mc["dataset"].isin(datasets)].itertuples()
+        for row in mc.itertuples()
     ]
     return _table(header, rows)
 
 
-def _strategies(main: pd.DataFrame, baseline: str, datasets: list[str]) -> list[str]:
-    header = ["judge", "strategy", "mean score (95 % CI)", f"difference to {baseline} (95 % CI)"]
-    header += ["Wilcoxon p", "adjusted p", "better"]
-    compared = main[main["dataset"].isin(datasets) & (main["strategy"] != baseline)]
+def _strategies(main: pd.DataFrame, baseline: str) -> list[str]:
+    header = ["judge", "strategy", "family", "mean score (95 % CI)"]
+    header += [f"difference to {baseline} (95 % CI)", "Wilcoxon p", "adjusted p", "verdict"]
+    compared = main[main["strategy"] != baseline]
     rows = [
         [
             row.judge,
             row.strategy,
+            row.family,
             f"{row.mean:.4f} [{row.ci_low:.4f}, {row.ci_high:.4f}]",
             f"{row.diff:+.4f} [{row.diff_low:+.4f}, {row.diff_high:+.4f}]",
-            float(f"{row.p_value:.2g}"),
-            float(f"{row.p_adjusted:.2g}"),
-            _verdict(row.verdict == "better"),
+            _p(row.p_value),
+            _p(row.p_adjusted),
+            row.verdict,
         ]
         for row in compared.itertuples()
     ]
     return _table(header, rows)
 
 
-def _verdicts(
-    read: dict[str, pd.DataFrame], free_form: list[str], choices: list[str], baseline: str
-) -> list[str]:
+def _verdicts(tables: dict[str, pd.DataFrame], judges: list[str], baseline: str) -> list[str]:
     """One line per judge: what each study concludes (the sections below give the numbers)."""
-    pairs = read["validation"].query("metric == 'selfreflect' and n_pairs > 0")
-    pairs = pairs[pairs["dataset"].isin(free_form)]
-    mc = read["mc_study"][read["mc_study"]["dataset"].isin(choices)]
-    main = read["main"][read["main"]["dataset"].isin(free_form)]
+    pairs = tables["validation"].query("metric == 'selfreflect' and n_pairs > 0")
+    mc, main = tables.get("mc_study", pd.DataFrame(columns=["judge"])), tables["main"]
     rows = []
-    for judge in dict.fromkeys(read["main"]["judge"]):
+    for judge in judges:
         own = pairs[pairs["judge"] == judge]
         above = own.loc[own["verdict_vs_chance"] == "above chance", "pair_type"].tolist()
-        tracks = mc[(mc["judge"] == judge) & (mc["verdict"] == "orders as W1")]
-        better = main[(main["judge"] == judge) & (main["verdict"] == "better")]["strategy"].tolist()
+        mine = mc[mc["judge"] == judge]
+        ranked = main[(main["judge"] == judge) & (main["family"] == "strategies")]
+        better = ranked.loc[ranked["verdict"] == "better", "strategy"].tolist()
+        tested = ranked[ranked["strategy"] != baseline]
         rows.append(
             [
                 judge,
                 f"{len(above)} of {len(own)}" + (f" ({', '.join(above)})" if above else ""),
-                _verdict(not tracks.empty),
-                ", ".join(better) or "none",
+                _verdict((mine["tracks_w1"] == "yes").any()) if len(mine) else "not run",
+                ", ".join(mine["truth_check"].dropna()) or "not run",
+                f"{len(better)} of {len(tested)}" + (f" ({', '.join(better)})" if better else ""),
             ]
         )
-    header = ["judge", "pair types above chance", "MC study tracks W1"]
+    header = ["judge", "pair types above chance", "MC study tracks W1", "MC truth check"]
     return _table([*header, f"strategies better than {baseline}"], rows)
 
 
@@ -132,122 +146,160 @@ def _agreement(agreement: pd.DataFrame) -> list[str]:
     return _table(header, rows)
 
 
-JUDGE_JOBS = (  # each judge's jobs among the benchmark files (benchmarks/<run>/<rule>/...)
-    "judge/*/*/{judge}/*.tsv",
-    "report_alt_metrics/*/*/{judge}.tsv",
-    "report_agreement_scores/*/*/{judge}.tsv",
-)
+def _records_table(provenance: dict[str, Any], judges: list[str]) -> list[str]:
+    """Each judge's recorded run: when, from which commit, its sizes and its judge jobs' time."""
+    header = ["judge", "recorded", "commit", "questions", "N", "judge jobs", "wall min", "CPU min"]
+    rows: list[list[object]] = []
+    for judge, made in provenance.items():
+        time = made["time"]
+        rows.append(
+            [
+                judge,
+                made["recorded"],
+                f"`{made['commit'][:10]}`",
+                ", ".join(f"{d} {n}" for d, n in made["questions"].items()),
+                ", ".join(f"{d} {n}" for d, n in made["answers"].items()),
+                time["jobs"],
+                round(time["wall_s"] / 60, 1),
+                round(time["cpu_s"] / 60, 1),
+            ]
+        )
+    missing = [judge for judge in judges if judge not in provenance]
+    return _table(header, rows + [[judge, "not yet run", *[""] * 6] for judge in missing])
 
 
-def _timing(benchmarks: Path, judges: list[str]) -> list[str]:
-    """Wall minutes of each judge's jobs (judge pass, alternative metrics, backends compared)
-    and of all jobs."""
-    rows = []
-    for judge in judges:
-        files = [path for job in JUDGE_JOBS for path in benchmarks.glob(job.format(judge=judge))]
-        wall = sum(pd.read_csv(path, sep="\t")["s"].iloc[-1] for path in files)  # last repeat
-        rows.append([judge, len(files), round(wall / 60, 1)])
-    every = read_benchmarks([benchmarks])
-    rows.append(["all jobs of the run", len(every), round(every["wall_s"].sum() / 60, 1)])
-    return _table(["judge", "jobs", "wall minutes"], rows)
+def _plan(plan: dict[str, Any], changes: list[dict[str, str]]) -> list[str]:
+    """The analysis plan (config ``report.plan``), fixed before the run, and its changes."""
+    references = ", ".join(plan["references"]) or "none"
+    lines = [
+        "## Analysis plan",
+        "",
+        "Fixed in the config (`report.plan`) before the run; the tables' verdicts follow it.",
+        "",
+        f"- Families: a judge's pair types per metric (binomial test against chance); its "
+        f"McNemar tests of each alternative metric against SelfReflect; its strategies' "
+        f"comparisons with the baseline (references shown apart, each a family of its own: "
+        f"{references}); each MC statistic alone.",
+        f"- Correction: {plan['correction'].capitalize()} within each family; a verdict where "
+        f"the adjusted p lies below {plan['level']:g}; intervals are unadjusted.",
+        f"- A verdict needs at least {plan['min_pairs']} controlled pairs or "
+        f"{plan['min_questions']} questions; fewer are left out of their family.",
+        f"- The MC study's claim is decided by the {plan['mc_statistic'].replace('_', '-')} "
+        "statistic; the other is reported with its own verdict.",
+        f"- MC truth check: a question's truth agrees with its sampled answers when their "
+        f"total variation is at most its expected sampling error + "
+        f"{plan['truth_tolerance']:g}; the truth is accepted when at least "
+        f"{plan['truth_min_share']:.0%} of the questions agree.",
+        "",
+        "Changes of plan after a run:",
+        "",
+    ]
+    if not changes:
+        return [*lines, "None.", ""]
+    rows = [[c["date"], c["change"], c["reason"]] for c in changes]
+    return [*lines, *_table(["date", "change", "reason"], rows), ""]
 
 
-def _plan(plan: dict) -> str:
-    """The analysis plan (config ``report.plan``), fixed before the run, above its results."""
-    return (
-        f"**Analysis plan** (`report.plan` of the config, fixed before the run): "
-        f"{plan['correction'].capitalize()} correction within each family of tests (a judge's "
-        f"pair types; its comparisons with the baseline; each MC statistic alone), verdict "
-        f"where the adjusted p is below {plan['level']:g}, and only on at least "
-        f"{plan['min_pairs']} pairs or {plan['min_questions']} questions."
-    )
-
-
-def render(config_path: Path) -> str:
-    """docs/science.md of the run of ``config_path`` (in the project holding ``config/``)."""
+def render(config_path: Path, records: Path) -> str:
+    """docs/science.md from the ``records`` of the run of ``config_path``."""
     config = load_config(config_path)
-    root, run = config_path.parents[1], config["run"]
-    tables = root / "reports" / run / "tables"
-    names = ("validation", "mc_study", "main")
-    read = {name: pd.read_csv(tables / f"{name}.csv") for name in names}
-    agreement = tables / "backend_agreement.csv"
-    subject = ", ".join(config["subjects"])
+    plan, judges = config["report"]["plan"], config["judges"]
+    changes_file = records / PLAN_CHANGES
+    changes = (
+        yaml.safe_load(changes_file.read_text(encoding="utf-8")) if changes_file.is_file() else []
+    )
+    provenance, tables = read_records(records, plan, judges)
     free_form = summarized_datasets(config)
-    choices = [name for name, spec in config["datasets"].items() if spec["source"] == "mmlu"]
-    n_mc = ", ".join(str(answer_settings(config, name)["num_answers"]) for name in choices)
+    baseline = config["report"]["baseline"]
     lines = [
         "# The benchmark's science on real models",
         "",
-        f"Rendered by `selfreflect bench science-doc` from `reports/{run}/` (the run of "
-        f"`config/{config_path.name}`; do not edit by hand). Subject and summariser: "
-        f"{subject}; judges: {', '.join(config['judges'])} (transformers on a CPU, post-hoc "
-        f"temperature {config['scoring']['temperature']}, `{config['scoring']['stopwords']}` "
-        "stopwords). `pytest -m science` asserts on the same tables.",
+        "Rendered by `selfreflect bench science-doc` from the records under "
+        f"`{records.as_posix()}/` "
+        f"(each judge's run of `config/{config_path.name}`, kept by `selfreflect bench "
+        f"science-record`; do not edit by hand). Subject and summariser: "
+        f"{', '.join(config['subjects'])}; judges: {', '.join(judges)} (transformers on a CPU, "
+        f"post-hoc temperature {config['scoring']['temperature']}, "
+        f"`{config['scoring']['stopwords']}` stopwords). `pytest -m science` asserts on the "
+        "same records.",
         "",
-        _plan(config["report"]["plan"]),
+        *_plan(plan, changes),
+        "## Runs",
         "",
+        *_records_table(provenance, judges),
+        "",
+    ]
+    if not provenance:
+        return "\n".join([*lines, "No judge's run is recorded yet."]) + "\n"
+    main = tables["main"][tables["main"]["dataset"].isin(free_form)]
+    validation = tables["validation"][tables["validation"]["dataset"].isin(free_form)]
+    free_form_tables = {**tables, "main": main, "validation": validation}
+    lines += [
         "## Verdict",
         "",
-        *_verdicts(read, free_form, choices, config["report"]["baseline"]),
+        *_verdicts(free_form_tables, list(provenance), baseline),
         "",
         "## 1. Controlled pairs (paper Table 1)",
         "",
-        f"Free-form questions (`{'`, `'.join(free_form)}`, N = "
-        f"{config['answers']['num_answers']}); a pair is"
-        " right when the metric ranks the better summary first (ties are wrong). Verdict: the"
-        " binomial p against chance (0.5), adjusted over the judge's pair types (the report's"
-        " analysis plan, `report.plan`), lies below the plan's level.",
+        f"Free-form questions (`{'`, `'.join(free_form)}`); a pair is right when the metric "
+        "ranks the better summary first (ties are wrong). Verdict: the binomial p against chance "
+        "(0.5), adjusted over the judge's pair types, lies below the plan's level. The McNemar "
+        "test compares each alternative metric with SelfReflect on the same pairs (its own "
+        "family).",
         "",
-        *_pairs(read["validation"], free_form),
-        "",
-        "## 2. Multiple-choice study",
-        "",
-        f"MMLU-format questions (`{'`, `'.join(choices)}`, N = {n_mc} test answers). The truth is "
-        "the "
-        "subject's exact distribution over the choices (first-token probabilities of the choice "
-        "letters; `truth`), tempered at "
-        f"{', '.join(map(str, config['report']['mc_temperatures']))} into stated-distribution "
-        "summaries. Per question, the Spearman rho of SelfReflect and the true W1 over the "
-        "temperatures; verdict: the one-sided Wilcoxon test of the per-question rho lies below "
-        "the plan's level (it decides); the paper's pooled rho has its own verdict. The "
-        "simulated power of this design is in "
-        "[power.md](power.md).",
-        "",
-        *_mc(read["mc_study"], choices),
-        "",
-        "## 3. Strategies compared",
-        "",
-        "Paired differences of SelfReflect (lower is better) on the questions every strategy "
-        "scored; verdict: the Wilcoxon p, adjusted over the judge's comparisons with the "
-        "baseline, lies below the plan's level and the difference is negative.",
-        "",
-        *_strategies(read["main"], config["report"]["baseline"], free_form),
+        *_pairs(validation),
         "",
     ]
-    if agreement.is_file():
+    if "mc_study" in tables:
+        lines += [
+            "## 2. Multiple-choice study",
+            "",
+            "MMLU-format questions. The truth is the subject's exact distribution over the "
+            "choices (first-token probabilities of the choice letters), tempered at "
+            f"{', '.join(map(str, config['report']['mc_temperatures']))} into stated-"
+            "distribution summaries. Per question, the Spearman rho of SelfReflect and the true "
+            "W1 over the temperatures (one-sided Wilcoxon test of its median), and the paper's "
+            "rho over all summaries pooled, each with its verdict; the plan names the one that "
+            "decides. The truth check compares each question's truth with the shares of the "
+            "choices its sampled answers name. The simulated power of this design is in "
+            "[power.md](power.md).",
+            "",
+            *_mc(tables["mc_study"]),
+            "",
+        ]
+    lines += [
+        "## 3. Strategies compared",
+        "",
+        f"Paired differences of SelfReflect (lower is better) to {baseline} on the questions "
+        "every strategy scored; verdict by the Wilcoxon p adjusted within the family "
+        "(`strategies`; a reference is a family of its own).",
+        "",
+        *_strategies(main, baseline),
+        "",
+    ]
+    if "backend_agreement" in tables:
         lines += [
             "## 4. The judge's backends agree",
             "",
             "Scores of the same summaries on each backend against the configured one.",
             "",
-            *_agreement(pd.read_csv(agreement)),
+            *_agreement(tables["backend_agreement"]),
             "",
         ]
-    lines += [
-        "## Time",
-        "",
-        *_timing(root / "benchmarks" / run, config["judges"]),
-    ]
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines).rstrip("\n") + "\n"
 
 
-@click.command(help=__doc__.split("\n\n")[0])
-@click.option(
-    "--config", type=click.Path(dir_okay=False), default="config/science.yaml", show_default=True
-)
+@click.command(help="Render docs/science.md from the science run's records.")
+@CONFIG
+@RECORDS
 @click.option(
     "--out", type=click.Path(dir_okay=False), default="docs/science.md", show_default=True
 )
-def science_doc(config: str, out: str) -> None:
-    write_text(out, render(Path(config).resolve()))
-    print(f"wrote {out}")
+@click.option("--check", is_flag=True, help="Fail if --out differs from what it renders.")
+def science_doc(config: str, records: str, out: str, check: bool) -> None:
+    text = render(Path(config).resolve(), Path(records))
+    if not check:
+        write_text(out, text)
+        print(f"wrote {out}")
+    elif not Path(out).is_file() or Path(out).read_text(encoding="utf-8") != text:
+        raise click.ClickException(f"{out} is not what the records render: run without --check")

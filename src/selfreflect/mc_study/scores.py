@@ -3,20 +3,32 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
-from selfreflect.mc_study.choices import choice_counts
+from selfreflect.mc_study.choices import choice_counts, over_options, sampling_error
 from selfreflect.mc_study.variants import mc_exclusion, stated_distribution
 
 MC_TRUTH = ["w1", "choice_source", "choice_error", "ambiguous_conditioning", "ambiguous_test"]
+MC_TRUTH += ["truth_tv", "truth_tv_expected"]
+
+
+def truth_check(probs: list[float], answers: list[str], options: list[str]) -> tuple[float, float]:
+    """The total variation between a question's truth (``probs`` over its options, then "none")
+    and the shares of the options its ``answers`` name, and the expected total variation of
+    that many draws from the truth (:func:`selfreflect.mc_study.choices.sampling_error`)."""
+    shares = over_options(choice_counts(answers, options)) / len(answers)
+    tv = 0.5 * float(np.abs(np.asarray(probs) - shares).sum())
+    return tv, sampling_error(probs, len(answers))
 
 
 def mc_scores(
     questions: pd.DataFrame, answers: pd.DataFrame, judgements: pd.DataFrame, settings: dict
 ) -> pd.DataFrame:
     """SelfReflect and true W1 of each stated-distribution summary of each MC question, with
-    the truth's source and expected sampling error and how many of its conditioning and test
-    answers name two or more choices (ambiguous); a question without ``choices``, a
+    the truth's source and expected sampling error, how many of its conditioning and test
+    answers name two or more choices (ambiguous) and the truth checked against all its answers
+    (``truth_tv``, ``truth_tv_expected``: :func:`truth_check`); a question without ``choices``, a
     distribution over them or answers keeps one row per temperature with no summary and the
     reason in ``error``."""
     rows = judgements[judgements["kind"] == "mc"]
@@ -32,9 +44,10 @@ def mc_scores(
         conditioning, test = list(answer.conditioning_answers), list(answer.test_answers)
         ambiguous = [int(choice_counts(a, options)[-1]) for a in (conditioning, test)]
         source, probs = (answer.choice_source, answer.choice_error), list(answer.choice_probs)
+        checked = truth_check(probs, conditioning + test, options)
         for t in settings["mc_temperatures"]:
             _, w1 = stated_distribution(probs, t)
-            truth[answer.id, float(t)] = (w1, *source, *ambiguous)
+            truth[answer.id, float(t)] = (w1, *source, *ambiguous, *checked)
     keys = list(zip(table["id"], table["temperature"], strict=True))
     values = [truth.get(key, (None,) * len(MC_TRUTH)) for key in keys]
     table[MC_TRUTH] = pd.DataFrame(values, columns=MC_TRUTH, index=table.index)

@@ -3,7 +3,8 @@ distributions as their true W1 does?"""
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -15,8 +16,23 @@ from selfreflect.verdicts import Plan, with_verdicts
 MC_AMBIGUOUS = ["ambiguous_conditioning", "ambiguous_test"]
 
 
+@dataclass(frozen=True)
+class McPlan:
+    """The multiple-choice study's part of the analysis plan (config ``report.plan``): the
+    statistic that decides the claim and the truth check's criterion."""
+
+    statistic: Literal["within_question", "pooled"]
+    truth_tolerance: float
+    truth_min_share: float
+
+
 def mc_table(
-    mc: pd.DataFrame, n_resamples: int, confidence: float, seed: int, plan: Plan
+    mc: pd.DataFrame,
+    n_resamples: int,
+    confidence: float,
+    seed: int,
+    plan: Plan,
+    mc_plan: McPlan,
 ) -> pd.DataFrame:
     """Per experiment: does SelfReflect order each question's stated distributions (one per
     temperature) as their true W1 does?
@@ -36,6 +52,14 @@ def mc_table(
     adjusted p is its p): ``verdict`` ("orders as W1" where ``p_adjusted`` is below the plan's
     level) decides the claim; ``pooled_verdict`` ("positive" or "negative") is the paper's
     statistic's. A verdict needs the plan's minimum of questions (``n_rho``, ``n_questions``).
+    ``tracks_w1`` is the claim's verdict ("yes"/"no") by the statistic ``mc_plan`` names
+    (``decided_by``).
+
+    The truth check (``mc_plan``): a question's truth agrees with its answers when the total
+    variation between it and the shares of the choices its answers name is at most its expected
+    sampling error plus ``truth_tolerance``; ``n_truth_agree`` of ``n_truth_checked`` questions
+    agree (``truth_agree_share``), and ``truth_check`` is "agrees" when that share reaches
+    ``truth_min_share``, else "disagrees".
 
     ``truth`` says how the subject's distributions were found (``logprobs``: exact;
     ``samples``) and ``truth_error`` is their mean expected sampling error (total variation).
@@ -64,6 +88,7 @@ def mc_table(
                 "truth": ",".join(sorted(made["choice_source"].dropna().unique())) or None,
                 "truth_error": made.groupby("id")["choice_error"].first().mean(),
                 **{f"n_{column}": int(ambiguous[column]) for column in MC_AMBIGUOUS},
+                **_truth_check(made, mc_plan),
             }
         )
     table = pd.DataFrame(rows)
@@ -73,7 +98,28 @@ def mc_table(
     ordered = pd.Series("orders as W1", index=table.index)
     table = with_verdicts(table, "p_value", "n_rho", EXPERIMENT, plan, ordered, few)
     sign = pd.Series(np.where(table["pooled_rho"] > 0, "positive", "negative"), table.index)
-    return with_verdicts(table, "pooled_p_value", "n_questions", EXPERIMENT, plan, sign, few)
+    table = with_verdicts(table, "pooled_p_value", "n_questions", EXPERIMENT, plan, sign, few)
+    within = mc_plan.statistic == "within_question"
+    tracks = table["verdict"] == "orders as W1" if within else table["pooled_verdict"] == "positive"
+    return table.assign(decided_by=mc_plan.statistic, tracks_w1=np.where(tracks, "yes", "no"))
+
+
+def _truth_check(summaries: pd.DataFrame, mc_plan: McPlan) -> dict[str, Any]:
+    """:func:`mc_table`'s truth-check columns for one experiment's summaries (one truth per
+    question)."""
+    per_question = summaries.groupby("id")[["truth_tv", "truth_tv_expected"]].first().dropna()
+    allowed = per_question["truth_tv_expected"] + mc_plan.truth_tolerance
+    agree = per_question["truth_tv"] <= allowed
+    share = float(agree.mean()) if len(agree) else np.nan
+    verdict = None
+    if len(agree):
+        verdict = "agrees" if share >= mc_plan.truth_min_share else "disagrees"
+    return {
+        "n_truth_checked": len(agree),
+        "n_truth_agree": int(agree.sum()),
+        "truth_agree_share": share,
+        "truth_check": verdict,
+    }
 
 
 def _within_question(

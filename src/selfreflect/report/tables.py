@@ -8,7 +8,7 @@ artifacts are read by :mod:`selfreflect.report.readers`, the tables written by
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -43,13 +43,16 @@ def main_table(
     seed: int,
     plan: Plan,
     teachers: Mapping[str, str] | None = None,
+    references: Collection[str] = (),
 ) -> pd.DataFrame:
     """Per experiment and strategy: mean score with bootstrap CI and the paired difference to
     ``baseline`` (Wilcoxon p), all on the questions every strategy of the experiment scored,
     as the authors' tool compares them. ``n_failed`` counts the strategy's own failures,
     ``n_excluded`` the questions it scored that are left out because another strategy failed.
     ``p_adjusted`` is the p-value corrected (``plan``) over the experiment's comparisons with
-    ``baseline``, ``verdict`` says whether the strategy scores better or worse by it.
+    ``baseline`` (its ``family``: "strategies", or for each of the ``references`` its own
+    name: a family of one, outside the strategies'), ``verdict`` says whether the strategy
+    scores better or worse by it.
     With ``teachers`` (strategy -> the strategy it learnt from), the ``teacher_*`` columns hold
     the same paired comparison of each such strategy with its teacher (its own family)."""
     rows = []
@@ -61,7 +64,8 @@ def main_table(
             own = int(group["score"].notna().sum())
             interval = _interval(scored, n_resamples, confidence, seed)
             row = dict(zip(EXPERIMENT, keys, strict=True))
-            row |= {"strategy": strategy, "n_scored": scored.size}
+            family = strategy if strategy in references else "strategies"
+            row |= {"strategy": strategy, "family": family, "n_scored": scored.size}
             row |= {"n_failed": len(group) - own, "n_excluded": own - scored.size}
             row |= dict(zip(["mean", "ci_low", "ci_high"], interval, strict=True))
             row |= _versus(common, strategy, baseline, n_resamples, confidence, seed)
@@ -78,10 +82,11 @@ def main_table(
 
 
 def _main_verdicts(table: pd.DataFrame, prefix: str, plan: Plan) -> pd.DataFrame:
-    """The comparisons ``{prefix}p_value`` corrected within each experiment, with verdicts."""
+    """The comparisons ``{prefix}p_value`` corrected within each experiment's families, with
+    verdicts."""
     better = pd.Series(np.where(table[f"{prefix}diff"] < 0, "better", "worse"), table.index)
-    p_value, n = f"{prefix}p_value", f"{prefix}n_paired"
-    return with_verdicts(table, p_value, n, EXPERIMENT, plan, better, "too few questions")
+    p_value, n, family = f"{prefix}p_value", f"{prefix}n_paired", [*EXPERIMENT, "family"]
+    return with_verdicts(table, p_value, n, family, plan, better, "too few questions")
 
 
 def _versus(

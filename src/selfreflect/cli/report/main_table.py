@@ -45,6 +45,7 @@ def write_strategy_metrics(
     *STATS_SETTINGS,
     *PLAN_SETTINGS,
     "report.plan.min_questions",
+    "report.plan.references",
     "report.baseline",
     "finetune.teacher",
     *FIGURE_SETTINGS,
@@ -67,8 +68,14 @@ def main_table(config_path: str, out_dir: str, figure_dir: str, metrics_dir, fil
     scores = readers.read_tables("scores", files)
     baseline = config["report"]["baseline"]
     plan = Plan(**plan_args(config, "min_questions"))
+    references = config["report"]["plan"]["references"]
     table = tables.main_table(
-        scores, baseline, **stats_args(config), plan=plan, teachers=teachers(config)
+        scores,
+        baseline,
+        **stats_args(config),
+        plan=plan,
+        teachers=teachers(config),
+        references=references,
     )
     if table.empty:
         skipped("main", "no summary scores", out_dir, figure_dir, config)
@@ -78,6 +85,8 @@ def main_table(config_path: str, out_dir: str, figure_dir: str, metrics_dir, fil
         "vs_baseline": ("diff", "diff_low", "diff_high"),
     }
     family = f"the comparisons with {baseline} of one dataset, subject and judge"
+    if references:
+        family += f" ({', '.join(references)} shown apart, each a family of its own)"
     caption = (
         f"SelfReflect score (lower is better): mean over the questions every strategy scored "
         f"(n_excluded: scored, but failed by another strategy), with "
