@@ -370,14 +370,14 @@ def test_learning_rate_reruns_training_and_what_follows_only(tmp_path, monkeypat
             "mc_study",
         )
     }
-    assert changed == {"finetune_train-tiny-sft", "finetune_train-tiny-dpo"}
+    assert changed == {"finetune_train-tiny-sft-0", "finetune_train-tiny-dpo-0"}
     assert reruns == changed | finetuned | judged | readers
-    assert stages["finetune_train-tiny-sft"]["outs"] == [
-        "results/smoke/finetune/tiny/sft/adapter",
-        "reports/smoke/finetune/tiny/sft/dvclive",
+    assert stages["finetune_train-tiny-sft-0"]["outs"] == [
+        "results/smoke/finetune/tiny/sft/seed0/adapter",
+        "reports/smoke/finetune/tiny/sft/seed0/dvclive",
     ]
-    assert dvc_artifacts(jobs)["tiny-sft-adapter"] == {
-        "path": "results/smoke/finetune/tiny/sft/adapter",
+    assert dvc_artifacts(jobs)["tiny-sft-0-adapter"] == {
+        "path": "results/smoke/finetune/tiny/sft/seed0/adapter",
         "type": "model",
     }
 
@@ -456,6 +456,26 @@ def test_adapter_of_another_subject_is_refused(sft_adapter, tiny_model, tmp_path
     edit_json(adapter / "training.json", lambda t: t["base_model"].update(sha256="0" * 64))
     err = refused(capsys, tmp_path, tiny_model, adapter, backend)
     assert "training.json: model sha256: trained on 0000" in err and "model 'tiny'" in err
+
+
+@pytest.mark.parametrize(
+    ("trained", "message"),
+    [({"method": "dpo"}, "trained as dpo with seed 0, not sft"), ({"seed": 2}, "seed 2, not")],
+    ids=["method", "seed"],
+)
+def test_adapter_trained_otherwise_than_its_strategy_says_is_refused(
+    sft_adapter, tiny_model, tmp_path, capsys, trained, message
+):
+    """finetuned_sft runs the SFT adapter of finetune.training.seed (0), nothing else."""
+    adapter = adapter_copy(sft_adapter, tmp_path)
+
+    def retrain(record: dict) -> None:
+        record["method"] = trained.get("method", "sft")
+        record["training"]["seed"] = trained.get("seed", 0)
+
+    edit_json(adapter / "training.json", retrain)
+    err = refused(capsys, tmp_path, tiny_model, adapter)
+    assert "training.json: method and training.seed:" in err and message in err
 
 
 def test_adapter_without_its_subjects_fingerprint_is_refused(

@@ -1,7 +1,8 @@
 """The finetuning stages run by Snakemake end to end on the tiny model (all on transformers):
-SFT and DPO training data from the training questions' summaries and scores, a LoRA adapter per
-method, the finetuned strategies' summaries and scores; then a new learning rate reruns the
-training and what follows it, as Snakemake's dry run and `dvc status` both say."""
+SFT and DPO training data from the training questions' summaries and scores (the DPO candidates
+scored by a preference judge of their own), a LoRA adapter per method and seed, the finetuned
+strategies' summaries and scores; then a new learning rate reruns the training and what follows
+it, as Snakemake's dry run and `dvc status` both say."""
 
 from __future__ import annotations
 
@@ -19,8 +20,10 @@ from tests.workflow_utils import copy_project, run
 pytestmark = pytest.mark.workflow
 
 CONFIG = "config/finetune-smoke.yaml"
-METHODS = {"finetuned_sft": "sft", "finetuned_dpo": "dpo"}
-TRAINING = {f"finetune_train-tiny-{method}" for method in METHODS.values()}
+# strategy -> the method and seed of its adapter (finetuned_sft: finetune.training.seed, 0)
+METHODS = {"finetuned_sft": ("sft", 0), "finetuned_dpo-seed1": ("dpo", 1)}
+TRAINING = {f"finetune_train-tiny-{method}-{seed}" for method, seed in METHODS.values()}
+PREFERENCES = "tiny-preferences"  # finetune.judge: the tiny model under a name of its own
 
 
 def targets() -> list[str]:
@@ -30,8 +33,9 @@ def targets() -> list[str]:
         )
         for strategy in METHODS
     ]
-    return [*scores, *[paths.for_run(paths.TRAINING_LOG, "smoke").format(
-        subject="tiny", method=method) for method in METHODS.values()]]  # fmt: skip
+    log = paths.for_run(paths.TRAINING_LOG, "smoke")
+    logs = [log.format(subject="tiny", method=m, seed=s) for m, s in METHODS.values()]
+    return [*scores, *logs]
 
 
 def snakemake(project, *args: str):
@@ -43,6 +47,8 @@ def write_config(project, learning_rate: float) -> None:
     config = yaml.safe_load((project / "config/smoke.yaml").read_text())
     config["models"]["tiny"]["backend"] = "hf"  # no vLLM start-up per job
     config["summaries"]["strategies"] = ["greedy", *METHODS]
+    config["models"][PREFERENCES] = config["models"]["tiny"]
+    config["finetune"]["judge"] = PREFERENCES
     config["finetune"]["training"]["learning_rate"] = learning_rate
     (project / CONFIG).write_text(yaml.safe_dump(config))
 
@@ -60,18 +66,26 @@ def test_both_methods_train_and_summarise_the_evaluated_questions(finetuned):
     evaluated = read_table(
         "questions", finetuned / paths.QUESTIONS.format(run="smoke", dataset="smoke")
     )
-    for strategy, method in METHODS.items():
-        adapter = finetuned / paths.ADAPTER.format(run="smoke", subject="tiny", method=method)
+    for strategy, (method, seed) in METHODS.items():
+        adapter = finetuned / paths.ADAPTER.format(
+            run="smoke", subject="tiny", method=method, seed=seed
+        )
         training = json.loads((adapter / "training.json").read_text())
         assert training["ids"] and set(training["ids"]).isdisjoint(evaluated["id"])
-        loss = (finetuned / paths.TRAINING_LOSS.format(
-            run="smoke", subject="tiny", method=method)).read_text().splitlines()  # fmt: skip
+        assert (training["method"], training["training"]["seed"]) == (method, seed)
+        trained = dict(run="smoke", subject="tiny", method=method, seed=seed)
+        loss = (finetuned / paths.TRAINING_LOSS.format(**trained)).read_text().splitlines()
         assert loss[0].split("\t") == ["step", "loss"] and len(loss) > 1
         summaries = read_table("summaries", finetuned / paths.SUMMARIES.format(
             run="smoke", dataset="smoke", subject="tiny", strategy=strategy))  # fmt: skip
         assert summaries["error"].isna().all() and summaries["summary"].str.len().gt(0).all()
         scores = read_table("scores", finetuned / targets()[list(METHODS).index(strategy)])
         assert scores["score"].notna().all()
+    # the DPO candidates are judged by the preference judge alone, the evaluation by the other
+    judgements = paths.for_run(paths.JUDGEMENTS, "smoke")
+    training = dict(dataset="smoke_train", subject="tiny")
+    assert (finetuned / judgements.format(**training, judge=PREFERENCES)).is_file()
+    assert not (finetuned / judgements.format(**training, judge="tiny")).exists()
 
 
 def test_a_new_learning_rate_reruns_the_training_and_what_follows_only(finetuned):

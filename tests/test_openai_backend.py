@@ -26,9 +26,8 @@ import yaml
 from selfreflect.artifacts import read_table, write_table
 from selfreflect.backends import Sampling, open_generator
 from selfreflect.chat import question_chat
-from selfreflect.config import validate_config
+from selfreflect.config import finetuned, validate_config
 from selfreflect.errors import ConfigError, InputError
-from selfreflect.finetune import FINETUNED
 from selfreflect.strategies import builtin_names
 from tests.test_strategies import QUESTIONS
 from tests.workflow_utils import copy_project, free_port, run
@@ -158,7 +157,7 @@ def snakemake_api(project: Path, *args: str, check: bool = True):
 def test_dag_with_hosted_subject_and_summariser(server, tmp_path, monkeypatch):
     """Answers and every strategy's summaries come from the endpoint; the key leaks nowhere."""
     monkeypatch.setenv(KEY_ENV, KEY)
-    adapterless = [name for name in builtin_names() if name not in FINETUNED]  # a local model's
+    adapterless = [name for name in builtin_names() if not finetuned(name)]  # a local model's
     strategies = [*adapterless, "majority_vote", "echo"]
     project = api_project(tmp_path, server, strategies)
     snakemake_api(

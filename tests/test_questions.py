@@ -18,6 +18,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from selfreflect.artifacts import SCHEMAS, read_table, write_table
+from selfreflect.config import load_config
 from selfreflect.errors import InputError
 from selfreflect.questions import (
     format_mmlu,
@@ -26,7 +27,8 @@ from selfreflect.questions import (
     question_id,
 )
 
-SMOKE = Path(__file__).resolve().parents[1] / "data" / "questions" / "smoke.jsonl"
+REPO = Path(__file__).resolve().parents[1]
+SMOKE = REPO / "data" / "questions" / "smoke.jsonl"
 
 
 @pytest.fixture(autouse=True)
@@ -203,6 +205,32 @@ def test_seeded_split_parts_are_disjoint_by_id_and_cover_the_source(tmp_path: Pa
     assert train | rest == set(load_questions("d", local(path), 1000, seed=1)["id"])
     assert 70 <= len(train) <= 130
     assert part("train", seed=4) != train
+
+
+def test_a_split_by_template_keeps_each_template_on_one_side(tmp_path: Path) -> None:
+    """Split by the records' template (``part.by: template``): the questions of one template
+    fall on one side together; the shipped questions' split of config/finetune.yaml gives both
+    sides at least 40; a record without a template is refused with one line naming it."""
+    rows = [{"question": f"Q{i}", "template": f"t{i % 20}"} for i in range(200)]
+    path = write_jsonl(tmp_path / "q.jsonl", rows)
+    template = {question_id(r["question"]): r["template"] for r in rows}
+
+    def part(keep: str, spec: dict) -> set[str]:
+        split = {**spec, "part": {"keep": keep, "share": 0.5, "seed": 3, "by": "template"}}
+        return set(load_questions("d", split, 1000, seed=1)["id"])
+
+    train, rest = part("train", local(path)), part("rest", local(path))
+    assert train | rest == set(template) and not train & rest
+    assert not {template[i] for i in train} & {template[i] for i in rest}
+    finetune = load_config(REPO / "config" / "finetune.yaml")["datasets"]
+    shipped = {
+        name: {**finetune[name], "path": str(REPO / finetune[name]["path"])} for name in finetune
+    }
+    sides = [load_questions(name, shipped[name], 1000, seed=1) for name in ("real", "real_train")]
+    assert min(map(len, sides)) >= 40
+    write_jsonl(tmp_path / "bare.jsonl", [{"question": "Q", "template": "t"}, {"question": "R"}])
+    with pytest.raises(InputError, match=r"bare.jsonl: line 2: template: missing or empty"):
+        part("train", local(tmp_path / "bare.jsonl"))
 
 
 # --- HF kinds through the real datasets API, from local directories in the hub layout --------

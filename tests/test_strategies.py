@@ -8,7 +8,6 @@ import pytest
 from selfreflect.answers import sample_answers
 from selfreflect.backends import Generator
 from selfreflect.config import validate_config
-from selfreflect.finetune import FINETUNED
 from selfreflect.questions import question_id
 from selfreflect.strategies import Models, builtin_names, summarize
 from selfreflect.strategies.paper import sample_and_summarize_chat, twostep_cot_chat
@@ -74,7 +73,7 @@ def run(strategy, generator, config=None, questions=None, thinking=False, subjec
 
 
 def test_builtin_strategies():
-    assert builtin_names() == [*FINETUNED, *PAPER, *RELATED]
+    assert builtin_names() == ["finetuned_dpo", "finetuned_sft", *PAPER, *RELATED]
 
 
 @pytest.mark.parametrize("strategy", PAPER + RELATED)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import copy
 import math
 import os
+import re
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -275,15 +276,39 @@ def write_resolved_config(config: dict[str, Any], path: str | os.PathLike, sourc
     return path
 
 
-# Finetuned strategies (selfreflect.finetune): strategy -> training method. Here, not in the
-# finetune package, so the main table reads them without depending on the training code.
-FINETUNED = {"finetuned_sft": "sft", "finetuned_dpo": "dpo"}
+# Finetuned strategies (selfreflect.finetune): ``finetuned_<method>`` runs the adapter trained
+# with finetune.training.seed, ``finetuned_<method>-seed<k>`` the one trained with seed k (one
+# adapter per method and seed). Here, not in the finetune package, so the main table reads them
+# without depending on the training code.
+_FINETUNED = re.compile(r"finetuned_(sft|dpo)(?:-seed(\d+))?")
+
+
+def finetuned(strategy: str) -> tuple[str, int | None] | None:
+    """A finetuned strategy's training method and seed (None: finetune.training.seed); None
+    for any other strategy."""
+    if match := _FINETUNED.fullmatch(strategy):
+        return match[1], None if match[2] is None else int(match[2])
+    return None
+
+
+def registered_strategy(strategy: str) -> str:
+    """The registered strategy a name runs: ``finetuned_<method>`` for a seeded one."""
+    made = finetuned(strategy)
+    return f"finetuned_{made[0]}" if made else strategy
+
+
+def adapter_of(config: dict[str, Any], strategy: str) -> tuple[str, int] | None:
+    """The training method and seed of the adapter a finetuned strategy runs (None for the
+    others)."""
+    made = finetuned(strategy)
+    if made is None:
+        return None
+    method, seed = made
+    return method, config["finetune"]["training"]["seed"] if seed is None else seed
 
 
 def teachers(config: dict[str, Any]) -> dict[str, str]:
     """Each listed finetuned strategy -> the teacher strategy it is compared with."""
     return {
-        s: config["finetune"]["teacher"]
-        for s in config["summaries"]["strategies"]
-        if s in FINETUNED
+        s: config["finetune"]["teacher"] for s in config["summaries"]["strategies"] if finetuned(s)
     }

@@ -32,8 +32,8 @@ MODEL_BENCHMARKS = "benchmarks/models"  # the model-building jobs, shared by the
 # (with the training question ids), and the trainer's log (DVCLive's folder: the loss per step
 # in its LOSS file, columns step and loss)
 FINETUNE_DATA = "results/{run}/finetune/{subject}/{method}/data.parquet"
-ADAPTER = "results/{run}/finetune/{subject}/{method}/adapter"
-TRAINING_LOG = "reports/{run}/finetune/{subject}/{method}/dvclive"
+ADAPTER = "results/{run}/finetune/{subject}/{method}/seed{seed}/adapter"
+TRAINING_LOG = "reports/{run}/finetune/{subject}/{method}/seed{seed}/dvclive"
 LOSS = "plots/metrics/loss.tsv"
 TRAINING_LOSS = f"{TRAINING_LOG}/{LOSS}"
 # report: per-experiment study scores, then run-wide tables ({name}.csv/.md/.tex), figures

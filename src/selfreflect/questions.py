@@ -286,10 +286,21 @@ def _records(spec: dict[str, Any], preset: Preset, field: str) -> tuple[str, Rec
     return str(path), _read_hub(str(path), spec.get("name") or preset.name, str(split), columns)
 
 
-def in_train_part(question_id: str, share: float, seed: int) -> bool:
-    """Whether a question falls in the ``train`` part of the seeded split (by its id alone)."""
-    digest = hashlib.sha256(f"{seed}:{question_id}".encode()).digest()
+def in_train_part(key: str, share: float, seed: int) -> bool:
+    """Whether a question falls in the ``train`` part of the seeded split, by its ``key`` alone
+    (its id, or its template: questions sharing one fall on one side)."""
+    digest = hashlib.sha256(f"{seed}:{key}".encode()).digest()
     return int.from_bytes(digest[:8], "big") < share * 2**64
+
+
+def in_part(question_id: str, record: dict[str, Any], part: dict[str, Any], at: str) -> bool:
+    """Whether a record falls in the part a dataset's ``part`` keeps (split by id or template)."""
+    key = question_id
+    if part.get("by", "id") == "template":
+        key = record.get("template")
+        if not isinstance(key, str) or not key:
+            raise InputError(f"{at}: template: missing or empty (part.by: template)")
+    return in_train_part(key, part["share"], part["seed"]) == (part["keep"] == "train")
 
 
 def load_questions(name: str, spec: dict[str, Any], num_questions: int, seed: int) -> pd.DataFrame:
@@ -299,7 +310,8 @@ def load_questions(name: str, spec: dict[str, Any], num_questions: int, seed: in
     ``num_questions`` drawn, and duplicates among them (same id) dropped keeping the first, as
     the authors' tool samples; the dropped source indices are logged and kept in the table's
     ``attrs["dropped_duplicates"]``. ``source_index`` is the record's position in the source.
-    A ``part`` keeps one side of a seeded split by id (:func:`in_train_part`) before the draw.
+    A ``part`` keeps one side of a seeded split by id or by the records' ``template`` field
+    (:func:`in_train_part`) before the draw.
     """
     try:
         preset = DATASET_KINDS.load(str(spec.get("source")))
@@ -307,15 +319,16 @@ def load_questions(name: str, spec: dict[str, Any], num_questions: int, seed: in
         raise InputError(f"dataset '{name}': {err}") from None
     field = spec.get("field") or preset.field
     source, records = _records(spec, preset, field)
+    part = spec.get("part")
     rows = []
     for index, (where, record) in enumerate(records):
         at = f"{source}: {where}"
         if not isinstance(record, dict):
             raise InputError(f"{at}: expected an object, got {type(record).__name__}")
-        rows.append({**_row(record, preset, field, at), "dataset": name, "source_index": index})
-    if part := spec.get("part"):
-        train = part["keep"] == "train"
-        rows = [r for r in rows if in_train_part(r["id"], part["share"], part["seed"]) == train]
+        row = {**_row(record, preset, field, at), "dataset": name, "source_index": index}
+        if part and not in_part(row["id"], record, part, at):
+            continue
+        rows.append(row)
     if not rows:
         raise InputError(f"{source}: no questions (field '{field}')")
     order = np.random.default_rng(seed).permutation(len(rows))[:num_questions]

@@ -1,7 +1,7 @@
 # The config, checked, and RUN, what the rules read off it (selfreflect.rule_inputs); here the
 # helpers that need Snakemake's own globals (temp, expand, rules, workflow).
 from selfreflect import paths
-from selfreflect.config import FINETUNED, write_resolved_config
+from selfreflect.config import adapter_of, write_resolved_config
 from selfreflect.dvc_record import align_with_dvc
 from selfreflect.rule_inputs import (
     NAME_WILDCARD,
@@ -44,9 +44,12 @@ def command_rules():
 
 def finetuned_adapter(wildcards):
     """The LoRA adapter a finetuned strategy's summaries run with (none for the others)."""
-    method = FINETUNED.get(wildcards.strategy)
+    trained = adapter_of(config, wildcards.strategy)
+    if trained is None:
+        return []
+    method, seed = trained
     adapter = rules.finetune_train.output.adapter
-    return expand(adapter, subject=wildcards.subject, method=method) if method else []
+    return expand(adapter, subject=wildcards.subject, method=method, seed=seed)
 
 
 def made_by_snakemake(path):

@@ -30,12 +30,13 @@ rule finetune_train:
         adapter=directory(run_path(paths.ADAPTER)),
         training_log=directory(run_path(paths.TRAINING_LOG)),
     log:
-        f"{RUN.logs}/finetune/{{subject}}/{{method}}-train.log",
+        f"{RUN.logs}/finetune/{{subject}}/{{method}}-seed{{seed}}-train.log",
     wildcard_constraints:
         method="sft|dpo",
+        seed=r"\d+",
     resources:
         **RUN.model_resources(lambda w: [w.subject]),
     shell:
         "selfreflect finetune-train --config {params.config:q} --subject {wildcards.subject:q}"
-        " --method {wildcards.method:q} --data {input.data:q} --out {output.adapter:q}"
-        " --log {output.training_log:q} 2> {log:q}"
+        " --method {wildcards.method:q} --seed {wildcards.seed:q} --data {input.data:q}"
+        " --out {output.adapter:q} --log {output.training_log:q} 2> {log:q}"

@@ -49,18 +49,19 @@ def collect(run: dict) -> dict:
     """The measured run with what the doc shows from its artifacts: the config's sizes, the
     training loss per step of each method and the main table's rows."""
     from selfreflect import paths
-    from selfreflect.config import FINETUNED, load_config
+    from selfreflect.config import load_config
+    from selfreflect.finetune import finetuned_methods, trained_adapters
 
     config = load_config(CONFIG)
     name, subject = config["run"], config["subjects"][0]
-    methods = [FINETUNED[s] for s in config["summaries"]["strategies"] if s in FINETUNED]
+    methods = finetuned_methods(config)
     finetune = f"results/{name}/finetune/{subject}"
+    training_loss = paths.for_run(paths.TRAINING_LOSS, name)
     loss = {
-        method: pd.read_csv(
-            paths.for_run(paths.TRAINING_LOSS, name).format(subject=subject, method=method),
-            sep="\t",
+        f"{method}-seed{seed}": pd.read_csv(
+            training_loss.format(subject=subject, method=method, seed=seed), sep="\t"
         )
-        for method in methods
+        for method, seed in trained_adapters(config)
     }
     main = pd.read_csv(f"reports/{name}/tables/main.csv")
     training = config["finetune"]["dataset"]

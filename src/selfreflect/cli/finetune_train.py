@@ -5,21 +5,23 @@ from __future__ import annotations
 import click
 
 from selfreflect.cli.options import CONFIG, METHOD, OUT, SUBJECT, reads
-from selfreflect.config import FINETUNED
 from selfreflect.strategies import strategy_prompts
-
-TRAINED = {method: strategy for strategy, method in FINETUNED.items()}  # the one each trains
 
 
 @reads(
     "models.{subject}",
     "finetune.training",
-    prompts=lambda job: strategy_prompts(TRAINED[job["method"]]),
+    prompts=lambda job: strategy_prompts(f"finetuned_{job['method']}"),
 )
 @click.command("finetune-train")
 @CONFIG
 @SUBJECT
 @METHOD
+@click.option(
+    "--seed",
+    type=click.IntRange(min=0),
+    help="Training seed (initialisation, dropout, data order); default finetune.training.seed.",
+)
 @click.option("--data", "data_path", required=True, type=click.Path(dir_okay=False))
 @OUT
 @click.option(
@@ -30,7 +32,13 @@ TRAINED = {method: strategy for strategy, method in FINETUNED.items()}  # the on
     help="The trainer's log (a DVCLive folder: the loss per step in plots/metrics/loss.tsv).",
 )
 def finetune_train(
-    config_path: str, subject: str, method: str, data_path: str, out: str, log_path: str
+    config_path: str,
+    subject: str,
+    method: str,
+    seed: int | None,
+    data_path: str,
+    out: str,
+    log_path: str,
 ) -> None:
     """Train the subject's LoRA adapter (folder OUT, with the training question ids)."""
     from pathlib import Path
@@ -58,9 +66,13 @@ def finetune_train(
     check_replaceable(out, OWNER)
     check_replaceable(log_path, OWNER)
     settings = config["finetune"]["training"]
-    record = provenance(config, [subject], method=method, training=settings, ids=ids)
+    settings = {**settings, "seed": settings["seed"] if seed is None else seed}
+    record = provenance(config, [subject], ids=ids)
     try:
         train_adapter(spec, method, data, settings, Path(out), record, Path(log_path))
     except ConfigError as err:
         raise ConfigError(f"{source}: {err}") from None
-    click.echo(f"{method} adapter of {subject} written to {out}, its training log to {log_path}")
+    click.echo(
+        f"{method} adapter of {subject} (seed {settings['seed']}) written to {out}, its training"
+        f" log to {log_path}"
+    )

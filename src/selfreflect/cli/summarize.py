@@ -33,7 +33,7 @@ def summary_settings(job: Job, config: dict[str, Any]) -> list[Sequence[str]]:
 @click.option(
     "--adapter",
     type=click.Path(exists=True, file_okay=False),
-    help="LoRA adapter folder the summariser runs with (finetuned_sft, finetuned_dpo).",
+    help="LoRA adapter folder the summariser runs with (finetuned_sft, finetuned_dpo-seed1, ...).",
 )
 def summarize(
     config_path: str,
@@ -45,13 +45,14 @@ def summarize(
 ) -> None:
     """Summarise the subject's answer distribution on each question with one strategy."""
     from contextlib import ExitStack
+    from pathlib import Path
 
     from selfreflect.artifacts import read_table, write_table
-    from selfreflect.config import load_config, model_spec
+    from selfreflect.backends.adapter import check_trained_as
+    from selfreflect.config import adapter_of, load_config, model_spec
     from selfreflect.errors import ConfigError
     from selfreflect.failures import check_failures
     from selfreflect.fileio import check_writable
-    from selfreflect.finetune import FINETUNED
     from selfreflect.provenance import provenance
     from selfreflect.strategies import open_models, resolve, strategy_settings
     from selfreflect.strategies import summarize as run_strategy
@@ -60,9 +61,12 @@ def summarize(
     config = load_config(config_path)
     model_spec(config, subject, source=config_path)
     resolve(strategy, config["summaries"]["plugins"])  # unknown names fail before any loading
-    if (strategy in FINETUNED) != (adapter is not None):
-        needs = "needs one" if strategy in FINETUNED else "runs without one"
+    trained = adapter_of(config, strategy)
+    if (trained is not None) != (adapter is not None):
+        needs = "needs one" if trained else "runs without one"
         raise ConfigError(f"--adapter: strategy '{strategy}' {needs}")
+    if adapter is not None:
+        check_trained_as(Path(adapter), *trained)
     questions = read_table("questions", questions_path)
     check_writable(out)
     summarizer = summarizer_name(config, subject)

@@ -1,26 +1,34 @@
 """Finetuned summarisers: a LoRA adapter on the subject, trained on the workflow's own signal.
 
 SFT learns the teacher strategy's summaries of the training questions; DPO learns from pairs of
-candidate summaries ranked by their SelfReflect scores. The finetuned strategies
-(``finetuned_sft``, ``finetuned_dpo``) then summarise in one greedy pass of the ``basic`` prompt
-with the adapter. Training questions are a dataset of their own, never evaluated.
+candidate summaries ranked by their SelfReflect scores (``finetune.judge``'s). The finetuned
+strategies (``finetuned_sft``, ``finetuned_dpo``; ``finetuned_sft-seed1``: the adapter trained
+with seed 1) then summarise in one greedy pass of the ``basic`` prompt with the adapter.
+Training questions are a dataset of their own, never evaluated.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from selfreflect.config import FINETUNED
+from selfreflect.config import adapter_of, finetuned
 from selfreflect.errors import ConfigError
+
+
+def trained_adapters(config: dict[str, Any]) -> list[tuple[str, int]]:
+    """The (method, seed) of each adapter the listed strategies run, in their order."""
+    made = (adapter_of(config, s) for s in config["summaries"]["strategies"])
+    return list(dict.fromkeys(adapter for adapter in made if adapter))
 
 
 def finetuned_methods(config: dict[str, Any]) -> list[str]:
     """The training methods the listed strategies need (``sft``, ``dpo``)."""
-    return [FINETUNED[s] for s in config["summaries"]["strategies"] if s in FINETUNED]
+    return list(dict.fromkeys(method for method, _ in trained_adapters(config)))
 
 
 def judge_name(config: dict[str, Any]) -> str:
-    """The judge that scores the DPO candidates."""
+    """The judge that scores the DPO candidates: ``finetune.judge``, else the first of
+    ``judges`` (a judge of its own keeps the preferences apart from the evaluation)."""
     return config["finetune"]["judge"] or config["judges"][0]
 
 
@@ -44,7 +52,7 @@ def check_finetune(config: dict[str, Any], source: str = "config") -> None:
             f"{source}: finetune.dataset: '{dataset}' is trained on, so it cannot be evaluated"
             " (summaries.datasets)"
         )
-    known = [s for s in [*builtin_names(), *config["summaries"]["plugins"]] if s not in FINETUNED]
+    known = [s for s in [*builtin_names(), *config["summaries"]["plugins"]] if not finetuned(s)]
     named = [("finetune.teacher", settings["teacher"])]
     named += [("finetune.candidates", name) for name in settings["candidates"]]
     for key, name in named:
@@ -59,8 +67,8 @@ def check_finetune(config: dict[str, Any], source: str = "config") -> None:
             f"{source}: summarizer: the finetuned strategies run each subject's adapter on the"
             f" summariser, so '{summarizer}' must have the subjects' weights (models.*.path)"
         )
-    if judge_name(config) not in config["judges"]:
+    if judge_name(config) not in config["models"]:
         raise ConfigError(
-            f"{source}: finetune.judge: '{settings['judge']}' is not one of judges"
-            f" ({', '.join(config['judges'])})"
+            f"{source}: finetune.judge: unknown model '{settings['judge']}'"
+            f" (models: {', '.join(sorted(config['models']))})"
         )

@@ -102,8 +102,9 @@ def train_adapter(
     record: dict[str, Any],
     log: Path,
 ) -> None:
-    """Train the adapter of model ``spec`` on ``data`` and save it, with ``record`` and the
-    model's fingerprint (``base_model``) as ``training.json``, to the folder ``out``, and the
+    """Train the adapter of model ``spec`` on ``data`` and save it, with ``record``, the
+    ``method``, the ``training`` settings and the model's fingerprint (``base_model``) as
+    ``training.json``, to the folder ``out``, and the
     trainer's log (DVCLive's) to the folder ``log`` (each atomically)."""
     import torch
     from peft import LoraConfig
@@ -163,5 +164,6 @@ def train_adapter(
         trainer.train(resume_from_checkpoint=last)
         with atomic_dir(out, OWNER) as tmp:
             trainer.model.save_pretrained(tmp)
-            write_json(tmp / RECORD, {**record, "base_model": base_model})
+            trained = {"method": method, "training": settings, "base_model": base_model}
+            write_json(tmp / RECORD, {**record, **trained})
     shutil.rmtree(checkpoints.parent)

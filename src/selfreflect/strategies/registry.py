@@ -6,6 +6,7 @@ import copy
 from collections.abc import Callable
 from typing import Any
 
+from selfreflect.config import registered_strategy
 from selfreflect.errors import ConfigError
 from selfreflect.strategies.context import StrategyError, StrategyFn
 from selfreflect.strategies.plugins import load_plugin, plugin_strategy
@@ -34,9 +35,10 @@ def builtin_names() -> list[str]:
 
 
 def resolve(name: str, plugins: dict[str, str]) -> StrategyFn:
-    """The built-in strategy ``name`` or the plug-in the config names ``name``."""
-    if name in _BUILTIN:
-        return _BUILTIN[name]
+    """The built-in strategy ``name`` (a seeded finetuned one: its method's) or the plug-in
+    the config names ``name``."""
+    if registered_strategy(name) in _BUILTIN:
+        return _BUILTIN[registered_strategy(name)]
     if name in plugins:
         return plugin_strategy(name, plugins[name])
     raise StrategyError(unknown_message(name, plugins))
@@ -52,21 +54,21 @@ def check_strategies(config: dict[str, Any], source: str = "config") -> None:
     plug-in that cannot be imported."""
     summaries = config["summaries"]
     for name, target in summaries["plugins"].items():
-        if name in _BUILTIN:
+        if registered_strategy(name) in _BUILTIN:
             raise ConfigError(f"{source}: summaries.plugins: '{name}' is a built-in strategy")
         try:
             load_plugin(name, target)
         except StrategyError as err:
             raise ConfigError(f"{source}: summaries.plugins.{name}: {err}") from None
     for name in summaries["strategies"]:
-        if name not in _BUILTIN and name not in summaries["plugins"]:
+        if registered_strategy(name) not in _BUILTIN and name not in summaries["plugins"]:
             message = unknown_message(name, summaries["plugins"])
             raise ConfigError(f"{source}: summaries.strategies: {message}")
 
 
 def strategy_prompts(name: str) -> list[str]:
     """The prompts.yaml keys strategy ``name`` renders (a plug-in's own texts are its code)."""
-    return ["system", *_PROMPTS.get(name, ())]
+    return ["system", *_PROMPTS.get(registered_strategy(name), ())]
 
 
 def strategy_setting_keys(summaries: dict[str, Any], name: str) -> list[tuple[str, ...]]:
