@@ -3,7 +3,7 @@
     selfreflect bench finetuning-doc            # run config/finetune.yaml, then render
     selfreflect bench finetuning-doc --no-run   # render from the run's artifacts as they are
 
-The run is ``snakemake main_table --configfile config/finetune.yaml --cores 1 --resources
+The run is ``snakemake main_table --configfile config/finetune.yaml --cores all --resources
 gpu=1`` in this checkout (its results stay in ``results/finetune``); its wall time, CPU
 time and peak memory (the largest total RSS of Snakemake and its jobs,
 :mod:`selfreflect.bench.resources`, as ``selfreflect bench real-run`` measures) go to
@@ -233,7 +233,7 @@ def render(result: dict) -> str:
 
 
 @click.command(help=__doc__.split("\n\n")[0])
-@click.option("--cores", default="1", show_default=True)
+@click.option("--cores", default="all", show_default=True)
 @click.option("--no-run", is_flag=True, help="render the existing run")
 def finetuning_doc(cores: str, no_run: bool) -> None:
     from selfreflect.fileio import write_json, write_text
