@@ -28,11 +28,13 @@ from selfreflect.report.performance import read_benchmarks
 
 TABLES = ("main", "validation", "mc_study", "backend_agreement")  # what a record keeps
 RECORD = "record.json"
+STUDIES = ("controlled", "mc", "convergence", "agreement")
 JUDGE_JOBS = (  # each judge's jobs among the benchmark files (benchmarks/<run>/<rule>/...)
     "judge/*/*/{judge}/*.tsv",
     "merge_judgements/*/*/{judge}.tsv",
+    "strategy_scores/*/*/{judge}/*.tsv",
+    *(f"report_{study}_scores/*/*/{{judge}}.tsv" for study in STUDIES),
     "report_alt_metrics/*/*/{judge}.tsv",
-    "report_agreement_scores/*/*/{judge}.tsv",
 )
 
 
