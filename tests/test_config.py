@@ -66,6 +66,18 @@ def _write(tmp_path, change):
             lambda c: c["summaries"].update(strategies=["basic", "cot"]),
             "report.baseline: 'greedy' is not a strategy of this run",
         ),
+        (
+            lambda c: c["report"].update(plan={"references": ["nosuch"]}),
+            "report.plan.references: 'nosuch' is not a strategy of this run",
+        ),
+        (
+            lambda c: c["report"].update(plan={"references": ["cot"]}),
+            "report.plan.references: 'cot' is not a strategy of this run",
+        ),
+        (
+            lambda c: c["report"].update(plan={"references": ["greedy"]}),
+            "report.plan.references: 'greedy' is the baseline",
+        ),
     ],
 )
 def test_invalid_config_names_file_and_key(tmp_path, change, expected):

@@ -575,3 +575,48 @@ def test_training_into_a_foreign_folder_is_refused(tiny_model, tmp_path, capsys)
     assert f"{tmp_path / 'o/a'}: exists and has no .selfreflect-output marker" in err
     assert sorted(p.name for p in (tmp_path / "o").rglob("*")) == ["a", "notes.txt"]
     assert (tmp_path / "o/a/notes.txt").read_text() == "mine"
+
+
+@pytest.mark.parametrize(
+    ("out", "log"),
+    [("o/a", "o/a"), ("o/a", "o"), ("o", "o/l")],
+    ids=["same", "log-holds", "out-holds"],
+)
+def test_an_adapter_and_its_log_in_one_folder_are_refused_before_training(
+    tiny_model, tmp_path, capsys, out, log
+):
+    """The log's folder swap would delete the adapter written before it (or the other way)."""
+    command = write_inputs(tmp_path, tiny_model)
+    err = fails_with_one_line(capsys, *command, "--out", tmp_path / out, "--log", tmp_path / log)
+    assert "one output folder is or holds the other" in err
+    assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize(
+    ("strategies", "message"),
+    [
+        (
+            ["finetuned_sft-seed1", "finetuned_sft-seed01"],
+            "unknown strategy 'finetuned_sft-seed01'",
+        ),
+        (
+            ["finetuned_sft", "finetuned_sft-seed0"],
+            "'finetuned_sft' and 'finetuned_sft-seed0' run the same adapter (sft, seed 0)",
+        ),
+        (["finetuned_dpo-seed4294967296"], "'finetuned_dpo-seed4294967296': seed above 4294967295"),
+    ],
+    ids=["leading-zero", "alias", "too-large"],
+)
+def test_finetuned_strategies_naming_one_adapter_twice_or_no_seed_are_refused(
+    tiny_model, strategies, message
+):
+    from selfreflect.errors import ConfigError
+    from selfreflect.finetune import check_finetune
+    from selfreflect.strategies import check_strategies
+
+    config = finetune_config(tiny_model)
+    config["summaries"]["strategies"] = ["greedy", "sample_and_summarize", *strategies]
+    with pytest.raises(ConfigError) as raised:
+        check_strategies(config)
+        check_finetune(config)
+    assert message in str(raised.value)

@@ -123,6 +123,24 @@ def test_replaces_no_folder_that_is_not_its_own(tmp_path, owner):
     assert snapshot(tmp_path) == before
 
 
+@pytest.mark.parametrize("out", [".", ".."])
+def test_replaces_no_folder_holding_the_working_directory(tiny_model, tmp_path, out):
+    """Its own earlier output, run from inside it: refused (the swap would empty the folder
+    the command runs in), every file as it was; so is a seed no library takes."""
+    own = tmp_path / "tiny"
+    shutil.copytree(tiny_model, own)
+    before = snapshot(tmp_path)
+    result = subprocess.run(
+        ["selfreflect", "tiny-model", "--out", out], capture_output=True, text=True, cwd=own
+    )
+    one_line_error(result, f"{out}: holds the working directory")
+    assert snapshot(tmp_path) == before
+    big = ["selfreflect", "tiny-model", "--out", str(tmp_path / "t"), "--seed", str(2**64)]
+    result = subprocess.run(big, capture_output=True, text=True)
+    assert result.returncode == 2 and "not in the range 0<=x<=4294967295" in result.stderr
+    assert not (tmp_path / "t").exists()
+
+
 def test_replaces_its_own_earlier_output(tiny_model, tmp_path):
     out = tmp_path / "tiny"
     shutil.copytree(tiny_model, out)

@@ -185,6 +185,10 @@ def _check_baseline(config: dict[str, Any], source: str) -> None:
             f"{source}: report.baseline: '{baseline}' is not a strategy of this run"
             f" (summaries.strategies: {', '.join(strategies)})"
         )
+    for name in config["report"]["plan"]["references"]:
+        if name not in strategies or name == baseline:
+            what = "the baseline" if name == baseline else "not a strategy of this run"
+            raise ConfigError(f"{source}: report.plan.references: '{name}' is {what}")
 
 
 def _fill_converted_paths(config: dict[str, Any], source: str) -> None:
@@ -280,7 +284,8 @@ def write_resolved_config(config: dict[str, Any], path: str | os.PathLike, sourc
 # with finetune.training.seed, ``finetuned_<method>-seed<k>`` the one trained with seed k (one
 # adapter per method and seed). Here, not in the finetune package, so the main table reads them
 # without depending on the training code.
-_FINETUNED = re.compile(r"finetuned_(sft|dpo)(?:-seed(\d+))?")
+SEED_MAX = 2**32 - 1  # the largest seed every seeded library takes (numpy, torch)
+_FINETUNED = re.compile(r"finetuned_(sft|dpo)(?:-seed(0|[1-9][0-9]{0,9}))?")
 
 
 def finetuned(strategy: str) -> tuple[str, int | None] | None:

@@ -238,6 +238,8 @@ def check_replaceable(path: str | os.PathLike, owner: str) -> None:
     path = Path(path)
     if path.is_symlink() or (path.exists() and not path.is_dir()):
         raise InputError(f"{path}: exists and is not a folder {owner} wrote; not replaced")
+    if Path.cwd().is_relative_to(path.resolve()):
+        raise InputError(f"{path}: holds the working directory; {owner} does not replace it")
     if path.is_dir() and any(path.iterdir()) and folder_owner(path) != owner:
         found = folder_owner(path)
         whose = f"was written by {found}" if found else f"has no {OWNER_MARKER} marker"
@@ -246,6 +248,13 @@ def check_replaceable(path: str | os.PathLike, owner: str) -> None:
             "output (choose another folder, or remove it yourself)"
         )
     check_writable(path)
+
+
+def check_apart(first: str | os.PathLike, second: str | os.PathLike) -> None:
+    """Refuse, with one line, two output folders of which one is or holds the other."""
+    a, b = (Path(os.path.abspath(path)) for path in (first, second))
+    if a.is_relative_to(b) or b.is_relative_to(a):
+        raise InputError(f"{first}, {second}: one output folder is or holds the other")
 
 
 @contextmanager
@@ -260,9 +269,10 @@ def atomic_dir(path: str | os.PathLike, owner: str) -> Iterator[Path]:
     """
     path = Path(path)
     check_replaceable(path, owner)
+    parent = Path(os.path.abspath(path)).parent
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", dir=path.parent))
+        parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", dir=parent))
     except OSError as err:
         raise InputError(f"{path}: cannot write ({_reason(err)})") from None
     try:

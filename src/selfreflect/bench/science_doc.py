@@ -15,11 +15,11 @@ from typing import Any
 
 import click
 import pandas as pd
-import yaml
 
 from selfreflect.bench.science_record import CONFIG, RECORDS, read_records
 from selfreflect.config import load_config, summarized_datasets
-from selfreflect.fileio import write_text
+from selfreflect.errors import InputError
+from selfreflect.fileio import read_yaml, write_text
 
 PLAN_CHANGES = "plan_changes.yaml"
 
@@ -32,11 +32,31 @@ def _p(value: float) -> float:
     return float(f"{value:.2g}")
 
 
+def _cell(value: object) -> str:
+    """A table cell: one line, its pipes escaped."""
+    return " ".join(str(value).split()).replace("|", "\\|")
+
+
 def _table(header: list[str], rows: list[list[object]]) -> list[str]:
     """A Markdown table: text columns left-aligned, the rest right-aligned."""
     align = ["---" if isinstance(cell, str) else "---:" for cell in (rows[0] if rows else header)]
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join(align) + "|"]
-    return lines + ["| " + " | ".join(map(str, row)) + " |" for row in rows]
+    return lines + ["| " + " | ".join(map(_cell, row)) + " |" for row in rows]
+
+
+def _plan_changes(path: Path) -> list[dict[str, str]]:
+    """The changes of plan listed in ``path`` (none if it is missing): a list of mappings of
+    ``date``, ``change`` and ``reason`` text."""
+    if not path.is_file():
+        return []
+    changes = read_yaml(path)
+    fields = ("date", "change", "reason")
+    if not isinstance(changes, list):
+        raise InputError(f"{path}: expected a list of changes (date, change, reason)")
+    for number, change in enumerate(changes, 1):
+        if not isinstance(change, dict) or not all(isinstance(change.get(f), str) for f in fields):
+            raise InputError(f"{path}: change {number}: needs date, change and reason as text")
+    return changes
 
 
 def _pairs(validation: pd.DataFrame) -> list[str]:
@@ -123,7 +143,7 @@ def _verdicts(tables: dict[str, pd.DataFrame], judges: list[str], baseline: str)
                 judge,
                 f"{len(above)} of {len(own)}" + (f" ({', '.join(above)})" if above else ""),
                 _verdict((mine["tracks_w1"] == "yes").any()) if len(mine) else "not run",
-                ", ".join(mine["truth_check"].dropna()) or "not run",
+                ", ".join(map(str, mine["truth_check"].dropna())) or "not run",
                 f"{len(better)} of {len(tested)}" + (f" ({', '.join(better)})" if better else ""),
             ]
         )
@@ -204,11 +224,8 @@ def render(config_path: Path, records: Path) -> str:
     """docs/science.md from the ``records`` of the run of ``config_path``."""
     config = load_config(config_path)
     plan, judges = config["report"]["plan"], config["judges"]
-    changes_file = records / PLAN_CHANGES
-    changes = (
-        yaml.safe_load(changes_file.read_text(encoding="utf-8")) if changes_file.is_file() else []
-    )
-    provenance, tables = read_records(records, plan, judges)
+    provenance, tables = read_records(records, config)
+    changes = _plan_changes(records / PLAN_CHANGES)
     free_form = summarized_datasets(config)
     baseline = config["report"]["baseline"]
     lines = [

@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from selfreflect.cli.options import CONFIG, METHOD, OUT, SUBJECT, reads
+from selfreflect.config import SEED_MAX
 from selfreflect.strategies import strategy_prompts
 
 
@@ -19,7 +20,7 @@ from selfreflect.strategies import strategy_prompts
 @METHOD
 @click.option(
     "--seed",
-    type=click.IntRange(min=0),
+    type=click.IntRange(min=0, max=SEED_MAX),
     help="Training seed (initialisation, dropout, data order); default finetune.training.seed.",
 )
 @click.option("--data", "data_path", required=True, type=click.Path(dir_okay=False))
@@ -46,7 +47,7 @@ def finetune_train(
     from selfreflect.artifacts import read_metadata, read_table
     from selfreflect.config import load_config, model_spec
     from selfreflect.errors import ConfigError, InputError
-    from selfreflect.fileio import check_replaceable
+    from selfreflect.fileio import check_apart, check_replaceable
     from selfreflect.finetune import check_finetune
     from selfreflect.finetune.train import OWNER, train_adapter
     from selfreflect.provenance import provenance
@@ -63,6 +64,7 @@ def finetune_train(
             f"{data_path}: metadata: no 'ids' (the training question ids"
             " `selfreflect finetune-data` records)"
         )
+    check_apart(out, log_path)
     check_replaceable(out, OWNER)
     check_replaceable(log_path, OWNER)
     settings = config["finetune"]["training"]

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from selfreflect.config import adapter_of, finetuned
+from selfreflect.config import SEED_MAX, adapter_of, finetuned
 from selfreflect.errors import ConfigError
 
 
@@ -67,6 +67,18 @@ def check_finetune(config: dict[str, Any], source: str = "config") -> None:
             f"{source}: summarizer: the finetuned strategies run each subject's adapter on the"
             f" summariser, so '{summarizer}' must have the subjects' weights (models.*.path)"
         )
+    runs: dict[tuple[str, int], str] = {}
+    for strategy in config["summaries"]["strategies"]:
+        adapter = adapter_of(config, strategy)
+        if adapter and adapter[1] > SEED_MAX:
+            raise ConfigError(
+                f"{source}: summaries.strategies: '{strategy}': seed above {SEED_MAX}"
+            )
+        if adapter and (other := runs.setdefault(adapter, strategy)) != strategy:
+            raise ConfigError(
+                f"{source}: summaries.strategies: '{other}' and '{strategy}' run the same"
+                f" adapter ({adapter[0]}, seed {adapter[1]}); list it once"
+            )
     if judge_name(config) not in config["models"]:
         raise ConfigError(
             f"{source}: finetune.judge: unknown model '{settings['judge']}'"

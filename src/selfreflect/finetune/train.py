@@ -113,9 +113,10 @@ def train_adapter(
 
     from selfreflect.backends.hf_engine import load_hf_model
     from selfreflect.families import PromptFormat
-    from selfreflect.fileio import atomic_dir, check_replaceable, write_json
+    from selfreflect.fileio import atomic_dir, check_apart, check_replaceable, write_json
     from selfreflect.provenance import model_fingerprint
 
+    check_apart(out, log)
     check_replaceable(out, OWNER)
     check_replaceable(log, OWNER)
     lora = settings["lora"]
