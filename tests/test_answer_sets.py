@@ -15,6 +15,7 @@ import yaml
 from selfreflect import answer_sets, paths
 from selfreflect.artifacts import read_metadata, read_table, write_table
 from selfreflect.errors import InputError
+from selfreflect.seeds import question_seed
 from selfreflect.snakemake_jobs import job_stats
 from tests import workflow_utils as workflow
 from tests.assertions import one_line_error, snapshot
@@ -173,7 +174,7 @@ def fitting_run(tmp_path) -> Path:
     answers = questions[["id", "question"]].assign(
         test_answers=[["a", "b"]] * 3, conditioning_answers=[["c", "d"]] * 3, backend="hf"
     )
-    answers = answers.assign(model="tiny", seed=[7, 8, 9], error=None)
+    answers = answers.assign(model="tiny", seed=[question_seed(1, qid) for qid in ids], error=None)
     meta = provenance(
         config,
         ["tiny"],
@@ -198,6 +199,18 @@ def import_set(project: Path, folder: Path, *options: str) -> subprocess.Complet
     return run(*command, cwd=project)
 
 
+def consistent(answers: pd.DataFrame, meta: dict) -> pd.DataFrame:
+    """``answers`` as a run of ``meta`` samples them: its subject's name, each question's seed
+    from the run seed, N test and N conditioning answers."""
+    n = meta["settings"]["num_answers"]
+    return answers.assign(
+        model=meta["subject"],
+        seed=[question_seed(meta["seed"], qid) for qid in answers["id"]],
+        test_answers=[[f"t{i}" for i in range(n)]] * len(answers),
+        conditioning_answers=[[f"c{i}" for i in range(n)]] * len(answers),
+    )
+
+
 def claiming(project: Path, changes: dict) -> Path:
     """An exported answer set of the run whose metadata claims ``changes`` (dotted keys; the
     model is the claimed subject's)."""
@@ -209,9 +222,8 @@ def claiming(project: Path, changes: dict) -> Path:
             node = node[parent]
         node[key] = value
     meta["models"] = {meta["subject"]: meta["models"]["tiny"]}  # keyed by the claimed subject
-    write_table(
-        "answers", read_table("answers", project / "answers.parquet"), project / "c.pq", meta
-    )
+    answers = consistent(read_table("answers", project / "answers.parquet"), meta)
+    write_table("answers", answers, project / "c.pq", meta)
     assert export(project, project / "set", "c.pq").returncode == 0
     return project / "set"
 
@@ -271,6 +283,38 @@ def test_shards_of_two_runs_are_not_one_set(fitting_run, monkeypatch, field, val
         answer_sets.read_answer_set(folder)
 
 
+ROW_DEFECTS = {
+    "fewer answers": (
+        lambda a: a.assign(test_answers=[["a"]] * 3),
+        "question q0: 1 test and 2 conditioning answers, not num_answers 2 each",
+    ),
+    "another model": (lambda a: a.assign(model="other"), "question q0: model 'other', not"),
+    "another seed": (lambda a: a.assign(seed=7), "question q0: seed 7, not the one the set's"),
+}
+
+
+@pytest.mark.parametrize("defect", ROW_DEFECTS)
+def test_a_set_whose_rows_are_not_what_it_claims_is_refused(fitting_run, defect):
+    """A row's answers, model and seed must be what the set's metadata says it sampled."""
+    change, message = ROW_DEFECTS[defect]
+    folder = set_of(fitting_run, change(read_table("answers", fitting_run / "answers.parquet")))
+    with pytest.raises(InputError, match=message):
+        answer_sets.read_answer_set(folder)
+
+
+@pytest.mark.parametrize("field", ["seed", "settings", "models"])
+def test_a_shard_that_does_not_name_its_run_is_refused(fitting_run, monkeypatch, field):
+    """A shard with no provenance of its own cannot join the set on the first shard's word."""
+    monkeypatch.setattr(answer_sets, "SHARD_ROWS", 2)
+    folder = fitting_run / "set"
+    answer_sets.write_answer_set(fitting_run / "answers.parquet", folder, None)
+    last = sorted((folder / "data").glob("*.parquet"))[-1]
+    meta = {key: v for key, v in read_metadata(last).items() if key not in ("kind", field)}
+    write_table("answers", read_table("answers", last), last, meta)
+    with pytest.raises(InputError, match=rf"{last}: {field}: not recorded"):
+        answer_sets.read_answer_set(folder)
+
+
 def test_a_set_of_a_subject_the_run_lacks_is_refused(fitting_run):
     folder = claiming(fitting_run, {"subject": "other"})
     one_line_error(import_set(fitting_run, folder), "config.yaml", "unknown model 'other'")
@@ -287,7 +331,12 @@ def set_of(project: Path, answers: pd.DataFrame) -> Path:
 
 QUESTION_DEFECTS = {
     "duplicated": (lambda a: pd.concat([a, a.iloc[:1]]), "question q0 is answered more than"),
-    "foreign": (lambda a: a.assign(id=["q0", "q1", "x"]), "question x is not among"),
+    "foreign": (  # a question of another run, sampled with its seed
+        lambda a: a.assign(
+            id=["q0", "q1", "x"], seed=[*a["seed"].tolist()[:2], question_seed(1, "x")]
+        ),
+        "question x is not among",
+    ),
     "missing": (lambda a: a.iloc[:2], "no answers to question q2"),
     "other text": (lambda a: a.assign(question=["A?", *QUESTIONS[1:]]), "q0: its text is not"),
 }

@@ -228,9 +228,15 @@ def test_a_split_by_template_keeps_each_template_on_one_side(tmp_path: Path) -> 
     }
     sides = [load_questions(name, shipped[name], 1000, seed=1) for name in ("real", "real_train")]
     assert min(map(len, sides)) >= 40
-    write_jsonl(tmp_path / "bare.jsonl", [{"question": "Q", "template": "t"}, {"question": "R"}])
-    with pytest.raises(InputError, match=r"bare.jsonl: line 2: template: missing or empty"):
-        part("train", local(tmp_path / "bare.jsonl"))
+    for name, template, message in [
+        ("bare", None, "missing or empty"),
+        ("blank", " ", "missing or empty"),
+        ("number", 5, "expected text, got int"),
+    ]:
+        second = {"question": "R"} if template is None else {"question": "R", "template": template}
+        write_jsonl(tmp_path / f"{name}.jsonl", [{"question": "Q", "template": "t"}, second])
+        with pytest.raises(InputError, match=rf"{name}.jsonl: line 2: template: {message}"):
+            part("train", local(tmp_path / f"{name}.jsonl"))
 
 
 # --- HF kinds through the real datasets API, from local directories in the hub layout --------

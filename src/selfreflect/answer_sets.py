@@ -23,6 +23,7 @@ import yaml
 from selfreflect.artifacts import one_label, read_metadata, read_table, write_table
 from selfreflect.errors import InputError
 from selfreflect.fileio import atomic_dir, check_replaceable
+from selfreflect.seeds import question_seed
 from selfreflect.sharding import check_shards, identity
 
 DATA = "data"
@@ -33,6 +34,7 @@ OWNER = "selfreflect export-answers"  # the command whose marker an answer set h
 SAMPLING = ("num_answers", "temperature", "top_p", "max_tokens", "choice_truth", "choice_samples")
 # what an answer set must share with the run it joins; import-answers --accept takes these
 CHECKED = ("subject", "model", "dataset", "seed", *SAMPLING)
+RECORDED = ("dataset", "subject", "models", "seed", "settings")  # what each shard must record
 
 CARD_BODY = """
 # SelfReflect answer set: {subject} on {dataset}
@@ -125,10 +127,44 @@ def read_answer_set(folder: str | os.PathLike) -> tuple[pd.DataFrame, dict[str, 
     tables = [read_table("answers", shard) for shard in shards]
     metas = [read_metadata(shard) for shard in shards]
     names = list(map(str, shards))
-    check_shards(None, list(map(identity, metas, tables, names)), names)
+    identities = list(map(identity, metas, tables, names))
+    for shard_identity, name in zip(identities, names, strict=True):
+        if missing := [key for key in RECORDED if shard_identity[key] is None]:
+            raise InputError(
+                f"{name}: {', '.join(missing)}: not recorded (each shard of an answer set names"
+                " the run it comes from)"
+            )
+    check_shards(None, identities, names)
+    for table, meta, name in zip(tables, metas, names, strict=True):
+        check_rows(table, meta, name)
     answers = pd.concat(tables, ignore_index=True)
     metadata = {k: v for k, v in metas[0].items() if k != "kind"}
     return answers, metadata
+
+
+def check_rows(answers: pd.DataFrame, metadata: dict[str, Any], source: str) -> None:
+    """Refuse, with one line naming the question and field, a row that is not what the
+    table's ``metadata`` says: another model or seed than the subject's and the question's
+    (:func:`selfreflect.seeds.question_seed`), or, answered, other than N test and N
+    conditioning answers."""
+    n = (metadata.get("settings") or {}).get("num_answers")
+    for row in answers.itertuples(index=False):
+        if row.model != metadata["subject"]:
+            raise InputError(
+                f"{source}: question {row.id}: model {row.model!r}, not the set's subject"
+                f" {metadata['subject']!r}"
+            )
+        if row.seed != question_seed(metadata["seed"], row.id):
+            raise InputError(
+                f"{source}: question {row.id}: seed {row.seed}, not the one the set's seed"
+                f" {metadata['seed']} gives it"
+            )
+        counts = (len(row.test_answers), len(row.conditioning_answers))
+        if row.error is None and counts != (n, n):
+            raise InputError(
+                f"{source}: question {row.id}: {counts[0]} test and {counts[1]} conditioning"
+                f" answers, not num_answers {n} each"
+            )
 
 
 def run_questions(path: str | os.PathLike, dataset: str | None) -> pd.DataFrame:

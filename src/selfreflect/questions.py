@@ -298,8 +298,10 @@ def in_part(question_id: str, record: dict[str, Any], part: dict[str, Any], at: 
     key = question_id
     if part.get("by", "id") == "template":
         key = record.get("template")
-        if not isinstance(key, str) or not key:
+        if key is None or (isinstance(key, str) and not key.strip()):
             raise InputError(f"{at}: template: missing or empty (part.by: template)")
+        if not isinstance(key, str):
+            raise InputError(f"{at}: template: expected text, got {type(key).__name__}")
     return in_train_part(key, part["share"], part["seed"]) == (part["keep"] == "train")
 
 

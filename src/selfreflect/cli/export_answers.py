@@ -35,5 +35,7 @@ def export_answers(fmt: str, questions_path: str | None, answers_path: str, out:
         shards = write_answer_set(answers_path, out, questions_path)
         click.echo(f"answer set written to {out} ({shards} Parquet shard(s) and a dataset card)")
     else:
+        if questions_path is not None:
+            raise click.UsageError("--questions: only for --format hf (the dataset card)")
         check_writable(out)
         write_reference_answers(read_table("answers", answers_path), out)
