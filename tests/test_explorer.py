@@ -260,7 +260,8 @@ HOSTILE = [
 
 def hostile_tables() -> dict[str, pd.DataFrame]:
     """One question per hostile text, as its question, answers and summary; the first scored
-    inf, the second with a NaN word distance. The answers labelled (as read_files labels them)."""
+    inf, the second with a NaN word distance, the others with a NaN, an infinite and a too large
+    predicted token's probability. The answers labelled (as read_files labels them)."""
     experiment = {"dataset": "d", "subject": "s", "judge": "j"}
     ids = [f"q{i}" for i in range(len(HOSTILE))]
     answers = pd.DataFrame(
@@ -280,7 +281,9 @@ def hostile_tables() -> dict[str, pd.DataFrame]:
     scores = pd.DataFrame(
         {"id": ids, **experiment, "strategy": "greedy", "score": [math.inf, *[0.5] * 4],
          "num_tasks": 1, "error": None,
-         "tasks": [[task], [{**task, "distance": math.nan}], *[[task]] * 3]}
+         "tasks": [[task], [{**task, "distance": math.nan}],
+                   [{**task, "summary_p": [math.nan]}], [{**task, "reference_p": [math.inf]}],
+                   [{**task, "summary_p": [1e30]}]]}
     )  # fmt: skip
     return {"answers": answers, "summaries": summaries, "scores": scores}
 
@@ -357,6 +360,11 @@ def test_hostile_texts_are_embedded_literally_and_non_finite_numbers_as_missing(
     assert [row["strategies"]["greedy"]["summary"] for row in shown] == HOSTILE
     [word] = shown[1]["strategies"]["greedy"]["words"]
     assert word[:3] == [0, 1, None]  # its distance NaN
+    # a probability that is no number in [0, 1] is shown as missing
+    assert [shown[i]["strategies"]["greedy"]["words"][0][3] for i in (2, 4)] == [
+        "\u201c\u2423word\u201d \u2192 \u201c<!--\u201d ?%"
+    ] * 2
+    assert "\u201c</\u201d ?%" in json.dumps(shown[3], ensure_ascii=False)
 
 
 @pytest.mark.parametrize(

@@ -288,7 +288,12 @@ def _predictions(tasks: pa.StructArray, top: str, probs: str) -> list[str]:
     probabilities field ``probs``) where it predicts the task's token (computed in Arrow)."""
     tokens = pc.list_slice(tasks.field(top), 0, HOVER_PREDICTIONS)
     shown = pc.list_flatten(pc.list_slice(tasks.field(probs), 0, HOVER_PREDICTIONS))
-    shares = pc.cast(pc.cast(pc.round(pc.multiply(shown, 100)), pa.int64()), pa.string())
+    valid = pc.and_(
+        pc.is_finite(shown), pc.and_(pc.greater_equal(shown, 0), pc.less_equal(shown, 1))
+    )
+    percent = pc.round(pc.multiply(pc.if_else(valid, shown, 0.0), 100))
+    shares = pc.if_else(valid, pc.cast(pc.cast(percent, pa.int64()), pa.string()), "?")
+    shares = pc.fill_null(shares, "?")  # a probability that is no number in [0, 1] is missing
     items = pc.binary_join_element_wise(_quoted(pc.list_flatten(tokens)), " ", shares, "%", "")
     offsets = np.concatenate([[0], np.cumsum(pc.list_value_length(tokens).fill_null(0))])
     listed = pa.ListArray.from_arrays(pa.array(offsets, pa.int32()), items)
@@ -300,6 +305,7 @@ def _predictions(tasks: pa.StructArray, top: str, probs: str) -> list[str]:
 def _quoted(tokens: pa.Array) -> pa.Array:
     """Tokens as the hover shows them: quoted, their spaces and line breaks visible."""
     visible = pc.replace_substring(pc.replace_substring(tokens, " ", "\u2423"), "\n", "\u21b5")
+    visible = pc.fill_null(visible, "")
     return pc.binary_join_element_wise("\u201c", visible, "\u201d", "")
 
 
