@@ -315,9 +315,12 @@ def test_a_shard_that_does_not_name_its_run_is_refused(fitting_run, monkeypatch,
         answer_sets.read_answer_set(folder)
 
 
-def test_a_set_of_a_subject_the_run_lacks_is_refused(fitting_run):
-    folder = claiming(fitting_run, {"subject": "other"})
-    one_line_error(import_set(fitting_run, folder), "config.yaml", "unknown model 'other'")
+@pytest.mark.parametrize(("field", "value"), [("subject", "other"), ("dataset", "e")])
+def test_a_set_of_a_subject_or_dataset_the_run_lacks_is_refused(fitting_run, field, value):
+    folder = claiming(fitting_run, {field: value})
+    one_line_error(
+        import_set(fitting_run, folder), f"{folder}: {field}: the set's '{value}', not one of"
+    )
 
 
 def set_of(project: Path, answers: pd.DataFrame) -> Path:

@@ -82,11 +82,19 @@ def _fitting_set(
     fit it; the metadata names the run's subject and dataset and records what was accepted."""
     from selfreflect import answer_sets, paths
     from selfreflect.config import answer_settings, dataset_spec, load_config, model_spec
+    from selfreflect.errors import InputError
     from selfreflect.provenance import provenance
 
     answers, meta = answer_sets.read_answer_set(source)
     found = answer_sets.claims(meta)
     config = load_config(config_path)
+    names = {"subject": config["subjects"], "dataset": list(config["datasets"])}
+    for key, known in names.items():
+        if labels[key] is None and found[key] not in known:
+            raise InputError(
+                f"{source}: {key}: the set's {found[key]!r}, not one of the run's"
+                f" ({', '.join(known)}); --{key} names the run's to check it against"
+            )
     run = {key: labels[key] or found[key] for key in ("subject", "dataset")}
     model_spec(config, run["subject"], source=config_path)
     dataset_spec(config, run["dataset"], source=config_path)
