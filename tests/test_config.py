@@ -67,14 +67,6 @@ def _write(tmp_path, change):
             "report.baseline: 'greedy' is not a strategy of this run",
         ),
         (
-            lambda c: c["report"].update(plan={"references": ["nosuch"]}),
-            "report.plan.references: 'nosuch' is not a strategy of this run",
-        ),
-        (
-            lambda c: c["report"].update(plan={"references": ["cot"]}),
-            "report.plan.references: 'cot' is not a strategy of this run",
-        ),
-        (
             lambda c: c["report"].update(plan={"references": ["greedy"]}),
             "report.plan.references: 'greedy' is the baseline",
         ),

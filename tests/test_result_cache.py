@@ -134,6 +134,7 @@ CORRUPTIONS = {  # name: (corruption, a fragment of the warning)
     "a negative owner": (resealed(lambda p: p["owners"].__setitem__(0, -1)), "indices"),
     "records not kept": (resealed(set_field("records", None)), "task records were not kept"),
     "records too short": (resealed(lambda p: p["records"].pop()), "records"),
+    "records not tasks": (resealed(lambda p: p["records"].__setitem__(0, {})), "task records"),
     "an error not text": (resealed(set_field("error", 3)), "error"),
     "a field missing": (resealed(lambda p: p.pop("records")), "fields"),
     "no checksum": (edited(lambda e: e.pop("checksum")), "older format"),

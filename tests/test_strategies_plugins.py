@@ -123,6 +123,12 @@ def test_unknown_strategy():
     config = summaries_config(strategies=["basic"], plugins={"basic": "m:f"})
     with pytest.raises(ConfigError, match=r"summaries\.plugins: 'basic' is a built-in strategy"):
         check_strategies(config, "c.yaml")
+    config = summaries_config(strategies=["greedy", "basic"])
+    config["report"]["plan"]["references"] = ["cot", "nosuch"]  # cot: known, not run: left out
+    with pytest.raises(
+        ConfigError, match=r"^c.yaml: report.plan.references: unknown strategy 'nosuch'"
+    ):
+        check_strategies(config, "c.yaml")
     mine = {"mine": f"{MODULE}:echo_plugin"}
     check_strategies(summaries_config(strategies=["mine", "cot"], plugins=mine))
     config = summaries_config(strategies=["mine"], plugins={"mine": "m:f"})

@@ -20,6 +20,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from selfreflect.artifacts import TASK
 from selfreflect.scoring.result_cache import ResultCache
 from selfreflect.scoring.stopwords import IsStopword
 from selfreflect.scoring.tasks import (
@@ -85,12 +86,13 @@ class Judgement:
         tasks = len(owners)
         if not all(_distances(row) and len(row) == tasks for row in distances):
             raise ValueError(f"distances are not lists of {tasks} numbers in [0, 1]")
+        fields = set(TASK.names)
         if records is not None and not (
             isinstance(records, list)
             and len(records) == tasks
-            and all(isinstance(record, dict) for record in records)
+            and all(isinstance(record, dict) and set(record) == fields for record in records)
         ):
-            raise ValueError(f"records is neither null nor a list of {tasks} records")
+            raise ValueError(f"records is neither null nor a list of {tasks} task records")
         if keep_tasks and error is None and records is None:
             raise ValueError("its task records were not kept")
         return cls(distances, owners, records, error)

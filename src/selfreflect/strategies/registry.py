@@ -50,8 +50,8 @@ def unknown_message(name: str, plugins: dict[str, str]) -> str:
 
 
 def check_strategies(config: dict[str, Any], source: str = "config") -> None:
-    """One-line :class:`ConfigError` for an unknown strategy, a plug-in hiding a built-in or a
-    plug-in that cannot be imported."""
+    """One-line :class:`ConfigError` for an unknown strategy (listed, or named a reference of
+    the main table), a plug-in hiding a built-in or a plug-in that cannot be imported."""
     summaries = config["summaries"]
     for name, target in summaries["plugins"].items():
         if registered_strategy(name) in _BUILTIN:
@@ -60,10 +60,11 @@ def check_strategies(config: dict[str, Any], source: str = "config") -> None:
             load_plugin(name, target)
         except StrategyError as err:
             raise ConfigError(f"{source}: summaries.plugins.{name}: {err}") from None
-    for name in summaries["strategies"]:
+    named = [("summaries.strategies", name) for name in summaries["strategies"]]
+    named += [("report.plan.references", name) for name in config["report"]["plan"]["references"]]
+    for key, name in named:
         if registered_strategy(name) not in _BUILTIN and name not in summaries["plugins"]:
-            message = unknown_message(name, summaries["plugins"])
-            raise ConfigError(f"{source}: summaries.strategies: {message}")
+            raise ConfigError(f"{source}: {key}: {unknown_message(name, summaries['plugins'])}")
 
 
 def strategy_prompts(name: str) -> list[str]:

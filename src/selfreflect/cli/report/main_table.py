@@ -68,7 +68,8 @@ def main_table(config_path: str, out_dir: str, figure_dir: str, metrics_dir, fil
     scores = readers.read_tables("scores", files)
     baseline = config["report"]["baseline"]
     plan = Plan(**plan_args(config, "min_questions"))
-    references = config["report"]["plan"]["references"]
+    strategies = config["summaries"]["strategies"]
+    references = [name for name in config["report"]["plan"]["references"] if name in strategies]
     table = tables.main_table(
         scores,
         baseline,
