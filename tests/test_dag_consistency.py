@@ -104,7 +104,7 @@ def test_params_yaml_is_checked_whole_and_against_the_dag(generated):
         " are set in config/smoke.yaml: change them there and run `selfreflect dvc-yaml`)",
     }
     for added, error in edits.items():
-        dropped = original.replace("  - concatenated_answers\n", "")  # a strategy, in no other list
+        dropped = original.replace("  - cluster_and_verbalize\n", "")  # in no other list
         text = original + added if added else dropped
         params.write_text(text)
         failed = run(check, project, check=False)

@@ -73,7 +73,7 @@ def run(strategy, generator, config=None, questions=None, thinking=False, subjec
 
 
 def test_builtin_strategies():
-    assert builtin_names() == ["finetuned_dpo", "finetuned_sft", *PAPER, *RELATED]
+    assert builtin_names() == ["finetuned_sft", "finetuned_dpo", *PAPER, *RELATED]
 
 
 @pytest.mark.parametrize("strategy", PAPER + RELATED)
