@@ -33,7 +33,14 @@ PAIR_TYPES = CONFIG["report"]["pair_types"]
 FREE_FORM, MULTIPLE_CHOICE = "real", "real_mmlu"
 FROM_SAMPLES = ["sample_and_summarize", "concatenated_answers"]
 # claims the recorded run showed failing: (test, judge, case) -> the record's numbers
-EXPECTED_FAILURES: dict[tuple[str, str, str], str] = {}
+# (docs/science/<judge>/, recorded 2026-11-28: 100 free-form questions at N = 8)
+EXPECTED_FAILURES: dict[tuple[str, str, str], str] = {
+    ("pairs", "smollm2", "no_likelihoods"): "31/71 right, CI [0.33, 0.55], adjusted p 0.88",
+    ("pairs", "smollm2", "reversed"): "40/71 right, CI [0.45, 0.67], adjusted p 0.34",
+    ("strategies", "smollm2", "sample_and_summarize"): (
+        "+0.0005 to greedy, CI [-0.0002, +0.0011], adjusted p 0.21"
+    ),
+}
 
 
 def table(judge: str, name: str) -> pd.DataFrame:
