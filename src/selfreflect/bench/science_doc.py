@@ -168,7 +168,16 @@ def _agreement(agreement: pd.DataFrame) -> list[str]:
 
 def _records_table(provenance: dict[str, Any], judges: list[str]) -> list[str]:
     """Each judge's recorded run: when, from which commit, its sizes and its judge jobs' time."""
-    header = ["judge", "recorded", "commit", "questions", "N", "judge jobs", "wall min", "CPU min"]
+    header = [
+        "judge",
+        "recorded",
+        "commit",
+        "questions",
+        "N",
+        "judge jobs",
+        "job wall min",
+        "CPU min",
+    ]
     rows: list[list[object]] = []
     for judge, made in provenance.items():
         time = made["time"]
@@ -242,6 +251,9 @@ def render(config_path: Path, records: Path) -> str:
         "",
         *_plan(plan, changes),
         "## Runs",
+        "",
+        "Each judge's jobs (its judge pass and what is read off it), their wall and CPU minutes"
+        " summed over the jobs (several run at once).",
         "",
         *_records_table(provenance, judges),
         "",
