@@ -65,8 +65,10 @@ def check_base(folder: Path, spec: dict[str, Any]) -> None:
 def check_trained_as(folder: Path, method: str, seed: int) -> None:
     """Fail unless the adapter in ``folder`` was trained with ``method`` and ``seed`` (what the
     finetuned strategy that runs it names)."""
-    trained = (_field(folder / RECORD, "method"), _field(folder / RECORD, "training"))
-    made = trained[0], trained[1].get("seed") if isinstance(trained[1], dict) else None
+    record = read_json(folder / RECORD)
+    record = record if isinstance(record, dict) else {}
+    training = record.get("training")
+    made = record.get("method"), training.get("seed") if isinstance(training, dict) else None
     if made != (method, seed):
         raise InputError(
             f"{folder}: {RECORD}: method and training.seed: trained as {made[0]} with seed"

@@ -148,6 +148,8 @@ def record(config_path: Path, records: Path) -> list[Path]:
         dataset: len(pd.read_parquet(root / paths.QUESTIONS.format(run=run, dataset=dataset)))
         for dataset in evaluated_datasets(resolved)
     }
+    benchmarks = root / paths.BENCHMARKS.format(run=run)
+    commit, run_time = _commit(root), _run_time(benchmarks)
     written = []
     for judge in dict.fromkeys(read["main"]["judge"]):
         if judge not in resolved["judges"]:
@@ -158,7 +160,7 @@ def record(config_path: Path, records: Path) -> list[Path]:
         provenance = {
             "judge": judge,
             "recorded": datetime.now(UTC).strftime("%Y-%m-%d"),
-            "commit": _commit(root),
+            "commit": commit,
             "config": f"config/{config_path.name}",
             "subjects": resolved["subjects"],
             "questions": questions,
@@ -167,8 +169,8 @@ def record(config_path: Path, records: Path) -> list[Path]:
             "pair_types": resolved["report"]["pair_types"],
             "scoring": {k: resolved["scoring"][k] for k in ("backend", "temperature", "stopwords")},
             "plan": resolved["report"]["plan"],
-            "time": _judge_jobs(root / paths.BENCHMARKS.format(run=run), judge),
-            "run_time": _run_time(root / paths.BENCHMARKS.format(run=run)),
+            "time": _judge_jobs(benchmarks, judge),
+            "run_time": run_time,
         }
         with atomic_dir(records / judge, OWNER) as tmp:
             for name, table in read.items():

@@ -50,8 +50,8 @@ def mc_table(
 
     Each statistic has its verdict by ``plan`` (one test per experiment and statistic, so its
     adjusted p is its p): ``verdict`` ("orders as W1" where ``p_adjusted`` is below the plan's
-    level) decides the claim; ``pooled_verdict`` ("positive" or "negative") is the paper's
-    statistic's. A verdict needs the plan's minimum of questions (``n_rho``, ``n_questions``).
+    level) is the within-question statistic's; ``pooled_verdict`` ("positive" or "negative")
+    is the paper's. A verdict needs the plan's minimum of questions (``n_rho``, ``n_questions``).
     ``tracks_w1`` is the claim's verdict ("yes"/"no") by the statistic ``mc_plan`` names
     (``decided_by``).
 

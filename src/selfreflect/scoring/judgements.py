@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from selfreflect.scoring.judge import Judge, Judged
 
 TOP_PREDICTIONS = 5  # the judge's most likely tokens kept per task and context
+_TASK_FIELDS = frozenset(TASK.names)  # what a kept task record holds
 
 
 @dataclass(frozen=True)
@@ -86,11 +87,10 @@ class Judgement:
         tasks = len(owners)
         if not all(_distances(row) and len(row) == tasks for row in distances):
             raise ValueError(f"distances are not lists of {tasks} numbers in [0, 1]")
-        fields = set(TASK.names)
         if records is not None and not (
             isinstance(records, list)
             and len(records) == tasks
-            and all(isinstance(record, dict) and set(record) == fields for record in records)
+            and all(isinstance(record, dict) and set(record) == _TASK_FIELDS for record in records)
         ):
             raise ValueError(f"records is neither null nor a list of {tasks} task records")
         if keep_tasks and error is None and records is None:

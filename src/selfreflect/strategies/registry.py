@@ -37,8 +37,8 @@ def builtin_names() -> list[str]:
 def resolve(name: str, plugins: dict[str, str]) -> StrategyFn:
     """The built-in strategy ``name`` (a seeded finetuned one: its method's) or the plug-in
     the config names ``name``."""
-    if registered_strategy(name) in _BUILTIN:
-        return _BUILTIN[registered_strategy(name)]
+    if (builtin := _BUILTIN.get(registered_strategy(name))) is not None:
+        return builtin
     if name in plugins:
         return plugin_strategy(name, plugins[name])
     raise StrategyError(unknown_message(name, plugins))
