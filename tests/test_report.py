@@ -133,27 +133,36 @@ def test_dvc_repro_builds_every_table_and_dvc_reads_metrics_and_plots(smoke_dvc_
     assert (smoke_dvc_run / "plots" / "index.html").stat().st_size > 1000
 
 
+def table_command(tmp_path, command: str, common: str = "reports") -> list[str]:
+    """``selfreflect report COMMAND`` of an empty input, its tables, figures and metrics into
+    the one folder ``common`` (made, holding others' files)."""
+    from selfreflect.artifacts import SCHEMAS, write_table
+
+    (tmp_path / "c.yaml").write_text(yaml.safe_dump(MINIMAL_CONFIG))
+    kind = "summaries" if command == "cost-table" else "scores"
+    write_table(kind, pd.DataFrame(columns=SCHEMAS[kind].names), tmp_path / "in.parquet")
+    (tmp_path / common).mkdir()
+    for name in ("README.md", "main.txt", "cost.csv.orig", "greedy.json.bak"):
+        (tmp_path / common / name).write_text(f"{name}'s own text")
+    args = ["selfreflect", "report", command, "--config", "c.yaml", "--out-dir", common]
+    if command == "main-table":
+        args += ["--figure-dir", common, "--metrics-dir", common]
+    return [*args, "in.parquet"]
+
+
 @pytest.mark.parametrize("command", ["cost-table", "main-table"])
 def test_table_commands_write_only_their_own_files_in_a_common_folder(tmp_path, command):
     """Tables, figures and metrics into one folder that holds others' files: those stay as
-    they were; the command adds its own table's files and nothing else."""
-    from selfreflect.artifacts import SCHEMAS, write_table
+    they were; the command adds its own table's files (and the list of them) and nothing
+    else, and a rerun replaces them."""
     from selfreflect.config import load_config
+    from selfreflect.fileio import SHARED_LIST
     from tests.assertions import snapshot
 
-    config = MINIMAL_CONFIG
-    (tmp_path / "c.yaml").write_text(yaml.safe_dump(config))
-    kind = "summaries" if command == "cost-table" else "scores"
-    write_table(kind, pd.DataFrame(columns=SCHEMAS[kind].names), tmp_path / "in.parquet")
+    args = table_command(tmp_path, command)
     common = tmp_path / "reports"
-    common.mkdir()
-    for name in ("README.md", "main.txt", "cost.csv.orig", "greedy.json.bak"):
-        (common / name).write_text(f"{name}'s own text")
     before = snapshot(common)
-    args = ["selfreflect", "report", command, "--config", "c.yaml", "--out-dir", "reports"]
-    if command == "main-table":
-        args += ["--figure-dir", "reports", "--metrics-dir", "reports"]
-    run([*args, "in.parquet"], tmp_path)
+    run(args, tmp_path)
     after = snapshot(common)
     assert {name: after[name] for name in before} == before
     if command == "cost-table":
@@ -162,4 +171,24 @@ def test_table_commands_write_only_their_own_files_in_a_common_folder(tmp_path, 
         strategies = load_config(tmp_path / "c.yaml")["summaries"]["strategies"]
         own = {f"main.{ext}" for ext in ("csv", "md", "tex", "png", "pdf")}
         own |= {f"{strategy}.json" for strategy in strategies}
-    assert {path.rsplit("/", 1)[1] for path in set(after) - set(before)} == own
+    assert {path.rsplit("/", 1)[1] for path in set(after) - set(before)} == own | {SHARED_LIST}
+    run(args, tmp_path)
+    assert {name: snapshot(common)[name] for name in before} == before
+
+
+@pytest.mark.parametrize(
+    ("command", "theirs"), [("cost-table", "cost.md"), ("main-table", "main.pdf")]
+)
+def test_table_commands_refuse_to_overwrite_a_file_of_their_names_they_did_not_write(
+    tmp_path, command, theirs
+):
+    """A person's file that bears the name of a table's or figure's file is not overwritten:
+    one line names it, and nothing in the folder is touched."""
+    from tests.assertions import one_line_error, snapshot
+
+    args = table_command(tmp_path, command)
+    (tmp_path / "reports" / theirs).write_text("a person's own table")
+    before = snapshot(tmp_path / "reports")
+    refused = run(args, tmp_path, check=False)
+    one_line_error(refused, f"reports/{theirs}: exists and was not written by selfreflect report")
+    assert snapshot(tmp_path / "reports") == before

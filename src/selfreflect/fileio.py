@@ -9,7 +9,7 @@ import json
 import os
 import shutil
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -248,6 +248,39 @@ def check_replaceable(path: str | os.PathLike, owner: str) -> None:
             "output (choose another folder, or remove it yourself)"
         )
     check_writable(path)
+
+
+SHARED_LIST = ".selfreflect-files"  # in a folder commands share with others: what they wrote
+
+
+def _listed(folder: Path) -> set[str]:
+    try:
+        return set((folder / SHARED_LIST).read_text(encoding="utf-8").splitlines())
+    except (OSError, UnicodeDecodeError):
+        return set()
+
+
+def claim_files(paths: Iterable[str | os.PathLike], owner: str) -> None:
+    """Before ``owner`` writes ``paths`` into folders it shares with other files: refuse, with
+    one line naming the file, if any of them exists and was not written there by a command of
+    this package (listed in its folder's :data:`SHARED_LIST`); else list them there. What a
+    person put in the folder is never overwritten; nothing is touched on refusal."""
+    paths = [Path(path) for path in paths]
+    for path in paths:
+        if path.exists() and path.name not in _listed(path.parent):
+            raise InputError(
+                f"{path}: exists and was not written by {owner}; not replaced (choose another "
+                "folder, or remove the file yourself)"
+            )
+    for folder in dict.fromkeys(path.parent for path in paths):
+        new = [p.name for p in paths if p.parent == folder and p.name not in _listed(folder)]
+        if new:
+            try:
+                folder.mkdir(parents=True, exist_ok=True)
+                with open(folder / SHARED_LIST, "a", encoding="utf-8") as listing:
+                    listing.write("".join(f"{name}\n" for name in new))
+            except OSError as err:
+                raise InputError(f"{folder}: cannot write ({_reason(err)})") from None
 
 
 def check_apart(first: str | os.PathLike, second: str | os.PathLike) -> None:

@@ -7,7 +7,9 @@ judge; the table commands (``main-table``, ``validation``, ``mc-study``, ``conve
 ``cost-table``, ``human-agreement``, ``backend-agreement``, ``performance``) only read
 artifacts and write ``<name>.csv/.md/.tex`` into ``--out-dir``, figures ``<name>.png/.pdf``
 into ``--figure-dir`` and headline DVC metrics, from the artifact FILES they are given (each
-row says its experiment: dataset, subject, judge, strategy). One module per command, so editing
+row says its experiment: dataset, subject, judge, strategy); a file of those names in those
+folders that this package did not write is never overwritten (the command stops with one line,
+before writing anything). One module per command, so editing
 a table command never reruns a judge job.
 """
 

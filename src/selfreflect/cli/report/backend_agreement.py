@@ -9,6 +9,7 @@ from selfreflect.cli.options import CONFIG, FILES, reads
 from selfreflect.cli.report.common import (
     METRICS,
     OUT_DIR,
+    claims,
     read_config,
     skipped,
     write_metrics,
@@ -22,6 +23,7 @@ from selfreflect.report import readers, tables, writers
 @OUT_DIR
 @METRICS
 @FILES
+@claims("backend_agreement")
 def backend_agreement(config_path: str, out_dir: str, metrics_path, files) -> None:
     """Per experiment and judge backend: the largest and mean absolute difference of its scores
     to scoring.backend's on the same summaries (FILES: report agreement-scores tables)."""

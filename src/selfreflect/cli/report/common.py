@@ -3,7 +3,9 @@ statistics and figure settings, DVC metrics, and tables with nothing to show."""
 
 from __future__ import annotations
 
+import functools
 import math
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +21,33 @@ METRICS = click.option("--metrics", "metrics_path", type=click.Path(), help="Hea
 STATS_SETTINGS = ("report.bootstrap_resamples", "report.confidence")  # what stats_args reads
 FIGURE_SETTINGS = ("report.figure_width", "report.figure_dpi")  # what figure_args reads
 PLAN_SETTINGS = ("report.plan.level", "report.plan.correction")  # what plan_args reads
+
+
+def claims(
+    *tables: str, figures: tuple[str, ...] | None = None
+) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    """Decorate a table command that writes ``tables`` into ``--out-dir`` and, when it has
+    ``--figure-dir``, the ``figures`` (default: one per table) there: before it runs, it
+    refuses to overwrite a file of those names that this package did not write
+    (:func:`~selfreflect.fileio.claim_files`)."""
+
+    def decorate(command: Callable[..., None]) -> Callable[..., None]:
+        @functools.wraps(command)
+        def run(*args: Any, **kwargs: Any) -> None:
+            from selfreflect.fileio import claim_files
+            from selfreflect.paths import FIGURE_FORMATS, TABLE_FORMATS
+
+            out_dir, figure_dir = Path(kwargs["out_dir"]), kwargs.get("figure_dir")
+            files = [out_dir / f"{name}.{ext}" for name in tables for ext in TABLE_FORMATS]
+            if figure_dir:
+                drawn = tables if figures is None else figures
+                files += [Path(figure_dir) / f"{n}.{ext}" for n in drawn for ext in FIGURE_FORMATS]
+            claim_files(files, "selfreflect report")
+            return command(*args, **kwargs)
+
+        return run
+
+    return decorate
 
 
 def read_config(path: str) -> dict[str, Any]:

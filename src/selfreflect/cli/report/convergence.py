@@ -12,6 +12,7 @@ from selfreflect.cli.report.common import (
     FIGURE_SETTINGS,
     OUT_DIR,
     STATS_SETTINGS,
+    claims,
     figure_args,
     read_config,
     skipped,
@@ -26,6 +27,7 @@ from selfreflect.report import readers, tables, writers
 @OUT_DIR
 @FIGURE_DIR
 @FILES
+@claims("convergence")
 def convergence(config_path: str, out_dir: str, figure_dir: str, files) -> None:
     """Score vs number of conditioning / masked-out answers (FILES: convergence studies)."""
     from selfreflect.report.figures import convergence_figure

@@ -7,6 +7,7 @@ import click
 from selfreflect.cli.options import CONFIG, FILES, reads
 from selfreflect.cli.report.common import (
     OUT_DIR,
+    claims,
     read_config,
     skipped,
 )
@@ -18,6 +19,7 @@ from selfreflect.report import readers, tables, writers
 @CONFIG
 @OUT_DIR
 @FILES
+@claims("cost")
 def cost_table(config_path: str, out_dir: str, files) -> None:
     """Tokens, seconds and summary lengths per strategy (FILES: summaries tables)."""
     config = read_config(config_path)

@@ -7,6 +7,7 @@ import click
 from selfreflect.cli.options import CONFIG, FILES, reads
 from selfreflect.cli.report.common import (
     OUT_DIR,
+    claims,
     read_config,
     skipped,
 )
@@ -24,6 +25,7 @@ from selfreflect.report import readers, tables, writers
 )
 @OUT_DIR
 @FILES
+@claims("human_agreement")
 def human_agreement(config_path: str, ratings_path: str | None, out_dir: str, files) -> None:
     """Krippendorff's alpha among raters and with SelfReflect (FILES: scores tables)."""
     config = read_config(config_path)

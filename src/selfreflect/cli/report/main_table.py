@@ -14,6 +14,7 @@ from selfreflect.cli.report.common import (
     OUT_DIR,
     PLAN_SETTINGS,
     STATS_SETTINGS,
+    claims,
     figure_args,
     plan_args,
     plan_caption,
@@ -58,6 +59,7 @@ def write_strategy_metrics(
     "--metrics-dir", type=click.Path(file_okay=False), help="DVC metrics, one file per strategy."
 )
 @FILES
+@claims("main")
 def main_table(config_path: str, out_dir: str, figure_dir: str, metrics_dir, files) -> None:
     """Table 2: SelfReflect per strategy and experiment from the scores FILES; its DVC metrics
     (``--metrics-dir``: ``<strategy>.json``) are the table's own numbers."""

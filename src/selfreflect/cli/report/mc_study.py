@@ -16,6 +16,7 @@ from selfreflect.cli.report.common import (
     OUT_DIR,
     PLAN_SETTINGS,
     STATS_SETTINGS,
+    claims,
     figure_args,
     plan_args,
     plan_caption,
@@ -57,6 +58,7 @@ def mc_plan_args(config: dict[str, Any]) -> McPlan:
 @FIGURE_DIR
 @METRICS
 @FILES
+@claims("mc_study")
 def mc_study(config_path: str, out_dir: str, figure_dir: str, metrics_path, files) -> None:
     """Rank correlation of SelfReflect with the true W1 on multiple-choice questions, within
     each question over its temperatures (the pooled one too)."""

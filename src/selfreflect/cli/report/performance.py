@@ -7,7 +7,14 @@ from pathlib import Path
 import click
 
 from selfreflect.cli.options import CONFIG
-from selfreflect.cli.report.common import FIGURE_DIR, OUT_DIR, figure_args, read_config, skipped
+from selfreflect.cli.report.common import (
+    FIGURE_DIR,
+    OUT_DIR,
+    claims,
+    figure_args,
+    read_config,
+    skipped,
+)
 from selfreflect.report import writers
 from selfreflect.report.performance import judge_tokens_table, performance_table, read_benchmarks
 
@@ -31,6 +38,7 @@ from selfreflect.report.performance import judge_tokens_table, performance_table
     type=click.Path(file_okay=False),
     help="The run's artifacts, whose metadata records the judge's forward tokens.",
 )
+@claims("performance", "judge_tokens", figures=("performance",))
 def performance(
     config_path: str,
     out_dir: str,

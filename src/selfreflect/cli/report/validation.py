@@ -13,6 +13,7 @@ from selfreflect.cli.report.common import (
     METRICS,
     OUT_DIR,
     PLAN_SETTINGS,
+    claims,
     figure_args,
     plan_args,
     plan_caption,
@@ -31,6 +32,7 @@ from selfreflect.verdicts import Plan
 @FIGURE_DIR
 @METRICS
 @FILES
+@claims("validation")
 def validation(config_path: str, out_dir: str, figure_dir: str, metrics_path, files) -> None:
     """Table 1: fraction of controlled pairs each metric ranks correctly (FILES: studies)."""
     from selfreflect.report.figures import validation_figure
