@@ -177,7 +177,8 @@ def test_table_commands_write_only_their_own_files_in_a_common_folder(tmp_path, 
 
 
 @pytest.mark.parametrize(
-    ("command", "theirs"), [("cost-table", "cost.md"), ("main-table", "main.pdf")]
+    ("command", "theirs"),
+    [("cost-table", "cost.md"), ("main-table", "main.pdf"), ("main-table", "greedy.json")],
 )
 def test_table_commands_refuse_to_overwrite_a_file_of_their_names_they_did_not_write(
     tmp_path, command, theirs
@@ -192,3 +193,23 @@ def test_table_commands_refuse_to_overwrite_a_file_of_their_names_they_did_not_w
     refused = run(args, tmp_path, check=False)
     one_line_error(refused, f"reports/{theirs}: exists and was not written by selfreflect report")
     assert snapshot(tmp_path / "reports") == before
+
+
+def test_a_failed_table_command_claims_no_file_and_a_refused_one_writes_none(tmp_path):
+    """A run that fails lists none of its names as its own (a person's file of that name, put
+    there later, is then still refused); a metrics folder that cannot be made stops the
+    command before any table or figure is written."""
+    from tests.assertions import one_line_error, snapshot
+
+    args = table_command(tmp_path, "main-table")
+    failed = run([*args[:-1], "nosuch.parquet"], tmp_path, check=False)
+    one_line_error(failed, "nosuch.parquet")
+    (tmp_path / "reports" / "main.csv").write_text("a person's own table")
+    one_line_error(run(args, tmp_path, check=False), "reports/main.csv: exists and was not")
+    (tmp_path / "reports" / "main.csv").unlink()
+    (tmp_path / "afile").write_text("x")
+    at = args.index("--metrics-dir") + 1
+    before = snapshot(tmp_path)
+    unwritable = run([*args[:at], "afile/m", *args[at + 1 :]], tmp_path, check=False)
+    one_line_error(unwritable, "afile/m/greedy.json: cannot write here")
+    assert snapshot(tmp_path) == before

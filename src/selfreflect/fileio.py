@@ -260,11 +260,13 @@ def _listed(folder: Path) -> set[str]:
         return set()
 
 
-def claim_files(paths: Iterable[str | os.PathLike], owner: str) -> None:
-    """Before ``owner`` writes ``paths`` into folders it shares with other files: refuse, with
-    one line naming the file, if any of them exists and was not written there by a command of
-    this package (listed in its folder's :data:`SHARED_LIST`); else list them there. What a
-    person put in the folder is never overwritten; nothing is touched on refusal."""
+@contextmanager
+def shared_files(paths: Iterable[str | os.PathLike], owner: str) -> Iterator[None]:
+    """While ``owner`` writes ``paths`` into folders it shares with other files. Before the
+    block: refuse, with one line naming the file, any of them that cannot be written, or that
+    exists and was not written there by a command of this package (listed in its folder's
+    :data:`SHARED_LIST`). After the block succeeds: list those it wrote. What a person put in
+    the folder is never overwritten; a refusal touches nothing, a failure lists nothing."""
     paths = [Path(path) for path in paths]
     for path in paths:
         if path.exists() and path.name not in _listed(path.parent):
@@ -272,11 +274,13 @@ def claim_files(paths: Iterable[str | os.PathLike], owner: str) -> None:
                 f"{path}: exists and was not written by {owner}; not replaced (choose another "
                 "folder, or remove the file yourself)"
             )
+        check_writable(path)
+    yield
     for folder in dict.fromkeys(path.parent for path in paths):
-        new = [p.name for p in paths if p.parent == folder and p.name not in _listed(folder)]
+        listed = _listed(folder)
+        new = [p.name for p in paths if p.parent == folder and p.exists() and p.name not in listed]
         if new:
             try:
-                folder.mkdir(parents=True, exist_ok=True)
                 with open(folder / SHARED_LIST, "a", encoding="utf-8") as listing:
                     listing.write("".join(f"{name}\n" for name in new))
             except OSError as err:

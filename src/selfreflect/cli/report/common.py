@@ -27,14 +27,15 @@ def claims(
     *tables: str, figures: tuple[str, ...] | None = None
 ) -> Callable[[Callable[..., None]], Callable[..., None]]:
     """Decorate a table command that writes ``tables`` into ``--out-dir`` and, when it has
-    ``--figure-dir``, the ``figures`` (default: one per table) there: before it runs, it
-    refuses to overwrite a file of those names that this package did not write
-    (:func:`~selfreflect.fileio.claim_files`)."""
+    them, the ``figures`` (default: one per table) into ``--figure-dir`` and a metrics file per
+    strategy into ``--metrics-dir``: it refuses, before it runs, to overwrite a file of those
+    names that this package did not write, or to start when one of them or ``--metrics``
+    cannot be written (:func:`~selfreflect.fileio.shared_files`)."""
 
     def decorate(command: Callable[..., None]) -> Callable[..., None]:
         @functools.wraps(command)
         def run(*args: Any, **kwargs: Any) -> None:
-            from selfreflect.fileio import claim_files
+            from selfreflect.fileio import check_writable, shared_files
             from selfreflect.paths import FIGURE_FORMATS, TABLE_FORMATS
 
             out_dir, figure_dir = Path(kwargs["out_dir"]), kwargs.get("figure_dir")
@@ -42,8 +43,13 @@ def claims(
             if figure_dir:
                 drawn = tables if figures is None else figures
                 files += [Path(figure_dir) / f"{n}.{ext}" for n in drawn for ext in FIGURE_FORMATS]
-            claim_files(files, "selfreflect report")
-            return command(*args, **kwargs)
+            if kwargs.get("metrics_dir"):
+                strategies = read_config(kwargs["config_path"])["summaries"]["strategies"]
+                files += [Path(kwargs["metrics_dir"]) / f"{name}.json" for name in strategies]
+            if kwargs.get("metrics_path"):
+                check_writable(kwargs["metrics_path"])
+            with shared_files(files, "selfreflect report"):
+                command(*args, **kwargs)
 
         return run
 
