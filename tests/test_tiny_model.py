@@ -141,6 +141,24 @@ def test_replaces_no_folder_holding_the_working_directory(tiny_model, tmp_path, 
     assert not (tmp_path / "t").exists()
 
 
+@pytest.mark.parametrize("added", ["NOTES.md", "set/README.md"])
+def test_replaces_no_own_output_that_something_else_was_added_to(tiny_model, tmp_path, added):
+    """Its own earlier output holding a file a person added, or another command's output
+    moved in: refused with one line naming the entry, every file as it was."""
+    out = tmp_path / "tiny"
+    shutil.copytree(tiny_model, out)
+    (out / added).parent.mkdir(exist_ok=True)
+    (out / added).write_text("mine")
+    if added.startswith("set/"):
+        (out / "set" / OWNER_MARKER).write_text("selfreflect export-answers\n")
+    before = snapshot(tmp_path)
+    result = subprocess.run(
+        ["selfreflect", "tiny-model", "--out", str(out)], capture_output=True, text=True
+    )
+    one_line_error(result, f"{out}: holds {added.split('/')[0]}, which selfreflect tiny-model")
+    assert snapshot(tmp_path) == before
+
+
 def test_replaces_its_own_earlier_output(tiny_model, tmp_path):
     out = tmp_path / "tiny"
     shutil.copytree(tiny_model, out)

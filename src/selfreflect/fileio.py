@@ -219,22 +219,40 @@ def file_digest(path: str | os.PathLike) -> str:
         return hashlib.file_digest(handle, "sha256").hexdigest()
 
 
-OWNER_MARKER = ".selfreflect-output"  # in a folder a command wrote: that command's name
+OWNER_MARKER = ".selfreflect-output"  # in a folder a command wrote: its name, then its entries
+
+
+def _marker_lines(path: Path) -> list[str]:
+    try:
+        return (path / OWNER_MARKER).read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return []
 
 
 def folder_owner(path: str | os.PathLike) -> str | None:
     """The command whose marker the folder ``path`` holds (None: no marker)."""
-    marker = Path(path) / OWNER_MARKER
-    try:
-        return marker.read_text(encoding="utf-8").strip() or None
-    except (OSError, UnicodeDecodeError):
+    lines = _marker_lines(Path(path))
+    return lines[0].strip() or None if lines else None
+
+
+def _foreign_entry(path: Path) -> Path | None:
+    """An entry of the folder ``path`` that its marker does not list as written by its owner
+    (None: all were; a marker that lists nothing, as older ones, vouches for the folder)."""
+    written = set(_marker_lines(path)[1:])
+    if not written:
         return None
+    for entry in sorted(path.rglob("*")):
+        name = entry.relative_to(path).as_posix()
+        if name != OWNER_MARKER and name not in written:
+            return entry
+    return None
 
 
 def check_replaceable(path: str | os.PathLike, owner: str) -> None:
     """Refuse, with one line naming ``path``, to replace anything but a missing or empty
-    folder or one holding ``owner``'s marker (what another command or a person put there is
-    never deleted); then check that ``path`` can be written. Touches nothing."""
+    folder or one that ``owner`` wrote and nothing else has changed since: its marker names
+    ``owner`` and lists every entry (what another command or a person put there is never
+    deleted); then check that ``path`` can be written. Touches nothing."""
     path = Path(path)
     if path.is_symlink() or (path.exists() and not path.is_dir()):
         raise InputError(f"{path}: exists and is not a folder {owner} wrote; not replaced")
@@ -246,6 +264,11 @@ def check_replaceable(path: str | os.PathLike, owner: str) -> None:
         raise InputError(
             f"{path}: exists and {whose}; {owner} replaces only an empty folder or its own "
             "output (choose another folder, or remove it yourself)"
+        )
+    if path.is_dir() and (foreign := _foreign_entry(path)):
+        raise InputError(
+            f"{path}: holds {foreign.relative_to(path)}, which {owner} did not write; not "
+            "replaced (move it out, or remove the folder yourself)"
         )
     check_writable(path)
 
@@ -314,7 +337,8 @@ def atomic_dir(path: str | os.PathLike, owner: str) -> Iterator[Path]:
         raise InputError(f"{path}: cannot write ({_reason(err)})") from None
     try:
         yield tmp
-        (tmp / OWNER_MARKER).write_text(owner + "\n", encoding="utf-8")
+        written = sorted(entry.relative_to(tmp).as_posix() for entry in tmp.rglob("*"))
+        (tmp / OWNER_MARKER).write_text("".join(f"{line}\n" for line in [owner, *written]), "utf-8")
         _apply_umask(tmp)
         check_replaceable(path, owner)  # nothing else moved in while the block ran
         if path.exists():
