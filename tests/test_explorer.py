@@ -433,3 +433,29 @@ def test_a_generated_explorer_loads_a_question_only_when_it_is_opened(browser, t
     assert loaded(page) == ["index.html", question_file(int(index))]
     assert_quiet_and_offline(page)
     page.close()
+
+
+@pytest.mark.parametrize("name", ["constructor", "toString", "__proto__"])
+def test_a_strategy_named_like_an_objects_property_shows_every_row(browser, tmp_path, name):
+    """A strategy whose name every JavaScript object answers to, with a question it has no
+    score for: every row shows, its missing score as missing, and its page opens."""
+    files = synthetic_tables(tmp_path / "tables", questions=3, strategies=2, answers=3)
+    for path in files:
+        metadata = read_metadata(path)
+        kind = metadata.pop("kind")
+        table = read_table(kind, path)
+        if "strategy" in table:
+            table = table.assign(strategy=table["strategy"].replace({"strategy_1": name}))
+            if kind == "scores" and (table["strategy"] == name).any():
+                table = table[table["id"] != table["id"].min()]
+        write_table(kind, table, path, metadata)
+    cluster = {"embedder": "string", "threshold": 0.8}
+    write_explorer(read_files(files), "generated", cluster, tmp_path / "explorer")
+    page = open_page(browser, tmp_path / "explorer")
+    assert page.locator("#questions tbody tr").count() == 3
+    assert scores(page, name)[0] is None and None not in scores(page, name)[1:]
+    page.click(f'#questions th[data-key="score:{name}"]')
+    page.click("#questions tbody tr:first-child")
+    page.wait_for_selector("#detail .question")
+    assert_quiet_and_offline(page)
+    page.close()
