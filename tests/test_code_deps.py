@@ -184,3 +184,22 @@ def test_a_command_run_outside_the_project_root_is_one_line(monkeypatch, tmp_pat
     monkeypatch.chdir(tmp_path)
     with pytest.raises(InputError, match=r"src/selfreflect: not in the working directory .*root"):
         command_deps.__wrapped__("judge")  # not the cached result of an earlier test
+
+
+def test_a_plugin_found_on_the_path_in_a_folder_of_the_project_is_tracked(tmp_path, monkeypatch):
+    """A plug-in module in src/ (on ``sys.path`` through an editable install) is imported
+    from there, so it is code of its jobs like one in the working directory; a module of an
+    environment inside the project is not."""
+    write_modules(
+        tmp_path,
+        {
+            "src/myplug.py": "import helper\n",
+            "src/helper.py": "",
+            ".venv/lib/site-packages/installed.py": "",
+        },
+    )
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path / ".venv/lib/site-packages"))
+    monkeypatch.syspath_prepend(str(tmp_path / "src"))
+    assert code_deps.plugin_files("myplug:fn") == ("src/helper.py", "src/myplug.py")
+    assert code_deps.plugin_files("installed:fn") == ()

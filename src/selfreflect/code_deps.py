@@ -24,6 +24,8 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import importlib.util
+import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from functools import cache
@@ -275,13 +277,31 @@ def _file_names(files: set[Path], modules: set[str]) -> tuple[str, ...]:
 
 
 def _local_file(module: str) -> Path | None:
-    """The file of module ``module`` in the working directory, where a plug-in is imported
-    from (the package lives under src/, not on that path), if it is one."""
+    """The file of module ``module`` in the working tree, where a plug-in is imported from:
+    under the working directory, or found on ``sys.path`` in one of its folders (such as the
+    src/ of an editable install), if it is one. The package's own modules and installed ones
+    (an environment inside the tree) are not."""
     base = Path(*module.split("."))
     for path in (base / "__init__.py", base.with_suffix(".py")):
         if path.is_file():
             return path
-    return None
+    if module == PACKAGE or module.startswith(f"{PACKAGE}."):
+        return None
+    try:
+        spec = importlib.util.find_spec(module)
+    except (ImportError, ValueError):
+        return None
+    origin = Path(spec.origin).resolve() if spec and spec.origin else None
+    tree = Path.cwd().resolve()
+    if origin is None or not origin.is_file() or not origin.is_relative_to(tree):
+        return None
+    installed = {Path(prefix).resolve() for prefix in (sys.prefix, sys.base_prefix)}
+    if any(origin.is_relative_to(prefix) for prefix in installed) or {
+        "site-packages",
+        "dist-packages",
+    } & set(origin.parts):
+        return None
+    return origin.relative_to(tree)
 
 
 def plugin_files(target: str) -> tuple[str, ...]:
