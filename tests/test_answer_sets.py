@@ -412,3 +412,14 @@ def test_export_writes_an_empty_folder_or_replaces_its_own(fitting_run, start):
     assert export(fitting_run, out).returncode == 0
     answers, _ = answer_sets.read_answer_set(out)
     pd.testing.assert_frame_equal(answers, read_table("answers", fitting_run / "answers.parquet"))
+
+
+def test_a_setting_of_another_type_does_not_fit():
+    """Python holds True equal to 1.0: a set claiming temperature `true` is no set of a run
+    at temperature 1.0."""
+    from selfreflect.errors import InputError
+
+    run = {field: f"{field}-value" for field in answer_sets.CHECKED} | {"temperature": 1.0}
+    with pytest.raises(InputError, match=r"temperature: the set's True, the run's 1\.0"):
+        answer_sets.check_fits({**run, "temperature": True}, run, set(), "set")
+    assert answer_sets.check_fits({**run, "temperature": 1}, run, set(), "set") == {}

@@ -215,7 +215,7 @@ CASES = [
             + [f"l{n}: &l{n} [{', '.join([f'*l{n - 1}'] * 9)}]" for n in range(1, 9)]
         ),
         "line 5",
-        "aliases expand to more than 10000 nodes",
+        "aliases expand to more than 100000 nodes and characters",
     ),
     c_case(
         "config-baseline-not-a-strategy",

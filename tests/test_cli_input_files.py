@@ -184,6 +184,21 @@ CASES = [
         table("answers", ANSWERS_ROW, id="y"),
         "question y is not among the questions",
     ),
+    # --- answers files with nulls where every row holds a value ----------------------------------
+    *[
+        Case(
+            f"answers-null-{name}-{fmt}",
+            {"a.pq": table("answers", ANSWERS_ROW, **change)},
+            ["export-answers", "--format", fmt, "{tmp}/a.pq", f"{{tmp}}/o/{out}"],
+            ("a.pq", expect, "row 0 (id x)"),
+        )
+        for name, change, expect in [
+            ("list", {"test_answers": None}, "field 'test_answers' is empty"),
+            ("item", {"conditioning_answers": ["b", None]}, "'conditioning_answers' has an empty"),
+            ("question", {"question": None}, "field 'question' is empty"),
+        ]
+        for fmt, out in [("reference", "a.json"), ("hf", "set")]
+    ],
     # --- answers that are not the judge job's -----------------------------------------------------
     judge_case("judge-no-answers", {"dataset": "d", "subject": "tiny"}, 0, "no answers to judge"),
     judge_case(

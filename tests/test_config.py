@@ -129,14 +129,18 @@ def alias_bomb(mapping: bool = False, levels: int = 9, width: int = 9) -> str:
     return "\n".join(lines) + "\n"
 
 
+TOO_MANY = "aliases expand to more than 100000 nodes and characters"
+
+
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
-        (alias_bomb(), "line 5: aliases expand to more than 10000 nodes"),
-        (alias_bomb(mapping=True), "line 4: aliases expand to more than 10000 nodes"),
+        (alias_bomb(), f"line 5: {TOO_MANY}"),
+        (alias_bomb(mapping=True), f"line 5: {TOO_MANY}"),
         ("models: &m\n  tiny: *m\n", "line 1: an alias refers to a node that contains it"),
+        (f"a: &s {'x' * 10_000}\nb: [{', '.join(['*s'] * 9000)}]\n", f"line 2: {TOO_MANY}"),
     ],
-    ids=["sequences", "mappings", "recursive"],
+    ids=["sequences", "mappings", "recursive", "long-text"],
 )
 def test_an_alias_bomb_is_refused_before_anything_walks_it(tmp_path, text, expected):
     path = tmp_path / "bomb.yaml"
@@ -172,10 +176,7 @@ def test_snakemake_dry_run_stops_at_an_alias_bomb_with_one_line(tmp_path):
     result = subprocess.run(args, cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert result.returncode != 0
     errors = [line for line in result.stderr.splitlines() if line.startswith("error:")]
-    assert errors == [
-        f"error: {tmp_path}/bomb.yaml: malformed YAML at line 5: aliases expand to more than"
-        " 10000 nodes"
-    ]
+    assert errors == [f"error: {tmp_path}/bomb.yaml: malformed YAML at line 5: {TOO_MANY}"]
     assert "Traceback" not in result.stderr
 
 
@@ -192,3 +193,14 @@ def test_a_baseline_typed_into_params_yaml_names_the_file_and_key(tmp_path):
         f"{path}: report.baseline: 'greedyy' is not a strategy of this run"
         f" (summaries.strategies: {strategies})"
     )
+
+
+def test_a_schema_error_quotes_a_long_value_shortened(tmp_path):
+    """A value of a wrong type thousands of characters long is named, not printed whole."""
+    path = tmp_path / "c.yaml"
+    path.write_text(f"run: t\nseed: [{', '.join(['123456789'] * 2000)}]\n")
+    with pytest.raises(ConfigError) as err:
+        load_config(path)
+    message = str(err.value)
+    assert message.startswith(f"{path}: seed: [123456789, ") and len(message) < 500
+    assert message.endswith("characters in all)")

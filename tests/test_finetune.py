@@ -407,12 +407,21 @@ def test_finetuning_doc_is_rendered_from_its_run(tmp_path):
     """docs/finetuning.md and its loss figure are what ``selfreflect bench finetuning-doc``
     renders from the recorded run (docs/finetuning.json), never edited by hand."""
     from selfreflect.bench import finetuning_doc as render
+    from selfreflect.config import load_config
+    from selfreflect.finetune import trained_adapters
 
     docs = REPO / render.DOCS
     result = json.loads((docs / "finetuning.json").read_text())
     assert (docs / "finetuning.md").read_text() == render.render(result)
-    teachers = [row["teacher"] for row in result["main"]]
-    assert teachers.count(result["config"]["teacher"]) == len(result["loss"]) == 2  # sft, dpo
+    # the run of today's config: every seeded adapter, evaluated by a judge of its own
+    config = load_config(REPO / render.CONFIG)
+    adapters = [f"{method}-seed{seed}" for method, seed in trained_adapters(config)]
+    assert list(result["loss"]) == adapters and len(adapters) == 6
+    finetuned = [row for row in result["main"] if row.get("teacher")]
+    assert [row["strategy"] for row in finetuned] == [f"finetuned_{a}" for a in adapters]
+    assert {row["teacher"] for row in finetuned} == {result["config"]["teacher"]}
+    assert all(row["verdict"] and row["teacher_verdict"] for row in finetuned)
+    assert result["config"]["preference_judge"] not in result["config"]["evaluation_judges"]
     render.loss_figure(
         result["loss"], result["config"]["training"]["epochs"], tmp_path / "loss.png"
     )
@@ -494,8 +503,10 @@ def test_adapter_without_its_subjects_fingerprint_is_refused(
             "['q_proj', 'v_proj'] do not name 'model.layers.0.self_attn.k_proj'",
         ),
         (["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj"], "['gate_proj'] have no weights"),
+        ("q_proj(", "'q_proj(' is no regular expression (missing ), unterminated subpattern"),
+        (".*", "['lm_head', 'model', 'model.embed_tokens'] and"),
     ],
-    ids=["fewer", "more"],
+    ids=["fewer", "more", "no-pattern", "pattern-of-all"],
 )
 def test_adapter_whose_target_modules_are_not_its_weights_is_refused(
     sft_adapter, tiny_model, tmp_path, capsys, targets, message
@@ -504,6 +515,31 @@ def test_adapter_whose_target_modules_are_not_its_weights_is_refused(
     edit_json(adapter / "adapter_config.json", lambda c: c.update(target_modules=targets))
     err = refused(capsys, tmp_path, tiny_model, adapter)
     assert f"adapter_config.json: target_modules: {message}" in err
+
+
+@pytest.mark.parametrize(
+    ("spoil", "message"),
+    [
+        ("peft_type", "adapter_config.json: peft_type: 'IA3', not 'LORA'"),
+        ("lora_B", "adapter_model.safetensors: module 'model.layers.0.self_attn.k_proj' has no"
+                   " lora_B weights"),
+    ],
+)  # fmt: skip
+def test_an_adapter_that_is_no_whole_lora_adapter_is_refused(
+    sft_adapter, tiny_model, tmp_path, capsys, spoil, message
+):
+    """Another PEFT method's config, or LoRA weights without their B matrices: PEFT would load
+    either with a warning and summarise with the base model or random weights."""
+    from safetensors.torch import save_file
+
+    adapter = adapter_copy(sft_adapter, tmp_path)
+    if spoil == "peft_type":
+        edit_json(adapter / "adapter_config.json", lambda c: c.update(peft_type="IA3"))
+    else:
+        weights = load_file(adapter / "adapter_model.safetensors")
+        kept = {name: w for name, w in weights.items() if ".lora_B" not in name}
+        save_file(kept, adapter / "adapter_model.safetensors")
+    assert message in refused(capsys, tmp_path, tiny_model, adapter)
 
 
 @pytest.mark.parametrize(

@@ -181,6 +181,21 @@ def assert_same(got: dict, expected: dict) -> None:
         assert [r["word"] for r in judgement.records] == [r["word"] for r in other.records]
 
 
+def test_an_entry_that_cannot_be_stored_is_warned_about_and_the_judgement_kept(
+    judge, fresh, tmp_path, caplog
+):
+    """A folder where an entry would go: the judgement is returned all the same, the entry is
+    named in a warning, and the other text's entry is stored."""
+    cache = ResultCache(tmp_path, {"judge": "tiny"})
+    blocked, stored = [cache.path(cache.key(ANSWERS.key(), text)) for text in TEXTS]
+    blocked.mkdir(parents=True)
+    with caplog.at_level(logging.WARNING, logger="selfreflect.scoring.result_cache"):
+        assert_same(judged(judge, cache), fresh)
+    [warning] = caplog.messages
+    assert f"judge cache entry {blocked} not stored" in warning
+    assert blocked.is_dir() and stored.is_file()
+
+
 def test_a_failed_judgement_is_read_back(judge, tmp_path, caplog):
     """A question that cannot be judged stores its reason (no distances): a valid entry."""
     cache = ResultCache(tmp_path, {"judge": "tiny"})

@@ -225,7 +225,8 @@ def check_fits(
     accepted = {}
     for field in CHECKED:
         mine, theirs = found[field], expected[field]
-        if mine == theirs and not (field == "model" and mine is None):
+        same = mine == theirs and isinstance(mine, bool) == isinstance(theirs, bool)  # True != 1.0
+        if same and not (field == "model" and mine is None):
             continue
         if field not in accept:
             raise InputError(

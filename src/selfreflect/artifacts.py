@@ -211,6 +211,17 @@ SCHEMAS: dict[str, pa.Schema] = {
 LATER_FIELDS: dict[str, tuple[str, ...]] = {
     "answers": ("choice_probs", "choice_source", "choice_error"),
 }
+# Fields every row of a kind holds (a null there, or in one of a list's items, is a damaged or
+# hand-made file, refused when read); every kind's rows have an ``id``.
+FILLED: dict[str, tuple[str, ...]] = {
+    "questions": ("question",),
+    "answers": ("question", "test_answers", "conditioning_answers"),
+    "summaries": ("strategy",),
+    "scores": ("strategy",),
+    "judgements": ("kind",),
+    "sft_data": ("question", "target"),
+    "dpo_data": ("question", "chosen", "rejected"),
+}
 # The controlled_scores metrics and whether a higher value means a better summary.
 HIGHER_IS_BETTER = {"selfreflect": False, "llm_rating": True, "embedding": True, "p_true": True}
 
@@ -294,11 +305,35 @@ def read_arrow(
         table = _read_rows(path, read, where) if where else pq.read_table(path, columns=read)
     except (pa.ArrowInvalid, OSError) as err:
         raise InputError(f"{path}: not a readable Parquet file ({err})") from None
+    _check_filled(kind, path, table)
     for name in columns:
         if name not in table.schema.names:  # a later field the file was written without
             field = SCHEMAS[kind].field(name)
             table = table.append_column(field, pa.nulls(len(table), field.type))
     return table.select(columns)
+
+
+def _check_filled(kind: str, path: Path, table: pa.Table) -> None:
+    """One line naming the file, field and row for a null in a field every row holds
+    (:data:`FILLED`), or in one of its list's items."""
+    for name in ("id", *FILLED.get(kind, ())):
+        if name not in table.column_names:
+            continue
+        column = table[name]
+        if column.null_count:
+            row = pc.index(pc.is_null(column), True).as_py()
+            raise InputError(f"{path}: field '{name}' is empty in row {row}{_row_id(table, row)}")
+        if pa.types.is_list(column.type) and pc.list_flatten(column).null_count:
+            row = next(i for i, items in enumerate(column.to_pylist()) if None in items)
+            raise InputError(
+                f"{path}: field '{name}' has an empty item in row {row}{_row_id(table, row)}"
+            )
+
+
+def _row_id(table: pa.Table, row: int) -> str:
+    if "id" not in table.column_names or table["id"][row].as_py() is None:
+        return ""
+    return f" (id {table['id'][row].as_py()})"
 
 
 def _read_rows(path: Path, columns: list[str], where: dict[str, str]) -> pa.Table:

@@ -64,7 +64,7 @@ def validate_config(config: Any, source: str = "config") -> dict[str, Any]:
         if not isinstance(cause, ValidationError):
             raise ConfigError(f"{source}: {err}".replace("\n", " ")) from None
         where = ".".join(str(p) for p in cause.absolute_path) or "(top level)"
-        raise ConfigError(f"{source}: {where}: {_message(cause)}") from None
+        raise ConfigError(f"{source}: {where}: {_shorten(_message(cause))}") from None
     _check_model_references(config, source)
     _check_baseline(config, source)
     _check_registered_names(config, source)
@@ -114,6 +114,15 @@ def schema_enum(*keys: str) -> list[str]:
 
 
 SECRET_KEYS = {"api_key_env"}  # a user may paste the key itself here: never echo the value
+
+
+MESSAGE_LIMIT = 300  # characters of a schema message (it quotes the value, which may be huge)
+
+
+def _shorten(message: str) -> str:
+    if len(message) <= MESSAGE_LIMIT:
+        return message
+    return f"{message[:MESSAGE_LIMIT]}... ({len(message)} characters in all)"
 
 
 def _message(error: Any) -> str:

@@ -134,13 +134,15 @@ def read_json(path: str | os.PathLike) -> Any:
         raise InputError(f"{path}: not UTF-8 text ({err.reason})") from None
 
 
-ALIAS_EXPANSION_LIMIT = 10_000  # nodes aliases may add: more is an alias bomb, not a config
+# what aliases may add, in nodes and characters of their scalars: more is an alias bomb, not a
+# config (a config's anchors repeat a few model or dataset entries)
+ALIAS_EXPANSION_LIMIT = 100_000
 
 
 class _StrictYamlLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # libyaml if built
     """YAML's safe loader, refusing a mapping with a repeated key and aliases that expand
-    past :data:`ALIAS_EXPANSION_LIMIT` nodes (a "billion laughs" file would otherwise keep
-    every reader walking it busy for hours)."""
+    past :data:`ALIAS_EXPANSION_LIMIT` (a "billion laughs" file, or a long text aliased many
+    times, would otherwise keep every reader walking it busy for hours)."""
 
     def get_single_node(self) -> yaml.Node | None:
         node = super().get_single_node()
@@ -164,7 +166,8 @@ class _StrictYamlLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # libya
 
 
 class _AliasBudget:
-    """Counts the nodes a composed YAML graph has once its aliases are expanded."""
+    """Measures a composed YAML graph once its aliases are expanded: its nodes and the
+    characters of its scalars."""
 
     def __init__(self) -> None:
         self.sizes: dict[int, int] = {}  # node id -> expanded size (-1: being walked)
@@ -179,7 +182,9 @@ class _AliasBudget:
         if known is not None:  # a second reference: an alias
             self.added += known
             if self.added > ALIAS_EXPANSION_LIMIT:
-                problem = f"aliases expand to more than {ALIAS_EXPANSION_LIMIT} nodes"
+                problem = (
+                    f"aliases expand to more than {ALIAS_EXPANSION_LIMIT} nodes and characters"
+                )
                 raise _alias_error(problem, parent)
             return known
         self.sizes[id(node)] = -1
@@ -188,7 +193,8 @@ class _AliasBudget:
             children = node.value
         elif isinstance(node, yaml.MappingNode):
             children = [item for pair in node.value for item in pair]
-        self.sizes[id(node)] = 1 + sum(self.size(child, node) for child in children)
+        own = 1 + (len(node.value) if isinstance(node, yaml.ScalarNode) else 0)
+        self.sizes[id(node)] = own + sum(self.size(child, node) for child in children)
         return self.sizes[id(node)]
 
 

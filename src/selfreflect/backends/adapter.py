@@ -33,10 +33,14 @@ def empty_model(spec: dict[str, Any]):
 
 def check_adapter(adapter: str | os.PathLike, spec: dict[str, Any]) -> None:
     """Refuse, with one line naming the adapter folder and the field, an adapter not made for
-    model ``spec``: trained on other weights, with weights for modules the model lacks, or
-    whose ``target_modules`` are not the modules its weights are for."""
+    model ``spec``: trained on other weights, not a LoRA adapter, with weights for modules the
+    model lacks or a module without both of its LoRA matrices, or whose ``target_modules`` are
+    not the modules its weights are for."""
     folder = Path(adapter)
     check_base(folder, spec)
+    kind = _field(folder / "adapter_config.json", "peft_type")
+    if kind != "LORA":
+        raise InputError(f"{folder}: adapter_config.json: peft_type: {kind!r}, not 'LORA'")
     modules = weight_modules(folder / WEIGHTS)
     known = {name for name, _ in empty_model(spec).named_modules()}
     lacking = [m for m in modules if m not in known]
@@ -45,7 +49,8 @@ def check_adapter(adapter: str | os.PathLike, spec: dict[str, Any]) -> None:
             f"{folder}: {WEIGHTS}: weights for {len(lacking)} module(s) model '{spec['name']}'"
             f" lacks (e.g. '{lacking[0]}')"
         )
-    check_targets(folder, _field(folder / "adapter_config.json", "target_modules"), modules)
+    targets = _field(folder / "adapter_config.json", "target_modules")
+    check_targets(folder, targets, modules, known)
 
 
 def check_base(folder: Path, spec: dict[str, Any]) -> None:
@@ -86,20 +91,32 @@ def weight_modules(path: Path) -> list[str]:
             keys = list(weights.keys())
     except (OSError, SafetensorError) as err:
         raise InputError(f"{path}: not a readable safetensors file ({err})") from None
-    modules = {k.removeprefix(_PREFIX).split(".lora_")[0] for k in keys if ".lora_" in k}
-    if not modules:
+    matrices: dict[str, set[str]] = {}
+    for key in keys:
+        if ".lora_" in key:
+            module, _, rest = key.removeprefix(_PREFIX).partition(".lora_")
+            matrices.setdefault(module, set()).add(rest.split(".")[0])
+    if not matrices:
         raise InputError(f"{path}: no LoRA weights")
-    return sorted(modules)
+    for module, found in sorted(matrices.items()):
+        if not {"A", "B"} <= found:
+            missing = "lora_B" if "A" in found else "lora_A"
+            raise InputError(f"{path}: module '{module}' has no {missing} weights")
+    return sorted(matrices)
 
 
-def check_targets(folder: Path, targets: Any, modules: list[str]) -> None:
+def check_targets(folder: Path, targets: Any, modules: list[str], known: set[str]) -> None:
     """Fail unless ``targets`` (PEFT's ``target_modules``: names matching a module's last
-    parts, or one regular expression) cover every module in ``modules`` and name none without
-    weights."""
+    parts, or one regular expression) cover every module in ``modules`` (those with weights)
+    and name no other of the model's ``known`` modules."""
     where = f"{folder}: adapter_config.json: target_modules"
     if isinstance(targets, str):
-        unnamed = [m for m in modules if not re.fullmatch(targets, m)]
-        idle: list[str] = []
+        try:
+            pattern = re.compile(targets)
+        except re.error as err:
+            raise InputError(f"{where}: {targets!r} is no regular expression ({err})") from None
+        unnamed = [m for m in modules if not pattern.fullmatch(m)]
+        idle = sorted(m for m in known - set(modules) if m and pattern.fullmatch(m))
     elif isinstance(targets, list) and targets:
         unnamed = [m for m in modules if not any(_names(t, m) for t in targets)]
         idle = [t for t in targets if not any(_names(t, m) for m in modules)]
@@ -108,7 +125,11 @@ def check_targets(folder: Path, targets: Any, modules: list[str]) -> None:
     if unnamed:
         raise InputError(f"{where}: {targets} do not name '{unnamed[0]}', which it has weights for")
     if idle:
-        raise InputError(f"{where}: {idle} have no weights")
+        raise InputError(f"{where}: {_shown(idle)} have no weights")
+
+
+def _shown(names: list[str]) -> str:
+    return str(names) if len(names) <= 3 else f"{names[:3]} and {len(names) - 3} more"
 
 
 def _names(target: str, module: str) -> bool:

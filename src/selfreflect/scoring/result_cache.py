@@ -20,6 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
+from selfreflect.errors import InputError
 from selfreflect.fileio import write_atomic
 
 log = logging.getLogger(__name__)
@@ -66,12 +67,17 @@ class ResultCache:
             return None
 
     def put(self, question: Any, text: str, payload: dict[str, Any]) -> None:
+        """Store an entry; one that cannot be stored (its path a folder, a read-only cache)
+        is warned about and left out: the judgement itself is not lost."""
         key = self.key(question, text)
         path = self.path(key)
-        path.parent.mkdir(parents=True, exist_ok=True)
         entry = {"key": key, "checksum": checksum(payload), "payload": payload}
         data = gzip.compress(json.dumps(entry, separators=(",", ":")).encode(), mtime=0)
-        write_atomic(path, lambda tmp: tmp.write_bytes(data))
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            write_atomic(path, lambda tmp: tmp.write_bytes(data))
+        except (OSError, InputError) as err:
+            log.warning("judge cache entry %s not stored: %s", path, err)
 
 
 def _payload(entry: Any, key: str) -> Any:
