@@ -70,6 +70,9 @@ def _write(tmp_path, change):
             lambda c: c["report"].update(plan={"references": ["greedy"]}),
             "report.plan.references: 'greedy' is the baseline",
         ),
+        # named, though no finetuned strategy is listed: a name of nothing is a typo
+        (lambda c: c.update(finetune={"judge": "nosuch"}), "finetune.judge: unknown model"),
+        (lambda c: c.update(finetune={"dataset": "nosuch"}), "finetune.dataset: unknown dataset"),
     ],
 )
 def test_invalid_config_names_file_and_key(tmp_path, change, expected):
@@ -202,5 +205,5 @@ def test_a_schema_error_quotes_a_long_value_shortened(tmp_path):
     with pytest.raises(ConfigError) as err:
         load_config(path)
     message = str(err.value)
-    assert message.startswith(f"{path}: seed: [123456789, ") and len(message) < 500
+    assert message.startswith(f"{path}: seed: [123456789, ") and len(message) < 1200
     assert message.endswith("characters in all)")

@@ -116,7 +116,7 @@ def schema_enum(*keys: str) -> list[str]:
 SECRET_KEYS = {"api_key_env"}  # a user may paste the key itself here: never echo the value
 
 
-MESSAGE_LIMIT = 300  # characters of a schema message (it quotes the value, which may be huge)
+MESSAGE_LIMIT = 1000  # characters of a schema message (it quotes the value, which may be huge)
 
 
 def _shorten(message: str) -> str:
@@ -169,15 +169,19 @@ def _canonical(config: dict[str, Any]) -> dict[str, Any]:
 
 
 def _check_model_references(config: dict[str, Any], source: str) -> None:
-    models = config["models"]
+    models, finetune = config["models"], config["finetune"]
     references = [("subjects", name) for name in config["subjects"]]
     references += [("judges", name) for name in config["judges"]]
-    if config["summarizer"] is not None:
-        references.append(("summarizer", config["summarizer"]))
-    for name in config["summaries"]["datasets"] or []:
+    for key, name in [("summarizer", config["summarizer"]), ("finetune.judge", finetune["judge"])]:
+        if name is not None:  # set, even where nothing runs it: a name of nothing is a typo
+            references.append((key, name))
+    datasets = [("summaries.datasets", name) for name in config["summaries"]["datasets"] or []]
+    if finetune["dataset"] is not None:
+        datasets.append(("finetune.dataset", finetune["dataset"]))
+    for key, name in datasets:
         if name not in config["datasets"]:
             known = ", ".join(sorted(config["datasets"]))
-            raise ConfigError(f"{source}: summaries.datasets: unknown dataset '{name}' ({known})")
+            raise ConfigError(f"{source}: {key}: unknown dataset '{name}' ({known})")
     for key, name in references:
         if name not in models:
             known = ", ".join(sorted(models))

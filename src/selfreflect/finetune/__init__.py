@@ -34,8 +34,8 @@ def judge_name(config: dict[str, Any]) -> str:
 
 def check_finetune(config: dict[str, Any], source: str = "config") -> None:
     """One-line :class:`ConfigError` for a ``finetune`` block the listed strategies cannot use:
-    no or an unknown training dataset, one that is also evaluated, an unknown teacher, candidate
-    or judge, or a summariser with other weights than the subjects' (it runs their adapters)."""
+    no training dataset, one that is also evaluated, an unknown teacher or candidate, or a
+    summariser with other weights than the subjects' (it runs their adapters)."""
     from selfreflect.strategies import builtin_names
 
     settings = config["finetune"]
@@ -44,9 +44,6 @@ def check_finetune(config: dict[str, Any], source: str = "config") -> None:
     dataset = settings["dataset"]
     if dataset is None:
         raise ConfigError(f"{source}: finetune.dataset: the finetuned strategies need one")
-    if dataset not in config["datasets"]:
-        known = ", ".join(config["datasets"])
-        raise ConfigError(f"{source}: finetune.dataset: unknown dataset '{dataset}' ({known})")
     if dataset in (config["summaries"]["datasets"] or []):
         raise ConfigError(
             f"{source}: finetune.dataset: '{dataset}' is trained on, so it cannot be evaluated"
@@ -79,8 +76,3 @@ def check_finetune(config: dict[str, Any], source: str = "config") -> None:
                 f"{source}: summaries.strategies: '{other}' and '{strategy}' run the same"
                 f" adapter ({adapter[0]}, seed {adapter[1]}); list it once"
             )
-    if judge_name(config) not in config["models"]:
-        raise ConfigError(
-            f"{source}: finetune.judge: unknown model '{settings['judge']}'"
-            f" (models: {', '.join(sorted(config['models']))})"
-        )
