@@ -40,6 +40,9 @@ EXPECTED_FAILURES: dict[tuple[str, str, str], str] = {
     ("strategies", "smollm2", "sample_and_summarize"): (
         "+0.0005 to greedy, CI [-0.0002, +0.0011], adjusted p 0.21"
     ),
+    ("strategies", "gemma-3-270m", "sample_and_summarize"): (
+        "+0.0016 to greedy (worse), CI [+0.0005, +0.0026], adjusted p 0.018"
+    ),
 }
 
 
