@@ -70,6 +70,7 @@ def _write(tmp_path, change):
             lambda c: c["report"].update(plan={"references": ["greedy"]}),
             "report.plan.references: 'greedy' is the baseline",
         ),
+        (lambda c: c.update(seed=2**70), "seed: an integer of 71 bits (at most 63)"),
         # named, though no finetuned strategy is listed: a name of nothing is a typo
         (lambda c: c.update(finetune={"judge": "nosuch"}), "finetune.judge: unknown model"),
         (lambda c: c.update(finetune={"dataset": "nosuch"}), "finetune.dataset: unknown dataset"),
@@ -207,3 +208,11 @@ def test_a_schema_error_quotes_a_long_value_shortened(tmp_path):
     message = str(err.value)
     assert message.startswith(f"{path}: seed: [123456789, ") and len(message) < 1200
     assert message.endswith("characters in all)")
+
+
+def test_an_integer_no_python_value_holds_is_one_line(tmp_path):
+    """An integer of 5000 digits: Python refuses to read it (its digit limit), one line."""
+    path = tmp_path / "c.yaml"
+    path.write_text(f"run: t\nseed: {'9' * 5000}\n")
+    with pytest.raises(ConfigError, match="malformed YAML: Exceeds the limit"):
+        load_config(path)

@@ -511,21 +511,26 @@ def test_adapter_whose_target_modules_are_not_its_weights_is_refused(
 @pytest.mark.parametrize(
     ("spoil", "message"),
     [
-        ("peft_type", "adapter_config.json: peft_type: 'IA3', not 'LORA'"),
+        ({"peft_type": "IA3"}, "adapter_config.json: peft_type: 'IA3', not 'LORA'"),
+        ({"use_dora": True}, "adapter_config.json: use_dora: True, not False"),
+        ({"modules_to_save": ["lm_head"]}, "modules_to_save: ['lm_head'], not None"),
+        ({"r": 4}, "k_proj.lora_A.weight: shape [8, 128] is not of rank r = 4"),
         ("lora_B", "adapter_model.safetensors: module 'model.layers.0.self_attn.k_proj' has no"
                    " lora_B weights"),
     ],
+    ids=["peft_type", "dora", "modules_to_save", "rank", "lora_B"],
 )  # fmt: skip
 def test_an_adapter_that_is_no_whole_lora_adapter_is_refused(
     sft_adapter, tiny_model, tmp_path, capsys, spoil, message
 ):
-    """Another PEFT method's config, or LoRA weights without their B matrices: PEFT would load
-    either with a warning and summarise with the base model or random weights."""
+    """Another PEFT method's config, DoRA, modules saved whole, another rank than the weights',
+    or LoRA weights without their B matrices: PEFT would load them with a warning and
+    summarise with the base model, untrained or random weights, or fail after loading."""
     from safetensors.torch import save_file
 
     adapter = adapter_copy(sft_adapter, tmp_path)
-    if spoil == "peft_type":
-        edit_json(adapter / "adapter_config.json", lambda c: c.update(peft_type="IA3"))
+    if isinstance(spoil, dict):
+        edit_json(adapter / "adapter_config.json", lambda c: c.update(spoil))
     else:
         weights = load_file(adapter / "adapter_model.safetensors")
         kept = {name: w for name, w in weights.items() if ".lora_B" not in name}

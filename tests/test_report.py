@@ -213,3 +213,19 @@ def test_a_failed_table_command_claims_no_file_and_a_refused_one_writes_none(tmp
     unwritable = run([*args[:at], "afile/m", *args[at + 1 :]], tmp_path, check=False)
     one_line_error(unwritable, "afile/m/greedy.json: cannot write here")
     assert snapshot(tmp_path) == before
+
+
+@pytest.mark.parametrize("metrics", ["afolder", "reports/validation.csv"])
+def test_metrics_naming_a_folder_or_a_table_stop_before_anything_is_written(tmp_path, metrics):
+    from selfreflect.artifacts import SCHEMAS, write_table
+    from tests.assertions import one_line_error, snapshot
+
+    (tmp_path / "c.yaml").write_text(yaml.safe_dump(MINIMAL_CONFIG))
+    columns = SCHEMAS["controlled_scores"].names
+    write_table("controlled_scores", pd.DataFrame(columns=columns), tmp_path / "in.parquet")
+    (tmp_path / "afolder").mkdir()
+    before = snapshot(tmp_path)
+    args = ["selfreflect", "report", "validation", "--config", "c.yaml", "--out-dir", "reports"]
+    args += ["--figure-dir", "reports", "--metrics", metrics, "in.parquet"]
+    one_line_error(run(args, tmp_path, check=False), f"{metrics}: --metrics names a folder")
+    assert snapshot(tmp_path) == before

@@ -134,6 +134,14 @@ def test_unknown_strategy():
     config = summaries_config(strategies=["mine"], plugins={"mine": "m:f"})
     with pytest.raises(ConfigError, match=r"^c.yaml: summaries\.plugins\.mine: .*cannot load"):
         check_strategies(config, "c.yaml")  # at config time, before any job runs
+    for key, finetune in [
+        ("teacher", {"teacher": "nosuch"}),
+        ("candidates", {"candidates": ["nosuch"]}),
+    ]:
+        config = summaries_config(strategies=["greedy"])  # no finetuned strategy: still checked
+        config["finetune"].update(finetune)
+        with pytest.raises(ConfigError, match=rf"^c.yaml: finetune.{key}: unknown strategy"):
+            check_strategies(config, "c.yaml")
 
 
 def test_plugin_target_must_name_a_function():

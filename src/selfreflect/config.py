@@ -74,9 +74,14 @@ def validate_config(config: Any, source: str = "config") -> dict[str, Any]:
 
 
 def _check_finite(value: Any, source: str, path: tuple[str | int, ...] = ()) -> None:
-    """Every number is finite (JSON Schema's bounds let NaN and infinity through)."""
+    """Every number is finite (JSON Schema's bounds let NaN and infinity through) and every
+    integer fits the 64 bits the artifacts store (YAML reads `0xfff…` of any length)."""
+    where = ".".join(map(str, path))
     if isinstance(value, float) and not math.isfinite(value):
-        raise ConfigError(f"{source}: {'.'.join(map(str, path))}: {value} is not a finite number")
+        raise ConfigError(f"{source}: {where}: {value} is not a finite number")
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 2**63:
+        bits = value.bit_length()
+        raise ConfigError(f"{source}: {where}: an integer of {bits} bits (at most 63)")
     if isinstance(value, dict | list):
         for key, item in value.items() if isinstance(value, dict) else enumerate(value):
             _check_finite(item, source, (*path, key))

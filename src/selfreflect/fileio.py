@@ -217,6 +217,8 @@ def read_yaml(path: str | os.PathLike) -> Any:
         raise InputError(f"{path}: malformed YAML: {' '.join(str(err).split())}") from None
     except UnicodeDecodeError as err:
         raise InputError(f"{path}: not UTF-8 text ({err.reason})") from None
+    except ValueError as err:  # a scalar no Python value holds (an integer of 5000 digits)
+        raise InputError(f"{path}: malformed YAML: {' '.join(str(err).split())}") from None
 
 
 def file_digest(path: str | os.PathLike) -> str:

@@ -33,15 +33,21 @@ def empty_model(spec: dict[str, Any]):
 
 def check_adapter(adapter: str | os.PathLike, spec: dict[str, Any]) -> None:
     """Refuse, with one line naming the adapter folder and the field, an adapter not made for
-    model ``spec``: trained on other weights, not a LoRA adapter, with weights for modules the
-    model lacks or a module without both of its LoRA matrices, or whose ``target_modules`` are
-    not the modules its weights are for."""
+    model ``spec``: trained on other weights, not a plain LoRA adapter (as training makes: no
+    DoRA, no modules saved whole), with weights for modules the model lacks or a module
+    without both of its LoRA matrices of its rank, or whose ``target_modules`` are not the
+    modules its weights are for."""
     folder = Path(adapter)
     check_base(folder, spec)
-    kind = _field(folder / "adapter_config.json", "peft_type")
-    if kind != "LORA":
-        raise InputError(f"{folder}: adapter_config.json: peft_type: {kind!r}, not 'LORA'")
-    modules = weight_modules(folder / WEIGHTS)
+    settings = read_json(folder / "adapter_config.json")
+    settings = settings if isinstance(settings, dict) else {}
+    where = f"{folder}: adapter_config.json"
+    plain = {"peft_type": "LORA", "use_dora": False, "modules_to_save": None}  # what training makes
+    unset = {"use_dora": False, "modules_to_save": None}  # a key PEFT's older configs lack
+    for key, value in plain.items():
+        if settings.get(key, unset.get(key)) != value:
+            raise InputError(f"{where}: {key}: {settings.get(key)!r}, not {value!r}")
+    modules = weight_modules(folder / WEIGHTS, settings.get("r"))
     known = {name for name, _ in empty_model(spec).named_modules()}
     lacking = [m for m in modules if m not in known]
     if lacking:
@@ -49,8 +55,7 @@ def check_adapter(adapter: str | os.PathLike, spec: dict[str, Any]) -> None:
             f"{folder}: {WEIGHTS}: weights for {len(lacking)} module(s) model '{spec['name']}'"
             f" lacks (e.g. '{lacking[0]}')"
         )
-    targets = _field(folder / "adapter_config.json", "target_modules")
-    check_targets(folder, targets, modules, known)
+    check_targets(folder, settings.get("target_modules"), modules, known)
 
 
 def check_base(folder: Path, spec: dict[str, Any]) -> None:
@@ -81,21 +86,29 @@ def check_trained_as(folder: Path, method: str, seed: int) -> None:
         )
 
 
-def weight_modules(path: Path) -> list[str]:
+def weight_modules(path: Path, rank: Any) -> list[str]:
     """The base model's module names the LoRA weights in the safetensors file ``path`` are
-    for (read from its header, no weights loaded)."""
+    for, each with its A and B matrices of rank ``rank`` (read from its header, no weights
+    loaded)."""
     from safetensors import SafetensorError, safe_open
 
     try:
         with safe_open(path, "pt") as weights:
-            keys = list(weights.keys())
+            keys = weights.keys()  # the handle itself is no mapping
+            shapes = {key: weights.get_slice(key).get_shape() for key in keys}
     except (OSError, SafetensorError) as err:
         raise InputError(f"{path}: not a readable safetensors file ({err})") from None
     matrices: dict[str, set[str]] = {}
-    for key in keys:
+    for key, shape in shapes.items():
         if ".lora_" in key:
             module, _, rest = key.removeprefix(_PREFIX).partition(".lora_")
-            matrices.setdefault(module, set()).add(rest.split(".")[0])
+            matrix = rest.split(".")[0]
+            matrices.setdefault(module, set()).add(matrix)
+            if len(shape) != 2 or shape[0 if matrix == "A" else 1] != rank:
+                raise InputError(
+                    f"{path}: {key}: shape {list(shape)} is not of rank r = {rank} (its"
+                    " adapter_config.json)"
+                )
     if not matrices:
         raise InputError(f"{path}: no LoRA weights")
     for module, found in sorted(matrices.items()):

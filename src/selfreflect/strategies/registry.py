@@ -50,8 +50,9 @@ def unknown_message(name: str, plugins: dict[str, str]) -> str:
 
 
 def check_strategies(config: dict[str, Any], source: str = "config") -> None:
-    """One-line :class:`ConfigError` for an unknown strategy (listed, or named a reference of
-    the main table), a plug-in hiding a built-in or a plug-in that cannot be imported."""
+    """One-line :class:`ConfigError` for an unknown strategy (listed, named a reference of the
+    main table, or the finetuning's teacher or a candidate), a plug-in hiding a built-in or a
+    plug-in that cannot be imported."""
     summaries = config["summaries"]
     for name, target in summaries["plugins"].items():
         if registered_strategy(name) in _BUILTIN:
@@ -62,6 +63,8 @@ def check_strategies(config: dict[str, Any], source: str = "config") -> None:
             raise ConfigError(f"{source}: summaries.plugins.{name}: {err}") from None
     named = [("summaries.strategies", name) for name in summaries["strategies"]]
     named += [("report.plan.references", name) for name in config["report"]["plan"]["references"]]
+    named.append(("finetune.teacher", config["finetune"]["teacher"]))  # checked, though unused
+    named += [("finetune.candidates", name) for name in config["finetune"]["candidates"]]
     for key, name in named:
         if registered_strategy(name) not in _BUILTIN and name not in summaries["plugins"]:
             raise ConfigError(f"{source}: {key}: {unknown_message(name, summaries['plugins'])}")

@@ -35,6 +35,7 @@ def claims(
     def decorate(command: Callable[..., None]) -> Callable[..., None]:
         @functools.wraps(command)
         def run(*args: Any, **kwargs: Any) -> None:
+            from selfreflect.errors import InputError
             from selfreflect.fileio import check_writable, shared_files
             from selfreflect.paths import FIGURE_FORMATS, TABLE_FORMATS
 
@@ -46,8 +47,10 @@ def claims(
             if kwargs.get("metrics_dir"):
                 strategies = read_config(kwargs["config_path"])["summaries"]["strategies"]
                 files += [Path(kwargs["metrics_dir"]) / f"{name}.json" for name in strategies]
-            if kwargs.get("metrics_path"):
-                check_writable(kwargs["metrics_path"])
+            if metrics := kwargs.get("metrics_path"):
+                if Path(metrics).is_dir() or Path(metrics).absolute() in map(Path.absolute, files):
+                    raise InputError(f"{metrics}: --metrics names a folder or a table or figure")
+                check_writable(metrics)
             with shared_files(files, "selfreflect report"):
                 command(*args, **kwargs)
 
