@@ -139,7 +139,7 @@ def table_command(tmp_path, command: str, common: str = "reports") -> list[str]:
     from selfreflect.artifacts import SCHEMAS, write_table
 
     (tmp_path / "c.yaml").write_text(yaml.safe_dump(MINIMAL_CONFIG))
-    kind = "summaries" if command == "cost-table" else "scores"
+    kind = {"cost-table": "summaries", "validation": "controlled_scores"}.get(command, "scores")
     write_table(kind, pd.DataFrame(columns=SCHEMAS[kind].names), tmp_path / "in.parquet")
     (tmp_path / common).mkdir()
     for name in ("README.md", "main.txt", "cost.csv.orig", "greedy.json.bak"):
@@ -147,6 +147,8 @@ def table_command(tmp_path, command: str, common: str = "reports") -> list[str]:
     args = ["selfreflect", "report", command, "--config", "c.yaml", "--out-dir", common]
     if command == "main-table":
         args += ["--figure-dir", common, "--metrics-dir", common]
+    if command == "validation":
+        args += ["--figure-dir", common]
     return [*args, "in.parquet"]
 
 
@@ -217,15 +219,11 @@ def test_a_failed_table_command_claims_no_file_and_a_refused_one_writes_none(tmp
 
 @pytest.mark.parametrize("metrics", ["afolder", "reports/validation.csv"])
 def test_metrics_naming_a_folder_or_a_table_stop_before_anything_is_written(tmp_path, metrics):
-    from selfreflect.artifacts import SCHEMAS, write_table
     from tests.assertions import one_line_error, snapshot
 
-    (tmp_path / "c.yaml").write_text(yaml.safe_dump(MINIMAL_CONFIG))
-    columns = SCHEMAS["controlled_scores"].names
-    write_table("controlled_scores", pd.DataFrame(columns=columns), tmp_path / "in.parquet")
+    *args, given = table_command(tmp_path, "validation")
     (tmp_path / "afolder").mkdir()
     before = snapshot(tmp_path)
-    args = ["selfreflect", "report", "validation", "--config", "c.yaml", "--out-dir", "reports"]
-    args += ["--figure-dir", "reports", "--metrics", metrics, "in.parquet"]
+    args += ["--metrics", metrics, given]
     one_line_error(run(args, tmp_path, check=False), f"{metrics}: --metrics names a folder")
     assert snapshot(tmp_path) == before
