@@ -42,10 +42,9 @@ def check_adapter(adapter: str | os.PathLike, spec: dict[str, Any]) -> None:
     settings = read_json(folder / "adapter_config.json")
     settings = settings if isinstance(settings, dict) else {}
     where = f"{folder}: adapter_config.json"
-    plain = {"peft_type": "LORA", "use_dora": False, "modules_to_save": None}  # what training makes
-    unset = {"use_dora": False, "modules_to_save": None}  # a key PEFT's older configs lack
-    for key, value in plain.items():
-        if settings.get(key, unset.get(key)) != value:
+    defaults = {"use_dora": False, "modules_to_save": None}  # keys PEFT's older configs lack
+    for key, value in {"peft_type": "LORA", **defaults}.items():  # what training makes
+        if settings.get(key, defaults.get(key)) != value:
             raise InputError(f"{where}: {key}: {settings.get(key)!r}, not {value!r}")
     modules = weight_modules(folder / WEIGHTS, settings.get("r"))
     known = {name for name, _ in empty_model(spec).named_modules()}
