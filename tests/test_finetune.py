@@ -407,12 +407,21 @@ def test_finetuning_doc_is_rendered_from_its_run(tmp_path):
     """docs/finetuning.md and its loss figure are what ``selfreflect bench finetuning-doc``
     renders from the recorded run (docs/finetuning.json), never edited by hand."""
     from selfreflect.bench import finetuning_doc as render
+    from selfreflect.config import load_config
+    from selfreflect.finetune import trained_adapters
 
     docs = REPO / render.DOCS
     result = json.loads((docs / "finetuning.json").read_text())
     assert (docs / "finetuning.md").read_text() == render.render(result)
-    teachers = [row["teacher"] for row in result["main"]]
-    assert teachers.count(result["config"]["teacher"]) == len(result["loss"]) == 2  # sft, dpo
+    # the run of today's config: every seeded adapter, evaluated by a judge of its own
+    config = load_config(REPO / render.CONFIG)
+    adapters = [f"{method}-seed{seed}" for method, seed in trained_adapters(config)]
+    assert list(result["loss"]) == adapters and len(adapters) == 6
+    finetuned = [row for row in result["main"] if row.get("teacher")]
+    assert [row["strategy"] for row in finetuned] == [f"finetuned_{a}" for a in adapters]
+    assert {row["teacher"] for row in finetuned} == {result["config"]["teacher"]}
+    assert all(row["verdict"] and row["teacher_verdict"] for row in finetuned)
+    assert result["config"]["preference_judge"] not in result["config"]["evaluation_judges"]
     render.loss_figure(
         result["loss"], result["config"]["training"]["epochs"], tmp_path / "loss.png"
     )

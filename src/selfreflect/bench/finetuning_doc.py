@@ -46,15 +46,15 @@ def measure(cores: str) -> dict:
 
 
 def collect(run: dict) -> dict:
-    """The measured run with what the doc shows from its artifacts: the config's sizes, the
-    training loss per step of each method and the main table's rows."""
+    """The measured run with what the doc shows from its artifacts: the config's sizes and
+    models, the analysis plan, the training loss per step of each adapter (``sft-seed0``) and
+    the main table's rows."""
     from selfreflect import paths
     from selfreflect.config import load_config
-    from selfreflect.finetune import finetuned_methods, trained_adapters
+    from selfreflect.finetune import finetuned_methods, judge_name, trained_adapters
 
     config = load_config(CONFIG)
     name, subject = config["run"], config["subjects"][0]
-    methods = finetuned_methods(config)
     finetune = f"results/{name}/finetune/{subject}"
     training_loss = paths.for_run(paths.TRAINING_LOSS, name)
     loss = {
@@ -66,6 +66,9 @@ def collect(run: dict) -> dict:
     main = pd.read_csv(f"reports/{name}/tables/main.csv")
     training = config["finetune"]["dataset"]
     sizes = {
+        "subject": subject,
+        "preference_judge": judge_name(config),
+        "evaluation_judges": config["judges"],
         "training_dataset": config["datasets"][training],
         "training_questions": len(pd.read_parquet(f"results/{name}/{training}/questions.parquet")),
         "evaluated_questions": int(main["n_scored"].max() + main["n_failed"].max()),
@@ -74,17 +77,25 @@ def collect(run: dict) -> dict:
         "candidates": config["finetune"]["candidates"],
         "min_gap": config["finetune"]["min_gap"],
         "examples": {
-            method: len(pd.read_parquet(f"{finetune}/{method}/data.parquet")) for method in methods
+            method: len(pd.read_parquet(f"{finetune}/{method}/data.parquet"))
+            for method in finetuned_methods(config)
         },
         "training": config["finetune"]["training"],
+        "plan": config["report"]["plan"],
     }
     rows = main.astype(object).where(main.notna(), None).to_dict("records")
     return {
         "run": run,
         "config": sizes,
-        "loss": {method: frame.to_dict("records") for method, frame in loss.items()},
+        "loss": {adapter: frame.to_dict("records") for adapter, frame in loss.items()},
         "main": rows,
     }
+
+
+def adapter_parts(adapter: str) -> tuple[str, int]:
+    """``sft-seed2`` -> (``sft``, 2)."""
+    method, seed = adapter.rsplit("-seed", 1)
+    return method, int(seed)
 
 
 def epoch_means(loss: list[dict], epochs: int) -> list[float]:
@@ -94,25 +105,27 @@ def epoch_means(loss: list[dict], epochs: int) -> list[float]:
 
 
 def loss_figure(loss: dict[str, list[dict]], epochs: int, path: Path) -> None:
-    """Each method's training loss per optimiser step and its mean per epoch, a small PNG."""
+    """Each method's training loss per optimiser step, one line per seed, a small PNG."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    by_method: dict[str, dict[int, list[dict]]] = {}
+    for adapter, steps in loss.items():
+        method, seed = adapter_parts(adapter)
+        by_method.setdefault(method, {})[seed] = steps
     figure, panels = plt.subplots(
-        1, len(loss), figsize=(4.5 * len(loss), 2.6), dpi=100, squeeze=False
+        1, len(by_method), figsize=(4.5 * len(by_method), 2.6), dpi=100, squeeze=False
     )
-    for axes, (method, steps) in zip(panels[0], loss.items(), strict=True):
-        frame = pd.DataFrame(steps)
-        axes.plot(frame["step"], frame["loss"], marker="o", markersize=3, label="step")
-        per_epoch = len(frame) / epochs
-        centres = [per_epoch * (e + 0.5) + 0.5 for e in range(epochs)]
-        axes.plot(centres, epoch_means(steps, epochs), marker="s", label="epoch mean")
+    for axes, (method, seeds) in zip(panels[0], by_method.items(), strict=True):
+        for seed, steps in seeds.items():
+            frame = pd.DataFrame(steps)
+            axes.plot(frame["step"], frame["loss"], marker="o", markersize=2, label=f"seed {seed}")
         axes.set(
             xlabel="optimiser step",
             ylabel=f"{method.upper()} loss",
-            title=f"finetuned_{method}: training loss",
+            title=f"{method.upper()}: training loss ({epochs} epochs)",
         )
         axes.legend(fontsize="small")
     figure.tight_layout()
@@ -130,89 +143,149 @@ def _p(value: float | None) -> str:
     return "–" if value is None else ("<0.001" if value < 0.001 else f"{value:.3f}")
 
 
-def _verdict(row: dict, other: str, prefix: str, alpha: float = 0.05) -> str:
-    """One sentence on a finetuned strategy against ``other`` from its paired test."""
-    diff, p = row.get(f"{prefix}diff"), row.get(f"{prefix}p_value")
-    if diff is None or p is None:
-        return f"no paired test against {other}"
+def _verdict(row: dict, other: str, prefix: str) -> str:
+    """One clause on a finetuned strategy against ``other``: its difference and the table's
+    verdict (the plan's corrected test)."""
+    diff, verdict = row.get(f"{prefix}diff"), row.get(f"{prefix}verdict")
+    if diff is None or verdict is None:
+        return f"has no paired test against {other}"
     side = "lower (better)" if diff < 0 else "higher (worse)"
-    significance = "significant" if p < alpha else "not significant"
-    return f"{abs(diff):.3f} {side} than {other} (Wilcoxon p = {_p(p)}, {significance} at 5 %)"
+    return (
+        f"is {abs(diff):.3f} {side} than {other} (adjusted p = {_p(row[f'{prefix}p_adjusted'])}:"
+        f" {verdict})"
+    )
 
 
 def _training_source(dataset: dict) -> str:
     part = dataset.get("part")
     if not part:
         return f"`{dataset['path']}`, never evaluated"
+    unit = "question template" if part.get("by") == "template" else "question id"
     return (
-        f"of `{dataset['path']}`: the train part of its split by question id, share"
-        f" {part['share']}, seed {part['seed']}; the evaluated ones are drawn from the rest"
+        f"of `{dataset['path']}`: the train part of its split by {unit}, share"
+        f" {part['share']}, seed {part['seed']}; the evaluated questions are the rest"
     )
+
+
+def detectable_difference(rows: list[dict], plan: dict, prefix: str = "") -> float | None:
+    """The paired difference the table would call significant with 80 % power, roughly: the
+    median standard error of the finetuned strategies' differences (from their bootstrap
+    intervals, taken as 95 % normal ones) times the z-values of the strictest Holm step (the
+    family's size) and of the power."""
+    from scipy.stats import norm
+
+    tested = [r for r in rows if r.get("teacher") and r.get(f"{prefix}diff") is not None]
+    if not tested:
+        return None
+    errors = [(r[f"{prefix}diff_high"] - r[f"{prefix}diff_low"]) / (2 * 1.96) for r in tested]
+    family = [r for r in rows if r.get(f"{prefix}p_value") is not None]
+    level = plan["level"] / len(family)
+    return float(np.median(errors) * (norm.ppf(1 - level / 2) + norm.ppf(0.8)))
+
+
+def _verdict_counts(rows: list[dict], prefix: str) -> str:
+    counts = Counter(r[f"{prefix}verdict"] for r in rows if r.get(f"{prefix}verdict"))
+    return ", ".join(f"{verdict} {n}" for verdict, n in sorted(counts.items()))
 
 
 def render(result: dict) -> str:
     """docs/finetuning.md from the collected run."""
     run, sizes, rows = result["run"], result["config"], result["main"]
-    training = sizes["training"]
-    examples = sizes["examples"]
+    training, plan, examples = sizes["training"], sizes["plan"], sizes["examples"]
+    adapters: dict[str, list[int]] = {}
+    for adapter in result["loss"]:
+        method, seed = adapter_parts(adapter)
+        adapters.setdefault(method, []).append(seed)
     taught = {
         "sft": f"with SFT, to write the teacher's (`{sizes['teacher']}`) summaries"
         f" ({examples.get('sft')} examples)",
         "dpo": "with DPO, to prefer the lower-scored summary of each pair of its candidate"
-        f" strategies' ({', '.join(sizes['candidates'])}) summaries, scored with SelfReflect"
-        f" ({examples.get('dpo')} pairs, score gap at least {sizes['min_gap']})",
+        f" strategies' ({', '.join(sizes['candidates'])}) summaries, scored with SelfReflect by"
+        f" `{sizes['preference_judge']}` ({examples.get('dpo')} pairs, score gap at least"
+        f" {sizes['min_gap']})",
     }
-    methods = list(result["loss"])
+    finetuned = [row for row in rows if row.get("teacher")]
+    greedy_mde = detectable_difference(rows, plan)
+    teacher_mde = detectable_difference(rows, plan, "teacher_")
+    judges = ", ".join(f"`{judge}`" for judge in sizes["evaluation_judges"])
     lines = [
-        "# Finetuned summarisers on SmolLM2 (measured)",
+        f"# Finetuned summarisers on {sizes['subject']} (measured)",
         "",
         "Rendered by `selfreflect bench finetuning-doc` from `docs/finetuning.json`; do not edit.",
         "",
-        f"`{run['command']}` on {run['date']}: SmolLM2-135M-Instruct learns, as a LoRA adapter"
-        f" (rank {training['lora']['rank']}) trained for {training['epochs']} epochs on"
-        f" {sizes['training_questions']} training questions"
+        f"`{run['command']}` on {run['date']}: the subject `{sizes['subject']}` learns LoRA"
+        f" adapters (rank {training['lora']['rank']}, {training['epochs']} epochs, learning rate"
+        f" {training['learning_rate']}) on {sizes['training_questions']} training questions"
         f" ({_training_source(sizes['training_dataset'])}):",
         "",
-        *[f"- `finetuned_{method}`: {taught[method]};" for method in methods],
+        *[
+            f"- `finetuned_{method}-seed<k>`, seeds {', '.join(map(str, seeds))}: {taught[method]};"
+            for method, seeds in adapters.items()
+        ],
         "",
-        "each finetuned strategy then summarises"
-        f" {sizes['evaluated_questions']} evaluated questions in one greedy pass, scored against"
-        f" N = {sizes['num_answers']} held-out answers with SmolLM2 as the judge.",
+        f"each adapter then summarises {sizes['evaluated_questions']} evaluated questions in one"
+        f" greedy pass, scored against N = {sizes['num_answers']} held-out answers by {judges},"
+        " a judge that took no part in training.",
         "",
         "![Training loss per step](finetuning_loss.png)",
         "",
+        "| adapter | optimiser steps | mean loss per epoch |",
+        "| --- | --- | --- |",
         *[
-            f"{method.upper()}: training loss over {len(result['loss'][method])} optimiser steps"
-            f" (batch size {training['batch_size']}), mean per epoch: "
-            + ", ".join(f"{m:.3f}" for m in epoch_means(result["loss"][method], training["epochs"]))
-            + "."
-            for method in methods
+            f"| {adapter} | {len(steps)} | "
+            + ", ".join(f"{m:.3f}" for m in epoch_means(steps, training["epochs"]))
+            + " |"
+            for adapter, steps in result["loss"].items()
         ],
         "",
         "## SelfReflect scores (lower is better)",
         "",
         "Mean with 95 % bootstrap CI over the questions every strategy scored; paired differences",
         "with their CI and Wilcoxon p-value (the main table, `reports/finetune/tables/main.csv`).",
+        f"The p-values are {plan['correction'].capitalize()}-adjusted within each family: every"
+        " strategy against greedy is one family, every finetuned strategy against its teacher",
+        f"another; a verdict is an adjusted p below {plan['level']:g} (intervals unadjusted).",
         "",
-        "| strategy | n | score | vs greedy | p | vs teacher | p |",
-        "| --- | --- | --- | --- | --- | --- | --- |",
+        "| strategy | n | score | vs greedy | p | adjusted p | verdict"
+        " | vs teacher | p | adjusted p | verdict |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     for row in rows:
         score = _interval(row, "mean", "ci_low", "ci_high")
         lines.append(
             f"| {row['strategy']} | {row['n_scored']} | {score}"
             f" | {_interval(row, 'diff', 'diff_low', 'diff_high')} | {_p(row['p_value'])}"
+            f" | {_p(row.get('p_adjusted'))} | {row.get('verdict') or '–'}"
             f" | {_interval(row, 'teacher_diff', 'teacher_diff_low', 'teacher_diff_high')}"
-            f" | {_p(row.get('teacher_p_value'))} |"
+            f" | {_p(row.get('teacher_p_value'))} | {_p(row.get('teacher_p_adjusted'))}"
+            f" | {row.get('teacher_verdict') or '–'} |"
         )
     lines.append("")
-    for row in rows:
-        if row.get("teacher"):
-            lines.append(
-                f"`{row['strategy']}` scores {_verdict(row, 'greedy', '')}, and"
-                f" {_verdict(row, row['teacher'], 'teacher_')}."
-            )
     lines += [
+        f"- `{row['strategy']}` {_verdict(row, 'greedy', '')}, and"
+        f" {_verdict(row, row['teacher'], 'teacher_')}."
+        for row in finetuned
+    ]
+    lines += [
+        "",
+        f"Over the {len(finetuned)} adapters: against greedy {_verdict_counts(finetuned, '')};"
+        f" against the teacher {_verdict_counts(finetuned, 'teacher_')}.",
+        "",
+        "## What this run can and cannot show",
+        "",
+        f"- **Size.** {sizes['evaluated_questions']} evaluated questions and"
+        f" N = {sizes['num_answers']} answers each. With these questions' spread, a difference"
+        " from greedy is called significant with 80 % power only from about"
+        f" {_number(greedy_mde)} (from the teacher: {_number(teacher_mde)}), estimated from"
+        " the differences' bootstrap intervals at the family's strictest Holm step. A smaller"
+        ' effect would be missed; a "not significant" verdict is no evidence of no effect.',
+        f"- **Seeds.** The {_seed_counts(adapters)} per method show how much an adapter depends"
+        " on its"
+        " training run's randomness; the evaluated questions are the same for all of them, so"
+        " the seeds do not add independent evidence about the questions.",
+        _split_note(sizes["training_dataset"]),
+        f"- **Models.** One small subject (`{sizes['subject']}`) and one small evaluation judge;"
+        f" the result says nothing about the paper's 7B models. {_judges_apart(sizes)}",
         "",
         "## Time and memory",
         "",
@@ -230,6 +303,37 @@ def render(result: dict) -> str:
         "time is then longer than on an idle machine; the CPU time is not).",
     ]
     return "\n".join(lines) + "\n"
+
+
+def _split_note(dataset: dict) -> str:
+    if (dataset.get("part") or {}).get("by") == "template":
+        return (
+            "- **Held-out templates.** No question template is on both sides of the split, so an"
+            " improvement cannot come from memorising a pattern's answers; it can still come from"
+            " the format of the teacher's summaries."
+        )
+    return (
+        "- **Split by question.** A question template may sit on both sides of the split, so an"
+        " improvement may come from memorising a pattern's answers."
+    )
+
+
+def _seed_counts(adapters: dict[str, list[int]]) -> str:
+    counts = sorted({len(seeds) for seeds in adapters.values()})
+    return " or ".join(map(str, counts)) + " seed" + ("" if counts == [1] else "s")
+
+
+def _judges_apart(sizes: dict) -> str:
+    if sizes["preference_judge"] in sizes["evaluation_judges"]:
+        return (
+            f"The preference judge `{sizes['preference_judge']}` also evaluates, so DPO may win"
+            " by fitting the judge that scores it."
+        )
+    return "The preference judge is not the evaluation judge, so DPO cannot win by fitting it."
+
+
+def _number(value: float | None) -> str:
+    return "–" if value is None else f"{value:.3f}"
 
 
 @click.command(help=__doc__.split("\n\n")[0])
