@@ -422,6 +422,10 @@ def test_finetuning_doc_is_rendered_from_its_run(tmp_path):
     assert {row["teacher"] for row in finetuned} == {result["config"]["teacher"]}
     assert all(row["verdict"] and row["teacher_verdict"] for row in finetuned)
     assert result["config"]["preference_judge"] not in result["config"]["evaluation_judges"]
+    # the time table counts every job of the run once, however many sittings it took
+    jobs = {row["rule"]: row["jobs"] for row in result["jobs"]}
+    assert jobs["finetune_train"] == len(adapters)
+    assert jobs["total"] == sum(count for rule, count in jobs.items() if rule != "total")
     render.loss_figure(
         result["loss"], result["config"]["training"]["epochs"], tmp_path / "loss.png"
     )

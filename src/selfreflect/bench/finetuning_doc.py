@@ -35,7 +35,7 @@ def measure(cores: str) -> dict:
     from selfreflect.bench.resources import sampled_run
 
     command = ["snakemake", "report_main_table", "--configfile", CONFIG, "--cores", cores]
-    command += ["--resources", "gpu=1"]
+    command += ["--resources", "gpu=1", "--rerun-incomplete"]
     with tempfile.TemporaryDirectory() as tmp:
         log = Path(tmp) / "snakemake.log"
         usage = sampled_run(command, Path.cwd(), log)
@@ -52,6 +52,7 @@ def collect(run: dict) -> dict:
     from selfreflect import paths
     from selfreflect.config import load_config
     from selfreflect.finetune import finetuned_methods, judge_name, trained_adapters
+    from selfreflect.report.performance import performance_table, read_benchmarks
 
     config = load_config(CONFIG)
     name, subject = config["run"], config["subjects"][0]
@@ -84,8 +85,10 @@ def collect(run: dict) -> dict:
         "plan": config["report"]["plan"],
     }
     rows = main.astype(object).where(main.notna(), None).to_dict("records")
+    jobs = performance_table(read_benchmarks([f"benchmarks/{name}", "benchmarks/models"]))
     return {
         "run": run,
+        "jobs": jobs.astype(object).where(jobs.notna(), None).to_dict("records"),
         "config": sizes,
         "loss": {adapter: frame.to_dict("records") for adapter, frame in loss.items()},
         "main": rows,
@@ -289,6 +292,19 @@ def render(result: dict) -> str:
         "",
         "## Time and memory",
         "",
+        "Every job of the run, from Snakemake's benchmark files (each job's last completed run:"
+        " a run resumed over several sittings counts each job once), slowest rule first:",
+        "",
+        "| rule | jobs | wall min | CPU min | peak MiB |",
+        "| --- | --- | --- | --- | --- |",
+        *[
+            f"| {job['rule']} | {job['jobs']} | {_number(job['wall_s'] / 60, 1)}"
+            f" | {_number(job['cpu_s'] / 60, 1)} | {_number(job['peak_rss_mib'], 0)} |"
+            for job in result["jobs"]
+        ],
+        "",
+        "The last invocation of the run (it ran the jobs the earlier ones left):",
+        "",
         "| measure | value |",
         "| --- | --- |",
         f"| Snakemake wall time | {run['seconds'] / 60:.1f} min ({run['seconds']:.0f} s) |",
@@ -297,7 +313,7 @@ def render(result: dict) -> str:
         f"| exit status | {run['returncode']} |",
         f"| CPU cores / mean 1-min load average | {run['cpus']} / {run['mean_load']} |",
         "",
-        "The jobs Snakemake ran (a rerun with some outputs in place runs fewer): "
+        "Jobs it ran: "
         + ", ".join(f"{rule} {count}" for rule, count in run["jobs"].items())
         + f". A load average above {run['cpus']} means other work shared the cores (the wall",
         "time is then longer than on an idle machine; the CPU time is not).",
@@ -332,8 +348,8 @@ def _judges_apart(sizes: dict) -> str:
     return "The preference judge is not the evaluation judge, so DPO cannot win by fitting it."
 
 
-def _number(value: float | None) -> str:
-    return "–" if value is None else f"{value:.3f}"
+def _number(value: float | None, digits: int = 3) -> str:
+    return "–" if value is None else f"{value:.{digits}f}"
 
 
 @click.command(help=__doc__.split("\n\n")[0])
