@@ -303,7 +303,7 @@ def render(result: dict) -> str:
             for job in result["jobs"]
         ],
         "",
-        "The last invocation of the run (it ran the jobs the earlier ones left):",
+        "The invocation that finished the run (after a stopped one, it ran only the jobs left):",
         "",
         "| measure | value |",
         "| --- | --- |",
