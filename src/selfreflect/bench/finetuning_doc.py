@@ -84,21 +84,30 @@ def collect(run: dict) -> dict:
         "training": config["finetune"]["training"],
         "plan": config["report"]["plan"],
     }
-    rows = main.astype(object).where(main.notna(), None).to_dict("records")
     jobs = performance_table(read_benchmarks([f"benchmarks/{name}", "benchmarks/models"]))
     return {
         "run": run,
-        "jobs": jobs.astype(object).where(jobs.notna(), None).to_dict("records"),
+        "jobs": _records(jobs),
         "config": sizes,
         "loss": {adapter: frame.to_dict("records") for adapter, frame in loss.items()},
-        "main": rows,
+        "main": _records(main),
     }
 
 
-def adapter_parts(adapter: str) -> tuple[str, int]:
-    """``sft-seed2`` -> (``sft``, 2)."""
-    method, seed = adapter.rsplit("-seed", 1)
-    return method, int(seed)
+def _records(frame: pd.DataFrame) -> list[dict]:
+    """The rows of ``frame`` as dicts, with None (JSON null) for missing values."""
+    return frame.astype(object).where(frame.notna(), None).to_dict("records")
+
+
+def by_method(loss: dict[str, list[dict]]) -> dict[str, dict[int, list[dict]]]:
+    """The loss per adapter (``sft-seed2``) grouped by method, then seed."""
+    from selfreflect.config import finetuned
+
+    grouped: dict[str, dict[int, list[dict]]] = {}
+    for adapter, steps in loss.items():
+        method, seed = finetuned(f"finetuned_{adapter}")
+        grouped.setdefault(method, {})[seed] = steps
+    return grouped
 
 
 def epoch_means(loss: list[dict], epochs: int) -> list[float]:
@@ -114,14 +123,11 @@ def loss_figure(loss: dict[str, list[dict]], epochs: int, path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    by_method: dict[str, dict[int, list[dict]]] = {}
-    for adapter, steps in loss.items():
-        method, seed = adapter_parts(adapter)
-        by_method.setdefault(method, {})[seed] = steps
+    methods = by_method(loss)
     figure, panels = plt.subplots(
-        1, len(by_method), figsize=(4.5 * len(by_method), 2.6), dpi=100, squeeze=False
+        1, len(methods), figsize=(4.5 * len(methods), 2.6), dpi=100, squeeze=False
     )
-    for axes, (method, seeds) in zip(panels[0], by_method.items(), strict=True):
+    for axes, (method, seeds) in zip(panels[0], methods.items(), strict=True):
         for seed, steps in seeds.items():
             frame = pd.DataFrame(steps)
             axes.plot(frame["step"], frame["loss"], marker="o", markersize=2, label=f"seed {seed}")
@@ -195,10 +201,7 @@ def render(result: dict) -> str:
     """docs/finetuning.md from the collected run."""
     run, sizes, rows = result["run"], result["config"], result["main"]
     training, plan, examples = sizes["training"], sizes["plan"], sizes["examples"]
-    adapters: dict[str, list[int]] = {}
-    for adapter in result["loss"]:
-        method, seed = adapter_parts(adapter)
-        adapters.setdefault(method, []).append(seed)
+    adapters = {method: list(seeds) for method, seeds in by_method(result["loss"]).items()}
     taught = {
         "sft": f"with SFT, to write the teacher's (`{sizes['teacher']}`) summaries"
         f" ({examples.get('sft')} examples)",
