@@ -5,7 +5,10 @@ a record the page cannot trust."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pandas as pd
@@ -14,7 +17,15 @@ import yaml
 
 from selfreflect import paths
 from selfreflect.bench.science_doc import render
-from selfreflect.bench.science_record import OPTIONAL, RECORD, REQUIRED, record
+from selfreflect.bench.science_record import (
+    OPTIONAL,
+    RECORD,
+    REQUIRED,
+    check_unmixed,
+    config_digest,
+    record,
+)
+from selfreflect.cli import main
 from selfreflect.config import load_config
 from selfreflect.errors import InputError
 from tests.conftest import REPO
@@ -34,10 +45,11 @@ def table(name: str, judge: str = JUDGE) -> pd.DataFrame:
     return pd.DataFrame([{**row, **{k: v for k, v in text.items() if k in columns}}])
 
 
-def make_run(root: Path) -> Path:
-    """A project folder holding a finished run of the smoke config's report (no model ran):
-    its resolved config, report tables, questions and one benchmark file per judge job."""
-    config_path = root / "config" / "smoke.yaml"
+def make_run(root: Path, name: str = "smoke.yaml", git: bool = True) -> Path:
+    """A project folder (a git checkout with one commit, unless ``git`` is false) holding a
+    finished run of the smoke config (as ``config/<name>``)'s report (no model ran): its
+    resolved config, report tables, questions and one benchmark file per judge job."""
+    config_path = root / "config" / name
     config_path.parent.mkdir(parents=True)
     shutil.copy(CONFIG, config_path)
     config = load_config(config_path)
@@ -56,6 +68,11 @@ def make_run(root: Path) -> Path:
     benchmark = root / paths.BENCHMARKS.format(run=run) / "judge" / "smoke" / "tiny" / JUDGE
     benchmark.mkdir(parents=True)
     (benchmark / "0.tsv").write_text("s\tcpu_time\tmax_rss\n12.5\t20.0\t100\n", encoding="utf-8")
+    if git:
+        subprocess.run(["git", "init", "-q"], cwd=root, check=True)
+        subprocess.run(["git", "add", "config"], cwd=root, check=True)
+        commit = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "run"]
+        subprocess.run(commit, cwd=root, check=True)
     return config_path
 
 
@@ -188,3 +205,163 @@ def test_a_plan_change_with_a_pipe_or_line_break_stays_one_table_row(recorded):
     change = [{"date": "2026-01-01", "change": "a | b\nc", "reason": "r"}]
     (records / "plan_changes.yaml").write_text(yaml.safe_dump(change), encoding="utf-8")
     assert "| 2026-01-01 | a \\| b c | r |" in render(config_path, records)
+
+
+def tables_folder(config_path: Path) -> Path:
+    return config_path.parents[1] / paths.TABLES.format(run="smoke")
+
+
+def one_line_error(args: list[str], monkeypatch, capsys) -> str:
+    """The one stderr line of ``selfreflect ARGS`` run in-process, which must fail."""
+    monkeypatch.setattr(sys, "argv", ["selfreflect", *args])
+    with pytest.raises(SystemExit) as exit_:
+        main()
+    assert exit_.value.code not in (0, None)
+    [line] = capsys.readouterr().err.strip().splitlines()
+    return line
+
+
+def test_another_configs_run_is_recorded_in_its_own_folder(tmp_path, monkeypatch):
+    """``science-record --config config/laptop.yaml`` (no --records) leaves the science run's
+    records alone: a config other than science.yaml writes docs/science-<name>/."""
+    project = make_run(tmp_path / "project", name="laptop.yaml").parents[1]
+    kept = project / "docs" / "science" / JUDGE
+    shutil.copytree(REPO / "docs" / "science" / "smollm2", kept)
+    before = {path.name: path.read_bytes() for path in kept.iterdir()}
+    monkeypatch.chdir(project)
+    monkeypatch.setattr(sys, "argv", ["selfreflect", "bench", "science-record", "--config"])
+    sys.argv.append("config/laptop.yaml")
+    main()
+    assert {path.name: path.read_bytes() for path in kept.iterdir()} == before
+    made = json.loads((project / "docs" / "science-laptop" / JUDGE / RECORD).read_text())
+    assert made["config"] == "config/laptop.yaml" and len(made["config_digest"]) == 64
+
+
+def test_a_record_of_another_config_or_subjects_is_not_replaced(tmp_path):
+    """Named --records explicitly, a folder holding another experiment's record of the same
+    judge is refused before anything is written."""
+    config_path = make_run(tmp_path / "project")
+    records = tmp_path / "records"
+    shutil.copytree(REPO / "docs" / "science" / "smollm2", records / JUDGE)
+    before = (records / JUDGE / RECORD).read_bytes()
+    with pytest.raises(InputError, match=r"tiny/record.json: config: config/science.yaml, not"):
+        record(config_path, records)
+    assert (records / JUDGE / RECORD).read_bytes() == before
+
+
+def test_every_judge_is_checked_before_any_record_is_written(tmp_path):
+    """A report naming the run's judge and an unknown one writes no record at all."""
+    config_path = make_run(tmp_path / "project")
+    main_csv = tables_folder(config_path) / "main.csv"
+    pd.concat([table("main"), table("main", judge="ghost")]).to_csv(main_csv, index=False)
+    with pytest.raises(InputError, match=r"main.csv: judge: 'ghost' is not one of"):
+        record(config_path, tmp_path / "records")
+    assert not (tmp_path / "records").exists()
+
+
+def test_science_doc_refuses_to_write_over_its_own_records(recorded, monkeypatch, capsys):
+    config_path, records = recorded
+    target = records / JUDGE / RECORD
+    before = target.read_bytes()
+    args = ["bench", "science-doc", "--config", str(config_path), "--records", str(records)]
+    line = one_line_error([*args, "--out", str(target)], monkeypatch, capsys)
+    assert f"{target}: is an input of this command" in line
+    assert target.read_bytes() == before
+
+
+def test_a_report_older_than_its_resolved_config_is_not_recorded(tmp_path):
+    """A plan change, then an interrupted rerun: the tables are the earlier config's."""
+    config_path = make_run(tmp_path / "project")
+    resolved = config_path.parents[1] / paths.RESOLVED_CONFIG.format(run="smoke")
+    stamp = resolved.stat().st_mtime
+    os.utime(tables_folder(config_path) / "validation.csv", (stamp - 60, stamp - 60))
+    with pytest.raises(InputError, match=r"validation.csv: older than .*logs/smoke/config.yaml"):
+        record(config_path, tmp_path / "records")
+    assert not (tmp_path / "records").exists()
+
+
+def test_only_the_benchmark_files_of_the_runs_jobs_count(tmp_path):
+    """Files an earlier sitting left of jobs the run no longer has (a shard past the config's
+    shards, a strategy it dropped) are not the judge's time."""
+    config_path = make_run(tmp_path / "project")
+    benchmarks = config_path.parents[1] / paths.BENCHMARKS.format(run="smoke")
+    stale = {"judge/smoke/tiny/tiny/7.tsv", "strategy_scores/smoke/tiny/tiny/dropped.tsv"}
+    for name in stale:
+        (benchmarks / name).parent.mkdir(parents=True, exist_ok=True)
+        (benchmarks / name).write_text("s\tcpu_time\n300.0\t300.0\n", encoding="utf-8")
+    record(config_path, tmp_path / "records")
+    made = json.loads((tmp_path / "records" / JUDGE / RECORD).read_text(encoding="utf-8"))
+    assert made["time"] == {"jobs": 1, "wall_s": 12.5, "cpu_s": 20.0}
+
+
+def test_a_records_table_with_another_judges_rows_is_refused(recorded):
+    """The page would show those rows twice (once from each judge's record)."""
+    config_path, records = recorded
+    main_csv = records / JUDGE / "main.csv"
+    pd.concat([table("main"), table("main", judge="other")]).to_csv(main_csv, index=False)
+    with pytest.raises(InputError, match=r"tiny/main.csv: judge: rows of 'other' in the record"):
+        render(config_path, records)
+
+
+def test_a_records_row_given_twice_is_refused(recorded):
+    config_path, records = recorded
+    pd.concat([table("main")] * 2).to_csv(records / JUDGE / "main.csv", index=False)
+    with pytest.raises(InputError, match=r"main.csv: dataset, judge, strategy: smoke, tiny, basic"):
+        render(config_path, records)
+
+
+def test_recording_outside_git_is_refused_with_one_line(tmp_path):
+    config_path = make_run(tmp_path / "project", git=False)
+    with pytest.raises(InputError, match=r"project: not a git checkout with a commit"):
+        record(config_path, tmp_path / "records")
+    assert not (tmp_path / "records").exists()
+
+
+def test_records_carry_their_configs_digest_and_refuse_to_mix(recorded):
+    """Records of one folder with different digests are refused; the earliest records carry
+    none and mix with any (the committed ones render, see test_report)."""
+    _, records = recorded
+    made = json.loads((records / JUDGE / RECORD).read_text(encoding="utf-8"))
+    legacy = {k: v for k, v in made.items() if k != "config_digest"}
+    other = {**made, "config_digest": "0" * 64}
+    check_unmixed([(Path("a"), made), (Path("b"), legacy)])
+    with pytest.raises(InputError, match=r"^b: config_digest: 0{64}, not [0-9a-f]{64}"):
+        check_unmixed([(Path("a"), made), (Path("b"), other)])
+
+
+def test_the_digest_leaves_out_the_judges_and_their_models(tmp_path):
+    """Each judge's sitting overrides ``judges``: its records stay one experiment's."""
+    config_path = make_run(tmp_path / "project")
+    raw = yaml.safe_load(config_path.read_text(encoding="utf-8"))
+    digest = config_digest(config_path)
+    raw["judges"], raw["models"]["extra"] = ["extra"], {"path": "elsewhere"}
+    config_path.write_text(yaml.safe_dump(raw), encoding="utf-8")
+    assert config_digest(config_path) == digest
+    raw["seed"] = raw.get("seed", 0) + 1
+    config_path.write_text(yaml.safe_dump(raw), encoding="utf-8")
+    assert config_digest(config_path) != digest
+
+
+def test_a_non_numeric_cell_is_refused_with_one_line(recorded):
+    config_path, records = recorded
+    spoiled = table("main").assign(mean="high")
+    spoiled.to_csv(records / JUDGE / "main.csv", index=False)
+    with pytest.raises(InputError, match=r"main.csv: mean: 'high' on line 2 is not a number"):
+        render(config_path, records)
+
+
+@pytest.mark.parametrize("content", ["", "s\tcpu_time\tmax_rss\n"], ids=["empty", "header only"])
+def test_a_benchmark_file_without_a_measure_is_refused_with_one_line(tmp_path, content):
+    config_path = make_run(tmp_path / "project")
+    benchmark = config_path.parents[1] / paths.BENCHMARKS.format(run="smoke")
+    (benchmark / "judge" / "smoke" / "tiny" / JUDGE / "0.tsv").write_text(content)
+    with pytest.raises(InputError, match=r"0.tsv: no measurement \(s, cpu_time\)"):
+        record(config_path, tmp_path / "records")
+    assert not (tmp_path / "records").exists()
+
+
+def test_a_record_without_the_optional_mc_study_renders(recorded):
+    config_path, records = recorded
+    (records / JUDGE / "mc_study.csv").unlink()
+    text = render(config_path, records)
+    assert "## 2. Multiple-choice study" not in text and "| tiny | basic | strategies |" in text

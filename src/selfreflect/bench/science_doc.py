@@ -2,7 +2,7 @@
 ``selfreflect bench science-record``), whatever the verdicts are; nothing is typed by hand. A
 record made under another analysis plan than the config's is refused: its verdicts would not be
 the plan's. Changes of plan after a run are listed, with date and reason, in
-``docs/science/plan_changes.yaml``.
+``docs/science/plan_changes.yaml``. The page is never written over one of the files it reads.
 
     selfreflect bench science-doc [--config config/science.yaml] [--records docs/science]
         [--out docs/science.md] [--check]
@@ -16,7 +16,14 @@ from typing import Any
 import click
 import pandas as pd
 
-from selfreflect.bench.science_record import CONFIG, RECORDS, read_records
+from selfreflect.bench.outputs import refuse_overwriting_inputs
+from selfreflect.bench.science_record import (
+    CONFIG,
+    OPTIONAL,
+    RECORDS,
+    default_records,
+    read_records,
+)
 from selfreflect.config import load_config, summarized_datasets
 from selfreflect.errors import InputError
 from selfreflect.fileio import read_yaml, write_text
@@ -129,7 +136,7 @@ def _strategies(main: pd.DataFrame, baseline: str) -> list[str]:
 def _verdicts(tables: dict[str, pd.DataFrame], judges: list[str], baseline: str) -> list[str]:
     """One line per judge: what each study concludes (the sections below give the numbers)."""
     pairs = tables["validation"].query("metric == 'selfreflect' and n_pairs > 0")
-    mc, main = tables.get("mc_study", pd.DataFrame(columns=["judge"])), tables["main"]
+    mc, main = tables.get("mc_study", pd.DataFrame(columns=OPTIONAL["mc_study"])), tables["main"]
     rows = []
     for judge in judges:
         own = pairs[pairs["judge"] == judge]
@@ -318,17 +325,34 @@ def render(config_path: Path, records: Path) -> str:
     return "\n".join(lines).rstrip("\n") + "\n"
 
 
+def default_out(config: Path) -> Path:
+    """The page of ``config``'s records unless ``--out`` says: ``docs/science.md`` for the
+    science run's config, ``docs/science-<name>.md`` for another (beside its records)."""
+    return Path(f"{default_records(config)}.md")
+
+
+def _inputs(config: Path, records: Path) -> list[Path]:
+    """The files :func:`render` reads: the config and every file of the records."""
+    return [config, records / PLAN_CHANGES, *records.glob("*/*")]
+
+
 @click.command(help="Render docs/science.md from the science run's records.")
 @CONFIG
 @RECORDS
 @click.option(
-    "--out", type=click.Path(dir_okay=False), default="docs/science.md", show_default=True
+    "--out",
+    type=click.Path(dir_okay=False),
+    help="The page [default: docs/science.md for science.yaml, else docs/science-NAME.md].",
 )
 @click.option("--check", is_flag=True, help="Fail if --out differs from what it renders.")
-def science_doc(config: str, records: str, out: str, check: bool) -> None:
-    text = render(Path(config).resolve(), Path(records))
+def science_doc(config: str, records: str | None, out: str | None, check: bool) -> None:
+    folder = Path(records) if records else default_records(Path(config))
+    page = Path(out) if out else default_out(Path(config))
     if not check:
-        write_text(out, text)
-        print(f"wrote {out}")
-    elif not Path(out).is_file() or Path(out).read_text(encoding="utf-8") != text:
-        raise click.ClickException(f"{out} is not what the records render: run without --check")
+        refuse_overwriting_inputs([page], _inputs(Path(config), folder))
+    text = render(Path(config).resolve(), folder)
+    if not check:
+        write_text(page, text)
+        print(f"wrote {page}")
+    elif not page.is_file() or page.read_text(encoding="utf-8") != text:
+        raise click.ClickException(f"{page} is not what the records render: run without --check")

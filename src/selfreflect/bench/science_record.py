@@ -7,11 +7,17 @@ the repository, so the page is re-rendered and asserted on (``pytest -m science`
 the run's results.
 
     selfreflect bench science-record [--config config/science.yaml] [--records docs/science]
+
+Another config's run is recorded under docs/science-<config name>/ (:func:`default_records`):
+a records folder holds one experiment's records (config file, subjects and the config's
+digest, :func:`check_unmixed`).
 """
 
 from __future__ import annotations
 
+import itertools
 import json
+import string
 import subprocess
 from datetime import UTC, datetime
 from pathlib import Path
@@ -24,7 +30,6 @@ from selfreflect import paths
 from selfreflect.config import answer_settings, evaluated_datasets, load_config
 from selfreflect.errors import InputError
 from selfreflect.fileio import atomic_dir, read_json
-from selfreflect.report.performance import read_benchmarks
 
 TABLES = ("main", "validation", "mc_study", "backend_agreement")  # what a record keeps
 REQUIRED = {  # the columns docs/science.md reads of each table; main and validation must exist
@@ -84,6 +89,16 @@ OPTIONAL = {
     ],
     "backend_agreement": ["judge", "backend", "n_summaries", "max_abs_diff", "mean_abs_diff"],
 }
+TEXT = {  # the columns above that hold text; the others hold numbers (or nothing)
+    *("judge", "dataset", "strategy", "family", "verdict", "pair_type", "metric", "backend"),
+    *("verdict_vs_chance", "pooled_verdict", "decided_by", "tracks_w1", "truth_check", "truth"),
+}
+KEYS = {  # what names a row of each table, beside its dataset, subject and judge
+    "main": ["strategy"],
+    "validation": ["pair_type", "metric"],
+    "mc_study": [],
+    "backend_agreement": ["backend"],
+}
 RECORD = "record.json"
 OWNER = "selfreflect bench science-record"
 _COUNT = {"type": "integer", "minimum": 0}
@@ -107,90 +122,190 @@ RECORD_SCHEMA = {  # what docs/science.md reads of a record.json
     },
 }
 STUDIES = ("controlled", "mc", "convergence", "agreement")
-JUDGE_JOBS = (  # each judge's jobs among the benchmark files (benchmarks/<run>/<rule>/...)
-    "judge/*/*/{judge}/*.tsv",
-    "merge_judgements/*/*/{judge}.tsv",
-    "strategy_scores/*/*/{judge}/*.tsv",
-    *(f"report_{study}_scores/*/*/{{judge}}.tsv" for study in STUDIES),
-    "report_alt_metrics/*/*/{judge}.tsv",
+JUDGE_JOBS = (  # each judge's jobs' benchmark files (benchmarks/<run>/<rule>/<wildcards>.tsv)
+    "judge/{dataset}/{subject}/{judge}/{shard}.tsv",
+    "merge_judgements/{dataset}/{subject}/{judge}.tsv",
+    "strategy_scores/{dataset}/{subject}/{judge}/{strategy}.tsv",
+    *(f"report_{study}_scores/{{dataset}}/{{subject}}/{{judge}}.tsv" for study in STUDIES),
+    "report_alt_metrics/{dataset}/{subject}/{judge}.tsv",
 )
 
 
-def _judge_jobs(benchmarks: Path, judge: str) -> dict[str, float]:
-    """How many jobs of ``judge`` ran and their summed wall and CPU seconds."""
-    files = [path for job in JUDGE_JOBS for path in benchmarks.glob(job.format(judge=judge))]
-    last = [pd.read_csv(path, sep="\t").iloc[-1] for path in files]  # the last of `repeat` runs
-    wall = sum(float(row["s"]) for row in last)
-    cpu = sum(float(row["cpu_time"]) for row in last)
+def _judge_jobs(benchmarks: Path, judge: str, resolved: dict[str, Any]) -> dict[str, float]:
+    """How many jobs of ``judge`` the run of ``resolved`` ran and their summed wall and CPU
+    seconds: only its own jobs' benchmark files count, not one an earlier sitting left of a
+    job the run no longer has (another shard count, strategy, dataset or subject)."""
+    names = {
+        "dataset": evaluated_datasets(resolved),
+        "subject": resolved["subjects"],
+        "judge": [judge],
+        "shard": range(resolved["shards"]),
+        "strategy": resolved["summaries"]["strategies"],
+    }
+    files = [path for job in JUDGE_JOBS for path in _job_files(benchmarks, job, names)]
+    last = [_last_measure(path) for path in files]  # the last of `repeat` runs
+    wall = sum(row["s"] for row in last)
+    cpu = sum(row["cpu_time"] for row in last)
     return {"jobs": len(files), "wall_s": round(wall, 1), "cpu_s": round(cpu, 1)}
 
 
+def _job_files(benchmarks: Path, job: str, names: dict[str, Any]) -> list[Path]:
+    """The benchmark files of template ``job`` that exist, for every combination of the run's
+    ``names``."""
+    fields = [field for _, field, _, _ in string.Formatter().parse(job) if field]
+    values = itertools.product(*(map(str, names[field]) for field in fields))
+    candidates = (benchmarks / job.format(**dict(zip(fields, v, strict=True))) for v in values)
+    return [path for path in candidates if path.is_file()]
+
+
+def _last_measure(path: Path) -> dict[str, float]:
+    """The wall and CPU seconds of a benchmark file's last row; one line naming the file if it
+    has none or they are not numbers."""
+    try:
+        table = pd.read_csv(path, sep="\t")
+    except (ValueError, UnicodeDecodeError):  # pandas' EmptyDataError is a ValueError
+        table = pd.DataFrame()
+    if table.empty or not {"s", "cpu_time"} <= set(table):
+        raise InputError(f"{path}: no measurement (s, cpu_time); run the job again")
+    last = pd.to_numeric(table[["s", "cpu_time"]].iloc[-1], errors="coerce")
+    if last.isna().any():
+        raise InputError(f"{path}: s, cpu_time: not numbers in the last row")
+    return {name: float(value) for name, value in last.items()}
+
+
 def _commit(root: Path) -> str:
-    """The commit the run's code came from (a modified tree is marked ``-dirty``)."""
+    """The commit the run's code came from (a modified tree is marked ``-dirty``); one line if
+    ``root`` is not a git checkout with a commit."""
     described = ["git", "describe", "--always", "--dirty", "--abbrev=40"]
-    return subprocess.run(described, cwd=root, capture_output=True, text=True).stdout.strip()
+    done = subprocess.run(described, cwd=root, capture_output=True, text=True)
+    if done.returncode != 0 or not done.stdout.strip():
+        raise InputError(
+            f"{root}: not a git checkout with a commit (git describe failed): a record names"
+            " the commit its run's code came from"
+        )
+    return done.stdout.strip()
+
+
+def config_digest(config_path: Path) -> str:
+    """The digest of the experiment ``config_path`` sets, as written (the defaults the code
+    fills in left out, so that records stay comparable across code versions), without its
+    judges and the models only they use: every judge's record of one experiment has it."""
+    from selfreflect.config import read_config_file
+    from selfreflect.provenance import config_hash
+
+    config = read_config_file(config_path)
+    shared = [*config.get("subjects", []), config.get("summarizer")]
+    models = {name: spec for name, spec in config.get("models", {}).items() if name in shared}
+    return config_hash({**config, "judges": None, "models": models})
 
 
 def record(config_path: Path, records: Path) -> list[Path]:
     """Record each judge of the run of ``config_path`` (in the project holding ``config/``)
     that its report has rows of: its tables' rows and the run's provenance, read from what
     Snakemake ran with (``logs/<run>/config.yaml``, overrides included). A judge's folder is
-    replaced whole, so no table of an earlier record stays beside the new ones."""
+    replaced whole, so no table of an earlier record stays beside the new ones. Refused, with
+    one line and before anything is written: a table older than the resolved config, a judge
+    the run does not name, a folder of another experiment's records (:func:`check_unmixed`),
+    a project outside git."""
     root, run = config_path.parents[1], load_config(config_path)["run"]
-    resolved = load_config(root / paths.RESOLVED_CONFIG.format(run=run))
+    resolved_path = root / paths.RESOLVED_CONFIG.format(run=run)
+    resolved = load_config(resolved_path)
     folder = root / paths.TABLES.format(run=run)
     read = {
-        name: read_table_csv(folder / f"{name}.csv")
+        name: _report_table(folder / f"{name}.csv", resolved_path)
         for name in TABLES
         if name in REQUIRED or (folder / f"{name}.csv").is_file()
     }
-    questions = {
-        dataset: len(pd.read_parquet(root / paths.QUESTIONS.format(run=run, dataset=dataset)))
-        for dataset in evaluated_datasets(resolved)
-    }
-    benchmarks = root / paths.BENCHMARKS.format(run=run)
-    commit, run_time = _commit(root), _run_time(benchmarks)
-    written = []
-    for judge in dict.fromkeys(read["main"]["judge"]):
-        if judge not in resolved["judges"]:
-            raise InputError(
-                f"{folder / 'main.csv'}: judge: '{judge}' is not one of the run's judges"
-                f" ({', '.join(resolved['judges'])})"
-            )
-        provenance = {
-            "judge": judge,
-            "recorded": datetime.now(UTC).strftime("%Y-%m-%d"),
-            "commit": commit,
-            "config": f"config/{config_path.name}",
-            "subjects": resolved["subjects"],
-            "questions": questions,
-            "answers": {d: answer_settings(resolved, d)["num_answers"] for d in questions},
-            "strategies": resolved["summaries"]["strategies"],
-            "pair_types": resolved["report"]["pair_types"],
-            "scoring": {k: resolved["scoring"][k] for k in ("backend", "temperature", "stopwords")},
-            "plan": resolved["report"]["plan"],
-            "time": _judge_jobs(benchmarks, judge),
-            "run_time": run_time,
-        }
+    judges = list(dict.fromkeys(read["main"]["judge"]))
+    if unknown := [judge for judge in judges if judge not in resolved["judges"]]:
+        raise InputError(
+            f"{folder / 'main.csv'}: judge: '{unknown[0]}' is not one of the run's judges"
+            f" ({', '.join(resolved['judges'])})"
+        )
+    made = _provenance(config_path, resolved, judges)
+    check_unmixed([*((records / j / RECORD, m) for j, m in made.items()), *_kept_records(records)])
+    for judge, provenance in made.items():
         with atomic_dir(records / judge, OWNER) as tmp:
             for name, table in read.items():
                 rows = table[table["judge"] == judge]
                 (tmp / f"{name}.csv").write_text(rows.to_csv(index=False), encoding="utf-8")
             (tmp / RECORD).write_text(json.dumps(provenance, indent=2) + "\n", encoding="utf-8")
-        written.append(records / judge)
-    return written
+    return [records / judge for judge in judges]
+
+
+def _provenance(
+    config_path: Path, resolved: dict[str, Any], judges: list[str]
+) -> dict[str, dict[str, Any]]:
+    """Each judge's ``record.json``: the run's provenance and the judge's jobs' time."""
+    root, run = config_path.parents[1], resolved["run"]
+    questions = {
+        dataset: len(pd.read_parquet(root / paths.QUESTIONS.format(run=run, dataset=dataset)))
+        for dataset in evaluated_datasets(resolved)
+    }
+    benchmarks = root / paths.BENCHMARKS.format(run=run)
+    shared = {
+        "recorded": datetime.now(UTC).strftime("%Y-%m-%d"),
+        "commit": _commit(root),
+        "config": f"config/{config_path.name}",
+        "config_digest": config_digest(config_path),
+        "subjects": resolved["subjects"],
+        "questions": questions,
+        "answers": {d: answer_settings(resolved, d)["num_answers"] for d in questions},
+        "strategies": resolved["summaries"]["strategies"],
+        "pair_types": resolved["report"]["pair_types"],
+        "scoring": {k: resolved["scoring"][k] for k in ("backend", "temperature", "stopwords")},
+        "plan": resolved["report"]["plan"],
+        "run_time": _run_time(benchmarks),
+    }
+    return {
+        judge: {"judge": judge, **shared, "time": _judge_jobs(benchmarks, judge, resolved)}
+        for judge in judges
+    }
+
+
+def _report_table(path: Path, resolved: Path) -> pd.DataFrame:
+    """A report table of the run (:func:`read_table_csv`), refused if it is older than the
+    run's ``resolved`` config: made under an earlier config, by a run whose rerun under the
+    changed one did not reach the report."""
+    table = read_table_csv(path)
+    if path.stat().st_mtime < resolved.stat().st_mtime:
+        raise InputError(
+            f"{path}: older than {resolved}, the config the run last resolved: made under an"
+            " earlier config; finish the run under this one before recording"
+        )
+    return table
+
+
+def _kept_records(records: Path) -> list[tuple[Path, dict[str, Any]]]:
+    """The records already in ``records``: each ``record.json`` and what it holds."""
+    return [(path, read_json(path)) for path in sorted(records.glob(f"*/{RECORD}"))]
+
+
+def check_unmixed(made: list[tuple[Path, dict[str, Any]]]) -> None:
+    """Refuse, naming the record and field, records of one folder from different experiments:
+    another config file, other subjects, or (where both carry one; the earliest records carry
+    none) another config digest than the first record's."""
+    for path, theirs in made[1:]:
+        for field in ("config", "subjects", "config_digest"):
+            ours, their = made[0][1].get(field), theirs.get(field)
+            if ours != their and (field != "config_digest" or (ours and their)):
+                raise InputError(
+                    f"{path}: {field}: {their}, not {ours}: a record of another experiment;"
+                    " record each config in its own --records folder"
+                )
 
 
 def _run_time(benchmarks: Path) -> dict[str, float]:
     """Every job of the run in this working tree: how many, summed wall and CPU seconds."""
-    jobs = read_benchmarks([benchmarks])
-    sums = {"wall_s": round(float(jobs["wall_s"].sum()), 1)}
-    return {"jobs": len(jobs), **sums, "cpu_s": round(float(jobs["cpu_s"].sum()), 1)}
+    last = [_last_measure(path) for path in sorted(benchmarks.rglob("*.tsv"))]
+    wall = round(sum(row["s"] for row in last), 1)
+    return {"jobs": len(last), "wall_s": wall, "cpu_s": round(sum(r["cpu_time"] for r in last), 1)}
 
 
 def read_table_csv(path: Path) -> pd.DataFrame:
-    """A report table, with the columns the page reads (:data:`REQUIRED`, :data:`OPTIONAL`);
-    one line naming the file otherwise."""
+    """A report table, with the columns the page reads (:data:`REQUIRED`, :data:`OPTIONAL`),
+    numbers where the page reads numbers (or empty) and each row once; one line naming the
+    file otherwise."""
     if not path.is_file():
         raise InputError(f"{path}: file not found")
     try:
@@ -199,8 +314,19 @@ def read_table_csv(path: Path) -> pd.DataFrame:
         raise InputError(
             f"{path}: not a readable CSV table ({' '.join(str(err).split())})"
         ) from None
-    if missing := [c for c in {**REQUIRED, **OPTIONAL}[path.stem] if c not in table]:
+    columns = {**REQUIRED, **OPTIONAL}[path.stem]
+    if missing := [c for c in columns if c not in table]:
         raise InputError(f"{path}: missing column(s) {', '.join(missing)}")
+    for column in (c for c in columns if c not in TEXT):
+        numbers = pd.to_numeric(table[column], errors="coerce")
+        if bad := table.index[numbers.isna() & table[column].notna()].tolist():
+            raise InputError(
+                f"{path}: {column}: {table[column][bad[0]]!r} on line {bad[0] + 2} is not a number"
+            )
+    key = [c for c in ("dataset", "subject", "judge", *KEYS[path.stem]) if c in table]
+    if (twice := table.duplicated(key)).any():
+        row = table[twice].iloc[0]
+        raise InputError(f"{path}: {', '.join(key)}: {', '.join(map(str, row[key]))} given twice")
     return table
 
 
@@ -220,8 +346,9 @@ def read_records(
 ) -> tuple[dict[str, Any], dict[str, pd.DataFrame]]:
     """Every judge's provenance (in the config's order of ``judges``) and the records' tables,
     each concatenated over judges. Refused, with one line naming the file and field: a record
-    of a judge the config does not name, of other subjects, or made under another analysis plan
-    than the config's (naming the settings that differ)."""
+    of a judge the config does not name, of other subjects, made under another analysis plan
+    than the config's (naming the settings that differ), records of different experiments
+    (:func:`check_unmixed`), a table with rows of another judge than its record's."""
     if not records.is_dir():
         raise InputError(f"{records}: no such folder of science records")
     plan, judges = config["report"]["plan"], config["judges"]
@@ -250,22 +377,43 @@ def read_records(
         for name in TABLES:
             path = found[judge].parent / f"{name}.csv"
             if name in REQUIRED or path.is_file():
-                tables[name].append(read_table_csv(path))
+                tables[name].append(_judges_rows(path, judge))
+    check_unmixed([(found[judge], made) for judge, made in provenance.items()])
     frames = {name: pd.concat(parts, ignore_index=True) for name, parts in tables.items() if parts}
     return provenance, frames
+
+
+def _judges_rows(path: Path, judge: str) -> pd.DataFrame:
+    """A record's table (:func:`read_table_csv`), refused if a row is not its ``judge``'s:
+    the page would show that judge's rows twice."""
+    table = read_table_csv(path)
+    if others := sorted(set(table["judge"].astype(str)) - {judge}):
+        raise InputError(f"{path}: judge: rows of '{others[0]}' in the record of '{judge}'")
+    return table
+
+
+def default_records(config: Path) -> Path:
+    """Where the records of ``config`` live unless ``--records`` says: ``docs/science`` for
+    the science run's config, ``docs/science-<name>`` for any other (so that a run of another
+    config never replaces the science run's records)."""
+    name = config.stem
+    return Path("docs") / ("science" if name == "science" else f"science-{name}")
 
 
 CONFIG = click.option(
     "--config", type=click.Path(dir_okay=False), default="config/science.yaml", show_default=True
 )
 RECORDS = click.option(
-    "--records", type=click.Path(file_okay=False), default="docs/science", show_default=True
+    "--records",
+    type=click.Path(file_okay=False),
+    help="The records' folder [default: docs/science for science.yaml, else docs/science-NAME].",
 )
 
 
 @click.command(help="Keep each judge's science report and provenance under --records.")
 @CONFIG
 @RECORDS
-def science_record(config: str, records: str) -> None:
-    for folder in record(Path(config).resolve(), Path(records)):
-        print(f"recorded {folder}")
+def science_record(config: str, records: str | None) -> None:
+    folder = Path(records) if records else default_records(Path(config))
+    for kept in record(Path(config).resolve(), folder):
+        print(f"recorded {kept}")
