@@ -31,6 +31,7 @@ from selfreflect.bench.synthetic import (
     task_lists,
     vocabulary,
 )
+from selfreflect.cli.options import POSITIVE
 
 EXPERIMENT = {"dataset": "synthetic", "subject": "subject", "judge": "judge"}
 PAIR_TYPES = ("shuffled", "truncated", "contradicting")
@@ -195,9 +196,11 @@ def run_benchmark(questions: int, strategies: int, answers: int, work: Path) -> 
 
 
 @click.command()
-@click.option("--questions", default=1000, show_default=True)
-@click.option("--strategies", default=6, show_default=True)
-@click.option("--answers", default=50, show_default=True, help="Test and conditioning answers.")
+@click.option("--questions", type=POSITIVE, default=1000, show_default=True)
+@click.option("--strategies", type=POSITIVE, default=6, show_default=True)
+@click.option(
+    "--answers", type=POSITIVE, default=50, show_default=True, help="Test and conditioning answers."
+)
 @click.option("--json", "json_out", type=click.Path(dir_okay=False, path_type=Path))
 def explorer(questions: int, strategies: int, answers: int, json_out: Path | None) -> None:
     """Build the explorer of synthetic tables of the given size (default: the paper's) and

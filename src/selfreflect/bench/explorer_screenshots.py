@@ -19,6 +19,10 @@ VIEWPORT = {"width": 1400, "height": 900}
 def screenshots(explorer: Path, out_dir: Path) -> list[Path]:
     """Open the explorer folder ``explorer`` offline and save its two views as PNGs in
     ``out_dir``."""
+    from selfreflect.errors import InputError
+
+    if not (explorer / "index.html").is_file():
+        raise InputError(f"{explorer}: no index.html (not an explorer folder)")
     from playwright.sync_api import sync_playwright
 
     chromium = shutil.which("chromium") or shutil.which("chromium-browser")

@@ -14,7 +14,6 @@ that JSON.
 
 from __future__ import annotations
 
-import json
 import re
 import sys
 import tempfile
@@ -359,10 +358,10 @@ def _number(value: float | None, digits: int = 3) -> str:
 @click.option("--cores", default="all", show_default=True)
 @click.option("--no-run", is_flag=True, help="render the existing run")
 def finetuning_doc(cores: str, no_run: bool) -> None:
-    from selfreflect.fileio import write_json, write_text
+    from selfreflect.fileio import read_json, write_json, write_text
 
     json_path = DOCS / "finetuning.json"
-    run = json.loads(json_path.read_text())["run"] if no_run else measure(cores)
+    run = read_json(json_path)["run"] if no_run else measure(cores)
     if run["returncode"] != 0:
         raise click.ClickException(f"{run['command']} exited with {run['returncode']}")
     result = collect(run)

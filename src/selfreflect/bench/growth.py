@@ -8,8 +8,10 @@ Each size is the run of ``--config`` (default: the smoke config, the paper's DAG
 model: every rule, six strategies, the studies) with that many questions per dataset and N
 test and conditioning answers, under the run name ``growth-q<Q>-n<N>`` in a kept work folder
 (``--work``): a later call resumes, skipping the sizes ``--json`` holds and the jobs Snakemake
-finds done. Recorded per size: each job's wall and CPU seconds and peak memory (its Snakemake
-benchmark file), each rule's output size, the judge's forward tokens.
+finds done. The JSON carries the measured config's digest; one measured on another config (or
+made before digests) is refused rather than resumed. Recorded per size: each job's wall and
+CPU seconds and peak memory (its Snakemake benchmark file), each rule's output size, the
+judge's forward tokens.
 
 The judge's work per question counts the tasks and the tokens the `hf` judge computes (the
 prefix and one token tree per batch of each context, as :mod:`selfreflect.bench.scorer`
@@ -24,6 +26,7 @@ docs/scale.md.
 
 from __future__ import annotations
 
+import copy
 import os
 import tempfile
 import time
@@ -34,6 +37,7 @@ import click
 import yaml
 
 from selfreflect.bench.scale import copy_checkout, job_records, output_sizes, sized_config
+from selfreflect.cli.options import POSITIVE
 
 PREDICTED_MODEL = "qwen2.5-7b"  # the paper's judge: its shape gives the FLOPs per question
 # The smoke config's datasets read from the shipped real question files (110 free-form, 40
@@ -147,9 +151,9 @@ def judge_work(spec: dict[str, Any], sizes: tuple[int, ...], batch_size: int) ->
     help="The run measured at each size (its models, strategies and studies).",
 )
 @click.option(
-    "--questions", "sizes", type=int, multiple=True, default=(10, 20, 40), show_default=True
+    "--questions", "sizes", type=POSITIVE, multiple=True, default=(10, 20, 40), show_default=True
 )
-@click.option("--answers", type=int, default=25, show_default=True, help="N at every size.")
+@click.option("--answers", type=POSITIVE, default=25, show_default=True, help="N at every size.")
 @click.option(
     "--dataset",
     "datasets",
@@ -171,7 +175,9 @@ def judge_work(spec: dict[str, Any], sizes: tuple[int, ...], batch_size: int) ->
     type=click.Path(dir_okay=False, path_type=Path),
 )
 @click.option("--tokenizer-model", default="qwen2.5-coder-0.5b", show_default=True)
-@click.option("--judge-answers", type=int, multiple=True, default=(10, 25, 50), show_default=True)
+@click.option(
+    "--judge-answers", type=POSITIVE, multiple=True, default=(10, 25, 50), show_default=True
+)
 @click.option("--json", "json_out", required=True, type=click.Path(dir_okay=False, path_type=Path))
 def growth(
     config: Path,
@@ -187,16 +193,25 @@ def growth(
 ) -> None:
     """Measure the run of CONFIG at several sizes and the judge's work per question (run from
     the project's root); written to --json after each size."""
-    from selfreflect.fileio import read_json, write_json
+    from selfreflect.config import load_config
+    from selfreflect.fileio import write_json
 
-    record = read_json(json_out) if json_out.exists() else {}
+    measured = load_config(config)
+    paths = dataset_paths(datasets, measured, config)
+    digest = measured_digest(measured, paths)
+    tokenizer = load_config(tokenizer_config)["models"]
+    if tokenizer_model not in tokenizer:
+        raise click.BadParameter(
+            f"'{tokenizer_model}' is not a model of {tokenizer_config}",
+            param_hint="--tokenizer-model",
+        )
+    record = resumed(json_out, (str(config), digest), (str(tokenizer_config), tokenizer_model))
     if "judge_work" not in record:
-        from selfreflect.config import load_config
-
-        spec = load_config(tokenizer_config)["models"][tokenizer_model]
-        work = judge_work(spec, judge_answers, load_paper_batch_size())
+        per_question = judge_work(
+            tokenizer[tokenizer_model], judge_answers, load_paper_batch_size()
+        )
         record["judge_work"] = {"config": str(tokenizer_config), "tokenizer_model": tokenizer_model}
-        record["judge_work"] |= work
+        record["judge_work"] |= per_question
         write_json(json_out, record)
     done = {(s["questions"], s["answers"]) for s in record.get("sizes", [])}
     todo = [q for q in sizes if (q, answers) not in done]
@@ -205,11 +220,9 @@ def growth(
         project = root / "project"
         if not (project / "workflow").is_dir():
             copy_checkout(Path.cwd(), project)
-        paths = dict(entry.split("=", 1) for entry in datasets)
         for questions in todo:
             size = measure_size(project, config, paths, (questions, answers), cores)
-            record["config"] = str(config)
-            record["cpus"] = os.cpu_count()
+            record |= {"config": str(config), "config_digest": digest, "cpus": os.cpu_count()}
             record["date"] = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
             record["sizes"] = sorted(
                 [*record.get("sizes", []), size], key=lambda s: (s["answers"], s["questions"])
@@ -217,6 +230,64 @@ def growth(
             write_json(json_out, record)
             cpu = sum(job["cpu_s"] for job in size["jobs"])
             click.echo(f"{questions} questions, N = {answers}: {cpu:.0f} CPU s")
+
+
+def dataset_paths(
+    entries: tuple[str, ...], config: dict[str, Any], config_path: Path
+) -> dict[str, str]:
+    """The ``--dataset NAME=PATH`` entries as ``{NAME: PATH}``, each NAME a dataset of
+    ``config``; one line naming the entry otherwise."""
+    paths = {}
+    for entry in entries:
+        name, equals, path = entry.partition("=")
+        if not (name and equals and path):
+            raise click.BadParameter(f"'{entry}' is not NAME=PATH", param_hint="--dataset")
+        if name not in config["datasets"]:
+            known = ", ".join(config["datasets"])
+            raise click.BadParameter(
+                f"'{name}' is not a dataset of {config_path} ({known})", param_hint="--dataset"
+            )
+        paths[name] = path
+    return paths
+
+
+def measured_digest(config: dict[str, Any], datasets: dict[str, str]) -> str:
+    """The digest of the run measured at each size: ``config`` (validated) with its
+    ``datasets`` read from the files given."""
+    from selfreflect.provenance import config_hash
+
+    measured = copy.deepcopy(config)
+    for name, path in datasets.items():
+        measured["datasets"][name]["path"] = path
+    return config_hash(measured)
+
+
+def resumed(json_out: Path, run: tuple[str, str], tokenizer: tuple[str, str]) -> dict[str, Any]:
+    """What ``json_out`` holds (nothing if it is missing), to resume; refused, naming the
+    field, if it is not a growth record, if its sizes were measured on another ``run`` (config
+    path and digest; a record without a digest cannot tell) or its judge work counted with
+    another ``tokenizer`` (config path and model): its numbers would stand for this run's."""
+    from selfreflect.errors import InputError
+    from selfreflect.fileio import read_json
+
+    if not json_out.exists():
+        return {}
+    record = read_json(json_out)
+    if not isinstance(record, dict):
+        raise InputError(f"{json_out}: expected a JSON object (a growth record)")
+    made = (record.get("config"), record.get("config_digest"))
+    if record.get("sizes") and made != run:
+        raise InputError(
+            f"{json_out}: config_digest: its sizes were measured on another config ({made[0]},"
+            f" digest {made[1] or 'none'}) than {run[0]} (digest {run[1][:12]}); use another --json"
+        )
+    counted = record.get("judge_work")
+    if counted is not None and (counted.get("config"), counted.get("tokenizer_model")) != tokenizer:
+        raise InputError(
+            f"{json_out}: judge_work: counted with {counted.get('tokenizer_model')} of"
+            f" {counted.get('config')}, not {tokenizer[1]} of {tokenizer[0]}; use another --json"
+        )
+    return record
 
 
 def load_paper_batch_size() -> int:

@@ -12,11 +12,12 @@ the text around the markers is kept as written.
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 
 import click
+
+from selfreflect.fileio import read_json
 
 RUNS = Path("docs") / "benchmarks"
 REAL_RUN = Path("docs") / "real_model.json"
@@ -35,7 +36,7 @@ def latest_runs(folder: Path = RUNS) -> dict[str, dict]:
     """The latest recorded run per device kind (``cpu``, ``cuda``)."""
     out: dict[str, dict] = {}
     for path in sorted(folder.glob("*.json")):
-        run = json.loads(path.read_text())
+        run = read_json(path)
         kind = "cuda" if run["device"].startswith("cuda") else "cpu"
         if kind not in out or run["date"] > out[kind]["date"]:
             out[kind] = run
@@ -260,12 +261,12 @@ def render(text: str, spans: dict[str, str]) -> str:
 def performance_doc(check: bool) -> None:
     from selfreflect.fileio import write_text
 
-    earlier = tuple(json.loads(path.read_text()) for path in EARLIER_RUNS)
+    earlier = tuple(read_json(path) for path in EARLIER_RUNS)
     spans = sections(
         latest_runs(),
-        json.loads(REAL_RUN.read_text()),
+        read_json(REAL_RUN),
         earlier,
-        json.loads(EXPLORER.read_text()),
+        read_json(EXPLORER),
     )
     stale = []
     for path in DOCS:

@@ -16,6 +16,8 @@ from pathlib import Path
 import click
 import pandas as pd
 
+from selfreflect.cli.options import POSITIVE
+
 QUESTIONS = [5, 10, 20, 30, 40, 60, 80]
 N_ANSWERS = [3, 10, 25, 50]
 TEMPERATURES = [0.25, 1.0, 4.0]
@@ -105,10 +107,10 @@ the random one (which stays near the test's 5 % level).
 
 
 @click.command(help=__doc__.split("\n\n")[0])
-@click.option("--questions", type=int, multiple=True, default=QUESTIONS, show_default=True)
-@click.option("--n-answers", type=int, multiple=True, default=N_ANSWERS, show_default=True)
+@click.option("--questions", type=POSITIVE, multiple=True, default=QUESTIONS, show_default=True)
+@click.option("--n-answers", type=POSITIVE, multiple=True, default=N_ANSWERS, show_default=True)
 @click.option("--temperatures", type=float, multiple=True, default=TEMPERATURES, show_default=True)
-@click.option("--trials", type=int, default=300, show_default=True)
+@click.option("--trials", type=POSITIVE, default=300, show_default=True)
 @click.option("--seed", type=int, default=0, show_default=True)
 def power_doc(**options) -> None:
     from selfreflect.fileio import write_text

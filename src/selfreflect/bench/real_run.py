@@ -16,7 +16,6 @@ then renders the README's figure from the JSON.
 
 from __future__ import annotations
 
-import json
 import os
 import platform
 import subprocess
@@ -157,10 +156,13 @@ def render(result: dict) -> str:
 def real_run(
     config: str, cores: str, json_path: str, doc: str, no_install: bool, render_only: bool
 ) -> None:
-    from selfreflect.fileio import write_json, write_text
+    from selfreflect.bench.outputs import refuse_overwriting_inputs
+    from selfreflect.fileio import read_json, write_json, write_text
 
+    outputs, inputs = ([doc], [json_path]) if render_only else ([json_path, doc], [config])
+    refuse_overwriting_inputs(outputs, inputs)
     if render_only:
-        result = json.loads(Path(json_path).read_text())
+        result = read_json(json_path)
     else:
         result = measure(config, cores, install=not no_install)
         write_json(json_path, result)

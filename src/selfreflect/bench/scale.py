@@ -33,11 +33,14 @@ PLANNED_SHARDS = (1, 8)  # the config's dry run with 1 and 8 shards: one or eigh
 
 
 def copy_checkout(root: Path, dest: Path) -> Path:
-    """The files git tracks in the checkout at ``root``, copied to ``dest``."""
-    listed = subprocess.run(
-        ["git", "ls-files", "-z"], cwd=root, capture_output=True, check=True
-    ).stdout
-    for name in filter(None, listed.decode().split("\0")):
+    """The files git tracks in the checkout at ``root``, copied to ``dest``; one line if
+    ``root`` is not a checkout."""
+    from selfreflect.errors import InputError
+
+    listed = subprocess.run(["git", "ls-files", "-z"], cwd=root, capture_output=True)
+    if listed.returncode != 0 or not listed.stdout:
+        raise InputError(f"{root}: not a git checkout of the project; run from its root")
+    for name in filter(None, listed.stdout.decode().split("\0")):
         source = root / name
         if source.is_file():
             (dest / name).parent.mkdir(parents=True, exist_ok=True)

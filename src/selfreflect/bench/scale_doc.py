@@ -8,7 +8,6 @@ selfreflect bench scale-doc [--check]
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +15,7 @@ import click
 import numpy as np
 import pandas as pd
 
-from selfreflect.fileio import read_yaml
+from selfreflect.fileio import read_json, read_yaml
 
 RECORD = Path("docs") / "scale.json"
 GROWTH = Path("docs") / "growth.json"
@@ -130,7 +129,7 @@ def growth_table(growth: dict[str, Any]) -> pd.DataFrame:
 def gpu_throughput(batch_size: int, answers: int) -> tuple[float, str]:
     """The `hf` judge's FLOP/s on a GPU at ``answers`` conditioning answers, from the recorded
     scorer benchmark of Qwen2.5-7B's shape with the paper's batch size (else the fastest)."""
-    records = [json.loads(path.read_text()) for path in sorted(BENCHMARKS.glob("*.json"))]
+    records = [read_json(path) for path in sorted(BENCHMARKS.glob("*.json"))]
     gpu = [
         (record, case)
         for record in records
@@ -230,9 +229,7 @@ in the first section).
 
 
 def render() -> str:
-    return markdown(json.loads(RECORD.read_text())) + growth_markdown(
-        json.loads(GROWTH.read_text())
-    )
+    return markdown(read_json(RECORD)) + growth_markdown(read_json(GROWTH))
 
 
 @click.command("scale-doc")

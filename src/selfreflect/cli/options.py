@@ -28,6 +28,7 @@ ANSWERS = click.option("--answers", "answers_path", required=True, type=click.Pa
 SHARD = click.option("--shard", default=0, show_default=True, help="Which shard (0-based).")
 SHARDS = click.option("--shards", default=1, show_default=True, help="Number of shards.")
 METHOD = click.option("--method", required=True, type=click.Choice(["sft", "dpo"]))
+POSITIVE = click.IntRange(min=1)  # a count that must be at least 1 (Click names the option)
 
 
 def reads(
