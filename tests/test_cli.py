@@ -126,3 +126,14 @@ def test_reference_answers_round_trip(tmp_path):
     assert run("export-answers", str(table), str(tmp_path / "back.json")).returncode == 0
     original = json.loads((REFERENCE / "example_test_answers.json").read_text())
     assert json.loads((tmp_path / "back.json").read_text()) == original
+
+
+def test_version_is_the_package_version_and_in_the_changelog():
+    from selfreflect import __version__
+
+    result = run("--version")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["selfreflect,", "version", __version__]
+    changelog = (REPO / "CHANGELOG.md").read_text().splitlines()
+    versions = [line.split()[1] for line in changelog if line.startswith("## ")]
+    assert __version__ in versions, versions

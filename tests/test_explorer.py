@@ -44,7 +44,10 @@ def explorer(smoke_run):
 @pytest.fixture(scope="module")
 def browser():
     if CHROMIUM is None:
-        pytest.skip("no system Chromium (Debian: apt-get install chromium; scripts/install.sh)")
+        pytest.skip(
+            "no system Chromium (Debian: apt-get install chromium, or "
+            "SELFREFLECT_SYSTEM_TESTS=1 bash scripts/install.sh)"
+        )
     sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
     with sync_api.sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM)

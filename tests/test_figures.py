@@ -223,3 +223,27 @@ def test_every_pair_ranked_correctly_draws(tmp_path):
         table.assign(ci_high=table["fraction"] - 1e-16), tmp_path / "v", 3.3, 150
     )
     assert_figure_files(figure, tmp_path, "v")
+
+
+def _pixels_near(png, rgb: str) -> int:
+    """How many pixels of the image ``png`` are within a small distance of the colour ``rgb``."""
+    import matplotlib.colors
+    import matplotlib.image
+
+    image = matplotlib.image.imread(png)[..., :3]
+    target = np.array(matplotlib.colors.to_rgb(rgb))
+    return int((np.abs(image - target).max(axis=-1) < 0.1).sum())
+
+
+def test_convergence_greedy_line_shows_where_strategies_coincide(tmp_path):
+    """Two strategies with the same scores: the first (greedy) is drawn on top, not hidden."""
+    scores = synthetic_convergence(np.random.default_rng(0))
+    scores = scores[scores["strategy"] == "greedy"]
+    both = pd.concat([scores, scores.assign(strategy="basic")])
+    stats = {"n_resamples": 200, "confidence": 0.95, "seed": 0}
+    alone, png = (
+        convergence_figure(convergence_table(table, **stats), tmp_path / name, 3.3, 150)[0]
+        for name, table in (("alone", scores), ("both", both))
+    )
+    # greedy is C0: where it coincides with basic most of its line still shows
+    assert _pixels_near(png, "C0") > 0.7 * _pixels_near(alone, "C0")

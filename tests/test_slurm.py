@@ -27,6 +27,7 @@ from tests.workflow_utils import REPO, copy_project, run
 
 pytestmark = [pytest.mark.slurm, pytest.mark.workflow]
 
+SYSTEM_TESTS = "SELFREFLECT_SYSTEM_TESTS"  # what asks for tests that install system software
 CLUSTER = ["bash", str(REPO / "scripts" / "slurm_cluster.sh")]
 # The rules whose jobs load a model: with the tiny model taking a GPU, they belong on `gpu`.
 MODEL_RULES = {
@@ -64,7 +65,10 @@ TARGETS = [  # before the options: --configfile takes every word that follows it
 @pytest.fixture(scope="session")
 def slurm_cluster():
     """The cluster of scripts/slurm_cluster.sh, installed if missing, stopped at the end of the
-    session if started here."""
+    session if started here; only where asked (``SELFREFLECT_SYSTEM_TESTS=1``, as .ci/run does):
+    it installs Debian packages and starts daemons on the machine."""
+    if os.environ.get(SYSTEM_TESTS) != "1":
+        pytest.skip(f"the SLURM cluster changes the system; set {SYSTEM_TESTS}=1 to run it")
     if os.geteuid() != 0 or shutil.which("apt-get") is None:
         pytest.skip("the SLURM cluster is installed with apt-get as root (Debian/Ubuntu)")
     install = subprocess.run([*CLUSTER, "install"], capture_output=True, text=True)

@@ -1,7 +1,8 @@
-"""Answer sampling (SPEC §3): 2N answers per question at T=1; the first N are held out.
+"""Answer sampling (docs/protocol.md §3): 2N answers per question at T=1; the first N are
+held out.
 
-Held-out answers (``test_answers``, the SPEC's ``masked_out_task_answers``) are only ever read
-by the scorer; summary strategies get the conditioning answers or fresh samples.
+Held-out answers (``test_answers``, the original tool's ``masked_out_task_answers``) are only
+ever read by the scorer; summary strategies get the conditioning answers or fresh samples.
 """
 
 from __future__ import annotations

@@ -61,7 +61,7 @@ SCHEMAS: dict[str, pa.Schema] = {
         [
             ("id", _STR),
             ("question", _STR),
-            ("test_answers", _STRS),  # SPEC: masked_out_task_answers (held out)
+            ("test_answers", _STRS),  # original tool: masked_out_task_answers (held out)
             ("conditioning_answers", _STRS),
             ("backend", _STR),
             ("model", _STR),

@@ -1,4 +1,4 @@
-"""Chat construction and rendering (SPEC §1).
+"""Chat construction and rendering (docs/protocol.md §1).
 
 Every prompt is a chat (system, then alternating user/assistant); how a model renders and
 tokenises it depends on its family (:mod:`selfreflect.families`).
@@ -25,7 +25,7 @@ def prompts() -> dict[str, str]:
 
 def format_answers(answers: Sequence[str]) -> str:
     """Answers as ``x_1 = '…'\\nx_2 = '…'…``: the scorer's reference context and the
-    strategies' answer block (SPEC §4, §5)."""
+    strategies' answer block (docs/protocol.md §4, §5)."""
     item = prompts()["answer_list_item"]
     return "\n".join(item.format(index=i, answer=a) for i, a in enumerate(answers, 1))
 

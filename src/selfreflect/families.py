@@ -78,7 +78,7 @@ class PromptFormat:
 
     @property
     def has_chat_template(self) -> bool:
-        """Chats go through the chat template (else their contents are joined, SPEC §1).
+        """Chats go through the chat template (else their contents are joined, docs/protocol.md §1).
 
         Without a tokenizer (an OpenAI-compatible server) the server's template renders them.
         """

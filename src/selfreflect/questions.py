@@ -1,4 +1,4 @@
-"""Question loaders (SPEC §2): read a dataset, normalise, shuffle, draw, de-duplicate.
+"""Question loaders (docs/protocol.md §2): read a dataset, normalise, shuffle, draw, de-duplicate.
 
 Each loader yields raw records; :func:`load_questions` turns them into a ``questions`` table
 (``artifacts.SCHEMAS["questions"]``). Nothing here writes files.

@@ -1,4 +1,5 @@
-"""The original tool's JSON formats (SPEC §6), converted to and from the project's tables."""
+"""The original tool's JSON formats (docs/protocol.md §6), converted to and from the project's
+tables."""
 
 from __future__ import annotations
 

@@ -13,6 +13,7 @@ import sys
 
 import click
 
+from selfreflect import __version__
 from selfreflect.commands import load_command, subcommands
 from selfreflect.errors import SelfReflectError
 
@@ -38,6 +39,7 @@ class LazyGroup(click.Group):
 
 
 @click.group(cls=LazyGroup, lazy=subcommands(""))
+@click.version_option(__version__, prog_name="selfreflect")
 @click.option("-v", "--verbose", is_flag=True, help="Log debug messages and every HTTP request.")
 def cli(verbose: bool) -> None:
     """SelfReflect: how well do LLM summaries describe the model's own answer distribution?"""

@@ -18,7 +18,7 @@ from selfreflect.cli.options import CONFIG, OUT, QUESTIONS, SHARD, SHARDS, SUBJE
 def answers(
     config_path: str, subject: str, questions_path: str, shard: int, shards: int, out: str
 ) -> None:
-    """Sample 2N answers per question from the subject model (SPEC §3); resumable."""
+    """Sample 2N answers per question from the subject model (docs/protocol.md §3); resumable."""
     from selfreflect import checkpoints, sharding
     from selfreflect.answers import sample_answers
     from selfreflect.artifacts import one_label, read_table, write_table

@@ -133,7 +133,7 @@ def score(
     shards: int,
     **overrides: Any,
 ) -> None:
-    """Score summaries with a judge model (SPEC §5); unset options come from the config.
+    """Score summaries with a judge model (docs/protocol.md §5); unset options come from the config.
 
     The workflow's judge pass (``selfreflect judge``) on these summaries alone. Resumable:
     every judged summary goes into the result cache, so a killed job, rerun, judges only the

@@ -108,6 +108,10 @@ def validation_figure(table: pd.DataFrame, stem: str | Path, width: float, dpi: 
         return save(fig, stem, dpi)
 
 
+MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
+DASHES = ("-", "--", "-.", ":")
+
+
 def convergence_figure(table: pd.DataFrame, stem: str | Path, width: float, dpi: int) -> list[Path]:
     """Score vs number of conditioning answers and of test answers, with CIs: two panels per
     experiment, one colour per strategy throughout."""
@@ -117,7 +121,18 @@ def convergence_figure(table: pd.DataFrame, stem: str | Path, width: float, dpi:
     }
     with plt.rc_context(STYLE):
         panels = experiments(table)
-        colors = {s: f"C{k % 10}" for k, s in enumerate(dict.fromkeys(table["strategy"]))}
+        # lines that coincide stay visible: each strategy its own marker and dash, and the
+        # first (the baseline, greedy) drawn on top
+        strategies = list(dict.fromkeys(table["strategy"]))
+        styles = {
+            s: {
+                "c": f"C{k % 10}",
+                "marker": MARKERS[k % len(MARKERS)],
+                "ls": DASHES[k % len(DASHES)],
+                "zorder": 3 + len(strategies) - k,
+            }
+            for k, s in enumerate(strategies)
+        }
         fig, axes = stacked_panels(2 * len(panels), width, width * 0.72, sharey=True)
         shown: dict[str, plt.Line2D] = {}
         for k, (title, experiment) in enumerate(panels):
@@ -125,10 +140,10 @@ def convergence_figure(table: pd.DataFrame, stem: str | Path, width: float, dpi:
                 rows = experiment[experiment["axis"] == axis]
                 for strategy, group in rows.groupby("strategy", sort=False):
                     group = group.sort_values("size")
-                    color = colors[strategy]
-                    (line,) = ax.plot(group["size"], group["mean"], marker="o", ms=2.5, c=color)
+                    style = styles[strategy]
+                    (line,) = ax.plot(group["size"], group["mean"], ms=3, **style)
                     band = (group["ci_low"], group["ci_high"])
-                    ax.fill_between(group["size"], *band, color=color, alpha=0.15, lw=0)
+                    ax.fill_between(group["size"], *band, color=style["c"], alpha=0.15, lw=0)
                     shown.setdefault(strategy, line)
                 if rows.empty:
                     no_data(ax)

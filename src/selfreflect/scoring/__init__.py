@@ -1,4 +1,4 @@
-"""The SelfReflect score (SPEC §5).
+"""The SelfReflect score (docs/protocol.md §5).
 
 ``tasks`` builds the masked-word token sequences, ``metric`` holds the distance, ``stopwords``
 the masking policy; ``judge`` defines the backend interface with one module per backend

@@ -1,4 +1,4 @@
-"""One judge pass per question for every summary an experiment scores (SPEC §5).
+"""One judge pass per question for every summary an experiment scores (docs/protocol.md §5).
 
 Every strategy's summary, every controlled pair's and every multiple-choice variant of a
 question is measured against the same reference context (the conditioning answers), so the

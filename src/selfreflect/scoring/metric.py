@@ -1,4 +1,4 @@
-"""The SelfReflect distance (SPEC §5), as pure tensor math.
+"""The SelfReflect distance (docs/protocol.md §5), as pure tensor math.
 
 For every task (one target token of one masked word) the judge gives two next-token logit
 vectors over the whole vocabulary: one with the summary as context, one with the reference

@@ -1,4 +1,4 @@
-"""A summary's score row (SPEC §5): its score, number of tasks and why it failed.
+"""A summary's score row (docs/protocol.md §5): its score, number of tasks and why it failed.
 
 A question that cannot be scored (no conditioning answers, no word to mask, prompt too long,
 failed upstream) keeps its row with ``error`` set and ``score`` null, so it is counted, never

@@ -1,4 +1,4 @@
-"""Stopword policies for choosing which words of a test answer get masked (SPEC §5).
+"""Stopword policies for choosing which words of a test answer get masked (docs/protocol.md §5).
 
 The authors mark a word as a stopword when its mean TF-IDF over the 20 Newsgroups corpus
 exceeds 0.012, after stripping surrounding punctuation/whitespace and lower-casing; words

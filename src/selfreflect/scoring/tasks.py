@@ -1,4 +1,5 @@
-"""Scoring tasks (SPEC §5): the token sequences whose next-token distributions the judge gives.
+"""Scoring tasks (docs/protocol.md §5): the token sequences whose next-token distributions the
+judge gives.
 
 For one question, each context (the *reference context*, listing the conditioning answers, and
 each summary) gets one token sequence per masked word of the held-out answers: the chat

@@ -1,4 +1,4 @@
-"""Summary strategies (SPEC §4), registered by name.
+"""Summary strategies (docs/protocol.md §4), registered by name.
 
 Built-ins: the paper's ``greedy``, ``basic``, ``cot``, ``sample_and_summarize``,
 ``concatenated_answers``, ``twostep_cot`` (module ``paper``) and, from related work,

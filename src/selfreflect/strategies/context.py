@@ -81,8 +81,8 @@ class Batch:
         return texts
 
     def fresh_answers(self, rows: Sequence[int] | None = None) -> dict[int, list[str]]:
-        """``num_fresh_answers`` new answers per question from the subject (SPEC §4), with
-        thinking off; a base model's stop at ``". "``."""
+        """``num_fresh_answers`` new answers per question from the subject (docs/protocol.md
+        §4), with thinking off; a base model's stop at ``". "``."""
         questions = self.rows()
         wanted = questions if rows is None else [r for r in rows if r in questions]
         chats = {r: question_chat(questions[r]) for r in wanted}
@@ -101,7 +101,7 @@ class Batch:
         return self.generate(subject, chats, sampling)
 
     def summarize(self, chats: Mapping[int, list[Message]]) -> dict[int, str]:
-        """The summariser's completion of each chat (SPEC §4 decoding), by row.
+        """The summariser's completion of each chat (docs/protocol.md §4 decoding), by row.
 
         Greedy with thinking off; a summariser with ``thinking`` on samples every chat in
         thinking mode and keeps the text after its reasoning (as ``fidelity`` says; a row whose

@@ -1,4 +1,5 @@
-"""The six summary strategies of the paper (SPEC §4); prompt texts come from prompts.yaml."""
+"""The six summary strategies of the paper (docs/protocol.md §4); prompt texts come from
+prompts.yaml."""
 
 from __future__ import annotations
 
