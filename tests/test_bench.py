@@ -55,3 +55,17 @@ def test_the_sampler_sees_the_memory_of_a_child_of_the_command(tmp_path):
     assert usage["seconds"] >= 1 and usage["cpus"] >= 1
     failed = sampled_run([sys.executable, "-c", "raise SystemExit(3)"], tmp_path, log)
     assert failed["returncode"] == 3
+
+
+def test_a_failed_explorer_benchmark_build_says_error_once(tmp_path):
+    """`bench explorer --strategies -1` printed "error: error: …": the build's own error line
+    came back whole inside the benchmark's. Now one line, the build's reason without its
+    prefix."""
+    import click
+
+    from selfreflect.bench.explorer import run_benchmark
+
+    with pytest.raises(click.ClickException) as err:
+        run_benchmark(2, 0, 2, tmp_path)
+    message = err.value.format_message()
+    assert message == "the explorer build failed: explorer: no scores file among the files given"

@@ -21,7 +21,7 @@ import yaml
 from snakemake.utils import format as snakemake_format
 
 from selfreflect.cli import main
-from selfreflect.config import NAME
+from selfreflect.config import NAME, SCHEMA_PATH
 from tests.workflow_utils import REPO, copy_project, run
 
 BASE = {
@@ -41,6 +41,7 @@ HOSTILE = {
     "double-quote": 'x"y',
     "space": "x y",
     "newline": "x\ny",
+    "trailing-newline": "x\n",  # Python's re.search takes a pattern's $ before a final \n
     "parent": "..",
     "slash": "a/b",
     "leading-dash": "-x",
@@ -69,6 +70,10 @@ KINDS = {
         lambda c, name: c.update(summaries={"plugins": {name: "examples.plugins:majority_vote"}}),
     ),
     "baseline": ("report.baseline", lambda c, name: c.update(report={"baseline": name})),
+    "reference": (
+        "report.plan.references.0",
+        lambda c, name: c.update(report={"plan": {"references": [name]}}),
+    ),
     "pair-type": ("report.pair_types.0", lambda c, name: c.update(report={"pair_types": [name]})),
     "finetune-dataset": ("finetune.dataset", lambda c, name: c.update(finetune={"dataset": name})),
     "teacher": ("finetune.teacher", lambda c, name: c.update(finetune={"teacher": name})),
@@ -79,6 +84,15 @@ KINDS = {
     "finetune-judge": ("finetune.judge", lambda c, name: c.update(finetune={"judge": name})),
 }
 NAME_CASES = [(kind, shape) for kind in KINDS for shape in HOSTILE]
+# the fields of another pattern than a name's, each with a value it takes
+PATTERNED = {
+    "models.tiny.sha256": ("0" * 64, lambda c, x: c["models"]["tiny"].update(sha256=x)),
+    "models.tiny.api_key_env": ("KEY", lambda c, x: c["models"]["tiny"].update(api_key_env=x)),
+    "summaries.plugins.mine": (
+        "examples.plugins:majority_vote",
+        lambda c, x: c.update(summaries={"plugins": {"mine": x}}),
+    ),
+}
 # numbers that JSON Schema's bounds let through: each key the message must name
 NUMBERS = {
     "scoring.temperature": lambda c, x: c.update(scoring={"temperature": x}),
@@ -91,6 +105,7 @@ NUMBERS = {
     ),
 }
 NOT_FINITE = {"inf": ".inf", "minus-inf": "-.inf", "nan": ".nan"}
+SCHEMA = yaml.safe_load(SCHEMA_PATH.read_text(encoding="utf-8"))
 
 
 def refused(tmp_path: Path, monkeypatch, capsys, config: dict) -> str:
@@ -114,6 +129,53 @@ def refused(tmp_path: Path, monkeypatch, capsys, config: dict) -> str:
 
 def test_the_corpus_covers_every_kind_and_shape():
     assert len(NAME_CASES) == len(KINDS) * len(HOSTILE) >= 150
+
+
+def schema_nodes(node, path=()):
+    """Each (path, node) of the config schema's mappings, the path as its error messages name
+    it (a property's name; an item's index 0; a mapping's own keys: the mapping)."""
+    if isinstance(node, dict):
+        yield path, node
+        for key, value in node.items():
+            step = {"properties": (), "propertyNames": (), "items": ("0",)}.get(key, (key,))
+            yield from schema_nodes(value, (*path, *step))
+    elif isinstance(node, list):
+        for value in node:
+            yield from schema_nodes(value, path)
+
+
+def test_the_corpus_covers_every_name_field_of_the_schema():
+    nodes = schema_nodes(SCHEMA["properties"])
+    named = {".".join(path) for path, node in nodes if node.get("$ref") == "#/$defs/name"}
+    assert named == {key for kind, (key, _) in KINDS.items() if kind != "pair-type"}
+
+
+def test_every_pattern_of_the_schema_is_anchored_at_both_ends_of_the_text():
+    """``\\Z``, not ``$``: jsonschema matches a pattern with Python's re.search, whose ``$``
+    also matches before a final line break."""
+    patterns = [node["pattern"] for _, node in schema_nodes(SCHEMA) if "pattern" in node]
+    assert len(patterns) == 4 and all(p.startswith("^") and p.endswith(r"\Z") for p in patterns)
+
+
+@pytest.mark.parametrize("key", PATTERNED)
+def test_a_patterned_value_with_a_trailing_line_break_is_refused(
+    tmp_path, monkeypatch, capsys, key
+):
+    value, place = PATTERNED[key]
+    config = copy.deepcopy(BASE)
+    place(config, value + "\n")
+    line = refused(tmp_path, monkeypatch, capsys, config)
+    assert line.startswith(f"error: c.yaml: {key}: "), line
+
+
+def test_a_hub_id_with_a_trailing_line_break_is_not_a_hub_id(tmp_path, monkeypatch):
+    from selfreflect.errors import InputError
+    from selfreflect.model_sources import check_model_path
+
+    monkeypatch.chdir(tmp_path)
+    check_model_path("org/model")  # a hub id: no folder needed
+    with pytest.raises(InputError, match="model directory not found"):
+        check_model_path("org/model\n")
 
 
 @pytest.mark.parametrize(("kind", "shape"), NAME_CASES, ids=[f"{k}-{s}" for k, s in NAME_CASES])
@@ -159,8 +221,9 @@ def project(tmp_path_factory):
     [
         ("datasets", lambda c: c["datasets"].update({f"x$(touch {PWNED})": {"source": "local"}})),
         ("run", lambda c: c.update(run="..")),
+        ("run", lambda c: c.update(run="smoke\n")),
     ],
-    ids=["dataset-substitution", "run-parent"],
+    ids=["dataset-substitution", "run-parent", "run-trailing-newline"],
 )
 def test_snakemake_refuses_a_hostile_name_and_runs_nothing(project, key, place):
     config = yaml.safe_load((project / "config" / "smoke.yaml").read_text())

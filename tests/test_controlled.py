@@ -85,6 +85,13 @@ def test_tempering_sharpens_and_flattens():
     assert flat[0] < 0.6 and flat[2] == 0.0
 
 
+@pytest.mark.parametrize("temperature", [1e-4, 1e-300])
+def test_tempering_at_a_tiny_temperature_keeps_the_most_likely_choice(temperature):
+    """p ** (1 / T) underflowed every weight to 0 (NaN percentages); taken relative to the
+    largest p, a tiny T leaves the most likely choice alone."""
+    assert tempered([0.2, 0.3, 0.5, 0.0], temperature).tolist() == [0.0, 0.0, 1.0, 0.0]
+
+
 def test_mc_variants_state_the_tempered_truth_and_its_true_w1_by_hand():
     choices = ["x1", "x2"]
     truth = [0.5, 0.25, 0.25]  # A, B, none

@@ -370,3 +370,12 @@ def test_pasted_key_is_not_echoed_when_its_variable_is_missing():
         api_key({"name": "m", "api_key_env": "hf_AbCdEfSecret123"})
     assert "hf_AbCdEfSecret123" not in str(err.value)
     assert "name not shown" in str(err.value)
+
+
+def test_a_variable_name_with_a_trailing_line_break_is_not_echoed():
+    """The name check matches the whole name: "KEY\n" (a pasted value) is not shown as one."""
+    from selfreflect.backends.openai_engine import api_key
+    from selfreflect.errors import InputError
+
+    with pytest.raises(InputError, match="name not shown"):
+        api_key({"name": "m", "api_key_env": "SELFREFLECT_UNSET_KEY\n"})

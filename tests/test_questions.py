@@ -402,6 +402,14 @@ def test_no_questions(tmp_path: Path, file: str, text: str) -> None:
     expect_error(local(path), file, "no questions")
 
 
+def test_a_part_that_keeps_no_question_names_the_part(tmp_path: Path) -> None:
+    """A training part that kept none of the source's questions blamed the whole file ("no
+    questions"); the message names the part and its split."""
+    path = write_jsonl(tmp_path / "q.jsonl", [{"question": "A?"}, {"question": "B?"}])
+    spec = {**local(path), "part": {"keep": "train", "share": 1e-9, "seed": 0}}
+    expect_error(spec, "dataset 'd': part: keeps none of the 2 questions of", "share 1e-09")
+
+
 def test_local_source_without_path() -> None:
     expect_error({"source": "local", "path": None}, "local", "path")
 

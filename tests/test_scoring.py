@@ -221,6 +221,18 @@ def test_total_variation_properties():
     assert metric.task_distances(one_hot, other, 1.0).item() == pytest.approx(1.0)
 
 
+def test_the_least_temperature_the_schema_allows_keeps_the_metric_finite():
+    """``scoring.temperature: 1e-300`` passed ``exclusiveMinimum: 0`` and made every score NaN:
+    in float32 logits / T overflows. At the schema's minimum even logits of 1e4 stay finite."""
+    from selfreflect.config import SCHEMA_PATH
+    from selfreflect.fileio import read_yaml
+
+    least = read_yaml(SCHEMA_PATH)["properties"]["scoring"]["properties"]["temperature"]
+    logits = torch.tensor([[1e4, -1e4, 0.0, 1.0], [30.0, -30.0, 5.0, 0.0]])
+    assert torch.isfinite(metric.task_distances(logits, logits.flip(-1), least["minimum"])).all()
+    assert metric.task_distances(logits, logits.flip(-1), 1e-300).isnan().all()
+
+
 # --- judges --------------------------------------------------------------------------------
 
 
@@ -320,6 +332,18 @@ def test_score_table_records_and_counts_failures(hf_judge):
     assert (answers.at[1, "id"], "greedy") not in errors  # a key it never had: absent, not failed
     ok = scores[scores["error"].isna()]
     assert len(ok) == 3 and ok["score"].between(0, 1).all() and (ok["num_tasks"] > 0).all()
+
+
+def test_a_score_that_is_not_finite_is_a_recorded_failure(hf_judge):
+    """At a temperature whose distributions overflow (1e-300) the scores were NaN and counted
+    as scored ("2 scores (0 failed)"); each is now a failed question with its reason."""
+    answers = read_reference_answers(TEST_ANSWERS).head(1)
+    summaries = read_summaries(str(SUMMARIES))
+    summaries = summaries[summaries["id"] == answers.at[0, "id"]]
+    scores = score_table(hf_judge, answers, summaries, 1e-300, WORDFREQ)
+    assert len(scores) == len(summaries) >= 2 and scores["score"].isna().all()
+    assert scores["error"].str.startswith("the judge's distances are not finite").all()
+    assert (scores["num_tasks"] == 0).all()
 
 
 def test_kept_tasks_explain_the_score_and_leave_it_unchanged(hf_judge, tmp_path):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -222,6 +223,30 @@ FILLED: dict[str, tuple[str, ...]] = {
     "sft_data": ("question", "target"),
     "dpo_data": ("question", "chosen", "rejected"),
 }
+# What names one row of each kind: a reader refuses a row given twice, in one file or in two it
+# reads together (a backup copy beside the table would count every row twice). Answers name
+# their dataset and subject in their metadata: checked where a reader labels them (explorer).
+ROW_KEYS: dict[str, tuple[str, ...]] = {
+    "answers": ("dataset", "subject", "id"),
+    "summaries": ("dataset", "subject", "id", "strategy"),
+    "scores": (*EXPERIMENT, "id", "strategy"),
+    "judgements": (
+        *EXPERIMENT,
+        "id",
+        "kind",
+        "strategy",
+        "pair_type",
+        "side",
+        "temperature",
+        "axis",
+        "size",
+    ),
+    "alt_metrics": (*EXPERIMENT, "id", "pair_type", "side"),
+    "controlled_scores": (*EXPERIMENT, "id", "pair_type", "side"),
+    "mc_scores": (*EXPERIMENT, "id", "temperature"),
+    "convergence_scores": (*EXPERIMENT, "id", "strategy", "axis", "size"),
+    "agreement_scores": (*EXPERIMENT, "id", "strategy", "backend"),
+}
 # The controlled_scores metrics and whether a higher value means a better summary.
 HIGHER_IS_BETTER = {"selfreflect": False, "llm_rating": True, "embedding": True, "p_true": True}
 
@@ -254,10 +279,39 @@ def read_table(
     path: str | os.PathLike,
     columns: list[str] | None = None,
     where: dict[str, str] | None = None,
+    seen: dict[tuple[Any, ...], str] | None = None,
 ) -> pd.DataFrame:
     """Read a ``kind`` artifact's ``columns`` (all by default) of the rows whose columns hold
-    the values of ``where``, checking that every schema field is there with its type."""
-    return to_frame(read_arrow(kind, path, columns, where))
+    the values of ``where``, checking that every schema field is there with its type and that
+    no row is given twice (:func:`check_new_rows`, ``seen`` holding other files' rows)."""
+    return to_frame(read_arrow(kind, path, columns, where, seen))
+
+
+def read_tables(
+    kind: str, files: Iterable[str | os.PathLike], columns: list[str] | None = None
+) -> pd.DataFrame:
+    """The ``kind`` tables of ``files`` in one frame (:func:`read_table`), a row given twice, in
+    one file or in two, refused."""
+    seen: dict[tuple[Any, ...], str] = {}
+    frames = [read_table(kind, file, columns, seen=seen) for file in files]
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+
+def check_new_rows(
+    kind: str, table: pd.DataFrame, file: str | os.PathLike, seen: dict[tuple[Any, ...], str]
+) -> None:
+    """Record each row of ``table`` (read from ``file``) under its kind and key
+    (:data:`ROW_KEYS`) in ``seen``; one seen before, in this file or another, is refused with
+    one line naming the key and both files."""
+    names = ROW_KEYS[kind]
+    keys = table[list(names)].astype(object)
+    keys = keys.where(keys.notna(), None)  # a null is one value, NaN or None
+    for key in keys.itertuples(index=False, name=None):
+        if other := seen.get((kind, *key)):
+            row = ", ".join(f"{n} {v}" for n, v in zip(names, key, strict=True) if v is not None)
+            where = "twice in this file" if other == str(file) else f"also in {other}"
+            raise InputError(f"{file}: {kind} row ({row}) is {where}")
+        seen[(kind, *key)] = str(file)
 
 
 def to_frame(table: pa.Table) -> pd.DataFrame:
@@ -279,11 +333,13 @@ def read_arrow(
     path: str | os.PathLike,
     columns: list[str] | None = None,
     where: dict[str, str] | None = None,
+    seen: dict[tuple[Any, ...], str] | None = None,
 ) -> pa.Table:
     """A ``kind`` artifact's ``columns`` (all by default) of the rows whose columns hold the
     values of ``where`` (all rows by default) as an Arrow table, every schema field checked to
     be there with its type; only the columns asked for are read (with ``where``, a batch of
-    :data:`ROW_BATCH` rows at a time)."""
+    :data:`ROW_BATCH` rows at a time). Where they hold its :data:`ROW_KEYS`, a row given twice
+    is refused (``seen``: the rows of the other files read with it)."""
     path = Path(path)
     if not path.is_file():
         raise InputError(f"{path}: file not found")
@@ -306,6 +362,10 @@ def read_arrow(
     except (pa.ArrowInvalid, OSError) as err:
         raise InputError(f"{path}: not a readable Parquet file ({err})") from None
     _check_filled(kind, path, table)
+    keys = ROW_KEYS.get(kind)
+    if keys and set(keys) <= set(table.column_names):
+        rows = table.select(list(keys)).to_pandas()
+        check_new_rows(kind, rows, path, {} if seen is None else seen)
     for name in columns:
         if name not in table.schema.names:  # a later field the file was written without
             field = SCHEMAS[kind].field(name)

@@ -28,23 +28,24 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from selfreflect.artifacts import EXPERIMENT, TASK, read_metadata, read_table
+from selfreflect.artifacts import (
+    EXPERIMENT,
+    ROW_KEYS,
+    TASK,
+    check_new_rows,
+    read_metadata,
+    read_table,
+)
 from selfreflect.errors import InputError
 from selfreflect.fileio import atomic_dir
 from selfreflect.strategies.clustering import cluster_answers, resolve_embedder
 
 KINDS = ("answers", "summaries", "scores", "controlled_scores")  # the kinds a page shows
-KEYS = {  # what names one row of each kind (at most one row each in a page's files)
-    "answers": ("dataset", "subject", "id"),
-    "summaries": ("dataset", "subject", "id", "strategy"),
-    "scores": (*EXPERIMENT, "id", "strategy"),
-    "controlled_scores": (*EXPERIMENT, "id", "pair_type", "side"),
-}
 COLUMNS = {  # the columns the explorer reads of each kind
     "answers": ["id", "question", "test_answers", "conditioning_answers", "error"],
     "summaries": ["dataset", "subject", "id", "strategy", "summary"],
     "scores": [*EXPERIMENT, "id", "strategy", "score", "error", "tasks"],
-    "controlled_scores": [*KEYS["controlled_scores"], "summary", "selfreflect", "error"],
+    "controlled_scores": [*ROW_KEYS["controlled_scores"], "summary", "selfreflect", "error"],
 }
 HOVER_PREDICTIONS = 3  # of the judge's top tokens kept per task, those shown when hovering a word
 OWNER = "selfreflect explorer"  # the command whose marker the explorer folder holds
@@ -68,10 +69,10 @@ def read_files(files: Iterable[str | os.PathLike]) -> dict[str, pd.DataFrame]:
         kind = metadata.get("kind")
         if kind not in KINDS:
             raise InputError(f"{file}: not an answers, summaries, scores or controlled-pairs file")
-        table = read_table(kind, file, COLUMNS[kind])
+        table = read_table(kind, file, COLUMNS[kind], seen=seen)
         if kind == "answers":
             table = _labelled(table, metadata, file)
-        _check_new(kind, table, file, seen)
+            check_new_rows(kind, table, file, seen)
         frames[kind].append(table)
         if kind == "scores":
             sources.append((file, table))
@@ -84,17 +85,6 @@ def read_files(files: Iterable[str | os.PathLike]) -> dict[str, pd.DataFrame]:
         kind: pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
         for kind, parts in frames.items()
     }
-
-
-def _check_new(kind: str, table: pd.DataFrame, file: str, seen: dict[tuple[Any, ...], str]) -> None:
-    """Record each row of ``table`` under its kind and key in ``seen``; one seen before (in this
-    file or another) is refused, naming both files."""
-    for key in table[list(KEYS[kind])].itertuples(index=False, name=None):
-        if other := seen.get((kind, *key)):
-            row = ", ".join(f"{name} {value}" for name, value in zip(KEYS[kind], key, strict=True))
-            where = "twice in this file" if other == file else f"also in {other}"
-            raise InputError(f"{file}: {kind} row ({row}) is {where}")
-        seen[(kind, *key)] = file
 
 
 def _check_answered(scores: pd.DataFrame, file: str, seen: dict[tuple[Any, ...], str]) -> None:

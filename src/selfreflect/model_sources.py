@@ -31,7 +31,7 @@ SOURCE_FILE = "source.json"  # written beside the weights: what they were conver
 OWNER = "selfreflect convert-model"  # the command whose marker a converted folder holds
 
 
-_HUB_ID = re.compile(r"^[\w.-]+/[\w.-]+$")
+_HUB_ID = re.compile(r"[\w.-]+/[\w.-]+")  # fullmatch: no line break after it
 
 
 def check_model_path(path: str) -> None:
@@ -41,7 +41,7 @@ def check_model_path(path: str) -> None:
         if not (local / "config.json").is_file():
             raise InputError(f"{path}: model directory has no config.json")
         return
-    if local.exists() or not _HUB_ID.match(path):
+    if local.exists() or not _HUB_ID.fullmatch(path):
         raise InputError(f"{path}: model directory not found")
 
 

@@ -305,6 +305,12 @@ def in_part(question_id: str, record: dict[str, Any], part: dict[str, Any], at: 
     return in_train_part(key, part["share"], part["seed"]) == (part["keep"] == "train")
 
 
+def _keeps_none(part: dict[str, Any], total: int, source: str) -> str:
+    """Why a dataset's ``part`` keeps none of the ``total`` questions of ``source``."""
+    split = ", ".join(f"{key} {part.get(key, 'id')}" for key in ("keep", "share", "seed", "by"))
+    return f"keeps none of the {total} questions of {source} ({split})"
+
+
 def load_questions(name: str, spec: dict[str, Any], num_questions: int, seed: int) -> pd.DataFrame:
     """Load dataset ``name`` (one validated entry of the config's ``datasets``).
 
@@ -322,15 +328,18 @@ def load_questions(name: str, spec: dict[str, Any], num_questions: int, seed: in
     field = spec.get("field") or preset.field
     source, records = _records(spec, preset, field)
     part = spec.get("part")
-    rows = []
+    rows, total = [], 0
     for index, (where, record) in enumerate(records):
         at = f"{source}: {where}"
         if not isinstance(record, dict):
             raise InputError(f"{at}: expected an object, got {type(record).__name__}")
         row = {**_row(record, preset, field, at), "dataset": name, "source_index": index}
+        total += 1
         if part and not in_part(row["id"], record, part, at):
             continue
         rows.append(row)
+    if not rows and total:
+        raise InputError(f"dataset '{name}': part: {_keeps_none(part, total, source)}")
     if not rows:
         raise InputError(f"{source}: no questions (field '{field}')")
     order = np.random.default_rng(seed).permutation(len(rows))[:num_questions]

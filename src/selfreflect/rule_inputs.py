@@ -36,7 +36,8 @@ from selfreflect.strategies import check_strategies
 if TYPE_CHECKING:  # input functions are given the job's wildcards (and inputs) as Namedlists
     from snakemake.iocontainers import Namedlist
 
-NAME_WILDCARD = NAME["pattern"].strip("^$")  # config names, already checked: a second wall
+# config names, already checked: a second wall
+NAME_WILDCARD = NAME["pattern"].removeprefix("^").removesuffix(r"\Z")
 GPU_PARTITION = "gpu"  # the SLURM partition of jobs that take GPUs (workflow/profiles/slurm)
 
 

@@ -27,7 +27,7 @@ from selfreflect.chat import Message
 from selfreflect.errors import InputError
 from selfreflect.families import PromptFormat
 
-_ENV_NAME = re.compile(r"^[A-Z_][A-Z0-9_]*$")  # anything else may be a pasted key: not echoed
+_ENV_NAME = re.compile(r"[A-Z_][A-Z0-9_]*")  # anything else may be a pasted key: not echoed
 
 
 def api_key(spec: dict[str, Any]) -> str:
@@ -36,7 +36,7 @@ def api_key(spec: dict[str, Any]) -> str:
     if variable is None:
         return "EMPTY"
     if not os.environ.get(variable):
-        shown = variable if _ENV_NAME.match(variable) else "(name not shown: not UPPER_CASE)"
+        shown = variable if _ENV_NAME.fullmatch(variable) else "(name not shown: not UPPER_CASE)"
         raise InputError(f"model '{spec['name']}': environment variable {shown} is not set")
     return os.environ[variable]
 

@@ -168,6 +168,12 @@ def browser_times(folder: Path, questions: int) -> dict[str, Any]:
     return {"table_seconds": round(table, 3), "opened": opened, "question_seconds": times}
 
 
+def _last_error(log: Path) -> str:
+    """The last line of a failed command's ``log`` (its error) without its own ``error: ``."""
+    lines = log.read_text(encoding="utf-8", errors="replace").strip().splitlines()
+    return lines[-1].removeprefix("error: ") if lines else f"{log}: empty"
+
+
 def run_benchmark(questions: int, strategies: int, answers: int, work: Path) -> dict[str, Any]:
     """Build and open the explorer of synthetic tables of the given size under ``work``."""
     from selfreflect.bench.resources import sampled_run
@@ -182,7 +188,7 @@ def run_benchmark(questions: int, strategies: int, answers: int, work: Path) -> 
     command = ["selfreflect", "explorer", "--config", "config.yaml", "--out", str(out)]
     build = sampled_run([*command, *map(str, files)], work, work / "build.log")
     if build["returncode"] != 0:
-        raise click.ClickException((work / "build.log").read_text())
+        raise click.ClickException(f"the explorer build failed: {_last_error(work / 'build.log')}")
     size = {"questions": questions, "strategies": strategies, "answers": answers}
     inputs = sum(path.stat().st_size for path in files) / 2**20
     return {

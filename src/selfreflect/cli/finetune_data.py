@@ -55,13 +55,13 @@ def finetune_data(
     except InputError as err:
         raise InputError(f"{source}: {err}") from None
     check_writable(out)
-    tables = [read_table("summaries", path) for path in summaries]
+    seen: dict = {}  # a candidate's rows given twice are refused (artifacts.check_new_rows)
+    tables = [read_table("summaries", path, seen=seen) for path in summaries]
     if sft:
         table = sft_data(questions, tables[0])
     else:
-        table = dpo_pairs(
-            questions, tables, [read_table("scores", p) for p in scores], settings["min_gap"]
-        )
+        scored = [read_table("scores", path, seen=seen) for path in scores]
+        table = dpo_pairs(questions, tables, scored, settings["min_gap"])
     if table.empty:
         raise InputError(f"{out}: no {method} training examples (every candidate failed or tied)")
     metadata = provenance(

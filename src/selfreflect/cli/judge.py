@@ -86,7 +86,7 @@ def judge(
     import pandas as pd
 
     from selfreflect import sharding
-    from selfreflect.artifacts import SCHEMAS, read_table
+    from selfreflect.artifacts import SCHEMAS, read_table, read_tables
     from selfreflect.cli.judge_cache import judge_cache
     from selfreflect.config import load_config, model_spec
     from selfreflect.failures import check_failures
@@ -101,10 +101,9 @@ def judge(
     questions = read_table("questions", questions_path)
     answers = read_table("answers", answers_path)
     check_answers(answers, answers_path, {"dataset": dataset, "subject": subject})
-    tables = [read_table("summaries", path) for path in summaries_paths]
     summaries = pd.DataFrame(columns=SCHEMAS["summaries"].names)
-    if tables:
-        summaries = pd.concat(tables, ignore_index=True)
+    if summaries_paths:
+        summaries = read_tables("summaries", summaries_paths)
     cache = judge_cache(cache_dir, spec, config["scoring"], "judge")
     with open_judge(spec, config["scoring"]) as model:
         table = judgements_table(

@@ -19,8 +19,11 @@ PROMPT_KEYS = ("mc_option", "mc_other")  # the prompts.yaml texts this module re
 
 
 def tempered(distribution: Sequence[float], temperature: float) -> np.ndarray:
-    """``p ** (1 / T)``, normalised: T < 1 sharpens, T > 1 flattens, T = 1 keeps ``p``."""
-    weights = np.asarray(distribution, dtype=float) ** (1.0 / temperature)
+    """``p ** (1 / T)``, normalised: T < 1 sharpens, T > 1 flattens, T = 1 keeps ``p``. Taken
+    relative to the largest ``p`` in log space, so no T > 0 underflows every weight to 0."""
+    with np.errstate(divide="ignore"):  # log(0) = -inf: a choice of no probability stays 0
+        logs = np.log(np.asarray(distribution, dtype=float))
+    weights = np.exp((logs - logs.max()) / temperature)
     return weights / weights.sum()
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from selfreflect.artifacts import columns_but_tasks, read_table
+from selfreflect import artifacts
 from selfreflect.errors import InputError
 
 RATINGS_COLUMNS = ["question_id", "strategy", "rater", "rating"]
@@ -15,9 +15,8 @@ RATINGS_COLUMNS = ["question_id", "strategy", "rater", "rating"]
 
 def read_tables(kind: str, files: Iterable[str | Path]) -> pd.DataFrame:
     """All ``kind`` tables of ``files`` in one frame (their rows name their experiment), without
-    scoring tasks: no table of the report shows one."""
-    frames = [read_table(kind, file, columns_but_tasks(kind)) for file in files]
-    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+    scoring tasks: no table of the report shows one. A row given twice is refused."""
+    return artifacts.read_tables(kind, files, artifacts.columns_but_tasks(kind))
 
 
 def read_ratings(path: str | Path) -> pd.DataFrame:

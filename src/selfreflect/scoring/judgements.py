@@ -16,6 +16,7 @@ tasks do not align fails alone.
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -212,7 +213,14 @@ def _judge_texts(
                 records = task_records(judge.tokenizer, reference, judged_references[0], row[0])
             distances = [cell.distances.double().tolist() for cell in row]
             out[text] = Judgement(distances, owners, records)
+            if not all(math.isfinite(d) for ds in distances for d in ds):
+                out[text] = Judgement([], [], error=_not_finite(temperature))
     return {text: out[text] for text in texts}
+
+
+def _not_finite(temperature: float) -> str:
+    """Why a summary whose distances are not all finite numbers fails."""
+    return f"the judge's distances are not finite (NaN or inf) at temperature {temperature:g}"
 
 
 def task_records(

@@ -34,9 +34,7 @@ def agreement_scores(
     """Score the summaries (FILES: summaries tables) of the first report.agreement_questions
     questions with scoring.backend and with each of report.agreement_backends, one backend
     loaded at a time: one row per question, strategy and backend."""
-    import pandas as pd
-
-    from selfreflect.artifacts import read_table
+    from selfreflect.artifacts import read_table, read_tables
     from selfreflect.config import load_config, model_spec
     from selfreflect.fileio import check_writable
     from selfreflect.report.agreement import backend_scores
@@ -48,7 +46,7 @@ def agreement_scores(
     scoring, report = config["scoring"], config["report"]
     check_writable(out)
     answers = read_table("answers", answers_path).head(report["agreement_questions"])
-    summaries = pd.concat([read_table("summaries", path) for path in files], ignore_index=True)
+    summaries = read_tables("summaries", files)
     is_stopword = stopword_policy(scoring["stopwords"])
     backends = [scoring["backend"], *report["agreement_backends"]]
     table, tokens = backend_scores(
