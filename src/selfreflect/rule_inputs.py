@@ -37,7 +37,7 @@ if TYPE_CHECKING:  # input functions are given the job's wildcards (and inputs) 
     from snakemake.iocontainers import Namedlist
 
 # config names, already checked: a second wall
-NAME_WILDCARD = NAME["pattern"].removeprefix("^").removesuffix(r"\Z")
+NAME_WILDCARD = NAME["pattern"].removeprefix("^").removesuffix(r"$(?!\n)")
 GPU_PARTITION = "gpu"  # the SLURM partition of jobs that take GPUs (workflow/profiles/slurm)
 
 
