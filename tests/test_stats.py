@@ -93,6 +93,26 @@ def test_bootstrap_ci_of_the_median() -> None:
     assert bootstrap_ci(values, seed=1).estimate == pytest.approx(2.02)
 
 
+# Intervals of the hand-written percentile bootstrap that scipy.stats.bootstrap replaced (same
+# seeds, default 10,000 resamples): the tables' intervals stay within 1e-12 of them.
+HAND_WRITTEN = [
+    ((1, 60, np.mean, 0.95, 0), (0.28473952235159444, 0.2567470143262323, 0.3133479638174401)),
+    ((2, 1000, np.mean, 0.95, 3), (0.3008486371153058, 0.29228547379668673, 0.30963465344278046)),
+    ((3, 15, np.median, 0.9, 1), (-0.3526307943415954, -0.6680463461089501, -0.2155971630897659)),
+]
+
+
+@pytest.mark.parametrize(("case", "expected"), HAND_WRITTEN)
+def test_bootstrap_ci_keeps_the_hand_written_intervals(case, expected) -> None:
+    data_seed, n, statistic, confidence, seed = case
+    rng = np.random.default_rng(data_seed)
+    values = rng.beta(3, 7, n) if statistic is np.mean else rng.normal(0, 1, n)
+    ci = bootstrap_ci(values, statistic=statistic, confidence=confidence, seed=seed)
+    assert ci.estimate == expected[0]
+    assert ci.low == pytest.approx(expected[1], abs=1e-12)
+    assert ci.high == pytest.approx(expected[2], abs=1e-12)
+
+
 # --- paired_test --------------------------------------------------------------------------
 
 

@@ -13,7 +13,8 @@ T = TypeVar("T")
 
 class Progress:
     """Logs ``what: done/total (pct), elapsed, about N left`` every ``every`` seconds and at
-    the end, as work is reported with :meth:`advance`."""
+    the end, as work is reported with :meth:`advance`. (Not tqdm: it redraws one line with
+    carriage returns, which a job's log file keeps as one ever-growing line.)"""
 
     def __init__(self, what: str, total: int, every: float = 30.0) -> None:
         self.what, self.total, self.every = what, total, every
