@@ -37,7 +37,7 @@ from typing import Any
 
 PACKAGE = "selfreflect"
 SOURCE = Path("src") / PACKAGE
-PROMPTS_FILE = "prompts.yaml"  # tracked per key (params), not as code
+PROMPTS_FILE = SOURCE / "data" / "prompts.yaml"  # tracked per key (params), not as code
 ENTRY = (f"{PACKAGE}.cli", ("main", "cli"))  # run by every command
 
 
@@ -165,7 +165,7 @@ def _data_files(path: Path) -> tuple[str, ...]:
     ``"data/explorer.html"``, not an artifact path that shares a file name
     (a name in another folder, such as ``"results/{run}/config.schema.yaml"``)."""
     data = SOURCE / "data"
-    names = {file.name for file in data.iterdir() if file.is_file()} - {PROMPTS_FILE}
+    names = {file.name for file in data.iterdir() if file.is_file()} - {PROMPTS_FILE.name}
     found = set()
     for child in ast.walk(_tree(path)):
         if isinstance(child, ast.Constant) and isinstance(child.value, str):
