@@ -4,14 +4,17 @@ workflow's reruns per module are checked in test_incremental.py)."""
 from __future__ import annotations
 
 import ast
-import modulefinder
+import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 import yaml
 
 from selfreflect import code_deps
-from selfreflect.code_deps import SOURCE, command_deps, module_closure
+from selfreflect.code_deps import SOURCE, command_deps
 from selfreflect.strategies import builtin_names, strategy_prompts
 
 REPO = Path(__file__).resolve().parents[1]
@@ -28,35 +31,45 @@ def _in_repo(monkeypatch):
     monkeypatch.chdir(REPO)  # the analysis reads src/selfreflect of the working directory
 
 
-def type_only_imports(modules: frozenset[str]) -> set[str]:
-    """What the ``if TYPE_CHECKING:`` blocks of ``modules`` import, with its closure: modulefinder
-    follows them, though they run nothing."""
-    found = set()
-    for module in modules:
-        for node in ast.walk(ast.parse(code_deps.module_file(module).read_text())):
-            if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
-                imports = [s for s in node.body if isinstance(s, ast.ImportFrom | ast.Import)]
-                names = [n.name for s in imports for n in s.names]
-                names += [s.module for s in imports if isinstance(s, ast.ImportFrom)]
-                found |= {m for n in names if n and n.startswith("selfreflect")
-                          for m in module_closure(n)}  # fmt: skip
-    return found
+IMPORTS = """
+import importlib, json, sys
+loaded = {}
+for module in sys.argv[1:]:
+    for name in [n for n in sys.modules if n.partition(".")[0] == "selfreflect"]:
+        del sys.modules[name]
+    importlib.import_module(module)
+    loaded[module] = [n for n in sys.modules if n.partition(".")[0] == "selfreflect"]
+print(json.dumps(loaded))
+"""
+
+
+@pytest.fixture(scope="module")
+def python_imports() -> dict[str, list[str]]:
+    """``{module: the package modules Python imports with it}``, each imported afresh in one
+    interpreter (a subprocess: the tests' own modules stay as they are)."""
+    env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
+    args = [sys.executable, "-c", IMPORTS, *MODULES]
+    return json.loads(subprocess.run(args, capture_output=True, check=True, env=env).stdout)
 
 
 @pytest.mark.parametrize("module", MODULES)
-def test_a_module_closure_holds_every_import_python_finds(module):
-    """Python's modulefinder (scanning every code object, lazy imports too) finds no package
-    module the closure misses but those only type checking imports; the closure adds only what
-    a registry's ``load`` imports."""
-    finder = modulefinder.ModuleFinder(path=[str(REPO / "src")])
-    finder.run_script(str(code_deps.module_file(module)))
-    found = {name for name in finder.modules if name.startswith("selfreflect")} - {"__main__"}
-    found.add(module)
-    closure = module_closure(module)
-    assert found - type_only_imports(closure) <= closure
-    registries = {t for targets in code_deps._registry_targets().values() for t in targets}
-    loaded = {m for target in registries for m in module_closure(target)}
-    assert closure - found <= loaded
+def test_loading_a_module_counts_every_module_python_imports_with_it(python_imports, module):
+    """What importing a module runs (its top level, the packages above it, what they import)
+    the analysis loads: none missing, or an edit could go unnoticed. (It may load more: a
+    function a decorator calls counts with the functions defined inside it.)"""
+    reach = code_deps.Reach()
+    reach.load(module)
+    assert set(python_imports[module]) <= reach.loaded
+
+
+def test_a_function_body_counts_where_the_function_is_named():
+    """A lazy import counts for the command whose code runs it, not for every importer of its
+    module: the row filter imports the judge's module, which opens a judge backend by name."""
+    reach = code_deps.Reach()
+    reach.load("selfreflect.scoring.judge")
+    assert not any(m.startswith("selfreflect.backends") for m in reach.loaded)
+    reach.name("selfreflect.scoring.judge", "open_judge")  # JUDGES.load: every judge backend
+    assert {"selfreflect.scoring.hf_judge", "selfreflect.backends.vllm_engine"} <= reach.loaded
 
 
 def test_a_command_depends_on_what_its_own_function_reaches():
@@ -65,9 +78,11 @@ def test_a_command_depends_on_what_its_own_function_reaches():
     assert "src/selfreflect/cli/__init__.py" in tables  # every command runs through its entry
     assert "src/selfreflect/cli/report/main_table.py" in tables
     assert not any(f"src/selfreflect/{name}" in tables for name in JUDGE_CODE)
-    studies = command_deps("report controlled-scores").files
+    studies = command_deps("report alt-metrics").files  # loads the judge
     assert all(f"src/selfreflect/{name}" in studies for name in JUDGE_CODE)
     assert "src/selfreflect/report/tables.py" not in studies
+    scores = command_deps("report controlled-scores").files  # reads the judge's records
+    assert "src/selfreflect/backends/__init__.py" not in scores
 
 
 def test_each_command_module_is_its_commands_alone():
@@ -97,13 +112,17 @@ def test_data_files_are_code_and_prompts_are_keys():
 @pytest.mark.parametrize("module", MODULES)
 def test_every_prompt_key_a_module_names_is_declared(module):
     """A module naming a prompts.yaml key declares it: in ``PROMPT_KEYS``, or for a strategy
-    module in its strategies' ``register`` (a chat role compared is no prompt)."""
+    module in :data:`selfreflect.strategies.registry.PROMPTS` (a chat role compared is no
+    prompt, nor is a strategy's name, a key of the registries' tables)."""
     tree = ast.parse(code_deps.module_file(module).read_text())
     compared = {id(n) for c in ast.walk(tree) if isinstance(c, ast.Compare) for n in ast.walk(c)}
+    keys = {id(key) for d in ast.walk(tree) if isinstance(d, ast.Dict) for key in d.keys}
     named = {
         node.value
         for node in ast.walk(tree)
-        if isinstance(node, ast.Constant) and node.value in PROMPT_KEYS and id(node) not in compared
+        if isinstance(node, ast.Constant)
+        and node.value in PROMPT_KEYS
+        and id(node) not in compared | keys
     }
     declared = set(code_deps._prompt_keys(tree))
     if module.startswith("selfreflect.strategies"):
@@ -203,3 +222,51 @@ def test_a_plugin_found_on_the_path_in_a_folder_of_the_project_is_tracked(tmp_pa
     monkeypatch.syspath_prepend(str(tmp_path / "src"))
     assert code_deps.plugin_files("myplug:fn") == ("src/helper.py", "src/myplug.py")
     assert code_deps.plugin_files("installed:fn") == ()
+
+
+# The commands that load a generation or judge model (the rules asking for a GPU); every other
+# stage (questions, merges, score files, tables, the explorer) runs no engine.
+MODEL_COMMANDS = {
+    "answers",
+    "summarize",
+    "judge",
+    "score",
+    "finetune-train",
+    "report alt-metrics",
+    "report agreement-scores",
+}
+BACKENDS = f"{SOURCE}/backends/"
+
+
+def test_the_commands_that_load_a_model_are_those_depending_on_the_engines():
+    from selfreflect.commands import COMMANDS
+
+    engines = {c for c in COMMANDS if any(f.startswith(BACKENDS) for f in command_deps(c).files)}
+    assert {c for c in engines if not c.startswith("bench ")} == MODEL_COMMANDS
+
+
+@pytest.mark.workflow
+@pytest.mark.parametrize("config", ["config/smoke.yaml", "config/config.yaml"])
+def test_no_stage_without_a_model_depends_on_an_engine(config, tmp_path):
+    """A row filter, merge, table or the explorer reruns for no edit of a generation engine or
+    a judge backend: no such stage of the config's dvc.yaml (Snakemake's DAG, each job's code
+    inputs) lists a file of backends/."""
+    from selfreflect.commands import command_name
+    from tests.workflow_utils import copy_project
+
+    project = copy_project(tmp_path / "p", config=config)
+    stages = yaml.safe_load((project / "dvc.yaml").read_text())["stages"]
+    model_free = {
+        name: stage
+        for name, stage in stages.items()
+        if not any(
+            command_name(line.split()[1:]) in MODEL_COMMANDS
+            for line in ([stage["cmd"]] if isinstance(stage["cmd"], str) else stage["cmd"])
+        )
+    }
+    assert any(name.startswith("strategy_scores-") for name in model_free)
+    engines = {
+        name: [dep for dep in stage.get("deps", []) if dep.startswith(BACKENDS)]
+        for name, stage in model_free.items()
+    }
+    assert {name: deps for name, deps in engines.items() if deps} == {}

@@ -17,8 +17,9 @@ from selfreflect.chat import prompts, question_chat
 from selfreflect.report.alt_metrics import p_true_chat, rating_chat
 from selfreflect.scoring.stopwords import stopword_policy
 from selfreflect.scoring.tasks import masked_words, question_tasks
-from selfreflect.strategies import Models, summarize
+from selfreflect.strategies.context import Models
 from selfreflect.strategies.paper import sample_and_summarize_chat, twostep_cot_chat
+from selfreflect.strategies.runner import summarize
 from selfreflect.strategies.text import prompt, user_chat
 from tests.conftest import model_entry
 

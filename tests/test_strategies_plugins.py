@@ -12,15 +12,10 @@ from selfreflect.artifacts import read_table, write_table
 from selfreflect.chat import question_chat
 from selfreflect.config import validate_config
 from selfreflect.errors import ConfigError
-from selfreflect.strategies import (
-    Context,
-    Models,
-    QuestionFailed,
-    StrategyError,
-    check_strategies,
-    summarize,
-)
+from selfreflect.strategies import Context, QuestionFailed, StrategyError, check_strategies
 from selfreflect.strategies import resolve as resolve_strategy
+from selfreflect.strategies.context import Models
+from selfreflect.strategies.runner import summarize
 from tests.conftest import REPO
 from tests.test_strategies import QUESTIONS, Recording, questions_table, run, summaries_config
 
@@ -112,7 +107,7 @@ def test_plugin_that_cannot_be_imported():
 
 
 def test_unknown_strategy():
-    known = r"\(known: finetuned_sft, finetuned_dpo, greedy, basic"
+    known = r"\(known: greedy, basic, cot, .*, finetuned_sft, finetuned_dpo\)"
     with pytest.raises(StrategyError, match=rf"unknown strategy 'nope' {known}"):
         resolve_strategy("nope", {})
     config = summaries_config(strategies=["greedy", "nope"])

@@ -2,18 +2,21 @@
 
 A command's dependencies start at its own function (and the entry point every command passes
 through, ``selfreflect.cli:main`` and the ``cli`` group, which imports each command's module
-only when it runs). Within a command module only what the function reaches counts: the imports
-in its body (lazy imports are imports too) and the module-level names it uses, followed through
-the module's own functions, constants and imports. Every library module it reaches then counts
-whole, with every module it imports anywhere (top level or inside a function; ``if
-TYPE_CHECKING:`` blocks run nothing, a registry's ``load`` imports each of its targets), the
-``__init__`` of each package on the way, and the data files it names (``"config.schema.yaml"``).
+only when it runs) and follow what running it loads (:class:`Reach`): a module counts when it
+is imported, and importing it runs its top level, so its top-level imports count and so do the
+names its top-level statements use; a function's body counts only where the function is named
+by code that counts (so an import inside it is as lazy here as it is in Python), a class
+counts whole, and a registry's ``load`` counts each of its targets. The ``__init__`` of each
+package on the way counts (Python runs it first); ``if TYPE_CHECKING:`` blocks and postponed
+annotations run nothing. A counted module's file counts whole, with the data files it names
+(``"config.schema.yaml"``).
 ``prompts.yaml`` is no code dependency: each module that renders prompt texts declares their
-keys in ``PROMPT_KEYS`` (strategies in ``register``), and a job depends on those texts alone
-(its params), so editing one prompt reruns only the jobs that render it.
+keys in ``PROMPT_KEYS`` (strategies in :data:`selfreflect.strategies.registry.PROMPTS`), and a
+job depends on those texts alone (its params), so editing one prompt reruns only the jobs that
+render it.
 
 A plug-in strategy (``summaries.plugins``) is code of the jobs running it: its module, the
-working directory's modules it imports (directly or not) and the package modules these import.
+working directory's modules it imports (directly or not) and what these use of the package.
 
 The analysis is static (``ast``) and reads the package files under ``src/selfreflect`` of the
 working directory (and a plug-in's modules there), the files a job's code hash and DVC's deps
@@ -34,7 +37,7 @@ from typing import Any
 
 PACKAGE = "selfreflect"
 SOURCE = Path("src") / PACKAGE
-PROMPTS_FILE = "prompts.yaml"  # tracked per key (params), not as code
+PROMPTS_FILE = SOURCE / "data" / "prompts.yaml"  # tracked per key (params), not as code
 ENTRY = (f"{PACKAGE}.cli", ("main", "cli"))  # run by every command
 
 
@@ -79,6 +82,13 @@ def module_file(module: str) -> Path | None:
     return None
 
 
+def _path(module: str) -> Path:
+    """The file of package module ``module``, which is one."""
+    path = module_file(module)
+    assert path is not None, module
+    return path
+
+
 @cache
 def _tree(path: Path) -> ast.Module:
     return ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
@@ -98,19 +108,24 @@ def _runtime_nodes(node: ast.AST) -> Iterator[ast.AST]:
 
 
 def _import_names(statement: ast.Import | ast.ImportFrom, module: str, path: Path) -> list[str]:
-    """The modules an import statement in ``module`` may load (a ``from`` import's names may be
-    submodules), with the packages above them."""
+    """The modules an import statement in ``module`` (file ``path``) may load (a ``from``
+    import's names may be submodules), with the packages above them."""
     if isinstance(statement, ast.Import):
         names = [alias.name for alias in statement.names]
     else:
-        package = module if path.name == "__init__.py" else module.rpartition(".")[0]
-        for _ in range(statement.level - 1):
-            package = package.rpartition(".")[0]
-        base = statement.module or ""
-        if statement.level:
-            base = f"{package}.{base}" if base else package
+        base = _from_base(statement, module, path)
         names = [base, *(f"{base}.{alias.name}" for alias in statement.names)]
     return _with_parents(names)
+
+
+def _from_base(statement: ast.ImportFrom, module: str, path: Path) -> str:
+    """The module a ``from … import`` statement in ``module`` (file ``path``) imports from."""
+    if not statement.level:
+        return statement.module or ""
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    for _ in range(statement.level - 1):
+        package = package.rpartition(".")[0]
+    return f"{package}.{statement.module}" if statement.module else package
 
 
 def _with_parents(names: list[str]) -> list[str]:
@@ -125,13 +140,14 @@ def _imported(statement: ast.Import | ast.ImportFrom, module: str, path: Path) -
 
 
 @cache
-def _registry_targets() -> dict[str, list[str]]:
-    """``{registry name: modules}`` of :mod:`selfreflect.registry` (``"module:attribute"``)."""
-    targets: dict[str, list[str]] = {}
+def _registry_targets() -> dict[str, list[tuple[str, str]]]:
+    """``{registry name: [(module, attribute)]}`` of :mod:`selfreflect.registry`
+    (``"module:attribute"`` targets)."""
+    targets: dict[str, list[tuple[str, str]]] = {}
     for statement in _tree(SOURCE / "registry.py").body:
         if isinstance(statement, ast.Assign) and isinstance(statement.value, ast.Call):
             strings = [
-                node.value.partition(":")[0]
+                node.value.partition(":")
                 for node in ast.walk(statement.value)
                 if isinstance(node, ast.Constant)
                 and isinstance(node.value, str)
@@ -139,26 +155,8 @@ def _registry_targets() -> dict[str, list[str]]:
             ]
             for target in statement.targets:
                 if isinstance(target, ast.Name):
-                    targets[target.id] = [name for name in strings if module_file(name)]
+                    targets[target.id] = [(m, a) for m, _, a in strings if module_file(m)]
     return targets
-
-
-def _imports_in(node: ast.AST, module: str) -> list[str]:
-    """Package modules imported under ``node``: import statements, and the targets of a
-    registry whose ``load`` it calls (``BACKENDS.load(name)`` may import every backend)."""
-    path = module_file(module)
-    assert path is not None
-    names = []
-    for child in _runtime_nodes(node):
-        if isinstance(child, ast.Import | ast.ImportFrom):
-            names += _imported(child, module, path)
-        elif (
-            isinstance(child, ast.Attribute)
-            and child.attr == "load"
-            and isinstance(child.value, ast.Name)
-        ):
-            names += _registry_targets().get(child.value.id, [])
-    return names
 
 
 @cache
@@ -167,7 +165,7 @@ def _data_files(path: Path) -> tuple[str, ...]:
     ``"data/explorer.html"``, not an artifact path that shares a file name
     (a name in another folder, such as ``"results/{run}/config.schema.yaml"``)."""
     data = SOURCE / "data"
-    names = {file.name for file in data.iterdir() if file.is_file()} - {PROMPTS_FILE}
+    names = {file.name for file in data.iterdir() if file.is_file()} - {PROMPTS_FILE.name}
     found = set()
     for child in ast.walk(_tree(path)):
         if isinstance(child, ast.Constant) and isinstance(child.value, str):
@@ -189,37 +187,18 @@ def _prompt_keys(tree: ast.Module) -> list[str]:
 
 
 @cache
-def module_closure(module: str) -> frozenset[str]:
-    """``module`` and every package module it imports, directly or not (whole modules)."""
-    seen: set[str] = set()
-    todo = [module]
-    while todo:
-        name = todo.pop()
-        if name in seen or module_file(name) is None:
-            continue
-        seen.add(name)
-        todo += _module_imports(name)
-    return frozenset(seen)
-
-
-@cache
-def _module_imports(module: str) -> tuple[str, ...]:
-    """Package modules imported anywhere in package module ``module`` (parsed once)."""
-    path = module_file(module)
-    assert path is not None
-    return tuple(_imports_in(_tree(path), module))
-
-
-def _bindings(tree: ast.Module) -> dict[str, ast.stmt]:
-    """Module-level names and the statement that binds each (imports, defs, assignments)."""
+def _bindings(module: str) -> dict[str, ast.stmt]:
+    """Module-level names of package module ``module`` and the statement that binds each
+    (imports, defs, assignments; also inside top-level ``if``/``try`` blocks)."""
+    path = _path(module)
     bound: dict[str, ast.stmt] = {}
-    for statement in tree.body:
+    for statement in _top_level(_tree(path).body):
         if isinstance(statement, ast.Import | ast.ImportFrom):
             for alias in statement.names:
                 bound[alias.asname or alias.name.partition(".")[0]] = statement
-        elif isinstance(statement, ast.FunctionDef | ast.ClassDef):
+        elif isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
             bound[statement.name] = statement
-        elif isinstance(statement, ast.Assign | ast.AnnAssign):
+        elif isinstance(statement, ast.Assign | ast.AnnAssign | ast.AugAssign):
             targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
             for target in targets:
                 for name in ast.walk(target):
@@ -228,51 +207,232 @@ def _bindings(tree: ast.Module) -> dict[str, ast.stmt]:
     return bound
 
 
-@cache
-def _reached(module: str, names: tuple[str, ...]) -> tuple[frozenset[str], frozenset[Path]]:
-    """The modules the top-level ``names`` of command module ``module`` use, and the files of
-    the command modules they are defined in (followed through module-level names)."""
-    path = module_file(module)
-    if path is None:
-        raise ValueError(f"{module}: not a module of the package")
-    tree = _tree(path)
-    bound = _bindings(tree)
-    modules = set(module_closure(module.rpartition(".")[0]) if "." in module else ())
-    todo = [bound[name] for name in names]
-    seen: set[int] = set()
-    while todo:
-        statement = todo.pop()
-        if id(statement) in seen:
-            continue
-        seen.add(id(statement))
+def _top_level(body: list[ast.stmt]) -> Iterator[ast.stmt]:
+    """The statements a module runs at import, out of their ``if``/``try``/``with`` blocks
+    (not ``if TYPE_CHECKING:``'s), each block's test or items excepted."""
+    for statement in body:
+        if isinstance(statement, ast.If) and "TYPE_CHECKING" in ast.unparse(statement.test):
+            yield from _top_level(statement.orelse)
+        elif isinstance(statement, ast.If | ast.Try | ast.With | ast.For | ast.While):
+            yield statement  # the block itself: its test, items or iterable run too
+            for field in ("body", "orelse", "finalbody"):
+                yield from _top_level(getattr(statement, field, []))
+            for handler in getattr(statement, "handlers", []):
+                yield from _top_level(handler.body)
+        else:
+            yield statement
+
+
+class Reach:
+    """The package modules a command loads (their files run) and the module-level names it
+    uses, followed from names it runs (:meth:`name`).
+
+    Loading a module runs its top level: its imports load their modules, and its statements
+    run, but a function's body (and so an import inside it) only counts where its name is
+    used: by a statement that runs, or in a body that counts. A class counts whole where its
+    name is used (its methods may run on any of its objects), and ``X.load(name)`` of a
+    registry counts every target (:data:`selfreflect.registry`). ``module.name`` counts
+    ``name`` of that module; any other attribute is an object's and counts nothing more.
+    """
+
+    def __init__(self) -> None:
+        self.loaded: set[str] = set()
+        self._named: set[tuple[str, str]] = set()
+        self._followed: set[int] = set()
+
+    def load(self, module: str) -> None:
+        """Import package module ``module``: the packages above it first, then its top level."""
+        if module in self.loaded or module_file(module) is None:
+            return
+        self.loaded.add(module)
+        for parent in _with_parents([module])[:-1]:
+            self.load(parent)
+        path = _path(module)
+        for statement in _top_level(_tree(path).body):
+            self._run(module, statement)
+
+    def name(self, module: str, name: str) -> None:
+        """Use the module-level ``name`` of package module ``module`` (its submodule, or what
+        its ``__getattr__`` hands out, where it binds none)."""
+        if (module, name) in self._named or module_file(module) is None:
+            return
+        self._named.add((module, name))
+        self.load(module)
+        statement = _bindings(module).get(name)
+        if statement is None:
+            if module_file(f"{module}.{name}"):
+                self.load(f"{module}.{name}")
+            elif "__getattr__" in _bindings(module):
+                self.name(module, "__getattr__")
+        elif isinstance(statement, ast.ImportFrom):
+            base = _from_base(statement, module, _path(module))
+            for alias in statement.names:
+                if (alias.asname or alias.name) == name and not module_file(f"{base}.{alias.name}"):
+                    self.name(base, alias.name)  # a name handed on; a module: its attributes
+        elif not isinstance(statement, ast.Import):
+            self._follow(module, statement)
+
+    def _run(self, module: str, statement: ast.stmt) -> None:
+        """What loading ``module`` runs of one of its top-level ``statement``s."""
         if isinstance(statement, ast.Import | ast.ImportFrom):
-            imported = _imported(statement, module, path)
-            modules.update(m for name in imported for m in module_closure(name))
-            continue
-        for name in _imports_in(statement, module):
-            modules.update(module_closure(name))
-        used = {n.id for n in ast.walk(statement) if isinstance(n, ast.Name)}
-        todo += [bound[name] for name in used if name in bound]
-    return frozenset(modules), frozenset({path})
+            for imported in _imported(statement, module, _path(module)):
+                self.load(imported)
+        elif isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            for node in _header(statement):
+                self._follow(module, node)
+            if isinstance(statement, ast.ClassDef):  # its body runs; its methods' bodies wait
+                for inner in statement.body:
+                    if isinstance(inner, ast.FunctionDef | ast.AsyncFunctionDef):
+                        for node in _header(inner):
+                            self._follow(module, node)
+                    else:
+                        self._follow(module, inner)
+        elif isinstance(statement, ast.If | ast.Try | ast.With | ast.For | ast.While):
+            for field in ("test", "items", "iter"):
+                for node in _as_list(getattr(statement, field, None)):
+                    self._follow(module, node)
+        else:
+            self._follow(module, statement)
+
+    def _follow(self, module: str, node: ast.AST) -> None:
+        """Count what running ``node`` (code of ``module``) may use: the modules it imports,
+        the module-level names it names, directly or as ``module.name``."""
+        if id(node) in self._followed:
+            return
+        self._followed.add(id(node))
+        path = _path(module)
+        bound = _bindings(module)
+        bases: set[int] = set()  # names read as a module's attribute's base
+        nodes = [node, *_evaluated_nodes(node, _lazy_annotations(module))]
+        for child in nodes:
+            if isinstance(child, ast.Import | ast.ImportFrom):
+                for imported in _imported(child, module, path):
+                    self.load(imported)
+                if isinstance(child, ast.ImportFrom):
+                    base = _from_base(child, module, path)
+                    for alias in child.names:
+                        self.name(base, alias.name)
+            elif isinstance(child, ast.Attribute) and isinstance(child.value, ast.Name):
+                registry = _registry_targets().get(child.value.id)
+                if child.attr == "load" and registry is not None:
+                    for target_module, attribute in registry:
+                        self.name(target_module, attribute)
+                if (target := _module_bound(module, child.value.id)) is not None:
+                    bases.add(id(child.value))
+                    self._attribute(target, child, nodes)
+        for child in nodes:
+            if isinstance(child, ast.Name) and child.id in bound and id(child) not in bases:
+                target = _module_bound(module, child.id)
+                if target is None:
+                    self.name(module, child.id)
+                else:  # a module handed on whole
+                    for name in _bindings(target):
+                        self.name(target, name)
+
+    def _attribute(self, module: str, node: ast.Attribute, nodes: list[ast.AST]) -> None:
+        """Use ``module.attr`` (and on through submodules: ``package.module.attr``)."""
+        submodule = f"{module}.{node.attr}"
+        if not module_file(submodule):
+            self.name(module, node.attr)
+            return
+        self.load(submodule)
+        outer = [n for n in nodes if isinstance(n, ast.Attribute) and n.value is node]
+        for attribute in outer:
+            self._attribute(submodule, attribute, nodes)
+        if not outer:
+            for name in _bindings(submodule):
+                self.name(submodule, name)
+
+    def files(self) -> tuple[str, ...]:
+        """The paths of the loaded modules and of the data files they name."""
+        return _file_names(self.loaded)
+
+    def prompt_keys(self) -> tuple[str, ...]:
+        """The prompts.yaml keys the loaded modules declare (``PROMPT_KEYS``)."""
+        trees = [_tree(_path(m)) for m in self.loaded]
+        return tuple(sorted({key for tree in trees for key in _prompt_keys(tree)}))
+
+
+def _header(definition: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> list[ast.AST]:
+    """What defining a function or class runs: its decorators, defaults or bases."""
+    nodes: list[ast.AST] = list(definition.decorator_list)
+    if isinstance(definition, ast.ClassDef):
+        return nodes + definition.bases + definition.keywords
+    defaults = [*definition.args.defaults, *definition.args.kw_defaults]
+    return nodes + [default for default in defaults if default is not None]
+
+
+def _as_list(value: Any) -> list[ast.AST]:
+    return [] if value is None else value if isinstance(value, list) else [value]
+
+
+@cache
+def _lazy_annotations(module: str) -> bool:
+    """Whether ``module``'s annotations are never evaluated (``from __future__ import
+    annotations``)."""
+    path = _path(module)
+    return any(
+        isinstance(s, ast.ImportFrom)
+        and s.module == "__future__"
+        and any(a.name == "annotations" for a in s.names)
+        for s in _tree(path).body
+    )
+
+
+_ANNOTATIONS = ("annotation", "returns")  # fields of arguments, defs and AnnAssign
+
+
+def _evaluated_nodes(node: ast.AST, lazy_annotations: bool) -> Iterator[ast.AST]:
+    """:func:`_runtime_nodes`, without annotations where they are never evaluated."""
+    todo = [node]
+    while todo:
+        current = todo.pop()
+        for field, value in ast.iter_fields(current):
+            if lazy_annotations and field in _ANNOTATIONS:
+                continue
+            for child in _as_list(value):
+                if not isinstance(child, ast.AST):
+                    continue
+                if isinstance(child, ast.If) and "TYPE_CHECKING" in ast.unparse(child.test):
+                    yield from child.orelse
+                    todo += child.orelse
+                else:
+                    yield child
+                    todo.append(child)
+
+
+def _module_bound(module: str, name: str) -> str | None:
+    """The package module that module-level ``name`` of ``module`` is, if it is one."""
+    statement = _bindings(module).get(name)
+    if isinstance(statement, ast.Import):
+        for alias in statement.names:
+            if alias.asname == name:
+                return alias.name if module_file(alias.name) else None
+            if alias.asname is None and alias.name.partition(".")[0] == name:
+                return name if module_file(name) else None
+    elif isinstance(statement, ast.ImportFrom):
+        base = _from_base(statement, module, _path(module))
+        for alias in statement.names:
+            if (alias.asname or alias.name) == name and module_file(f"{base}.{alias.name}"):
+                return f"{base}.{alias.name}"
+    return None
 
 
 def function_deps(functions: dict[str, tuple[str, ...]]) -> Deps:
-    """The dependencies of ``{command module: top-level function names}``, run together."""
-    modules: set[str] = set()
-    files: set[Path] = set()
+    """The dependencies of ``{package module: top-level names}``, run together."""
+    reach = Reach()
     for module, names in functions.items():
-        reached, own = _reached(module, names)
-        modules |= reached
-        files |= own
-    trees = [_tree(path) for path in files | {module_file(m) for m in modules}]  # type: ignore[misc]
-    keys = [key for tree in trees for key in _prompt_keys(tree)]
-    return Deps(_file_names(files, modules), tuple(sorted(set(keys))))
+        if module_file(module) is None:
+            raise ValueError(f"{module}: not a module of the package")
+        for name in names:
+            reach.name(module, name)
+    return Deps(reach.files(), reach.prompt_keys())
 
 
-def _file_names(files: set[Path], modules: set[str]) -> tuple[str, ...]:
-    """The paths of ``files``, of the package ``modules`` and of the data files they name."""
-    paths = {*files, *(module_file(m) for m in modules)}
-    data = {name for path in paths for name in _data_files(path)}  # type: ignore[arg-type]
+def _file_names(modules: set[str]) -> tuple[str, ...]:
+    """The paths of the package ``modules`` and of the data files they name."""
+    paths = {_path(m) for m in modules}
+    data = {name for path in paths for name in _data_files(path)}
     return tuple(sorted({*map(str, paths), *data}))
 
 
@@ -307,10 +467,11 @@ def _local_file(module: str) -> Path | None:
 def plugin_files(target: str) -> tuple[str, ...]:
     """The files plug-in ``module.path:function`` runs: its module and every module of the
     working directory it imports, directly or not (with each package's ``__init__`` on the
-    way), and the package modules these import, whole (as for a command). Modules from
-    elsewhere (the standard library, installed packages) are no files of the project."""
+    way), whole, and what these use of the package (as for a command: :class:`Reach`).
+    Modules from elsewhere (the standard library, installed packages) are no files of the
+    project."""
     local: set[Path] = set()
-    modules: set[str] = set()
+    reach = Reach()
     seen: set[str] = set()
     todo = _with_parents([target.partition(":")[0]])
     while todo:
@@ -320,15 +481,15 @@ def plugin_files(target: str) -> tuple[str, ...]:
         seen.add(name)
         if (path := _local_file(name)) is not None:
             local.add(path)
-            todo += [
-                imported
-                for child in _runtime_nodes(_tree(path.resolve()))  # a project's own file
-                if isinstance(child, ast.Import | ast.ImportFrom)
-                for imported in _import_names(child, name, path)
-            ]
+            for child in _runtime_nodes(_tree(path.resolve())):  # a project's own file
+                if isinstance(child, ast.Import | ast.ImportFrom):
+                    todo += _import_names(child, name, path)
+                if isinstance(child, ast.ImportFrom) and not child.level:
+                    for alias in child.names:  # what it uses of the package
+                        reach.name(child.module or "", alias.name)
         elif module_file(name):
-            modules |= module_closure(name)
-    return tuple(sorted({*map(str, local), *_file_names(set(), modules)}))
+            reach.load(name)
+    return tuple(sorted({*map(str, local), *reach.files()}))
 
 
 @cache

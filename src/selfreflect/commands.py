@@ -8,8 +8,9 @@ groups from this table; the workflow's rules find through it the command a job r
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
+
+from selfreflect.registry import load
 
 if TYPE_CHECKING:
     import click
@@ -90,12 +91,6 @@ def subcommands(group: str) -> dict[str, str]:
     }
 
 
-def load_command(target: str) -> click.Command:
-    """The click command ``"module:function"`` names, its module imported now."""
-    module, _, function = target.partition(":")
-    return getattr(importlib.import_module(module), function)
-
-
 def command_name(words: list[str]) -> str:
     """The leading ``words`` of ``selfreflect WORDS…`` that name its command (``"report
     main-table"``), or ``""`` where the first names none."""
@@ -111,4 +106,4 @@ def find_command(command: str) -> click.Command:
     """The click command ``selfreflect COMMAND`` runs (``"answers"``, ``"report main-table"``)."""
     if command not in COMMANDS:
         raise ValueError(f"'selfreflect {command}': no such command")
-    return load_command(COMMANDS[command])
+    return load(COMMANDS[command])

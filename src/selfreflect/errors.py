@@ -11,3 +11,7 @@ class ConfigError(SelfReflectError):
 
 class InputError(SelfReflectError):
     """An input file is missing, malformed or inconsistent."""
+
+
+class StrategyError(SelfReflectError):
+    """A summary strategy is unknown or failed as a whole; the message names it."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 SNAKEFILE = "workflow/Snakefile"  # the workflow (Snakemake finds it there from the root)
+DEFAULT_CONFIG = "config/config.yaml"  # the paper run: what the workflow runs without a config
 MODELS = "results/models"  # models the workflow builds; other model paths are not inputs
 TINY_MODEL = f"{MODELS}/tiny"
 CONVERTED_MODEL = f"{MODELS}/{{model}}"  # a GGUF model, dequantised (model_sources.py)

@@ -27,6 +27,8 @@ from typing import Any
 import click
 import yaml
 
+from selfreflect import paths
+
 RUN = "scale"
 MIB = 2**20
 PLANNED_SHARDS = (1, 8)  # the config's dry run with 1 and 8 shards: one or eight GPUs
@@ -174,7 +176,7 @@ def run_scale(config: Path, questions: int | None, answers: int | None, cores: i
 @click.option(
     "--config",
     "config",
-    default="config/config.yaml",
+    default=paths.DEFAULT_CONFIG,
     show_default=True,
     type=click.Path(dir_okay=False, path_type=Path),
     help="The run whose jobs after the judge are measured.",

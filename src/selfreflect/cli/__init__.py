@@ -14,8 +14,9 @@ import sys
 import click
 
 from selfreflect import __version__
-from selfreflect.commands import load_command, subcommands
+from selfreflect.commands import subcommands
 from selfreflect.errors import SelfReflectError
+from selfreflect.registry import load
 
 # libraries that log every request or lock at INFO: warnings only, unless --verbose
 QUIET_LOGGERS = ("httpx", "httpx2", "httpcore", "openai", "urllib3", "filelock", "huggingface_hub")
@@ -35,7 +36,7 @@ class LazyGroup(click.Group):
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         if cmd_name not in self.lazy:
             return super().get_command(ctx, cmd_name)
-        return load_command(self.lazy[cmd_name])
+        return load(self.lazy[cmd_name])
 
 
 @click.group(cls=LazyGroup, lazy=subcommands(""))

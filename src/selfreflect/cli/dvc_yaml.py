@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import click
 
+from selfreflect import paths
+
 DVC_YAML = "selfreflect dvc-yaml"
 
 
@@ -13,7 +15,7 @@ DVC_YAML = "selfreflect dvc-yaml"
     "config_path",
     type=click.Path(dir_okay=False, exists=True),
     help="The config to build the DAG for [default: the one params.yaml was resolved from, "
-    "else config/config.yaml].",
+    f"else {paths.DEFAULT_CONFIG}].",
 )
 @click.option("--check", is_flag=True, help="Write nothing; exit 1 if a file is not up to date.")
 @click.option(
@@ -27,22 +29,15 @@ def dvc_yaml(config_path: str | None, check: bool, check_params: bool) -> None:
     project folder)."""
     from pathlib import Path
 
-    from selfreflect import paths
     from selfreflect.errors import ConfigError
     from selfreflect.fileio import write_text
-    from selfreflect.workflow import (
-        DEFAULT_CONFIG,
-        PARAMS_FILE,
-        dvc_yaml,
-        params_source,
-        params_yaml,
-    )
+    from selfreflect.workflow import PARAMS_FILE, dvc_yaml, params_source, params_yaml
     from selfreflect.workflow import check_params as check_params_file
 
     if check_params:
         check_params_file(Path(paths.SNAKEFILE), Path("dvc.yaml"))
         return
-    config = Path(config_path or params_source(Path(PARAMS_FILE)) or DEFAULT_CONFIG)
+    config = Path(config_path or params_source(Path(PARAMS_FILE)) or paths.DEFAULT_CONFIG)
     texts = {"dvc.yaml": dvc_yaml(Path(paths.SNAKEFILE), config), PARAMS_FILE: params_yaml(config)}
     for out, text in texts.items():
         if not check:

@@ -54,9 +54,9 @@ def summarize(
     from selfreflect.failures import check_failures
     from selfreflect.fileio import check_writable
     from selfreflect.provenance import provenance
-    from selfreflect.strategies import open_models, resolve, strategy_settings
-    from selfreflect.strategies import summarize as run_strategy
-    from selfreflect.strategies.runner import summarizer_name
+    from selfreflect.strategies import resolve, strategy_settings
+    from selfreflect.strategies.runner import open_models, summarizer_name
+    from selfreflect.strategies.runner import summarize as run_strategy
 
     config = load_config(config_path)
     model_spec(config, subject, source=config_path)

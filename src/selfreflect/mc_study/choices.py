@@ -17,15 +17,17 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from enum import Enum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
-from selfreflect.backends import Generator, Sampling
 from selfreflect.chat import question_chat
 from selfreflect.errors import InputError
 from selfreflect.text import LETTERS, normalise
+
+if TYPE_CHECKING:
+    from selfreflect.backends import Generator
 
 
 class Ambiguous(Enum):
@@ -119,6 +121,8 @@ def choice_truth(
     its options, how it was found and its expected sampling error (0 when exact); null for a
     question without choices. ``seeds`` are the questions' answer-sampling seeds (``samples``
     draws from the next seed of each)."""
+    from selfreflect.backends import Sampling  # the subject's engine runs here alone
+
     table = pd.DataFrame({"id": questions["id"].to_numpy()}).assign(
         choice_probs=None, choice_source=None, choice_error=np.nan
     )

@@ -6,36 +6,31 @@ Built-ins: the paper's ``greedy``, ``basic``, ``cot``, ``sample_and_summarize``,
 ``verbalized_confidence`` (module ``related``); ``finetuned_sft`` and ``finetuned_dpo`` (module
 ``finetuned``: a LoRA adapter's one pass). Users add strategies as plug-ins
 (``summaries.plugins`` in the config, see :mod:`selfreflect.strategies.plugins`).
+
+This package's face is the registry (names, prompts and settings, checked without importing a
+strategy or an engine) and a plug-in's :class:`Context`; running strategies on models is
+:mod:`selfreflect.strategies.runner`'s (the ``summarize`` command's).
 """
 
-from selfreflect.strategies import finetuned, paper, related  # noqa: F401 - registers built-ins
-from selfreflect.strategies.context import Batch, Models
+from selfreflect.errors import StrategyError
 from selfreflect.strategies.plugins import Context, QuestionFailed
 from selfreflect.strategies.registry import (
-    StrategyError,
     builtin_names,
     check_strategies,
-    register,
     resolve,
     strategy_prompts,
     strategy_setting_keys,
     strategy_settings,
 )
-from selfreflect.strategies.runner import open_models, summarize
 
 __all__ = [
-    "Batch",
     "Context",
-    "Models",
     "QuestionFailed",
     "StrategyError",
     "builtin_names",
     "check_strategies",
-    "open_models",
-    "register",
     "resolve",
     "strategy_prompts",
     "strategy_setting_keys",
     "strategy_settings",
-    "summarize",
 ]

@@ -14,7 +14,6 @@ from typing import Any
 
 from selfreflect.backends import Generator, Sampling
 from selfreflect.chat import Message, question_chat
-from selfreflect.errors import SelfReflectError
 
 
 @dataclass
@@ -132,7 +131,3 @@ class Batch:
 
 StrategyFn = Callable[[Batch], dict[int, str]]
 """A strategy: summaries by row for the questions of a batch (failed rows via ``batch.fail``)."""
-
-
-class StrategyError(SelfReflectError):
-    """A strategy is unknown or failed as a whole; the message names it."""

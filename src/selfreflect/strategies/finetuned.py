@@ -4,10 +4,13 @@ subject's LoRA adapter (``selfreflect summarize --adapter``; trained by
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from selfreflect.chat import Message
-from selfreflect.strategies.context import Batch
-from selfreflect.strategies.registry import register
 from selfreflect.strategies.text import prompt, user_chat
+
+if TYPE_CHECKING:
+    from selfreflect.strategies.context import Batch
 
 
 def finetuned_chat(question: str) -> list[Message]:
@@ -15,8 +18,6 @@ def finetuned_chat(question: str) -> list[Message]:
     return user_chat(prompt("basic", question=question))
 
 
-@register("finetuned_dpo", prompts=("basic",))
-@register("finetuned_sft", prompts=("basic",))
 def finetuned(batch: Batch) -> dict[int, str]:
     """The adapter's greedy answer to the basic summary request (the prompt it was trained on)."""
     return batch.summarize({r: finetuned_chat(q) for r, q in batch.rows().items()})

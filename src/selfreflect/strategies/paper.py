@@ -3,26 +3,26 @@ prompts.yaml."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from selfreflect.chat import Message, format_answers, question_chat
-from selfreflect.strategies.context import Batch
-from selfreflect.strategies.registry import register
 from selfreflect.strategies.text import cot_summary, prompt, user_chat
 
+if TYPE_CHECKING:
+    from selfreflect.strategies.context import Batch
 
-@register("greedy")
+
 def greedy(batch: Batch) -> dict[int, str]:
     """The greedy answer to the plain question."""
     return batch.summarize({r: question_chat(q) for r, q in batch.rows().items()})
 
 
-@register("basic", prompts=("basic",))
 def basic(batch: Batch) -> dict[int, str]:
     """The model asked to summarise all its possible answers."""
     chats = {r: user_chat(prompt("basic", question=q)) for r, q in batch.rows().items()}
     return batch.summarize(chats)
 
 
-@register("cot", prompts=("cot",))
 def cot(batch: Batch) -> dict[int, str]:
     """Reasoning about plausible answers; the summary is the ``Summary:`` line."""
     chats = {r: user_chat(prompt("cot", question=q)) for r, q in batch.rows().items()}
@@ -36,7 +36,6 @@ def sample_and_summarize_chat(question: str, answers: list[str]) -> list[Message
     return user_chat(text)
 
 
-@register("sample_and_summarize", prompts=("sample_and_summarize", "answer_list_item"))
 def sample_and_summarize(batch: Batch) -> dict[int, str]:
     """Fresh answers, then the model summarises them."""
     questions = batch.questions
@@ -47,7 +46,6 @@ def sample_and_summarize(batch: Batch) -> dict[int, str]:
     return batch.summarize(chats)
 
 
-@register("concatenated_answers", prompts=("answer_list_item",))
 def concatenated_answers(batch: Batch) -> dict[int, str]:
     """No model call: the formatted block of the fresh answers."""
     return {r: format_answers(answers) for r, answers in batch.fresh_answers().items()}
@@ -62,7 +60,6 @@ def twostep_cot_chat(question: str, analysis: str) -> list[Message]:
     ]
 
 
-@register("twostep_cot", prompts=("twostep_cot_brainstorm", "twostep_cot_distill"))
 def twostep_cot(batch: Batch) -> dict[int, str]:
     """A greedy brainstorm of plausible answers, then a summary of it in the same chat."""
     rows = batch.rows()

@@ -10,16 +10,19 @@ any other exception fails the strategy, naming it.
 
 from __future__ import annotations
 
-import importlib
 import os
 import sys
 from collections.abc import Callable
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
-from selfreflect.backends import Generator, Sampling
-from selfreflect.chat import Message
+from selfreflect.errors import StrategyError
 from selfreflect.progress import progress
-from selfreflect.strategies.context import Batch, StrategyError, StrategyFn
+from selfreflect.registry import load
+
+if TYPE_CHECKING:  # a plug-in's context names no engine: the summarize job opens the models
+    from selfreflect.backends import Generator, Sampling
+    from selfreflect.chat import Message
+    from selfreflect.strategies.context import Batch, StrategyFn
 
 T = TypeVar("T")
 
@@ -61,11 +64,10 @@ class Context:
 
 def load_plugin(name: str, target: str) -> Callable[[Context], str]:
     """Import ``module.path:function``; an import failure names the strategy."""
-    module_name, _, function = target.partition(":")
     if os.getcwd() not in sys.path:
         sys.path.insert(0, os.getcwd())
     try:
-        fn = getattr(importlib.import_module(module_name), function)
+        fn = load(target)
     except Exception as err:  # importing runs the module: any error means it cannot be loaded
         reason = " ".join(f"{type(err).__name__}: {err}".split())
         raise StrategyError(f"strategy '{name}': cannot load plug-in {target}: {reason}") from None

@@ -1,51 +1,58 @@
-"""Strategies by name: built-ins register with :func:`register`, plug-ins come from the config."""
+"""Strategies by name, checked without importing one: the built-ins are
+:data:`selfreflect.registry.STRATEGIES` (each a function in ``paper``, ``related`` or
+``finetuned``, imported when it runs) with the prompts each renders (:data:`PROMPTS`); plug-ins
+come from the config (:mod:`selfreflect.strategies.plugins`)."""
 
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from selfreflect.config import registered_strategy
-from selfreflect.errors import ConfigError
-from selfreflect.strategies.context import StrategyError, StrategyFn
+from selfreflect.errors import ConfigError, StrategyError
+from selfreflect.registry import STRATEGIES
 from selfreflect.strategies.plugins import load_plugin, plugin_strategy
 
-_BUILTIN: dict[str, StrategyFn] = {}
-_PROMPTS: dict[str, tuple[str, ...]] = {}
+if TYPE_CHECKING:
+    from selfreflect.strategies.context import StrategyFn
+
+PROMPTS = {  # the prompts.yaml keys a built-in renders besides the system message (its params)
+    "greedy": (),
+    "basic": ("basic",),
+    "cot": ("cot",),
+    "sample_and_summarize": ("sample_and_summarize", "answer_list_item"),
+    "concatenated_answers": ("answer_list_item",),
+    "twostep_cot": ("twostep_cot_brainstorm", "twostep_cot_distill"),
+    "cluster_and_verbalize": (
+        "cluster_verbalize_first",
+        "cluster_verbalize_more",
+        "cluster_verbalize_separator",
+    ),
+    "cluster_and_verbalize_llm": ("cluster_and_verbalize_llm", "cluster_line"),
+    "sayself_rationale": ("sayself_rationale", "cluster_line"),
+    "verbalized_confidence": ("verbalized_confidence",),
+    "finetuned_sft": ("basic",),
+    "finetuned_dpo": ("basic",),
+}
 _NOT_SETTINGS = ("strategies", "datasets", "plugins")  # which jobs exist, not how they run
 
 
-def register(name: str, prompts: tuple[str, ...] = ()) -> Callable[[StrategyFn], StrategyFn]:
-    """Decorator: make ``fn`` the built-in strategy ``name``, rendering the prompts.yaml keys
-    ``prompts`` (besides the system message; its jobs rerun when one of them changes)."""
-
-    def add(fn: StrategyFn) -> StrategyFn:
-        if name in _BUILTIN:
-            raise ValueError(f"strategy '{name}' is registered twice")
-        _BUILTIN[name] = fn
-        _PROMPTS[name] = prompts
-        return fn
-
-    return add
-
-
 def builtin_names() -> list[str]:
-    return list(_BUILTIN)
+    return STRATEGIES.names()
 
 
 def resolve(name: str, plugins: dict[str, str]) -> StrategyFn:
     """The built-in strategy ``name`` (a seeded finetuned one: its method's) or the plug-in
     the config names ``name``."""
-    if (builtin := _BUILTIN.get(registered_strategy(name))) is not None:
-        return builtin
+    if registered_strategy(name) in STRATEGIES:
+        return STRATEGIES.load(registered_strategy(name))
     if name in plugins:
         return plugin_strategy(name, plugins[name])
     raise StrategyError(unknown_message(name, plugins))
 
 
 def unknown_message(name: str, plugins: dict[str, str]) -> str:
-    known = ", ".join([*_BUILTIN, *plugins])
+    known = ", ".join([*STRATEGIES.names(), *plugins])
     return f"unknown strategy '{name}' (known: {known})"
 
 
@@ -55,7 +62,7 @@ def check_strategies(config: dict[str, Any], source: str = "config") -> None:
     plug-in that cannot be imported."""
     summaries = config["summaries"]
     for name, target in summaries["plugins"].items():
-        if registered_strategy(name) in _BUILTIN:
+        if registered_strategy(name) in STRATEGIES:
             raise ConfigError(f"{source}: summaries.plugins: '{name}' is a built-in strategy")
         try:
             load_plugin(name, target)
@@ -66,13 +73,13 @@ def check_strategies(config: dict[str, Any], source: str = "config") -> None:
     named.append(("finetune.teacher", config["finetune"]["teacher"]))  # checked, though unused
     named += [("finetune.candidates", name) for name in config["finetune"]["candidates"]]
     for key, name in named:
-        if registered_strategy(name) not in _BUILTIN and name not in summaries["plugins"]:
+        if registered_strategy(name) not in STRATEGIES and name not in summaries["plugins"]:
             raise ConfigError(f"{source}: {key}: {unknown_message(name, summaries['plugins'])}")
 
 
 def strategy_prompts(name: str) -> list[str]:
     """The prompts.yaml keys strategy ``name`` renders (a plug-in's own texts are its code)."""
-    return ["system", *_PROMPTS.get(registered_strategy(name), ())]
+    return ["system", *PROMPTS.get(registered_strategy(name), ())]
 
 
 def strategy_setting_keys(summaries: dict[str, Any], name: str) -> list[tuple[str, ...]]:

@@ -11,11 +11,13 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from selfreflect.strategies.clustering import Cluster, cluster_answers, resolve_embedder
-from selfreflect.strategies.context import Batch
-from selfreflect.strategies.registry import register
 from selfreflect.strategies.text import prompt, user_chat
+
+if TYPE_CHECKING:
+    from selfreflect.strategies.context import Batch
 
 
 def stated(clusters: Sequence[Cluster], min_share: float) -> list[tuple[str, int]]:
@@ -26,9 +28,6 @@ def stated(clusters: Sequence[Cluster], min_share: float) -> list[tuple[str, int
         for i, c in enumerate(clusters)
         if i == 0 or c.size / total >= min_share
     ]
-
-
-VERBALIZE = ("cluster_verbalize_first", "cluster_verbalize_more", "cluster_verbalize_separator")
 
 
 def verbalize(options: Sequence[tuple[str, int]]) -> str:
@@ -62,7 +61,6 @@ def fresh_clusters(batch: Batch) -> dict[int, tuple[int, list[Cluster]]]:
     return out
 
 
-@register("cluster_and_verbalize", prompts=VERBALIZE)
 def cluster_and_verbalize(batch: Batch) -> dict[int, str]:
     min_share = batch.settings["cluster"]["min_share"]
     return {r: verbalize(stated(c, min_share)) for r, (_, c) in fresh_clusters(batch).items()}
@@ -76,19 +74,16 @@ def _cluster_prompts(batch: Batch, key: str) -> dict[int, str]:
     }
 
 
-@register("cluster_and_verbalize_llm", prompts=("cluster_and_verbalize_llm", "cluster_line"))
 def cluster_and_verbalize_llm(batch: Batch) -> dict[int, str]:
     chats = _cluster_prompts(batch, "cluster_and_verbalize_llm")
     return batch.summarize({r: user_chat(text) for r, text in chats.items()})
 
 
-@register("sayself_rationale", prompts=("sayself_rationale", "cluster_line"))
 def sayself_rationale(batch: Batch) -> dict[int, str]:
     chats = _cluster_prompts(batch, "sayself_rationale")
     return batch.summarize({r: user_chat(text) for r, text in chats.items()})
 
 
-@register("verbalized_confidence", prompts=("verbalized_confidence",))
 def verbalized_confidence(batch: Batch) -> dict[int, str]:
     rows = batch.rows()
     chats = {r: user_chat(prompt("verbalized_confidence", question=q)) for r, q in rows.items()}

@@ -14,9 +14,9 @@ import pandas as pd
 
 from selfreflect.backends import Generator, open_generator
 from selfreflect.config import model_spec
-from selfreflect.errors import SelfReflectError
+from selfreflect.errors import SelfReflectError, StrategyError
 from selfreflect.seeds import question_seed
-from selfreflect.strategies.context import Batch, Cost, Models, StrategyError
+from selfreflect.strategies.context import Batch, Cost, Models
 from selfreflect.strategies.registry import resolve
 
 
