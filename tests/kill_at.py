@@ -3,11 +3,13 @@
     python tests/kill_at.py POINT N -- ARGS...
 
 POINT is ``after-checkpoint`` (the N-th checkpoint chunk is on disk), ``before-rename`` (the
-N-th atomic write has its temporary file complete but not yet renamed into place) or
+N-th atomic write has its temporary file or folder complete but not yet renamed into place) or
 ``after-training-checkpoint`` (a finetuning run's N-th checkpoint is saved). The real
 code runs unchanged up to that point; the job then dies as ``kill -9`` would kill it: with
-its process group, as a scheduler kills a job. (Killing only the main process would leave
-vLLM's engine process running, holding the caller's output pipes open.)
+its process group, as a scheduler kills a job. ``term-before-rename`` sends SIGTERM there
+instead (as a scheduler first asks a job to stop; the job may clean up). (Killing only the
+main process would leave vLLM's engine process running, holding the caller's output pipes
+open.)
 """
 
 from __future__ import annotations
@@ -22,23 +24,24 @@ from selfreflect import checkpoints, fileio
 from selfreflect.cli import main
 
 
-def die() -> None:
-    """SIGKILL this job: its own process group (see ``__main__``), engine processes included."""
-    os.killpg(os.getpgrp(), signal.SIGKILL)
+def die(signum: int = signal.SIGKILL) -> None:
+    """Signal this job: its own process group (see ``__main__``), engine processes included."""
+    os.killpg(os.getpgrp(), signum)
 
 
-def dying_on_call(fn: Callable, n: int, after: bool) -> Callable:
-    """``fn`` that kills the process at its ``n``-th call, before or after doing its work."""
+def dying_on_call(fn: Callable, n: int, after: bool, signum: int = signal.SIGKILL) -> Callable:
+    """``fn`` that signals the process (kills it) at its ``n``-th call, before or after doing
+    its work."""
     calls = 0
 
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         nonlocal calls
         calls += 1
         if calls == n and not after:
-            die()
+            die(signum)
         result = fn(*args, **kwargs)
         if calls == n and after:
-            die()
+            die(signum)
         return result
 
     return wrapper
@@ -63,6 +66,8 @@ def arm(point: str, n: int) -> None:
         Trainer._save_checkpoint = dying_on_call(Trainer._save_checkpoint, n, after=True)
     elif point == "before-rename":
         fileio.os = _Os(replace=dying_on_call(os.replace, n, after=False))
+    elif point == "term-before-rename":
+        fileio.os = _Os(replace=dying_on_call(os.replace, n, False, signal.SIGTERM))
     else:
         raise SystemExit(f"unknown kill point {point}")
 

@@ -19,6 +19,7 @@ from selfreflect.seeds import question_seed
 from selfreflect.snakemake_jobs import job_stats
 from tests import workflow_utils as workflow
 from tests.assertions import one_line_error, snapshot
+from tests.test_fileio import before_rename
 from tests.workflow_utils import clone_completed, copy_project, snakemake
 
 pytestmark = pytest.mark.workflow
@@ -410,6 +411,20 @@ def test_export_writes_an_empty_folder_or_replaces_its_own(fitting_run, start):
         assert export(fitting_run, out).returncode == 0
         (out / "data" / "train-00000-of-00001.parquet").write_bytes(b"stale")
     assert export(fitting_run, out).returncode == 0
+    answers, _ = answer_sets.read_answer_set(out)
+    pd.testing.assert_frame_equal(answers, read_table("answers", fitting_run / "answers.parquet"))
+
+
+def test_of_two_exports_into_one_folder_one_writes_and_the_other_says_it_is_taken(
+    fitting_run, monkeypatch
+):
+    """Another export into the folder runs while this one is about to move its folder into
+    place: it is refused with one line naming the folder, and this one writes the set."""
+    out = fitting_run / "set"
+    others = before_rename(monkeypatch, lambda: export(fitting_run, out), folder=True)
+    answer_sets.write_answer_set(fitting_run / "answers.parquet", out, None)
+    [other] = others
+    one_line_error(other, f"{out}: another writer is writing it now")
     answers, _ = answer_sets.read_answer_set(out)
     pd.testing.assert_frame_equal(answers, read_table("answers", fitting_run / "answers.parquet"))
 

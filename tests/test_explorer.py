@@ -8,6 +8,8 @@ from __future__ import annotations
 import json
 import math
 import shutil
+import signal
+import sys
 from pathlib import Path
 
 import pandas as pd
@@ -391,6 +393,22 @@ def test_files_that_do_not_fit_together_are_refused_with_one_line(hostile, files
     result = explorer_cli(hostile, "refused", *files, check=False)
     assert result.returncode == 1 and not (hostile / "refused").exists()
     assert result.stderr.strip() == f"error: {message}", result.stderr
+
+
+@pytest.mark.parametrize("point", ["before-rename", "term-before-rename"])
+def test_an_interrupted_build_leaves_nothing_after_the_next(hostile, tmp_path, point):
+    """Killed (SIGKILL) or stopped (SIGTERM) as the explorer is about to move its folder into
+    place: no explorer folder; SIGTERM leaves nothing at all, SIGKILL nothing that outlives
+    the next build."""
+    out, files = tmp_path / "explorer", ["a.parquet", "summaries.parquet", "scores.parquet"]
+    kill_at = [sys.executable, str(REPO / "tests" / "kill_at.py"), point, "1", "--"]
+    args = ["explorer", "--config", "config.yaml", "--out", str(out), *files]
+    killed = run([*kill_at, *args], hostile, check=False)
+    signum = signal.SIGTERM if point.startswith("term") else signal.SIGKILL
+    assert killed.returncode == -signum, killed.stderr
+    assert not out.exists() and (signum == signal.SIGKILL or list(tmp_path.iterdir()) == [])
+    explorer_cli(hostile, str(out), *files)
+    assert list(tmp_path.iterdir()) == [out]
 
 
 def test_the_page_shows_hostile_texts_literally(browser, hostile):

@@ -24,6 +24,7 @@ from selfreflect.scoring.judgements import QuestionAnswers, judge_question
 from selfreflect.scoring.result_cache import ResultCache, checksum
 from selfreflect.scoring.stopwords import stopword_policy
 from tests.conftest import REPO
+from tests.test_fileio import before_rename, python
 
 ANSWERS = QuestionAnswers(
     "Question: What is the capital of France?",
@@ -205,6 +206,29 @@ def test_a_failed_judgement_is_read_back(judge, tmp_path, caplog):
     with caplog.at_level(logging.WARNING, logger="selfreflect.scoring.result_cache"):
         assert judged(judge, cache, FAILED) == first
     assert judge.forward_tokens == before and caplog.messages == []
+
+
+STORE = """import sys
+from selfreflect.scoring.result_cache import ResultCache
+ResultCache(sys.argv[1], {"judge": "tiny"}).put("q", "Paris", {"distances": []})
+"""
+
+
+def test_two_judges_storing_one_entry_both_store_it_without_a_warning(
+    tmp_path, monkeypatch, caplog
+):
+    """Another judge (process) stores the same entry while this one is about to move its own
+    into place: neither warns that it was not stored, and the entry reads back."""
+    cache = ResultCache(tmp_path, {"judge": "tiny"})
+    others = before_rename(monkeypatch, lambda: python(STORE, tmp_path))
+    with caplog.at_level(logging.WARNING, logger="selfreflect.scoring.result_cache"):
+        cache.put("q", "Paris", {"distances": []})
+    [other] = others
+    assert caplog.messages == []
+    assert (other.returncode, other.stderr) == (0, "")
+    entry = cache.path(cache.key("q", "Paris"))
+    assert cache.get("q", "Paris", lambda payload: payload) == {"distances": []}
+    assert list(entry.parent.iterdir()) == [entry]
 
 
 QUESTIONS = [normalize_question(q) for q in ["Who wrote Hamlet", "Where is Paris"]]

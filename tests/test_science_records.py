@@ -29,6 +29,7 @@ from selfreflect.cli import main
 from selfreflect.config import load_config
 from selfreflect.errors import InputError
 from tests.conftest import REPO
+from tests.test_fileio import before_rename
 
 CONFIG = REPO / "config" / "smoke.yaml"
 JUDGE = "tiny"
@@ -365,3 +366,22 @@ def test_a_record_without_the_optional_mc_study_renders(recorded):
     (records / JUDGE / "mc_study.csv").unlink()
     text = render(config_path, records)
     assert "## 2. Multiple-choice study" not in text and "| tiny | basic | strategies |" in text
+
+
+def test_of_two_records_at_once_one_writes_and_the_other_is_refused(tmp_path, monkeypatch):
+    """Another science-record of the run runs while this one is about to move a judge's folder
+    into place: it is refused with one line naming the folder; this one records the judge."""
+    config_path = make_run(tmp_path / "project")
+    records = tmp_path / "records"
+
+    def other() -> str:
+        with pytest.raises(InputError) as refused:
+            record(config_path, records)
+        return str(refused.value)
+
+    messages = before_rename(monkeypatch, other, folder=True)
+    assert record(config_path, records) == [records / JUDGE]
+    [message] = messages
+    assert message.startswith(f"{records / JUDGE}: another writer is writing it now")
+    assert list(records.iterdir()) == [records / JUDGE]
+    assert (records / JUDGE / RECORD).is_file()

@@ -3,12 +3,19 @@ reading (a repeated key is an error, not a silent overwrite)."""
 
 from __future__ import annotations
 
+import fcntl
 import glob
 import hashlib
 import json
 import os
+import re
 import shutil
+import signal
+import socket
+import stat
 import tempfile
+import threading
+import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -38,18 +45,29 @@ def check_writable(path: str | os.PathLike) -> None:
         raise InputError(f"{path}: cannot write here ({folder} is not writable)")
 
 
+# a temporary file untouched this long is a dead writer's, whichever machine wrote it
+STALE_AFTER = 24 * 3600
+# this machine, as temporary files name their writer (a writer elsewhere cannot be asked if
+# it is alive)
+_HOST = hashlib.sha256(socket.gethostname().encode()).hexdigest()[:8]
+
+
 @contextmanager
 def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
     """Yield a temporary path beside ``path``; move it into place only if the block succeeds.
 
     The file gets the mode a plain ``open`` would give it (0666 less the umask). A write that
     fails (full disk, read-only folder) raises one ``InputError`` naming ``path`` and leaves
-    any earlier ``path`` as it was; temporary files of killed writers are removed on success.
+    any earlier ``path`` as it was. The temporary file is this writer's own (its name holds
+    the machine and process), so writers of one path at once never disturb each other: the
+    last complete write wins. On success, temporary files of dead writers are removed
+    (:func:`_sweep_temp_files`).
     """
     path = Path(path)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        prefix = f".{path.name}.{_HOST}.{os.getpid()}."
+        fd, tmp = tempfile.mkstemp(prefix=prefix, suffix=".tmp", dir=path.parent)
     except OSError as err:
         raise InputError(f"{path}: cannot write ({_reason(err)})") from None
     os.fchmod(fd, 0o666 & ~_umask())
@@ -62,8 +80,43 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)
-    for stale in path.parent.glob(f".{glob.escape(path.name)}.*.tmp"):
-        stale.unlink(missing_ok=True)
+    _sweep_temp_files(path)
+
+
+def _sweep_temp_files(path: Path) -> None:
+    """Remove the temporary files of ``path`` that dead writers left: those untouched for
+    :data:`STALE_AFTER`, and those of a process of this machine that has ended (a name
+    without a writer, as older versions wrote them, is judged by age alone)."""
+    writer = r"(?:(?P<host>[0-9a-f]{8})\.(?P<pid>\d+)\.)?"  # absent in older versions' names
+    own = re.compile(rf"\.{re.escape(path.name)}\.{writer}[a-z0-9_]{{8}}\.tmp")
+    for temp in path.parent.glob(f".{glob.escape(path.name)}.*.tmp"):
+        if (found := own.fullmatch(temp.name)) and _stale(temp, found["host"], found["pid"]):
+            temp.unlink(missing_ok=True)
+
+
+def _stale(temp: Path, host: str | None, pid: str | None) -> bool:
+    """Whether the file ``temp``, written by process ``pid`` on ``host`` (None: unknown), was
+    left by a dead writer."""
+    try:
+        info = temp.lstat()
+    except FileNotFoundError:
+        return False
+    if not stat.S_ISREG(info.st_mode):
+        return False
+    if time.time() - info.st_mtime > STALE_AFTER:
+        return True
+    return host == _HOST and pid is not None and not _alive(int(pid))
+
+
+def _alive(pid: int) -> bool:
+    """Whether process ``pid`` of this machine is running."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's
+        pass
+    return True
 
 
 def _apply_umask(folder: Path) -> None:
@@ -331,30 +384,123 @@ def atomic_dir(path: str | os.PathLike, owner: str) -> Iterator[Path]:
 
     ``path`` may be missing, an empty folder or an earlier output of the command ``owner``
     (its marker, :data:`OWNER_MARKER`, is written into the new folder); anything else is
-    refused before the block runs (:func:`check_replaceable`). Everything in it gets the mode
-    the umask gives (libraries such as safetensors write 0600). A write that fails (full disk)
-    raises one ``InputError`` naming ``path``.
+    refused before the block runs (:func:`check_replaceable`). One writer at a time: while
+    the block runs, the writer holds ``path``'s lock (:func:`_folder_lock`), and another is
+    refused with one line. Temporary folders of killed writers are removed first, and
+    SIGTERM removes this one (:func:`_cleaned_up_on_sigterm`). Everything in it gets the mode
+    the umask gives (libraries such as safetensors write 0600). A write that fails (full
+    disk) raises one ``InputError`` naming ``path``.
     """
     path = Path(path)
     check_replaceable(path, owner)
     parent = Path(os.path.abspath(path)).parent
+    with _cleaned_up_on_sigterm(), _folder_lock(path, parent):
+        _sweep_temp_dirs(path.name, parent)
+        try:
+            tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", dir=parent))
+        except OSError as err:
+            raise InputError(f"{path}: cannot write ({_reason(err)})") from None
+        try:
+            yield tmp
+            written = sorted(entry.relative_to(tmp).as_posix() for entry in tmp.rglob("*"))
+            marker = "".join(f"{line}\n" for line in [owner, *written])
+            (tmp / OWNER_MARKER).write_text(marker, "utf-8")
+            _apply_umask(tmp)
+            check_replaceable(path, owner)  # nothing else moved in while the block ran
+            if path.exists():
+                shutil.rmtree(path)
+            os.replace(tmp, path)
+        except _write_errors() as err:
+            reason = _reason(err) if isinstance(err, OSError) else " ".join(str(err).split())
+            raise InputError(f"{path}: cannot write ({reason})") from None
+        finally:
+            if tmp.exists():
+                shutil.rmtree(tmp)
+
+
+@contextmanager
+def _folder_lock(path: Path, parent: Path) -> Iterator[None]:
+    """Hold the lock of the folder output ``path``: an exclusive ``flock`` of the file
+    ``.<name>.lock`` beside it (in ``parent``), removed when done; the system releases it if
+    the writer is killed. A lock another writer holds is refused with one ``InputError``."""
+    lock = parent / f".{path.name}.lock"
+    while True:
+        try:
+            parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(lock, os.O_RDONLY | os.O_CREAT, 0o666)
+        except OSError as err:
+            raise InputError(f"{path}: cannot write ({_reason(err)})") from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            raise InputError(
+                f"{path}: another writer is writing it now (it holds {lock}); not replaced "
+                "(try again once it is done)"
+            ) from None
+        if _is_open_as(lock, fd):
+            break
+        os.close(fd)  # its holder removed it after we opened it: lock the file there now
     try:
-        parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", dir=parent))
-    except OSError as err:
-        raise InputError(f"{path}: cannot write ({_reason(err)})") from None
-    try:
-        yield tmp
-        written = sorted(entry.relative_to(tmp).as_posix() for entry in tmp.rglob("*"))
-        (tmp / OWNER_MARKER).write_text("".join(f"{line}\n" for line in [owner, *written]), "utf-8")
-        _apply_umask(tmp)
-        check_replaceable(path, owner)  # nothing else moved in while the block ran
-        if path.exists():
-            shutil.rmtree(path)
-        os.replace(tmp, path)
-    except _write_errors() as err:
-        reason = _reason(err) if isinstance(err, OSError) else " ".join(str(err).split())
-        raise InputError(f"{path}: cannot write ({reason})") from None
+        yield
     finally:
-        if tmp.exists():
-            shutil.rmtree(tmp)
+        if _is_open_as(lock, fd):  # removed while held: a writer that opened it finds it gone
+            lock.unlink()
+        os.close(fd)
+
+
+def _is_open_as(path: Path, fd: int) -> bool:
+    """Whether ``path`` is the file open as ``fd``."""
+    try:
+        return os.stat(path).st_ino == os.fstat(fd).st_ino
+    except FileNotFoundError:
+        return False
+
+
+def _sweep_temp_dirs(name: str, parent: Path) -> None:
+    """Remove the temporary folders that killed writers of the folder ``name`` left in
+    ``parent`` (called holding its lock: no live writer has one)."""
+    own = re.compile(rf"\.{re.escape(name)}\.[a-z0-9_]{{8}}")  # as tempfile.mkdtemp names them
+    for temp in parent.glob(f".{glob.escape(name)}.*"):
+        if own.fullmatch(temp.name) and temp.is_dir() and not temp.is_symlink():
+            shutil.rmtree(temp, ignore_errors=True)
+
+
+class _Terminated(BaseException):
+    """SIGTERM, raised where the program is so that the ``finally`` blocks run."""
+
+
+@contextmanager
+def _cleaned_up_on_sigterm() -> Iterator[None]:
+    """Within the block, SIGTERM unwinds it (its ``finally`` blocks remove what they made)
+    and then ends the process as SIGTERM does. Left as it is where the program handles
+    SIGTERM itself, or outside the main thread (where no handler can be set)."""
+    if (
+        threading.current_thread() is not threading.main_thread()
+        or signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL
+    ):
+        yield
+        return
+
+    pid = os.getpid()
+
+    def terminate(signum: int, frame: Any) -> None:
+        if os.getpid() != pid:  # a forked child: it dies, leaving its parent's folder be
+            _die_of_sigterm()
+        raise _Terminated
+
+    signal.signal(signal.SIGTERM, terminate)
+    try:
+        yield
+    except _Terminated:
+        _die_of_sigterm()
+        raise  # only if SIGTERM is blocked in this thread
+    finally:
+        if signal.getsignal(signal.SIGTERM) is terminate:
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
+def _die_of_sigterm() -> None:
+    """End this process as SIGTERM ends it when nothing handles it."""
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    os.kill(os.getpid(), signal.SIGTERM)
