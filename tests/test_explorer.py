@@ -275,15 +275,16 @@ def hostile_tables() -> dict[str, pd.DataFrame]:
          "summarizer": "m", "prompt_tokens": 1, "completion_tokens": 1, "seconds": 0.0,
          "error": None}
     )  # fmt: skip
-    task = {"answer": 0, "position": 1, "word": "word", "token": " word", "distance": 0.5,
+    task = {"answer": 0, "word": "word", "token": " word", "distance": 0.5,
             "summary_top": ["<!--"], "summary_p": [0.5], "reference_top": ["</"],
             "reference_p": [0.5]}  # fmt: skip
+    changes = [{}, {"distance": math.nan}, {"summary_p": [math.nan]},
+               {"reference_p": [math.inf]}, {"summary_p": [1e30]}]  # fmt: skip
     scores = pd.DataFrame(
         {"id": ids, **experiment, "strategy": "greedy", "score": [math.inf, *[0.5] * 4],
          "num_tasks": 1, "error": None,
-         "tasks": [[task], [{**task, "distance": math.nan}],
-                   [{**task, "summary_p": [math.nan]}], [{**task, "reference_p": [math.inf]}],
-                   [{**task, "summary_p": [1e30]}]]}
+         "tasks": [[{**task, "position": len(text.split()), **change}]  # the word "word"
+                   for text, change in zip(HOSTILE, changes, strict=True)]}
     )  # fmt: skip
     return {"answers": answers, "summaries": summaries, "scores": scores}
 
@@ -388,6 +389,37 @@ def test_files_that_do_not_fit_together_are_refused_with_one_line(hostile, files
     result = explorer_cli(hostile, "refused", *files, check=False)
     assert result.returncode == 1 and not (hostile / "refused").exists()
     assert result.stderr.strip() == f"error: {message}", result.stderr
+
+
+def test_scores_of_other_answers_are_refused_with_one_line(hostile):
+    """The probe: answers sampled again after scoring, shown with the old scores, coloured
+    words that are not there (rc 0). The masked words the scores record must be the answers'
+    words at their positions."""
+    answers = read_table("answers", hostile / "a.parquet")
+    resampled = answers.assign(test_answers=[["a fresh answer"]] * len(answers))
+    labels = {"dataset": "d", "subject": "s"}
+    write_table("answers", resampled, hostile / "resampled.parquet", labels)
+    result = explorer_cli(hostile, "refused", "resampled.parquet", "scores.parquet", check=False)
+    assert result.returncode == 1 and not (hostile / "refused").exists()
+    assert result.stderr.strip() == (
+        "error: scores.parquet: id q0 (d, s): masked word 'word' (test answer 0, word 1) is not"
+        " in the answers of resampled.parquet: scores of other answers (sampled again?)"
+    )
+
+
+def test_a_controlled_pair_with_one_side_is_refused_with_one_line(hostile):
+    """It used to end in a traceback (KeyError 'bad')."""
+    pair = {"id": "q0", "dataset": "d", "subject": "s", "judge": "j", "pair_type": "length",
+            "side": "good", "summary": "s", "selfreflect": 0.1, "llm_rating": 5.0,
+            "embedding": 0.5, "p_true": 0.5, "error": None}  # fmt: skip
+    write_table("controlled_scores", pd.DataFrame([pair]), hostile / "half.parquet")
+    files = ["a.parquet", "scores.parquet", "half.parquet"]
+    result = explorer_cli(hostile, "refused", *files, check=False)
+    assert result.returncode == 1 and not (hostile / "refused").exists()
+    assert result.stderr.strip() == (
+        "error: half.parquet: controlled pair 'length' of id q0 (d, s, j) has no bad side in the"
+        " files given"
+    )
 
 
 def test_the_page_shows_hostile_texts_literally(browser, hostile):
