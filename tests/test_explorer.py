@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import shutil
 from pathlib import Path
 
@@ -491,3 +492,23 @@ def test_a_strategy_named_like_an_objects_property_shows_every_row(browser, tmp_
     page.wait_for_selector("#detail .question")
     assert_quiet_and_offline(page)
     page.close()
+
+
+def test_the_readme_says_the_workflow_deletes_its_folder_outputs_before_a_rerun():
+    """Notes kept in results/<run>/explorer/ vanished on `snakemake --forcerun explorer`
+    (Snakemake deletes a directory output before its job; so does `dvc repro`) while the README
+    said the explorer refuses its own folder "with your notes in it". The README's paragraph on
+    output folders names every folder a rule outputs as holding only what its command writes."""
+    rules = "".join(path.read_text() for path in (REPO / "workflow/rules").glob("*.smk"))
+    folders = re.findall(r"directory\((?:run_path\()?paths\.(\w+)", rules)
+    assert "EXPLORER" in folders
+    [paragraph] = [
+        " ".join(text.split())
+        for text in (REPO / "README.md").read_text().split("\n\n")
+        if "with your notes in it" in text
+    ]
+    assert "delete it before they rerun its job" in paragraph
+    assert "keep your notes elsewhere" in paragraph
+    for name in folders:
+        named = getattr(paths, name).replace("{run}", "<run>").split("{")[0]
+        assert f"`{named}" in paragraph, name
