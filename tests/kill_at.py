@@ -4,7 +4,8 @@
 
 POINT is ``after-checkpoint`` (the N-th checkpoint chunk is on disk), ``before-rename`` (the
 N-th atomic write has its temporary file or folder complete but not yet renamed into place) or
-``after-training-checkpoint`` (a finetuning run's N-th checkpoint is saved). The real
+``before-training-state`` (a finetuning run's N-th checkpoint is written but for its trainer
+state, the file the Trainer writes last: a checkpoint killed half-written). The real
 code runs unchanged up to that point; the job then dies as ``kill -9`` would kill it: with
 its process group, as a scheduler kills a job. ``term-before-rename`` sends SIGTERM there
 instead (as a scheduler first asks a job to stop; the job may clean up). (Killing only the
@@ -60,10 +61,10 @@ class _Os:
 def arm(point: str, n: int) -> None:
     if point == "after-checkpoint":
         checkpoints.write_table = dying_on_call(checkpoints.write_table, n, after=True)
-    elif point == "after-training-checkpoint":
-        from transformers import Trainer
+    elif point == "before-training-state":
+        from transformers import TrainerState
 
-        Trainer._save_checkpoint = dying_on_call(Trainer._save_checkpoint, n, after=True)
+        TrainerState.save_to_json = dying_on_call(TrainerState.save_to_json, n, after=False)
     elif point == "before-rename":
         fileio.os = _Os(replace=dying_on_call(os.replace, n, after=False))
     elif point == "term-before-rename":

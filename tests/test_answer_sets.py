@@ -325,10 +325,11 @@ def test_a_set_of_a_subject_or_dataset_the_run_lacks_is_refused(fitting_run, fie
 
 
 def set_of(project: Path, answers: pd.DataFrame) -> Path:
-    """An answer-set folder holding ``answers`` with the run's metadata, as a hand-made or
-    older export might be (export itself refuses what these tests import)."""
+    """An answer-set folder holding ``answers`` with the run's metadata and their digest, as a
+    hand-made set might be (export itself refuses what these tests import)."""
     folder = project / "set"
     meta = read_metadata(project / "answers.parquet")
+    meta[answer_sets.DIGEST] = answer_sets.rows_digest(answers)
     write_table("answers", answers, folder / "data" / "train-00000-of-00001.parquet", meta)
     return folder
 
@@ -351,6 +352,46 @@ def test_a_set_must_answer_the_runs_questions_once(fitting_run, defect):
     change, message = QUESTION_DEFECTS[defect]
     folder = set_of(fitting_run, change(read_table("answers", fitting_run / "answers.parquet")))
     one_line_error(import_set(fitting_run, folder, "--accept", "subject"), str(folder), message)
+    assert not (fitting_run / "back.parquet").exists()
+
+
+def rewritten_shard(project: Path, edit) -> Path:
+    """An exported set of the run whose one shard was rewritten by ``edit`` (answers, metadata)
+    -> (answers, metadata), as a user editing its Parquet file with pandas would."""
+    assert export(project, project / "set").returncode == 0
+    [shard] = (project / "set" / "data").glob("*.parquet")
+    meta = {key: value for key, value in read_metadata(shard).items() if key != "kind"}
+    answers, meta = edit(read_table("answers", shard), meta)
+    write_table("answers", answers, shard, meta)
+    return shard
+
+
+def test_an_answer_set_whose_answer_text_was_edited_is_refused(fitting_run):
+    """The probe's edit: one test answer's text changed, metadata kept. It used to import as
+    the subject's answers with the original provenance."""
+
+    def edit(answers, meta):
+        answers.at[1, "test_answers"] = ["an answer the subject never gave", "b"]
+        return answers, meta
+
+    shard = rewritten_shard(fitting_run, edit)
+    one_line_error(import_set(fitting_run, fitting_run / "set"), str(shard), "rows_sha256 differs")
+    assert not (fitting_run / "back.parquet").exists()
+
+
+def test_an_answer_set_exported_without_a_digest_is_refused(fitting_run):
+    """A set exported before shards recorded their rows' digest: one line saying to export it
+    again (an unverified set could be an edited one whose digest was removed)."""
+
+    def older(answers, meta):
+        return answers, {key: value for key, value in meta.items() if key != "rows_sha256"}
+
+    shard = rewritten_shard(fitting_run, older)
+    one_line_error(
+        import_set(fitting_run, fitting_run / "set"),
+        f"{shard}: metadata: no rows_sha256",
+        "export it again",
+    )
     assert not (fitting_run / "back.parquet").exists()
 
 

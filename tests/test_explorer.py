@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import shutil
 import signal
 import sys
@@ -280,15 +281,16 @@ def hostile_tables() -> dict[str, pd.DataFrame]:
          "summarizer": "m", "prompt_tokens": 1, "completion_tokens": 1, "seconds": 0.0,
          "error": None}
     )  # fmt: skip
-    task = {"answer": 0, "position": 1, "word": "word", "token": " word", "distance": 0.5,
+    task = {"answer": 0, "word": "word", "token": " word", "distance": 0.5,
             "summary_top": ["<!--"], "summary_p": [0.5], "reference_top": ["</"],
             "reference_p": [0.5]}  # fmt: skip
+    changes = [{}, {"distance": math.nan}, {"summary_p": [math.nan]},
+               {"reference_p": [math.inf]}, {"summary_p": [1e30]}]  # fmt: skip
     scores = pd.DataFrame(
         {"id": ids, **experiment, "strategy": "greedy", "score": [math.inf, *[0.5] * 4],
          "num_tasks": 1, "error": None,
-         "tasks": [[task], [{**task, "distance": math.nan}],
-                   [{**task, "summary_p": [math.nan]}], [{**task, "reference_p": [math.inf]}],
-                   [{**task, "summary_p": [1e30]}]]}
+         "tasks": [[{**task, "position": len(text.split()), **change}]  # the word "word"
+                   for text, change in zip(HOSTILE, changes, strict=True)]}
     )  # fmt: skip
     return {"answers": answers, "summaries": summaries, "scores": scores}
 
@@ -411,6 +413,37 @@ def test_an_interrupted_build_leaves_nothing_after_the_next(hostile, tmp_path, p
     assert list(tmp_path.iterdir()) == [out]
 
 
+def test_scores_of_other_answers_are_refused_with_one_line(hostile):
+    """The probe: answers sampled again after scoring, shown with the old scores, coloured
+    words that are not there (rc 0). The masked words the scores record must be the answers'
+    words at their positions."""
+    answers = read_table("answers", hostile / "a.parquet")
+    resampled = answers.assign(test_answers=[["a fresh answer"]] * len(answers))
+    labels = {"dataset": "d", "subject": "s"}
+    write_table("answers", resampled, hostile / "resampled.parquet", labels)
+    result = explorer_cli(hostile, "refused", "resampled.parquet", "scores.parquet", check=False)
+    assert result.returncode == 1 and not (hostile / "refused").exists()
+    assert result.stderr.strip() == (
+        "error: scores.parquet: id q0 (d, s): masked word 'word' (test answer 0, word 1) is not"
+        " in the answers of resampled.parquet: scores of other answers (sampled again?)"
+    )
+
+
+def test_a_controlled_pair_with_one_side_is_refused_with_one_line(hostile):
+    """It used to end in a traceback (KeyError 'bad')."""
+    pair = {"id": "q0", "dataset": "d", "subject": "s", "judge": "j", "pair_type": "length",
+            "side": "good", "summary": "s", "selfreflect": 0.1, "llm_rating": 5.0,
+            "embedding": 0.5, "p_true": 0.5, "error": None}  # fmt: skip
+    write_table("controlled_scores", pd.DataFrame([pair]), hostile / "half.parquet")
+    files = ["a.parquet", "scores.parquet", "half.parquet"]
+    result = explorer_cli(hostile, "refused", *files, check=False)
+    assert result.returncode == 1 and not (hostile / "refused").exists()
+    assert result.stderr.strip() == (
+        "error: half.parquet: controlled pair 'length' of id q0 (d, s, j) has no bad side in the"
+        " files given"
+    )
+
+
 def test_the_page_shows_hostile_texts_literally(browser, hostile):
     """Every row shows, its texts as written; a question's page too, with missing numbers as
     missing and nothing run from the texts."""
@@ -480,3 +513,23 @@ def test_a_strategy_named_like_an_objects_property_shows_every_row(browser, tmp_
     page.wait_for_selector("#detail .question")
     assert_quiet_and_offline(page)
     page.close()
+
+
+def test_the_readme_says_the_workflow_deletes_its_folder_outputs_before_a_rerun():
+    """Notes kept in results/<run>/explorer/ vanished on `snakemake --forcerun explorer`
+    (Snakemake deletes a directory output before its job; so does `dvc repro`) while the README
+    said the explorer refuses its own folder "with your notes in it". The README's paragraph on
+    output folders names every folder a rule outputs as holding only what its command writes."""
+    rules = "".join(path.read_text() for path in (REPO / "workflow/rules").glob("*.smk"))
+    folders = re.findall(r"directory\((?:run_path\()?paths\.(\w+)", rules)
+    assert "EXPLORER" in folders
+    [paragraph] = [
+        " ".join(text.split())
+        for text in (REPO / "README.md").read_text().split("\n\n")
+        if "with your notes in it" in text
+    ]
+    assert "delete it before they rerun its job" in paragraph
+    assert "keep your notes elsewhere" in paragraph
+    for name in folders:
+        named = getattr(paths, name).replace("{run}", "<run>").split("{")[0]
+        assert f"`{named}" in paragraph, name

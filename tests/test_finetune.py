@@ -18,9 +18,11 @@ from selfreflect import paths
 from selfreflect.artifacts import write_table
 from selfreflect.cli import main
 from selfreflect.config import model_spec, validate_config
+from selfreflect.errors import InputError
 from selfreflect.finetune.data import dpo_pairs, sft_data
-from selfreflect.finetune.train import train_adapter
+from selfreflect.finetune.train import OWNER, train_adapter
 from selfreflect.questions import question_id
+from tests.assertions import snapshot
 from tests.workflow_utils import REPO
 
 QUESTIONS = ["What is the capital of France?", "Who wrote Hamlet?", "What colour is the sky?"]
@@ -160,7 +162,13 @@ def write_inputs(tmp_path: Path, tiny_model: Path, **finetune) -> list[str | Pat
     ]
 
 
-def test_killed_training_resumes_to_the_same_adapter(sft_adapter, tiny_model, tmp_path):
+def test_training_killed_while_writing_a_checkpoint_resumes_from_the_last_complete_one(
+    sft_adapter, tiny_model, tmp_path
+):
+    """The probe: a run killed while its second checkpoint (checkpoint-6) was being written
+    (all but the trainer state, the file the Trainer writes last) used to resume from that
+    half-written one on every rerun (or fail: "Can't find a valid checkpoint"). It resumes from
+    checkpoint-3 to the adapter and losses of a run never killed, and leaves no checkpoint."""
     command = [
         *write_inputs(tmp_path, tiny_model),
         "--out",
@@ -168,20 +176,13 @@ def test_killed_training_resumes_to_the_same_adapter(sft_adapter, tiny_model, tm
         "--log",
         tmp_path / "l",
     ]
-    killed = subprocess.run(
-        [
-            sys.executable,
-            "tests/kill_at.py",
-            "after-training-checkpoint",
-            "1",
-            "--",
-            *map(str, command[:]),
-        ],
-        capture_output=True,
-        text=True,
-    )
+    kill = [sys.executable, "tests/kill_at.py", "before-training-state", "2", "--"]
+    killed = subprocess.run([*kill, *map(str, command)], capture_output=True, text=True)
     assert killed.returncode == -9 and not (tmp_path / "a").exists()
-    assert list(tmp_path.glob(".a.checkpoints/*/checkpoint-3"))
+    [complete] = tmp_path.glob(".a.checkpoints/*/checkpoint-3")
+    assert (complete / "trainer_state.json").is_file()
+    half = complete.parent / "checkpoint-6"
+    assert not (half / "trainer_state.json").exists() and any(half.iterdir())
     run_cli(*command)
     resumed = load_file(tmp_path / "a/adapter_model.safetensors")
     uninterrupted = load_file(sft_adapter[0] / "adapter_model.safetensors")
@@ -194,6 +195,25 @@ def test_killed_training_resumes_to_the_same_adapter(sft_adapter, tiny_model, tm
     uninterrupted_losses = [e["loss"] for e in sft_adapter[1]]
     assert resumed_losses["loss"].tolist() == pytest.approx(uninterrupted_losses, rel=1e-4)
     assert not (tmp_path / ".a.checkpoints").exists()
+
+
+def test_a_half_written_checkpoint_is_set_aside_for_the_last_complete_one(tmp_path):
+    """Complete: its trainer state (written last) reads back with its step. An empty folder (a
+    kill as the save began: "Can't find a valid checkpoint") or a state cut short is removed."""
+    from selfreflect.finetune.train import last_complete_checkpoint
+
+    for step in (3, 6, 9, 12):
+        (tmp_path / f"checkpoint-{step}").mkdir()
+    (tmp_path / "checkpoint-3/trainer_state.json").write_text('{"global_step": 3}')
+    (tmp_path / "checkpoint-9/adapter_model.safetensors").write_bytes(b"weights")
+    (tmp_path / "checkpoint-9/trainer_state.json").write_text('{"global_step": 9, "log_hi')
+    (tmp_path / "checkpoint-12/trainer_state.json").write_text('{"global_step": 6}')
+    assert last_complete_checkpoint(tmp_path) == str(tmp_path / "checkpoint-3")
+    assert [path.name for path in tmp_path.iterdir()] == ["checkpoint-3"]
+    (tmp_path / "checkpoint-15").mkdir()  # the last one, complete
+    (tmp_path / "checkpoint-15/trainer_state.json").write_text('{"global_step": 15}')
+    assert last_complete_checkpoint(tmp_path) == str(tmp_path / "checkpoint-15")
+    assert last_complete_checkpoint(tmp_path / "none") is None
 
 
 def test_dpo_pairs_rank_candidates_by_score_with_a_minimum_gap():
@@ -665,3 +685,62 @@ def test_finetuned_strategies_naming_one_adapter_twice_or_no_seed_are_refused(
         check_strategies(config)
         check_finetune(config)
     assert message in str(raised.value)
+
+
+def trained_folders(sft_adapter, tmp_path: Path) -> Path:
+    """Copies of a trained run's adapter and log folders (``seed0/adapter``, ``seed0/log``)."""
+    shutil.copytree(sft_adapter[0], tmp_path / "seed0/adapter")
+    shutil.copytree(sft_adapter[0].parent / "log", tmp_path / "seed0/log")
+    return tmp_path / "seed0"
+
+
+# (seed, --out, --log, the folder refused, its owner): the first is the probe's
+OTHER_RUNS_FOLDERS = {
+    "seed 1's log over seed 0's adapter": (1, "seed1/adapter", "seed0/adapter", "seed0/adapter"),
+    "seed 1's adapter over seed 0's": (1, "seed0/adapter", "seed1/log", "seed0/adapter"),
+    "seed 1's log over seed 0's": (1, "seed1/adapter", "seed0/log", "seed0/log"),
+    "a log over its own run's adapter": (0, "seed0/other", "seed0/adapter", "seed0/adapter"),
+    "an adapter over its own run's log": (0, "seed0/log", "seed0/other", "seed0/log"),
+}
+
+
+@pytest.mark.parametrize("case", OTHER_RUNS_FOLDERS)
+def test_training_refuses_another_runs_adapter_or_log_folder(
+    sft_adapter, tiny_model, tmp_path, capsys, case
+):
+    """Both folders used to carry the same marker: seed 1's --log naming seed 0's adapter
+    deleted the adapter and wrote a log there (rc 0). The marker names the folder's kind and
+    run; a refusal names the folder and whose it is, and touches nothing."""
+    seed, out, log, taken = OTHER_RUNS_FOLDERS[case]
+    trained_folders(sft_adapter, tmp_path)
+    command = [*write_inputs(tmp_path, tiny_model), "--seed", str(seed)]
+    before = snapshot(tmp_path)
+    err = fails_with_one_line(capsys, *command, "--out", tmp_path / out, "--log", tmp_path / log)
+    assert err.startswith(f"error: {tmp_path / taken}: exists and was written by {OWNER} ")
+    assert snapshot(tmp_path) == before
+
+
+def test_a_rerun_of_the_same_training_run_may_replace_its_own_folders(sft_adapter, tmp_path):
+    """Including an adapter an older version marked with the bare command name, when its
+    record names the run (its marker then names it too); never an older log (it records no
+    run), nor another seed's older adapter."""
+    from selfreflect.fileio import OWNER_MARKER, folder_owner
+    from selfreflect.finetune.train import check_outputs
+
+    folders = trained_folders(sft_adapter, tmp_path)
+    adapter, log = folders / "adapter", folders / "log"
+    seed = json.loads((adapter / "training.json").read_text())["training"]["seed"]
+    check_outputs(adapter, log, "tiny", "sft", seed)
+    lines = (adapter / OWNER_MARKER).read_text().splitlines()
+    (adapter / OWNER_MARKER).write_text("".join(f"{line}\n" for line in [OWNER, *lines[1:]]))
+    edit_json(adapter / "training.json", lambda t: t.update(models={"tiny": {}}))
+    with pytest.raises(InputError, match=f"{adapter}: exists and was written by {OWNER};"):
+        check_outputs(adapter, log, "tiny", "sft", seed + 1)
+    assert folder_owner(adapter) == OWNER
+    check_outputs(adapter, log, "tiny", "sft", seed)
+    assert folder_owner(adapter) == f"{OWNER} adapter (tiny, sft, seed {seed})"
+    assert (adapter / OWNER_MARKER).read_text().splitlines()[1:] == lines[1:]
+    shutil.rmtree(adapter)
+    (log / OWNER_MARKER).write_text(f"{OWNER}\n")
+    with pytest.raises(InputError, match=f"{log}: exists and was written by {OWNER};"):
+        check_outputs(adapter, log, "tiny", "sft", seed)

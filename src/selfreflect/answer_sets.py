@@ -6,6 +6,11 @@ folder as it is, and :func:`read_answer_set` gives back the table it came from, 
 included. ``README.md`` is the card: its YAML header names the subject model, the sampling
 settings, the seed and the source dataset.
 
+Each shard's metadata records the SHA-256 of its rows (:data:`DIGEST`, :func:`rows_digest`),
+checked on reading (:func:`check_digest`): a set whose answers were edited after export is not
+the subject's and is refused, not imported with its original provenance; so is one exported
+before sets carried a digest.
+
 A set joins a run only where it fits (:func:`check_fits`): the subject and its model's hash, the
 dataset, the seed and the sampling settings are the run's, and it answers each of the run's
 questions once.
@@ -13,14 +18,17 @@ questions once.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
+import pyarrow as pa
 import yaml
 
-from selfreflect.artifacts import one_label, read_metadata, read_table, write_table
+from selfreflect.artifacts import SCHEMAS, one_label, read_metadata, read_table, write_table
 from selfreflect.errors import InputError
 from selfreflect.fileio import atomic_dir, check_replaceable
 from selfreflect.seeds import question_seed
@@ -35,6 +43,7 @@ SAMPLING = ("num_answers", "temperature", "top_p", "max_tokens", "choice_truth",
 # what an answer set must share with the run it joins; import-answers --accept takes these
 CHECKED = ("subject", "model", "dataset", "seed", *SAMPLING)
 RECORDED = ("dataset", "subject", "models", "seed", "settings")  # what each shard must record
+DIGEST = "rows_sha256"  # in each shard's metadata: the digest of its rows (rows_digest)
 
 CARD_BODY = """
 # SelfReflect answer set: {subject} on {dataset}
@@ -112,9 +121,8 @@ def write_answer_set(
     with atomic_dir(out, OWNER) as tmp:
         for i in range(shards):
             part = answers.iloc[i * SHARD_ROWS : (i + 1) * SHARD_ROWS]
-            write_table(
-                "answers", part, tmp / DATA / f"train-{i:05d}-of-{shards:05d}.parquet", metadata
-            )
+            shard = tmp / DATA / f"train-{i:05d}-of-{shards:05d}.parquet"
+            write_table("answers", part, shard, {**metadata, DIGEST: rows_digest(part)})
         (tmp / CARD).write_text(card(answers, metadata, source), encoding="utf-8")
     return shards
 
@@ -136,10 +144,39 @@ def read_answer_set(folder: str | os.PathLike) -> tuple[pd.DataFrame, dict[str, 
             )
     check_shards(None, identities, names)
     for table, meta, name in zip(tables, metas, names, strict=True):
+        check_digest(table, meta, name)
         check_rows(table, meta, name)
     answers = pd.concat(tables, ignore_index=True)
-    metadata = {k: v for k, v in metas[0].items() if k != "kind"}
+    metadata = {k: v for k, v in metas[0].items() if k not in ("kind", DIGEST)}
     return answers, metadata
+
+
+def rows_digest(answers: pd.DataFrame) -> str:
+    """The SHA-256 of an answers table's rows: every schema field of every row, in order, as
+    JSON (an edit of any answer, question or label changes it; the Parquet encoding does not)."""
+    schema = SCHEMAS["answers"]
+    frame = answers.assign(**{name: None for name in schema.names if name not in answers})
+    rows = pa.Table.from_pandas(frame[schema.names], schema=schema, preserve_index=False)
+    text = json.dumps(rows.to_pylist(), ensure_ascii=False, sort_keys=True)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def check_digest(answers: pd.DataFrame, metadata: dict[str, Any], source: str) -> None:
+    """Refuse, with one line naming the shard ``source``, rows whose :func:`rows_digest` is not
+    the one its ``metadata`` recorded at export, or a shard that recorded none (exported before
+    sets carried one: refused rather than imported as unverified, since a removed digest would
+    then pass an edit; exporting again is one command)."""
+    recorded = metadata.get(DIGEST)
+    if recorded is None:
+        raise InputError(
+            f"{source}: metadata: no {DIGEST} (exported before answer sets carried a digest of"
+            " their rows): export it again with `selfreflect export-answers --format hf`"
+        )
+    if rows_digest(answers) != recorded:
+        raise InputError(
+            f"{source}: its rows are not the ones exported ({DIGEST} differs): an answer set"
+            " edited after export is not the subject's answers"
+        )
 
 
 def check_rows(answers: pd.DataFrame, metadata: dict[str, Any], source: str) -> None:

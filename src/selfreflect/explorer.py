@@ -21,7 +21,7 @@ import re
 from collections.abc import Iterable, Iterator
 from importlib import resources
 from itertools import islice
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -56,7 +56,8 @@ def read_files(files: Iterable[str | os.PathLike]) -> dict[str, pd.DataFrame]:
     """Each kind's tables of ``files``, told apart by the kind each artifact records. Summary,
     score and controlled-pair rows name their experiment; an answers table's dataset and
     subject are in its metadata. A row given twice (a file named twice, or two files of one
-    experiment) or a scored question without its answers is refused with one line."""
+    experiment), a scored question without its answers, scores whose masked words are not
+    those answers' words, or a controlled pair with one side is refused with one line."""
     frames: dict[str, list[pd.DataFrame]] = {kind: [] for kind in KINDS}
     seen: dict[tuple[Any, ...], str] = {}  # each row's kind and key -> the file that gave it
     sources = []  # (file, table) of each scores file
@@ -79,8 +80,11 @@ def read_files(files: Iterable[str | os.PathLike]) -> dict[str, pd.DataFrame]:
     for kind in ("answers", "scores"):
         if not frames[kind]:
             raise InputError(f"explorer: no {kind} file among the files given")
+    words = _test_words(pd.concat(frames["answers"], ignore_index=True))
     for file, table in sources:
         _check_answered(table, file, seen)
+        _check_masked_words(table, file, words, seen)
+    _check_pairs(seen)
     return {
         kind: pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
         for kind, parts in frames.items()
@@ -95,6 +99,91 @@ def _check_answered(scores: pd.DataFrame, file: str, seen: dict[tuple[Any, ...],
         if ("answers", dataset, subject, qid) not in seen:
             raise InputError(
                 f"{file}: id {qid} ({dataset}, {subject}) has no row in the answers files given"
+            )
+
+
+class AnswerWords(NamedTuple):
+    """The words of the test answers of the answers files given, split as scoring splits them
+    (:func:`selfreflect.scoring.tasks.masked_words`), flat: question ``q`` (numbered by
+    ``questions``: (dataset, subject, id) -> q) has ``answers[q]`` test answers numbered from
+    ``first[q]``; answer ``g`` has ``count[g]`` words from ``words[start[g]]`` on."""
+
+    questions: dict[tuple[str, str, str], int]
+    answers: np.ndarray
+    first: np.ndarray
+    start: np.ndarray
+    count: np.ndarray
+    words: pa.Array
+    texts: list[list[str]]  # each answer's words, by g (the exact check)
+
+
+def _test_words(answers: pd.DataFrame) -> AnswerWords:
+    """The :class:`AnswerWords` of an answers table labelled with its dataset and subject."""
+    keys = answers[["dataset", "subject", "id"]].itertuples(index=False, name=None)
+    texts = [[answer.split() for answer in test] for test in answers["test_answers"]]
+    split = [words for question in texts for words in question]
+    counts = np.array([len(words) for words in split], dtype=np.int64)
+    answers_of = np.array([len(question) for question in texts], dtype=np.int64)
+    return AnswerWords(
+        questions={key: q for q, key in enumerate(keys)},
+        answers=answers_of,
+        first=np.concatenate([[0], np.cumsum(answers_of)[:-1]]).astype(np.int64),
+        start=np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64),
+        count=counts,
+        words=pa.array([word for words in split for word in words], pa.string()),
+        texts=split,
+    )
+
+
+def _check_masked_words(
+    scores: pd.DataFrame, file: str, test: AnswerWords, seen: dict[tuple[Any, ...], str]
+) -> None:
+    """Every masked word a row of ``scores`` (from ``file``) records is its test answer's word
+    at its position: scores of other answers (sampled again after scoring) would colour words
+    that are not there. Refused with one line naming both files. (Compared in Arrow; a word
+    that is not the one word there, as a choice label masked with its text, then in Python.)"""
+    tasks = pa.array(scores["tasks"], type=pa.list_(TASK))
+    flat = pc.list_flatten(tasks)
+    keys = list(scores[["dataset", "subject", "id"]].itertuples(index=False, name=None))
+    rows = pc.list_parent_indices(tasks).to_numpy()
+    question = np.array([test.questions[key] for key in keys], dtype=np.int64)[rows]
+    answer = pc.fill_null(flat.field("answer"), -1).to_numpy().astype(np.int64)
+    position = pc.fill_null(flat.field("position"), -1).to_numpy().astype(np.int64)
+    answer_index = test.first[question] + np.clip(answer, 0, None)
+    inside = (answer >= 0) & (answer < test.answers[question]) & (position >= 0)
+    inside[inside] &= position[inside] < test.count[answer_index[inside]]
+    at = np.flatnonzero(inside)
+    expected = test.words.take(pa.array(test.start[answer_index[at]] + position[at]))
+    same = np.zeros(len(flat), dtype=bool)
+    equal = pc.equal(flat.field("word").take(pa.array(at)), expected)
+    same[at] = pc.fill_null(equal, False).to_numpy(zero_copy_only=False)
+    for i in np.flatnonzero(~same):
+        word = flat.field("word")[i].as_py()
+        masked = (word or "").split()
+        if inside[i]:
+            words = test.texts[answer_index[i]]
+            if words[position[i] : position[i] + len(masked)] == masked:
+                continue
+        dataset, subject, qid = keys[rows[i]]
+        raise InputError(
+            f"{file}: id {qid} ({dataset}, {subject}): masked word {word!r} (test answer"
+            f" {answer[i]}, word {position[i]}) is not in the answers of"
+            f" {seen[('answers', dataset, subject, qid)]}: scores of other answers (sampled"
+            " again?)"
+        )
+
+
+def _check_pairs(seen: dict[tuple[Any, ...], str]) -> None:
+    """Each controlled pair among the files ``seen`` has both its sides, good and bad."""
+    sides: dict[tuple[Any, ...], dict[str, str]] = {}
+    for (kind, *pair, side), file in seen.items():
+        if kind == "controlled_scores":
+            sides.setdefault(tuple(pair), {})[side] = file
+    for (dataset, subject, judge, qid, pair_type), found in sides.items():
+        if missing := [side for side in ("good", "bad") if side not in found]:
+            raise InputError(
+                f"{next(iter(found.values()))}: controlled pair {pair_type!r} of id {qid}"
+                f" ({dataset}, {subject}, {judge}) has no {missing[0]} side in the files given"
             )
 
 

@@ -47,9 +47,8 @@ def finetune_train(
     from selfreflect.artifacts import read_metadata, read_table
     from selfreflect.config import load_config, model_spec
     from selfreflect.errors import ConfigError, InputError
-    from selfreflect.fileio import check_apart, check_replaceable
     from selfreflect.finetune import check_finetune
-    from selfreflect.finetune.train import OWNER, train_adapter
+    from selfreflect.finetune.train import check_outputs, train_adapter
     from selfreflect.provenance import provenance
     from selfreflect.workflow import config_source
 
@@ -64,11 +63,9 @@ def finetune_train(
             f"{data_path}: metadata: no 'ids' (the training question ids"
             " `selfreflect finetune-data` records)"
         )
-    check_apart(out, log_path)
-    check_replaceable(out, OWNER)
-    check_replaceable(log_path, OWNER)
     settings = config["finetune"]["training"]
     settings = {**settings, "seed": settings["seed"] if seed is None else seed}
+    check_outputs(Path(out), Path(log_path), subject, method, settings["seed"])
     record = provenance(config, [subject], ids=ids)
     try:
         train_adapter(spec, method, data, settings, Path(out), record, Path(log_path))

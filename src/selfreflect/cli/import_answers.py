@@ -44,7 +44,8 @@ def import_answers(
     """Convert a reference test-answers JSON file (SOURCE, labelled with --dataset and
     --subject) or an exported datasets folder into an answers table. A folder joins the run of
     --config only if it fits: its subject, subject model hash, dataset, seed and sampling
-    settings are the run's, and it answers each of the run's questions once."""
+    settings are the run's, it answers each of the run's questions once, and its rows are those
+    exported (each shard's digest)."""
     from pathlib import Path
 
     from selfreflect.artifacts import write_table

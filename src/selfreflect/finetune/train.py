@@ -3,9 +3,11 @@
 Prompts are the finetuned strategies' own (the ``basic`` prompt, rendered for the subject's
 family as at inference), so the adapter learns exactly the pass it runs. Training is seeded and
 checkpoints every ``checkpoint_every`` steps into a folder keyed by the data and the settings;
-a killed run resumes from its last checkpoint and ends with the same adapter. The trainer logs
-through DVCLive into the stage's own output folder only (no dvc.yaml, report or experiment of
-DVCLive's: ``dvc.yaml`` is generated), the loss per step in its :data:`selfreflect.paths.LOSS`.
+a killed run resumes from its last complete checkpoint and ends with the same adapter. The
+trainer logs through DVCLive into the stage's own output folder only (no dvc.yaml, report or
+experiment of DVCLive's: ``dvc.yaml`` is generated), the loss per step in its
+:data:`selfreflect.paths.LOSS`. The adapter's and the log's folder markers name what each folder
+is and whose run (:func:`owner`): no training writes over another's folder.
 """
 
 from __future__ import annotations
@@ -20,10 +22,89 @@ from typing import Any
 import pandas as pd
 
 from selfreflect.backends.adapter import RECORD, empty_model
-from selfreflect.errors import ConfigError
+from selfreflect.errors import ConfigError, InputError
+from selfreflect.fileio import (
+    OWNER_MARKER,
+    check_apart,
+    check_replaceable,
+    folder_owner,
+    read_json,
+    write_text,
+)
 
-OWNER = "selfreflect finetune-train"  # the command whose marker an adapter folder holds
+OWNER = "selfreflect finetune-train"  # the command; what an older version's markers name
 DVC_STAGE_ENV = ("DVC_ROOT", "DVC_EXP_BASELINE_REV")  # what DVCLive reads to know it is in one
+TRAINER_STATE = "trainer_state.json"  # the file transformers' Trainer writes last in a checkpoint
+
+
+def owner(folder: str, subject: str, method: str, seed: int) -> str:
+    """The owner a training run's ``folder`` ("adapter" or "log") names in its marker: the
+    command, what the folder is and whose run it is, so that no run replaces another's
+    adapter or log (another seed's, method's or subject's), nor its log an adapter."""
+    return f"{OWNER} {folder} ({subject}, {method}, seed {seed})"
+
+
+def check_outputs(out: Path, log: Path, subject: str, method: str, seed: int) -> dict[str, str]:
+    """Refuse, with one line naming the folder, an adapter folder ``out`` or log folder ``log``
+    that is not missing, empty or this run's own (:func:`owner`), before any work; an adapter
+    an older version marked with the bare command name is this run's own when its record
+    names this subject, method and seed (its marker is then brought up to date). The owners
+    of the two folders, by :func:`owner`'s ``folder``."""
+    check_apart(out, log)
+    owners = {folder: owner(folder, subject, method, seed) for folder in ("adapter", "log")}
+    older = _older_own_adapter(out, subject, method, seed)
+    check_replaceable(out, OWNER if older else owners["adapter"])
+    check_replaceable(log, owners["log"])
+    if older:
+        _mark(out, owners["adapter"])
+    return owners
+
+
+def _mark(folder: Path, owner: str) -> None:
+    """Name ``owner`` in the first line of ``folder``'s marker, keeping the entries it lists."""
+    lines = (folder / OWNER_MARKER).read_text(encoding="utf-8").splitlines()
+    write_text(folder / OWNER_MARKER, "".join(f"{line}\n" for line in [owner, *lines[1:]]))
+
+
+def _older_own_adapter(out: Path, subject: str, method: str, seed: int) -> bool:
+    """Whether ``out`` is an adapter of this run marked by an older version (a log it marked
+    records no run, and is never taken as this run's)."""
+    if not out.is_dir() or folder_owner(out) != OWNER:
+        return False
+    try:
+        trained = read_json(out / RECORD)
+    except InputError:
+        return False
+    if not isinstance(trained, dict) or not isinstance(trained.get("training"), dict):
+        return False
+    trained_run = (list(trained.get("models") or {}), trained.get("method"))
+    return trained_run == ([subject], method) and trained["training"].get("seed") == seed
+
+
+def last_complete_checkpoint(folder: Path) -> str | None:
+    """The Trainer's last checkpoint in ``folder`` that was written whole, after removing those
+    that were not (a job killed while saving one): complete is one whose trainer state, which
+    the Trainer writes last, reads back with the checkpoint's step. (The Trainer itself would
+    resume from the last one, whole or not, and fail on every rerun.)"""
+    complete = []
+    for path in sorted(folder.glob("checkpoint-*")) if folder.is_dir() else []:
+        step = path.name.removeprefix("checkpoint-")
+        if not step.isdigit():
+            continue
+        if _saved_step(path) == int(step):
+            complete.append((int(step), path))
+        else:
+            shutil.rmtree(path)
+    return str(max(complete)[1]) if complete else None
+
+
+def _saved_step(checkpoint: Path) -> int | None:
+    """The step a checkpoint's trainer state records (None: missing or cut short)."""
+    try:
+        state = json.loads((checkpoint / TRAINER_STATE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):  # a JSONDecodeError or UnicodeDecodeError is a ValueError
+        return None
+    return state.get("global_step") if isinstance(state, dict) else None
 
 
 def check_target_modules(spec: dict[str, Any], modules: list[str]) -> None:
@@ -108,17 +189,14 @@ def train_adapter(
     trainer's log (DVCLive's) to the folder ``log`` (each atomically)."""
     import torch
     from peft import LoraConfig
-    from transformers.trainer_utils import get_last_checkpoint
     from trl import DPOConfig, DPOTrainer, SFTConfig, SFTTrainer
 
     from selfreflect.backends.hf_engine import load_hf_model
     from selfreflect.families import PromptFormat
-    from selfreflect.fileio import atomic_dir, check_apart, check_replaceable, write_json
+    from selfreflect.fileio import atomic_dir, write_json
     from selfreflect.provenance import model_fingerprint
 
-    check_apart(out, log)
-    check_replaceable(out, OWNER)
-    check_replaceable(log, OWNER)
+    owners = check_outputs(out, log, spec["name"], method, settings["seed"])
     lora = settings["lora"]
     check_target_modules(spec, lora["target_modules"])
     base_model = model_fingerprint(spec["path"])
@@ -152,7 +230,7 @@ def train_adapter(
         trainer_class, args = SFTTrainer, SFTConfig(**common)
     else:
         trainer_class, args = DPOTrainer, DPOConfig(beta=settings["beta"], **common)
-    with atomic_dir(log, OWNER) as log_tmp:
+    with atomic_dir(log, owners["log"]) as log_tmp:
         trainer = trainer_class(
             model=model,
             args=args,
@@ -161,9 +239,8 @@ def train_adapter(
             peft_config=peft_config,
             callbacks=[training_log(log_tmp)],
         )
-        last = get_last_checkpoint(str(checkpoints)) if checkpoints.is_dir() else None
-        trainer.train(resume_from_checkpoint=last)
-        with atomic_dir(out, OWNER) as tmp:
+        trainer.train(resume_from_checkpoint=last_complete_checkpoint(checkpoints))
+        with atomic_dir(out, owners["adapter"]) as tmp:
             trainer.model.save_pretrained(tmp)
             trained = {"method": method, "training": settings, "base_model": base_model}
             write_json(tmp / RECORD, {**record, **trained})
