@@ -16,6 +16,7 @@ import click
 from selfreflect import __version__
 from selfreflect.commands import load_command, subcommands
 from selfreflect.errors import SelfReflectError
+from selfreflect.progress import echo_to_stdout
 
 # libraries that log every request or lock at INFO: warnings only, unless --verbose
 QUIET_LOGGERS = ("httpx", "httpx2", "httpcore", "openai", "urllib3", "filelock", "huggingface_hub")
@@ -49,6 +50,7 @@ def cli(verbose: bool) -> None:
     )
     for name in QUIET_LOGGERS:
         logging.getLogger(name).setLevel(logging.NOTSET if verbose else logging.WARNING)
+    echo_to_stdout()
 
 
 def main() -> None:
