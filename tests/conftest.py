@@ -196,16 +196,21 @@ def built_once(tmp_path_factory, name: str, build: Callable[[Path], None]) -> Pa
     return clone_completed(shared, tmp_path_factory.mktemp(name) / "project")
 
 
+SMOKE_STDOUT = "smoke-snakemake.stdout"  # in the session's root (session_root)
+
+
 @pytest.fixture(scope="session")
 def smoke_run(tmp_path_factory) -> Path:
     """A copy of the project on which Snakemake ran the whole smoke DAG (once per session),
     keeping the shard files DVC's stages leave (``--notemp``), so that :func:`smoke_dvc_run`
-    can record it as DVC would (tests/test_workflow_runs.py sees a run delete its shards)."""
+    can record it as DVC would (tests/test_workflow_runs.py sees a run delete its shards).
+    What Snakemake printed on its standard output is kept beside it (:data:`SMOKE_STDOUT`)."""
     from tests.workflow_utils import copy_project, snakemake
 
     def build(project: Path) -> None:
         copy_project(project)
-        snakemake(project, "--notemp")
+        output = snakemake(project, "--notemp").stdout
+        (project.parent / SMOKE_STDOUT).write_text(output, encoding="utf-8")
 
     return built_once(tmp_path_factory, "smoke-snakemake", build)
 

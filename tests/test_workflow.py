@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 
 from selfreflect.artifacts import read_metadata, read_table, write_table
+from tests.conftest import SMOKE_STDOUT, session_root
 from tests.workflow_utils import clone_completed, copy_project, run, snakemake
 
 pytestmark = pytest.mark.workflow
@@ -39,6 +40,17 @@ def test_snakemake_runs_smoke_dag(smoke_run):
     assert_full_answers(smoke_run)
     again = snakemake(smoke_run, "-n")
     assert "Nothing to be done" in again.stdout + again.stderr
+
+
+def test_job_progress_lines_reach_snakemakes_terminal(smoke_run, tmp_path_factory):
+    """A job's log is its standard error; its progress lines also reach the terminal of the
+    Snakemake run, whose standard output shows the jobs'."""
+    terminal = (session_root(tmp_path_factory) / SMOKE_STDOUT).read_text()
+    done = re.findall(r"^judging: questions: (\d+)/(\d+) \(100%\)", terminal, re.MULTILINE)
+    logs = sorted((smoke_run / "logs/smoke/scores").rglob("*.log"))
+    judge_logs = [log for log in logs if "judging: questions" in log.read_text()]
+    assert done and all(a == b for a, b in done), terminal[-2000:]
+    assert len(done) == len(judge_logs)  # each judge job's last line, also kept in its log
 
 
 def test_a_run_reports_its_time_memory_and_judge_work(smoke_run):

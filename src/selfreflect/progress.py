@@ -1,13 +1,17 @@
-"""Progress lines for long jobs: a job's log says how far it is and about how long is left."""
+"""Progress lines for long jobs: a job's log says how far it is and about how long is left, and
+so does the terminal of the Snakemake or DVC run that started it."""
 
 from __future__ import annotations
 
 import logging
+import os
+import sys
 import time
 from collections.abc import Iterable, Iterator
 from typing import TypeVar
 
 log = logging.getLogger(__name__)
+_ECHO = "stdout"  # the name of the handler echoing progress lines to standard output
 T = TypeVar("T")
 
 
@@ -33,6 +37,22 @@ class Progress:
                 "%s: %d/%d (%.0f%%), %s elapsed, about %s left",
                 self.what, self.done, self.total, share, _duration(elapsed), _duration(left),
             )  # fmt: skip
+
+
+def echo_to_stdout() -> None:
+    """Also write progress lines to standard output where it is not where the log goes: a
+    workflow job's log is its standard error, redirected to a file, while Snakemake and DVC show
+    its standard output on their terminal. Once per process."""
+    try:
+        out, err = (os.fstat(stream.fileno()) for stream in (sys.stdout, sys.stderr))
+    except (OSError, ValueError):  # a stream without a file (captured in-process)
+        return
+    echoing = any(handler.get_name() == _ECHO for handler in log.handlers)
+    if (out.st_dev, out.st_ino) != (err.st_dev, err.st_ino) and not echoing:
+        handler = logging.StreamHandler(sys.stdout)
+        handler.set_name(_ECHO)
+        handler.setFormatter(logging.Formatter("%(message)s"))
+        log.addHandler(handler)
 
 
 def progress(items: Iterable[T], what: str, total: int, every: float = 30.0) -> Iterator[T]:

@@ -16,6 +16,7 @@ import click
 from selfreflect import __version__
 from selfreflect.commands import subcommands
 from selfreflect.errors import SelfReflectError
+from selfreflect.progress import echo_to_stdout
 from selfreflect.registry import load
 
 # libraries that log every request or lock at INFO: warnings only, unless --verbose
@@ -50,6 +51,7 @@ def cli(verbose: bool) -> None:
     )
     for name in QUIET_LOGGERS:
         logging.getLogger(name).setLevel(logging.NOTSET if verbose else logging.WARNING)
+    echo_to_stdout()
 
 
 def main() -> None:
