@@ -515,17 +515,18 @@ def test_a_strategy_named_like_an_objects_property_shows_every_row(browser, tmp_
     page.close()
 
 
-def test_the_readme_says_the_workflow_deletes_its_folder_outputs_before_a_rerun():
+def test_the_docs_say_the_workflow_deletes_its_folder_outputs_before_a_rerun():
     """Notes kept in results/<run>/explorer/ vanished on `snakemake --forcerun explorer`
     (Snakemake deletes a directory output before its job; so does `dvc repro`) while the README
-    said the explorer refuses its own folder "with your notes in it". The README's paragraph on
-    output folders names every folder a rule outputs as holding only what its command writes."""
+    said the explorer refuses its own folder "with your notes in it". The paragraph on output
+    folders (docs/layout.md, moved there from the README) names every folder a rule outputs as
+    holding only what its command writes."""
     rules = "".join(path.read_text() for path in (REPO / "workflow/rules").glob("*.smk"))
     folders = re.findall(r"directory\((?:run_path\()?paths\.(\w+)", rules)
     assert "EXPLORER" in folders
     [paragraph] = [
         " ".join(text.split())
-        for text in (REPO / "README.md").read_text().split("\n\n")
+        for text in (REPO / "docs" / "layout.md").read_text().split("\n\n")
         if "with your notes in it" in text
     ]
     assert "delete it before they rerun its job" in paragraph
