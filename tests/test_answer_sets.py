@@ -117,8 +117,8 @@ def test_large_sets_are_sharded(answers_with_a_failure, tmp_path, monkeypatch):
 
 
 def test_a_later_run_starts_from_an_imported_answer_set(smoke_run, tmp_path):
-    """As the README says: a fresh checkout with the run's questions imports the answer set
-    where the run keeps its answers, and Snakemake samples nothing."""
+    """As docs/answer-sets.md says: a fresh checkout with the run's questions imports the answer
+    set where the run keeps its answers, and Snakemake samples nothing."""
     answers = paths.ANSWERS.format(run="smoke", dataset="smoke", subject="tiny")
     folder = tmp_path / "set"
     assert (

@@ -93,7 +93,7 @@ def test_snakemake_after_an_experiment_reruns_its_tables_and_no_judge(experiment
 
 def test_an_applied_experiment_snakemake_and_the_way_back(experiment, tmp_path):
     """`dvc exp apply`, then Snakemake with the committed config: the experiment's tables are
-    stale; after Snakemake rebuilt them, `dvc status` says so; the README's way back to the
+    stale; after Snakemake rebuilt them, `dvc status` says so; docs/dvc.md's way back to the
     committed state leaves both engines with nothing to do."""
     project = clone_completed(experiment[0], tmp_path / "p")
     run(["dvc", "exp", "apply", "dpi100"], project)

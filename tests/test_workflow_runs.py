@@ -157,8 +157,8 @@ def ended_in_snakemakes_lock_cleanup_race(stderr: str) -> bool:
 
     Snakemake 9.27 ends every run with ``shutil.rmtree(".snakemake/locks")``
     (``persistence/file.py``, ``_delete_locks``); of two runs ending in the same instant, the
-    second's rmtree finds the folder gone. The README names this; the test's rerun below still
-    has to find nothing to do.
+    second's rmtree finds the folder gone. docs/answer-sets.md names this; the test's rerun below
+    still has to find nothing to do.
     """
     steps = re.findall(r"(\d+) of (\d+) steps \(100%\) done", stderr)
     race = re.search(r"FileNotFoundError: .*\.snakemake/locks'\s*$", stderr.strip())

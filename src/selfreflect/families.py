@@ -4,7 +4,8 @@ A model's ``family`` (config key, else detected from its path, GGUF file or name
 authors' tool does) decides whether its chat template is used, whether the system message is
 merged into the first user turn, and whether prompts with thinking off get an empty reasoning
 block appended. :class:`PromptFormat` applies the family together with the run's ``fidelity``:
-``original`` reproduces the authors' tool, ``corrected`` fixes what it got wrong (README).
+``original`` reproduces the authors' tool, ``corrected`` fixes what it got wrong
+(docs/configuration.md, "Model families and fidelity").
 """
 
 from __future__ import annotations
