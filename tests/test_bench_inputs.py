@@ -1,6 +1,6 @@
-"""Bad input to the ``selfreflect bench`` commands: each case exits non-zero with one stderr
-line naming the option, file or field, and writes nothing (no command here gets as far as a
-model, a browser or Snakemake)."""
+"""Bad input to the ``selfreflect bench`` and ``selfreflect docs`` commands: each case exits
+non-zero with one stderr line naming the option, file or field, and writes nothing (no command
+here gets as far as a model, a browser or Snakemake)."""
 
 from __future__ import annotations
 
@@ -74,14 +74,14 @@ CASES = [
         {"g.json": growth_of(f"{REPO}/config/smoke.yaml")},
     ),
     Case(
-        "scale-doc truncated json",
-        ["bench", "scale-doc"],
+        "docs scale truncated json",
+        ["docs", "scale"],
         ["docs/scale.json: malformed JSON"],
         {"docs/scale.json": truncated("scale.json")},
     ),
     Case(
-        "performance-doc truncated json",
-        ["bench", "performance-doc"],
+        "docs performance truncated json",
+        ["docs", "performance"],
         ["docs/real_model_before_judge_pass.json: malformed JSON"],
         {"docs/real_model_before_judge_pass.json": truncated("real_model_before_judge_pass.json")},
     ),
@@ -92,14 +92,14 @@ CASES = [
         {"docs/finetuning.json": truncated("finetuning.json")},
     ),
     Case(
-        "real-run render-only truncated json",
-        ["bench", "real-run", "--render-only", "--json", "r.json", "--doc", "r.md"],
+        "docs real-model truncated json",
+        ["docs", "real-model", "--json", "r.json", "--out", "r.md"],
         ["r.json: malformed JSON"],
         {"r.json": truncated("real_model.json")},
     ),
     Case(
-        "real-run render-only doc over its json",
-        ["bench", "real-run", "--render-only", "--json", "r.json", "--doc", "./r.json"],
+        "docs real-model page over its json",
+        ["docs", "real-model", "--json", "r.json", "--out", "./r.json"],
         ["./r.json: is an input of this command (r.json)"],
         {"r.json": lambda: (REPO / "docs" / "real_model.json").read_text()},
     ),

@@ -1,0 +1,45 @@
+"""The docs renderer (selfreflect.docs): its one table helper, its templates' environment and
+its --check."""
+
+from __future__ import annotations
+
+import click
+import pandas as pd
+import pytest
+
+from selfreflect.docs import publish, render
+from selfreflect.docs.tables import frame_table, table
+
+
+def test_a_table_aligns_text_left_and_numbers_right_unless_told():
+    assert table(["name", "n"], [["a|b", 3], ["c\n d", 4]]) == (
+        "| name | n |\n| --- | ---: |\n| a\\|b | 3 |\n| c d | 4 |"
+    )
+    assert table(["n", "share"], [[1, "50%"]], align="rr").splitlines()[1] == "| ---: | ---: |"
+
+
+def test_a_frame_table_is_tabulates_pipe_table_with_its_index():
+    frame = pd.DataFrame({"x": [1.5, 2.0]}, index=pd.Index(["a", "b"], name="rule"))
+    assert frame_table(frame).splitlines() == [
+        "| rule   |   x |",
+        "|:-------|----:|",
+        "| a      | 1.5 |",
+        "| b      | 2   |",
+    ]
+
+
+def test_a_template_refuses_a_missing_name():
+    import jinja2
+
+    with pytest.raises(jinja2.UndefinedError):
+        render("performance/tokens.md.j2", tokens="")
+
+
+def test_check_writes_nothing_and_names_the_command(tmp_path):
+    page = tmp_path / "page.md"
+    with pytest.raises(click.ClickException, match=r"page\.md: stale; run selfreflect docs x"):
+        publish(page, "text\n", check=True, command="docs x")
+    assert not page.exists()
+    publish(page, "text\n", check=False, command="docs x")
+    publish(page, "text\n", check=True, command="docs x")
+    assert page.read_text() == "text\n"
