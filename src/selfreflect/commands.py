@@ -36,7 +36,6 @@ BENCH = (  # selfreflect bench NAME: benchmarks (they write JSON), selfreflect.b
     "finetuning-doc",
     "power-doc",
     "science-record",
-    "science-doc",
     "explorer",
     "explorer-screenshots",
     "scale",
@@ -48,6 +47,7 @@ DOCS = (  # selfreflect docs NAME: a page of docs/ from a benchmark's JSON, self
     "scale",
     "performance",
     "real-model",
+    "science",
 )
 TOP = (  # selfreflect NAME: selfreflect.cli.<NAME with _>; report, bench and docs are groups
     "tiny-model",
