@@ -86,8 +86,14 @@ CASES = [
         {"docs/real_model_before_judge_pass.json": truncated("real_model_before_judge_pass.json")},
     ),
     Case(
-        "finetuning-doc truncated json",
-        ["bench", "finetuning-doc", "--no-run"],
+        "finetuning --no-run truncated json",
+        ["bench", "finetuning", "--no-run"],
+        ["docs/finetuning.json: malformed JSON"],
+        {"docs/finetuning.json": truncated("finetuning.json")},
+    ),
+    Case(
+        "docs finetuning truncated json",
+        ["docs", "finetuning"],
         ["docs/finetuning.json: malformed JSON"],
         {"docs/finetuning.json": truncated("finetuning.json")},
     ),

@@ -16,7 +16,6 @@ import pytest
 import yaml
 
 from selfreflect import paths
-from selfreflect.docs.science import text as render
 from selfreflect.bench.science_record import (
     OPTIONAL,
     RECORD,
@@ -27,6 +26,7 @@ from selfreflect.bench.science_record import (
 )
 from selfreflect.cli import main
 from selfreflect.config import load_config
+from selfreflect.docs.science import text as render
 from selfreflect.errors import InputError
 from tests.conftest import REPO
 

@@ -33,7 +33,7 @@ BENCH = (  # selfreflect bench NAME: benchmarks (they write JSON), selfreflect.b
     "scorer",
     "hf-generation",
     "real-run",
-    "finetuning-doc",
+    "finetuning",
     "power-doc",
     "science-record",
     "explorer",
@@ -48,6 +48,7 @@ DOCS = (  # selfreflect docs NAME: a page of docs/ from a benchmark's JSON, self
     "performance",
     "real-model",
     "science",
+    "finetuning",
 )
 TOP = (  # selfreflect NAME: selfreflect.cli.<NAME with _>; report, bench and docs are groups
     "tiny-model",
