@@ -200,7 +200,7 @@ def pages() -> dict[Path, str]:
     return {path: fill(path.read_text(encoding="utf-8"), rendered) for path in DOCS}
 
 
-@click.command(help=__doc__.split("\n\n")[0])
+@click.command(help="Render the measured spans of docs/performance.md and README.md.")
 @click.option("--check", is_flag=True, help="only check that nothing is stale")
 def performance(check: bool) -> None:
     from selfreflect.fileio import write_text
