@@ -109,7 +109,18 @@ CASES = [
         ["./r.json: is an input of this command (r.json)"],
         {"r.json": lambda: (REPO / "docs" / "real_model.json").read_text()},
     ),
-    Case("power-doc trials 0", ["bench", "power-doc", "--trials", "0"], ["'--trials'"]),
+    Case("power trials 0", ["bench", "power", "--trials", "0"], ["'--trials'"]),
+    Case(
+        "docs power without its json",
+        ["docs", "power", "--json", "p.json", "--out", "p.md", "--figure", "p.png"],
+        ["p.json"],
+    ),
+    Case(
+        "docs power figure over its json",
+        ["docs", "power", "--json", "p.json", "--out", "p.md", "--figure", "./p.json"],
+        ["./p.json: is an input of this command (p.json)"],
+        {"p.json": "{}"},
+    ),
     Case(
         "explorer-screenshots of an empty folder",
         ["bench", "explorer-screenshots", "empty", "shots"],

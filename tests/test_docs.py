@@ -9,6 +9,7 @@ import pytest
 
 from selfreflect.docs import publish, render
 from selfreflect.docs.tables import frame_table, table
+from tests.workflow_utils import REPO, run
 
 
 def test_a_table_aligns_text_left_and_numbers_right_unless_told():
@@ -43,3 +44,20 @@ def test_check_writes_nothing_and_names_the_command(tmp_path):
     publish(page, "text\n", check=False, command="docs x")
     publish(page, "text\n", check=True, command="docs x")
     assert page.read_text() == "text\n"
+
+
+@pytest.mark.parametrize("name", ["real-model", "finetuning", "power"])
+def test_a_committed_page_is_what_its_json_renders(name):
+    """(docs scale, performance and science are checked beside their benchmarks' tests.)"""
+    run(["selfreflect", "docs", name, "--check"], REPO)
+
+
+def test_the_power_page_renders_from_what_bench_power_records(tmp_path):
+    small = ["--questions", "5", "--n-answers", "3", "--trials", "4"]
+    run(["selfreflect", "bench", "power", *small, "--json", str(tmp_path / "p.json")], tmp_path)
+    files = ["--out", str(tmp_path / "p.md"), "--figure", str(tmp_path / "p.png")]
+    run(["selfreflect", "docs", "power", "--json", str(tmp_path / "p.json"), *files], REPO)
+    page = (tmp_path / "p.md").read_text()
+    assert "| questions | perfect, N = 3 | random, N = 3 |\n| ---: | ---: | ---: |\n| 5 |" in page
+    assert "share of 4 simulated studies" in page
+    assert (tmp_path / "p.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -34,7 +34,7 @@ BENCH = (  # selfreflect bench NAME: benchmarks (they write JSON), selfreflect.b
     "hf-generation",
     "real-run",
     "finetuning",
-    "power-doc",
+    "power",
     "science-record",
     "explorer",
     "explorer-screenshots",
@@ -49,6 +49,7 @@ DOCS = (  # selfreflect docs NAME: a page of docs/ from a benchmark's JSON, self
     "real-model",
     "science",
     "finetuning",
+    "power",
 )
 TOP = (  # selfreflect NAME: selfreflect.cli.<NAME with _>; report, bench and docs are groups
     "tiny-model",
