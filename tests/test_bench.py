@@ -1,5 +1,5 @@
-"""``selfreflect bench``: one command per benchmark and doc renderer, outside every workflow
-command's code, and the one resource sampler they share."""
+"""``selfreflect bench`` and ``selfreflect docs``: one command per benchmark and per page,
+outside every workflow command's code, and the one resource sampler the benchmarks share."""
 
 from __future__ import annotations
 
@@ -9,31 +9,34 @@ import pytest
 
 from selfreflect.bench.resources import sampled_run
 from selfreflect.code_deps import command_deps
-from selfreflect.commands import BENCH, COMMANDS
+from selfreflect.commands import BENCH, COMMANDS, DOCS
 from tests.workflow_utils import REPO, run
 
-WORKFLOW_COMMANDS = [name for name in COMMANDS if name.split()[0] != "bench" and name != "report"]
+WORKFLOW_COMMANDS = [
+    name for name in COMMANDS if name.split()[0] not in ("bench", "docs", "report")
+]
+OUTSIDE = ("src/selfreflect/bench/", "src/selfreflect/cli/bench", "src/selfreflect/docs/")
+OUTSIDE += ("src/selfreflect/cli/docs",)
 
 
-def test_bench_lists_every_benchmark_and_renderer():
-    listed = run(["selfreflect", "bench", "--help"], REPO).stdout
-    assert all(f"  {name} " in listed for name in BENCH)
+@pytest.mark.parametrize(("group", "names"), [("bench", BENCH), ("docs", DOCS)])
+def test_each_group_lists_its_commands(group, names):
+    listed = run(["selfreflect", group, "--help"], REPO).stdout
+    assert all(f"  {name} " in listed for name in names)
 
 
 @pytest.mark.parametrize("command", WORKFLOW_COMMANDS)
-def test_no_workflow_command_reaches_the_bench_package(command, monkeypatch):
-    """Editing a benchmark reruns no job."""
+def test_no_workflow_command_reaches_the_bench_or_docs_package(command, monkeypatch):
+    """Editing a benchmark or a page reruns no job."""
     monkeypatch.chdir(REPO)  # the analysis reads src/selfreflect of the working directory
-    files = command_deps(command).files
-    assert not [
-        f for f in files if f.startswith(("src/selfreflect/bench/", "src/selfreflect/cli/bench"))
-    ]
+    assert not [f for f in command_deps(command).files if f.startswith(OUTSIDE)]
 
 
-def test_listing_the_benchmarks_imports_no_heavy_library():
+@pytest.mark.parametrize("group", ["bench", "docs"])
+def test_listing_a_group_imports_no_heavy_library(group):
     code = (
         "import sys; from click.testing import CliRunner; from selfreflect.cli import cli; "
-        "assert CliRunner().invoke(cli, ['bench', '--help']).exit_code == 0; "
+        f"assert CliRunner().invoke(cli, [{group!r}, '--help']).exit_code == 0; "
         "print(sorted({'psutil', 'matplotlib', 'playwright', 'torch'} & set(sys.modules)))"
     )
     result = run([sys.executable, "-c", code], REPO)

@@ -1,6 +1,6 @@
-"""Bad input to the ``selfreflect bench`` commands: each case exits non-zero with one stderr
-line naming the option, file or field, and writes nothing (no command here gets as far as a
-model, a browser or Snakemake)."""
+"""Bad input to the ``selfreflect bench`` and ``selfreflect docs`` commands: each case exits
+non-zero with one stderr line naming the option, file or field, and writes nothing (no command
+here gets as far as a model, a browser or Snakemake)."""
 
 from __future__ import annotations
 
@@ -74,36 +74,53 @@ CASES = [
         {"g.json": growth_of(f"{REPO}/config/smoke.yaml")},
     ),
     Case(
-        "scale-doc truncated json",
-        ["bench", "scale-doc"],
+        "docs scale truncated json",
+        ["docs", "scale"],
         ["docs/scale.json: malformed JSON"],
         {"docs/scale.json": truncated("scale.json")},
     ),
     Case(
-        "performance-doc truncated json",
-        ["bench", "performance-doc"],
+        "docs performance truncated json",
+        ["docs", "performance"],
         ["docs/real_model_before_judge_pass.json: malformed JSON"],
         {"docs/real_model_before_judge_pass.json": truncated("real_model_before_judge_pass.json")},
     ),
     Case(
-        "finetuning-doc truncated json",
-        ["bench", "finetuning-doc", "--no-run"],
+        "finetuning --no-run truncated json",
+        ["bench", "finetuning", "--no-run"],
         ["docs/finetuning.json: malformed JSON"],
         {"docs/finetuning.json": truncated("finetuning.json")},
     ),
     Case(
-        "real-run render-only truncated json",
-        ["bench", "real-run", "--render-only", "--json", "r.json", "--doc", "r.md"],
+        "docs finetuning truncated json",
+        ["docs", "finetuning"],
+        ["docs/finetuning.json: malformed JSON"],
+        {"docs/finetuning.json": truncated("finetuning.json")},
+    ),
+    Case(
+        "docs real-model truncated json",
+        ["docs", "real-model", "--json", "r.json", "--out", "r.md"],
         ["r.json: malformed JSON"],
         {"r.json": truncated("real_model.json")},
     ),
     Case(
-        "real-run render-only doc over its json",
-        ["bench", "real-run", "--render-only", "--json", "r.json", "--doc", "./r.json"],
+        "docs real-model page over its json",
+        ["docs", "real-model", "--json", "r.json", "--out", "./r.json"],
         ["./r.json: is an input of this command (r.json)"],
         {"r.json": lambda: (REPO / "docs" / "real_model.json").read_text()},
     ),
-    Case("power-doc trials 0", ["bench", "power-doc", "--trials", "0"], ["'--trials'"]),
+    Case("power trials 0", ["bench", "power", "--trials", "0"], ["'--trials'"]),
+    Case(
+        "docs power without its json",
+        ["docs", "power", "--json", "p.json", "--out", "p.md", "--figure", "p.png"],
+        ["p.json"],
+    ),
+    Case(
+        "docs power figure over its json",
+        ["docs", "power", "--json", "p.json", "--out", "p.md", "--figure", "./p.json"],
+        ["./p.json: is an input of this command (p.json)"],
+        {"p.json": "{}"},
+    ),
     Case(
         "explorer-screenshots of an empty folder",
         ["bench", "explorer-screenshots", "empty", "shots"],

@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 import json
 
-from selfreflect.bench import performance_doc as render
+from selfreflect.docs import performance as render
 from tests.workflow_utils import REPO, run
 
 
@@ -33,7 +33,7 @@ def test_bench_scorer_records_a_run_that_the_docs_render(tmp_path):
     real_run = json.loads((REPO / render.REAL_RUN).read_text())
     earlier = tuple(json.loads((REPO / path).read_text()) for path in render.EARLIER_RUNS)
     explorer = json.loads((REPO / render.EXPLORER).read_text())
-    spans = render.sections(render.latest_runs(out.parent), real_run, earlier, explorer)
+    spans = render.spans(render.latest_runs(out.parent), real_run, earlier, explorer)
     assert f"takes {real_run['seconds'] / 60:.1f} min" in spans["real-model-run"]
     assert f"showed after {explorer['table_seconds']:g} s" in spans["explorer-scale"]
     seconds = [f"{r['seconds']:,.0f}" for r in (*earlier, real_run)]
@@ -44,9 +44,9 @@ def test_bench_scorer_records_a_run_that_the_docs_render(tmp_path):
     assert "No GPU run" in spans["gpu"]
     begin, end = "<!-- rendered: readme -->\n", "<!-- /rendered -->\n"
     text = f"a\n{begin}stale\n{end}b\n"
-    assert render.render(text, spans) == f"a\n{begin}{spans['readme']}{end}b\n"
+    assert render.fill(text, spans) == f"a\n{begin}{spans['readme']}{end}b\n"
 
 
 def test_docs_match_the_recorded_runs():
-    result = run(["selfreflect", "bench", "performance-doc", "--check"], REPO)
+    result = run(["selfreflect", "docs", "performance", "--check"], REPO)
     assert result.stdout == "up to date\n"

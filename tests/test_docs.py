@@ -1,115 +1,63 @@
-"""The README is a front page and the documentation's links hold: the README is at most 200
-lines, its Quick start is two commands, every page under docs/ is reachable from it, and every
-relative link of the README and the docs pages names a file that exists (and, into a Markdown
-file, a heading it has)."""
+"""The docs renderer (selfreflect.docs): its one table helper, its templates' environment and
+its --check."""
 
-import re
-from pathlib import Path
+from __future__ import annotations
 
+import click
+import pandas as pd
 import pytest
 
-from tests.conftest import REPO
-
-README = REPO / "README.md"
-PAGES = [README, *sorted((REPO / "docs").glob("*.md")), REPO / "docs" / "science" / "README.md"]
-LINK = re.compile(r"!?\[[^\]]*\]\(([^)\s]+)\)")
-FENCE = re.compile(r"^(```|~~~).*?^\1[^\n]*$", re.DOTALL | re.MULTILINE)
-CODE = re.compile(r"`[^`]+`")
+from selfreflect.docs import publish, render
+from selfreflect.docs.tables import frame_table, table
+from tests.workflow_utils import REPO, run
 
 
-def prose(text: str) -> str:
-    """The text without its fenced code blocks and code spans (no links there)."""
-    return CODE.sub("", FENCE.sub("", text))
+def test_a_table_aligns_text_left_and_numbers_right_unless_told():
+    assert table(["name", "n"], [["a|b", 3], ["c\n d", 4]]) == (
+        "| name | n |\n| --- | ---: |\n| a\\|b | 3 |\n| c d | 4 |"
+    )
+    assert table(["n", "share"], [[1, "50%"]], align="rr").splitlines()[1] == "| ---: | ---: |"
 
 
-def anchors(path: Path) -> set[str]:
-    """The anchors GitHub gives the headings of a Markdown file."""
-    found: set[str] = set()
-    for line in prose(path.read_text(encoding="utf-8")).splitlines():
-        if match := re.match(r"#{1,6} (.+)", line):
-            base = re.sub(r"[^\w\- ]", "", match[1].strip().lower()).replace(" ", "-")
-            slug, k = base, 0
-            while slug in found:
-                k += 1
-                slug = f"{base}-{k}"
-            found.add(slug)
-    return found
-
-
-def links(path: Path) -> list[str]:
-    """The relative links and images of a Markdown file (web and mail addresses left out)."""
-    found = LINK.findall(prose(path.read_text(encoding="utf-8")))
-    return [link for link in found if not re.match(r"[a-z][a-z0-9+.-]*:", link)]
-
-
-def target(page: Path, link: str) -> tuple[Path, str]:
-    """The file and anchor a relative link of `page` points to."""
-    name, _, anchor = link.partition("#")
-    return ((page.parent / name).resolve() if name else page), anchor
-
-
-def test_the_readme_is_a_front_page_of_at_most_200_lines():
-    lines = README.read_text(encoding="utf-8").splitlines()
-    assert len(lines) <= 200, f"README.md has {len(lines)} lines; move detail into docs/"
-
-
-def test_the_quick_start_is_two_commands():
-    text = README.read_text(encoding="utf-8")
-    after = text[text.index("\n## Quick start\n") :]
-    block = re.search(r"^```[^\n]*\n(.*?)^```", after, re.DOTALL | re.MULTILINE)
-    commands = [line for line in block[1].splitlines() if line.strip() and not line.startswith("#")]
-    assert commands == [
-        "bash scripts/install.sh && snakemake --configfile config/laptop.yaml --cores all"
-        " --resources gpu=1",
-        "bash scripts/install.sh && python3 -m pytest",
+def test_a_frame_table_is_tabulates_pipe_table_with_its_index():
+    frame = pd.DataFrame({"x": [1.5, 2.0]}, index=pd.Index(["a", "b"], name="rule"))
+    assert frame_table(frame).splitlines() == [
+        "| rule   |   x |",
+        "|:-------|----:|",
+        "| a      | 1.5 |",
+        "| b      | 2   |",
     ]
 
 
-def test_the_rendered_spans_stay_in_the_readme():
-    """`selfreflect bench performance-doc` rewrites these spans of README.md."""
-    text = README.read_text(encoding="utf-8")
-    for name in ("real-model-run", "readme"):
-        assert f"<!-- rendered: {name} -->\n" in text, name
+def test_a_template_refuses_a_missing_name():
+    import jinja2
+
+    with pytest.raises(jinja2.UndefinedError):
+        render("performance/tokens.md.j2", tokens="")
 
 
-@pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(REPO)))
-def test_every_relative_link_names_an_existing_file_and_heading(page: Path):
-    broken = []
-    for link in links(page):
-        path, anchor = target(page, link)
-        if not path.exists():
-            broken.append(f"{link}: no such file")
-        elif anchor and path.suffix == ".md" and anchor not in anchors(path):
-            broken.append(f"{link}: no heading #{anchor} in {path.relative_to(REPO)}")
-    assert not broken, f"{page.relative_to(REPO)}: " + "; ".join(broken)
+def test_check_writes_nothing_and_names_the_command(tmp_path):
+    page = tmp_path / "page.md"
+    with pytest.raises(click.ClickException, match=r"page\.md: stale; run selfreflect docs x"):
+        publish(page, "text\n", check=True, command="docs x")
+    assert not page.exists()
+    publish(page, "text\n", check=False, command="docs x")
+    publish(page, "text\n", check=True, command="docs x")
+    assert page.read_text() == "text\n"
 
 
-def test_every_docs_page_is_reachable_from_the_readme():
-    """Every Markdown page under docs/ (the science records' own folders aside) is linked from
-    the README, directly or through pages it links."""
-    seen, todo = {README.resolve()}, [README.resolve()]
-    while todo:
-        page = todo.pop()
-        for link in links(page):
-            path, _ = target(page, link)
-            if path.suffix == ".md" and path.is_file() and path not in seen:
-                seen.add(path)
-                todo.append(path)
-    pages = {path.resolve() for path in PAGES}
-    assert not sorted(str(p.relative_to(REPO)) for p in pages - seen)
+@pytest.mark.parametrize("name", ["real-model", "finetuning", "power"])
+def test_a_committed_page_is_what_its_json_renders(name):
+    """(docs scale, performance and science are checked beside their benchmarks' tests.)"""
+    run(["selfreflect", "docs", name, "--check"], REPO)
 
 
-def test_every_section_of_a_moved_page_is_linked_from_the_readme():
-    """Each page holding sections that were the README's is linked from it, and so is every
-    section heading of those pages below the page's title."""
-    readme = set(links(README))
-    moved = ["layout", "configuration", "strategies", "scoring", "explorer", "reports", "dvc"]
-    moved += ["answer-sets", "scaling"]
-    for name in moved:
-        page = REPO / "docs" / f"{name}.md"
-        assert f"docs/{name}.md" in readme, name
-        text = prose(page.read_text(encoding="utf-8"))
-        for heading in re.findall(r"^## (.+)$", text, re.MULTILINE):
-            slug = re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
-            assert f"docs/{name}.md#{slug}" in readme, (name, heading)
-    assert "docs/science/README.md" in readme
+def test_the_power_page_renders_from_what_bench_power_records(tmp_path):
+    small = ["--questions", "5", "--n-answers", "3", "--trials", "4"]
+    run(["selfreflect", "bench", "power", *small, "--json", str(tmp_path / "p.json")], tmp_path)
+    files = ["--out", str(tmp_path / "p.md"), "--figure", str(tmp_path / "p.png")]
+    run(["selfreflect", "docs", "power", "--json", str(tmp_path / "p.json"), *files], REPO)
+    page = (tmp_path / "p.md").read_text()
+    assert "| questions | perfect, N = 3 | random, N = 3 |\n| ---: | ---: | ---: |\n| 5 |" in page
+    assert "share of 4 simulated studies" in page
+    assert (tmp_path / "p.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -424,17 +424,19 @@ def test_finetuned_strategy_without_adapter_stops(tiny_model, tmp_path, capsys):
 
 
 def test_finetuning_doc_is_rendered_from_its_run(tmp_path):
-    """docs/finetuning.md and its loss figure are what ``selfreflect bench finetuning-doc``
-    renders from the recorded run (docs/finetuning.json), never edited by hand."""
-    from selfreflect.bench import finetuning_doc as render
+    """docs/finetuning.md and its loss figure are what ``selfreflect docs finetuning`` renders
+    from the run ``selfreflect bench finetuning`` recorded (docs/finetuning.json), never edited
+    by hand."""
+    from selfreflect.bench.finetuning import CONFIG
     from selfreflect.config import load_config
+    from selfreflect.docs import finetuning as render
     from selfreflect.finetune import trained_adapters
 
     docs = REPO / render.DOCS
     result = json.loads((docs / "finetuning.json").read_text())
-    assert (docs / "finetuning.md").read_text() == render.render(result)
+    assert (docs / "finetuning.md").read_text() == render.text(result)
     # the run of today's config: every seeded adapter, evaluated by a judge of its own
-    config = load_config(REPO / render.CONFIG)
+    config = load_config(REPO / CONFIG)
     adapters = [f"{method}-seed{seed}" for method, seed in trained_adapters(config)]
     assert list(result["loss"]) == adapters and len(adapters) == 6
     finetuned = [row for row in result["main"] if row.get("teacher")]

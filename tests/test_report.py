@@ -71,7 +71,7 @@ def test_snakemake_builds_every_table_figure_and_the_report(smoke_run):
 
 def test_a_runs_report_is_recorded_per_judge_and_renders_the_science_doc(smoke_run, tmp_path):
     """``bench science-record`` keeps a judge's report rows and the run's provenance;
-    ``bench science-doc`` renders the page from the records (``--check`` fails once it differs)
+    ``docs science`` renders the page from the records (``--check`` fails once it differs)
     and refuses a record made under another analysis plan than the config's."""
     from selfreflect.config import load_config
 
@@ -83,20 +83,20 @@ def test_a_runs_report_is_recorded_per_judge_and_renders_the_science_doc(smoke_r
     assert made["plan"] == config["report"]["plan"] and made["judge"] == "tiny"
     assert made["questions"]["smoke"] == config["questions"]["num_questions"]
     assert made["time"]["jobs"] > 0 and made["commit"]
-    run(["selfreflect", "bench", "science-doc", *options, "--out", str(out)], smoke_run)
+    run(["selfreflect", "docs", "science", *options, "--out", str(out)], smoke_run)
     text = out.read_text(encoding="utf-8")
     mc = pd.read_csv(records / "tiny" / "mc_study.csv").iloc[0]
     assert f"| tiny | {mc['n_rho']} ({mc['n_rho_skipped']} skipped) |" in text
     assert "| tiny | concatenated_answers | concatenated_answers |" in text  # a reference
     assert "## Analysis plan" in text and "\n| tiny | 20" in text  # the run's date
-    run(["selfreflect", "bench", "science-doc", *options, "--out", str(out), "--check"], smoke_run)
+    run(["selfreflect", "docs", "science", *options, "--out", str(out), "--check"], smoke_run)
     out.write_text(text.replace("tiny", "tyni"), encoding="utf-8")
     stale = run(
-        ["selfreflect", "bench", "science-doc", *options, "--out", str(out), "--check"],
+        ["selfreflect", "docs", "science", *options, "--out", str(out), "--check"],
         smoke_run,
         check=False,
     )
-    assert stale.returncode != 0 and "not what the records render" in stale.stderr
+    assert stale.returncode != 0 and "stale; run selfreflect docs science" in stale.stderr
     other = tmp_path / "other-plan.yaml"
     raw = yaml.safe_load((smoke_run / "config" / "smoke.yaml").read_text(encoding="utf-8"))
     raw.setdefault("report", {}).setdefault("plan", {})["level"] = 0.01
@@ -104,8 +104,8 @@ def test_a_runs_report_is_recorded_per_judge_and_renders_the_science_doc(smoke_r
     refused = run(
         [
             "selfreflect",
-            "bench",
-            "science-doc",
+            "docs",
+            "science",
             "--config",
             str(other),
             "--records",
@@ -122,7 +122,7 @@ def test_a_runs_report_is_recorded_per_judge_and_renders_the_science_doc(smoke_r
 
 
 def test_docs_science_md_is_what_the_science_records_render():
-    run(["selfreflect", "bench", "science-doc", "--check"], REPO)
+    run(["selfreflect", "docs", "science", "--check"], REPO)
 
 
 def test_dvc_repro_builds_every_table_and_dvc_reads_metrics_and_plots(smoke_dvc_run):

@@ -44,9 +44,9 @@ def test_the_paper_configs_jobs_after_the_judge_run_on_synthetic_artifacts(tmp_p
     judgements = [path for path in record["inputs"] if "/judgements/shards/" in path]
     assert len(judgements) == 2  # the summarised dataset's and MMLU's, one shard each
     # docs/scale.md is rendered from such a record
-    from selfreflect.bench.scale_doc import markdown
+    from selfreflect.docs.scale import run_text
 
-    doc = markdown(record)
+    doc = run_text(record)
     peak = max(jobs, key=lambda job: job["peak_rss_mib"])
     assert f"**Peak memory: {peak['peak_rss_mib']} MiB ({peak['rule']})" in doc
     assert all(f"| {rule} " in doc for rule in AFTER_JUDGE)
@@ -85,4 +85,4 @@ def test_the_judge_work_per_question_grows_with_n_on_real_answers(tiny_model, mo
 
 
 def test_docs_scale_md_is_rendered_from_its_records():
-    run(["selfreflect", "bench", "scale-doc", "--check"], REPO)
+    run(["selfreflect", "docs", "scale", "--check"], REPO)

@@ -1,5 +1,5 @@
 """The science run's records (selfreflect.bench.science_record) and the page rendered from them
-(selfreflect.bench.science_doc): what a record keeps, and one line naming the file and field for
+(selfreflect.docs.science): what a record keeps, and one line naming the file and field for
 a record the page cannot trust."""
 
 from __future__ import annotations
@@ -16,7 +16,6 @@ import pytest
 import yaml
 
 from selfreflect import paths
-from selfreflect.bench.science_doc import render
 from selfreflect.bench.science_record import (
     OPTIONAL,
     RECORD,
@@ -27,6 +26,7 @@ from selfreflect.bench.science_record import (
 )
 from selfreflect.cli import main
 from selfreflect.config import load_config
+from selfreflect.docs.science import text as render
 from selfreflect.errors import InputError
 from tests.conftest import REPO
 from tests.test_fileio import before_rename
@@ -264,7 +264,7 @@ def test_science_doc_refuses_to_write_over_its_own_records(recorded, monkeypatch
     config_path, records = recorded
     target = records / JUDGE / RECORD
     before = target.read_bytes()
-    args = ["bench", "science-doc", "--config", str(config_path), "--records", str(records)]
+    args = ["docs", "science", "--config", str(config_path), "--records", str(records)]
     line = one_line_error([*args, "--out", str(target)], monkeypatch, capsys)
     assert f"{target}: is an input of this command" in line
     assert target.read_bytes() == before

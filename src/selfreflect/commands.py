@@ -30,24 +30,29 @@ REPORT = (  # selfreflect report NAME: selfreflect.cli.report.<NAME with _>
     "alt-metrics",
     "agreement-scores",
 )
-BENCH = (  # selfreflect bench NAME: benchmarks and doc renderers, selfreflect.bench.<NAME with _>
+BENCH = (  # selfreflect bench NAME: benchmarks (they write JSON), selfreflect.bench.<NAME with _>
     "scorer",
     "hf-generation",
     "real-run",
-    "finetuning-doc",
-    "performance-doc",
-    "power-doc",
+    "finetuning",
+    "power",
     "science-record",
-    "science-doc",
     "explorer",
     "explorer-screenshots",
     "scale",
-    "scale-doc",
     "growth",
     "calibrate-stopwords",
     "human-ratings",
 )
-TOP = (  # selfreflect NAME: selfreflect.cli.<NAME with _>; report and bench are groups
+DOCS = (  # selfreflect docs NAME: a page of docs/ from a benchmark's JSON, selfreflect.docs.<NAME>
+    "scale",
+    "performance",
+    "real-model",
+    "science",
+    "finetuning",
+    "power",
+)
+TOP = (  # selfreflect NAME: selfreflect.cli.<NAME with _>; report, bench and docs are groups
     "tiny-model",
     "convert-model",
     "questions",
@@ -66,6 +71,7 @@ TOP = (  # selfreflect NAME: selfreflect.cli.<NAME with _>; report and bench are
     "dvc-yaml",
     "config-docs",
     "bench",
+    "docs",
 )
 
 
@@ -78,6 +84,7 @@ COMMANDS: dict[str, str] = {  # the command's words: "module:function"
     **{name: _target("selfreflect.cli", name) for name in TOP},
     **{f"report {name}": _target("selfreflect.cli.report", name) for name in REPORT},
     **{f"bench {name}": _target("selfreflect.bench", name) for name in BENCH},
+    **{f"docs {name}": _target("selfreflect.docs", name) for name in DOCS},
 }
 
 

@@ -20,7 +20,7 @@ counts them) with the tokenizer and prompts of ``--tokenizer-model`` (a ``models
 original tool's example answers (tests/data: real answers, 10 held-out answers per
 question, cycled to N = ``--judge-answers`` held-out and conditioning answers); with
 Qwen2.5-7B's shape these give the judge's FLOPs per question. No model runs.
-``selfreflect bench scale-doc`` renders both, with the paper run's prediction, in
+``selfreflect docs scale`` renders both, with the paper run's prediction, in
 docs/scale.md.
 """
 

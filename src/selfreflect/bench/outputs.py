@@ -1,4 +1,4 @@
-"""What a doc renderer writes: never one of the files it reads, nor one file twice."""
+"""What a benchmark or a doc renderer writes: never a file it reads, nor one file twice."""
 
 from __future__ import annotations
 

@@ -1,8 +1,7 @@
-"""Time README command 1 (install, then the real-model Snakemake run); render docs/real_model.md.
+"""Time README command 1 (install, then the real-model Snakemake run): docs/real_model.json.
 
     selfreflect bench real-run                  # install + run config/laptop.yaml
     selfreflect bench real-run --no-install     # the run only, in this Python
-    selfreflect bench real-run --render-only    # re-render the doc from the JSON
 
 The run happens in a fresh copy of the project's tracked files (so the GGUF conversion is
 timed too and the checkout's results are left alone). Unless ``--no-install``,
@@ -10,8 +9,8 @@ timed too and the checkout's results are left alone). Unless ``--no-install``,
 cache off, as on a fresh machine, and the run uses that environment. Peak memory is the largest
 total RSS of Snakemake and all its child processes (:mod:`selfreflect.bench.resources`). CPU
 time (user + system of every process of the run) does not depend on other work on the machine,
-the wall time does: the load average is sampled too. ``selfreflect bench performance-doc``
-then renders the README's figure from the JSON.
+the wall time does: the load average is sampled too. ``selfreflect docs real-model`` then
+renders docs/real_model.md from the JSON, ``selfreflect docs performance`` the README's figure.
 """
 
 from __future__ import annotations
@@ -25,8 +24,6 @@ import time
 from pathlib import Path
 
 import click
-
-from selfreflect.bench.performance_doc import per_rule_lines
 
 
 def copy_tracked(dest: Path) -> None:
@@ -102,72 +99,22 @@ def csv_records(path: Path) -> list[dict] | None:
     return pd.read_csv(path).to_dict("records") if path.is_file() else None
 
 
-def render(result: dict) -> str:
-    """docs/real_model.md from a measurement."""
-    minutes = result["seconds"] / 60
-    seconds = result["install_seconds"]
-    install = "not measured (`--no-install`)" if seconds is None else f"{seconds / 60:.1f} min"
-    installed = (
-        ""
-        if seconds is None
-        else "`bash scripts/install.sh` into a new virtual environment with pip's cache off, then "
-    )
-    lines = [
-        "# The real-model run (measured)",
-        "",
-        "Rendered by `selfreflect bench real-run` from `docs/real_model.json`; do not edit.",
-        "",
-        f"README command 1 on {result['date']}: {installed}`{result['command']}` in a fresh",
-        "copy of the project (so converting SmolLM2 from its GGUF file is included):",
-        "",
-        "| measure | value |",
-        "| --- | --- |",
-        f"| install wall time | {install} |",
-        f"| Snakemake wall time | {minutes:.1f} min ({result['seconds']:.0f} s) |",
-        f"| CPU time, all processes | {result['cpu_seconds'] / 60:.1f} min |",
-        f"| peak memory (RSS of Snakemake and all its jobs) | {result['peak_rss_mib']} MiB |",
-        f"| exit status | {result['returncode']} |",
-        f"| CPU cores / memory | {result['cpus']} / {result['memory_gib']} GiB |",
-        f"| mean 1-min load average during the run | {result['mean_load']} |",
-        "",
-        f"A load average above {result['cpus']} means other work shared the cores: the wall time",
-        "is then longer than on an idle machine; the CPU time is not.",
-        "",
-    ]
-    if result.get("per_rule"):
-        lines += ["## Where the time went", "", *per_rule_lines(result), ""]
-    if result["main_table"]:
-        lines += ["## Main table of that run", "", result["main_table"].strip(), ""]
-    if result["error_tail"]:
-        lines += ["## The run failed", "", "```", result["error_tail"].strip(), "```", ""]
-    lines += ["## Reports written", ""] + [f"- `{path}`" for path in result["reports"]]
-    return "\n".join(lines) + "\n"
-
-
 @click.command(help=__doc__.split("\n\n")[0])
 @click.option("--config", default="config/laptop.yaml", show_default=True)
 @click.option("--cores", default="all", show_default=True)
 @click.option(
     "--json", "json_path", type=click.Path(dir_okay=False), default="docs/real_model.json"
 )
-@click.option("--doc", type=click.Path(dir_okay=False), default="docs/real_model.md")
 @click.option("--no-install", is_flag=True, help="run in this Python")
-@click.option("--render-only", is_flag=True)
-def real_run(
-    config: str, cores: str, json_path: str, doc: str, no_install: bool, render_only: bool
-) -> None:
+def real_run(config: str, cores: str, json_path: str, no_install: bool) -> None:
     from selfreflect.bench.outputs import refuse_overwriting_inputs
-    from selfreflect.fileio import read_json, write_json, write_text
+    from selfreflect.fileio import write_json
 
-    outputs, inputs = ([doc], [json_path]) if render_only else ([json_path, doc], [config])
-    refuse_overwriting_inputs(outputs, inputs)
-    if render_only:
-        result = read_json(json_path)
-    else:
-        result = measure(config, cores, install=not no_install)
-        write_json(json_path, result)
-    write_text(doc, render(result))
+    refuse_overwriting_inputs([json_path], [config])
+    result = measure(config, cores, install=not no_install)
+    write_json(json_path, result)
     print(
         f"{result['seconds']:.0f} s, peak {result['peak_rss_mib']} MiB, exit {result['returncode']}"
+        f": {json_path}; render it with selfreflect docs real-model"
     )
     sys.exit(result["returncode"])

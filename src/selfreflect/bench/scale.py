@@ -9,7 +9,7 @@ five pair types, the MC study on MMLU and convergence on 200 questions for the p
 plans the run with Snakemake (only the jobs after the judge: the merges of the judgements, score
 files, studies, tables and the explorer) and runs it, recording each job's wall and CPU time and
 peak memory from its Snakemake benchmark file, each rule's output size and the inputs' sizes.
-``selfreflect bench scale-doc`` renders docs/scale.md from the JSON.
+``selfreflect docs scale`` renders docs/scale.md from the JSON.
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ one token tree of all its masked words: the fewest any exact judge can compute),
 without timing for ``--count-answers`` held-out answers; tasks/s and speed-ups; per-task
 agreement on the common tasks; the FLOP/s of plain matmuls of the model's layer shapes timed
 just before each case and the share of it the `hf` judge achieves (on CUDA also the share of
-the bf16 peak). ``selfreflect bench performance-doc`` renders docs/performance.md from the
+the bf16 peak). ``selfreflect docs performance`` renders docs/performance.md from the
 recorded JSON files.
 
     selfreflect bench scorer --preset tiny --answers 2

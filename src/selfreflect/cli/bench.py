@@ -1,7 +1,8 @@
-"""``selfreflect bench``: benchmarks and doc renderers (the package :mod:`selfreflect.bench`).
+"""``selfreflect bench``: benchmarks (the package :mod:`selfreflect.bench`).
 
-No workflow rule runs these: they measure the package and whole runs, and render the docs'
-measured figures from what they recorded. Run them from the project's root.
+No workflow rule runs these: they measure the package and whole runs and record what they
+measured as JSON, from which ``selfreflect docs`` renders the pages. Run them from the
+project's root.
 """
 
 from __future__ import annotations
@@ -14,4 +15,4 @@ from selfreflect.commands import subcommands
 
 @click.group(cls=LazyGroup, lazy=subcommands("bench"))
 def bench() -> None:
-    """Benchmarks and doc renderers (run from the project's root)."""
+    """Benchmarks: measure, and record JSON (run from the project's root)."""

@@ -1,0 +1,214 @@
+"""The measured figures of docs/performance.md and README.md.
+
+The scorer's figures come from the runs that ``selfreflect bench scorer --json`` recorded under
+docs/benchmarks/: the latest CPU run and the latest CUDA run (by date), never the best one. The
+real-model run's time and memory come from docs/real_model.json (``selfreflect bench
+real-run``). Each figure lives between ``<!-- rendered: NAME -->`` and ``<!-- /rendered -->``
+(its template: ``templates/performance/NAME.md.j2``); the text around the markers is kept as
+written.
+
+    selfreflect docs performance          # rewrite the rendered spans
+    selfreflect docs performance --check  # exit 1 if a span is stale
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import click
+
+from selfreflect.docs import render
+from selfreflect.docs.tables import table
+from selfreflect.fileio import read_json
+
+RUNS = Path("docs") / "benchmarks"
+REAL_RUN = Path("docs") / "real_model.json"
+EXPLORER = Path("docs") / "explorer_scale.json"
+# the Quick start run measured before the shared judge pass (one judge job per strategy and
+# study), and with it while the controlled pairs still grouped answers by string
+EARLIER_RUNS = (
+    Path("docs") / "real_model_before_judge_pass.json",
+    Path("docs") / "real_model_judge_pass_string_pairs.json",
+)
+DOCS = [Path("docs") / "performance.md", Path("README.md")]
+SPAN = re.compile(r"(<!-- rendered: ([\w-]+) -->\n).*?(<!-- /rendered -->)", re.DOTALL)
+
+
+def latest_runs(folder: Path = RUNS) -> dict[str, dict]:
+    """The latest recorded run per device kind (``cpu``, ``cuda``)."""
+    out: dict[str, dict] = {}
+    for path in sorted(folder.glob("*.json")):
+        run = read_json(path)
+        kind = "cuda" if run["device"].startswith("cuda") else "cpu"
+        if kind not in out or run["date"] > out[kind]["date"]:
+            out[kind] = run
+    return out
+
+
+def saving(tokens: dict[str, float]) -> str:
+    """How many fewer tokens per task the token tree computes than the padded rows before it."""
+    return f"{1 - tokens['hf'] / tokens['hf_padded_rows']:.0%}"
+
+
+def speed(run: dict) -> str:
+    """Per number of conditioning answers: rates, speed-ups, matmul share, agreement."""
+    judges = [name for name in ("hf", "reference", "vllm") if name in run["cases"][0]["judges"]]
+    peak = run.get("peak_bf16_flop_per_s")
+    header = ["conditioning answers", "longest sequence"]
+    header += ["tokens/task `hf` (before, saving; distinct)"]
+    header += [f"`{name}` tasks/s" for name in judges]
+    header += [f"`hf` / `{name}`" for name in judges[1:]]
+    header += ["`hf` GFLOP/s", "share of matmul FLOP/s"]
+    header += ["share of bf16 peak"] if peak else []
+    header += ["max task difference"]
+    rows = []
+    for case in run["cases"]:
+        result, tokens = case["judges"], case["tokens_per_task"]
+        hf = result["hf"]
+        row = [
+            str(case["conditioning"]),
+            str(case["longest_sequence"]),
+            f"{tokens['hf']:.1f} ({tokens['hf_padded_rows']:.1f}, {saving(tokens)} fewer; "
+            f"{tokens['distinct']:.1f})",
+        ]
+        row += [f"{result[name]['tasks_per_s']:.3g}" for name in judges]
+        row += [f"{hf['tasks_per_s'] / result[name]['tasks_per_s']:.1f}x" for name in judges[1:]]
+        row += [f"{hf['flop_per_s'] / 1e9:.1f}", f"{hf['matmul_share']:.0%}"]
+        row += [f"{hf['flop_per_s'] / peak:.0%}"] if peak else []
+        row += [f"{max(case['agreement'].values()):.1e}"]
+        rows.append(row)
+    tasks = ", ".join(f"{name} {run['cases'][0]['judges'][name]['tasks']}" for name in judges)
+    speeds = table(header, rows, align="l" + "r" * (len(header) - 1))
+    return render("performance/speed.md.j2", run=run, tasks=tasks, speed=speeds)
+
+
+def tokens(run: dict) -> str:
+    """Tokens computed per task by each algorithm, counted on every example question."""
+    header = ["held-out answers", "conditioning answers", "tasks", "`reference`"]
+    header += ["`hf` before (padded rows)", "`hf` (token tree)", "fewer than before"]
+    header += ["distinct tokens"]
+    rows = [
+        [
+            count["answers"],
+            count["conditioning"],
+            count["tasks"],
+            f"{count['tokens_per_task']['reference']:.0f}",
+            f"{count['tokens_per_task']['hf_padded_rows']:.1f}",
+            f"{count['tokens_per_task']['hf']:.1f}",
+            saving(count["tokens_per_task"]),
+            f"{count['tokens_per_task']['distinct']:.1f}",
+        ]
+        for count in run["token_counts"]
+    ]
+    counts = table(header, rows, align="l" + "r" * (len(header) - 1))
+    return render("performance/tokens.md.j2", run=run, tokens=counts)
+
+
+def readme(run: dict) -> str:
+    """The README's speed figure: the latest CPU run's first case."""
+    case = run["cases"][0]
+    judges = case["judges"]
+    speedup = judges["hf"]["tasks_per_s"] / judges["reference"]["tasks_per_s"]
+    return render("performance/readme.md.j2", run=run, case=case, speedup=speedup)
+
+
+def per_rule(result: dict) -> dict[str, str]:
+    """The run's per-rule table (summed over each rule's jobs, from Snakemake's benchmark
+    files) and the judge's forward tokens per artifact kind (``""`` if not recorded): the
+    context of ``templates/per_rule.md.j2``."""
+    header = ["rule", "jobs", "wall s", "CPU s", "peak MiB (one job)"]
+    rows = [
+        [
+            row["rule"],
+            row["jobs"],
+            f"{row['wall_s']:.0f}",
+            f"{row['cpu_s']:.0f}",
+            "–" if row["peak_rss_mib"] != row["peak_rss_mib"] else f"{row['peak_rss_mib']:.0f}",
+        ]  # NaN peak: too short to sample
+        for row in result.get("per_rule") or []
+    ]
+    tokens = [
+        [row["kind"], f"{row['judge_forward_tokens']:,}"]
+        for row in result.get("judge_tokens") or []
+    ]
+    return {
+        "rule_table": table(header, rows, align="lrrrr") if rows else "",
+        "token_table": table(["artifacts", "tokens"], tokens, align="lr") if tokens else "",
+    }
+
+
+def judge_pass(before: dict, string_pairs: dict, after: dict) -> str:
+    """docs/performance.md's comparison of the Quick start run before the shared judge pass
+    (one judge job per strategy and study), with it (controlled pairs still grouping answers
+    by string) and now (pairs grouped by meaning: fewer pairs where SmolLM2's answers hold no
+    real majority)."""
+
+    def total(run: dict) -> int:
+        return next(r["judge_forward_tokens"] for r in run["judge_tokens"] if r["kind"] == "total")
+
+    runs = (before, string_pairs, after)
+    measures = {
+        "workflow wall time (s)": [run["seconds"] for run in runs],
+        "CPU time (s)": [run["cpu_seconds"] for run in runs],
+        "judge forward tokens": [total(run) for run in runs],
+    }
+    header = ["measure", "one job per strategy and study", "one judge pass"]
+    header += ["and pairs grouped by meaning", "change"]
+    rows = [
+        [name, f"{a:,.0f}", f"{b:,.0f}", f"{c:,.0f}", f"{b / a - 1:+.0%}, {c / a - 1:+.0%}"]
+        for name, (a, b, c) in measures.items()
+    ]
+    comparison = table(header, rows, align="lrrrr")
+    return render("performance/judge-pass.md.j2", runs=runs, comparison=comparison)
+
+
+def spans(
+    runs: dict[str, dict], real_run: dict, earlier: tuple[dict, dict], explorer: dict
+) -> dict[str, str]:
+    """The text of every rendered span."""
+    cpu, gpu = runs["cpu"], runs.get("cuda")
+    opened = ", ".join(
+        f"{seconds:g} s (question {index + 1})"
+        for index, seconds in zip(explorer["opened"], explorer["question_seconds"], strict=True)
+    )
+    return {
+        "laptop-rules": render(
+            "performance/laptop-rules.md.j2", run=real_run, **per_rule(real_run)
+        ),
+        "judge-pass": judge_pass(*earlier, real_run),
+        "tokens": tokens(cpu),
+        "cpu": speed(cpu),
+        "gpu": speed(gpu) if gpu else "No GPU run has been recorded yet.\n",
+        "readme": readme(cpu),
+        "real-model-run": render("performance/real-model-run.md.j2", run=real_run),
+        "explorer-scale": render(
+            "performance/explorer-scale.md.j2", record=explorer, opened=opened
+        ),
+    }
+
+
+def fill(text: str, rendered: dict[str, str]) -> str:
+    """``text`` with each of its rendered spans replaced by its text in ``rendered``."""
+    return SPAN.sub(lambda m: m[1] + rendered[m[2]] + m[3], text)
+
+
+def pages() -> dict[Path, str]:
+    """Each page with rendered spans (``DOCS``) as its spans render now."""
+    earlier = tuple(read_json(path) for path in EARLIER_RUNS)
+    rendered = spans(latest_runs(), read_json(REAL_RUN), earlier, read_json(EXPLORER))
+    return {path: fill(path.read_text(encoding="utf-8"), rendered) for path in DOCS}
+
+
+@click.command(help="Render the measured spans of docs/performance.md and README.md.")
+@click.option("--check", is_flag=True, help="only check that nothing is stale")
+def performance(check: bool) -> None:
+    from selfreflect.fileio import write_text
+
+    stale = {path: text for path, text in pages().items() if path.read_text("utf-8") != text}
+    if check and stale:
+        names = ", ".join(map(str, stale))
+        raise click.ClickException(f"{names}: stale; run selfreflect docs performance")
+    for path, text in stale.items():
+        write_text(path, text)
+    print(f"rewrote {', '.join(map(str, stale))}" if stale else "up to date")

@@ -1,0 +1,262 @@
+"""docs/science.md from the science run's records (docs/science/, kept by ``selfreflect bench
+science-record``), whatever the verdicts are; nothing is typed by hand. A record made under
+another analysis plan than the config's is refused: its verdicts would not be the plan's.
+Changes of plan after a run are listed, with date and reason, in
+``docs/science/plan_changes.yaml``. The page is never written over one of the files it reads.
+
+    selfreflect docs science [--config config/science.yaml] [--records docs/science]
+        [--out docs/science.md] [--check]
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+import pandas as pd
+
+from selfreflect.bench.outputs import refuse_overwriting_inputs
+from selfreflect.bench.science_record import (
+    CONFIG,
+    OPTIONAL,
+    RECORDS,
+    default_records,
+    read_records,
+)
+from selfreflect.config import load_config, summarized_datasets
+from selfreflect.docs import publish, render
+from selfreflect.docs.tables import table
+from selfreflect.errors import InputError
+from selfreflect.fileio import read_yaml
+
+PLAN_CHANGES = "plan_changes.yaml"
+
+
+def _verdict(passed: bool) -> str:
+    return "**yes**" if passed else "**no**"
+
+
+def _p(value: float) -> float:
+    return float(f"{value:.2g}")
+
+
+def _plan_changes(path: Path) -> list[dict[str, str]]:
+    """The changes of plan listed in ``path`` (none if it is missing): a list of mappings of
+    ``date``, ``change`` and ``reason`` text."""
+    if not path.is_file():
+        return []
+    changes = read_yaml(path)
+    fields = ("date", "change", "reason")
+    if not isinstance(changes, list):
+        raise InputError(f"{path}: expected a list of changes (date, change, reason)")
+    for number, change in enumerate(changes, 1):
+        if not isinstance(change, dict) or not all(isinstance(change.get(f), str) for f in fields):
+            raise InputError(f"{path}: change {number}: needs date, change and reason as text")
+    return changes
+
+
+def _pairs(validation: pd.DataFrame) -> str:
+    header = ["judge", "pair type", "metric", "right / pairs", "fraction", "95 % Wilson CI"]
+    header += ["p vs chance", "adjusted p", "above chance", "McNemar p vs SelfReflect"]
+    header += ["adjusted"]
+    rows = [
+        [
+            row.judge,
+            row.pair_type,
+            row.metric,
+            f"{row.n_correct} / {row.n_pairs}",
+            round(row.fraction, 2),
+            f"[{row.ci_low:.2f}, {row.ci_high:.2f}]",
+            _p(row.p_value_vs_chance),
+            _p(row.p_adjusted_vs_chance),
+            _verdict(row.verdict_vs_chance == "above chance") if row.n_pairs else "no pairs",
+            "" if pd.isna(row.mcnemar_p_value) else _p(row.mcnemar_p_value),
+            "" if pd.isna(row.mcnemar_p_adjusted) else _p(row.mcnemar_p_adjusted),
+        ]
+        for row in validation.itertuples()
+    ]
+    return table(header, rows)
+
+
+def _mc(mc: pd.DataFrame) -> str:
+    header = ["judge", "questions with a rho", "median per-question rho", "95 % bootstrap CI"]
+    header += ["Wilcoxon p (rho > 0)", "verdict", "pooled rho (p)", "pooled verdict"]
+    header += ["decides", "tracks W1", "truth agrees", "truth check"]
+    rows = [
+        [
+            row.judge,
+            f"{row.n_rho} ({row.n_rho_skipped} skipped)",
+            round(row.median_rho, 2),
+            f"[{row.median_rho_low:.2f}, {row.median_rho_high:.2f}]",
+            _p(row.p_value),
+            row.verdict,
+            f"{row.pooled_rho:.2f} ({_p(row.pooled_p_value)})",
+            row.pooled_verdict,
+            row.decided_by,
+            _verdict(row.tracks_w1 == "yes"),
+            f"{row.n_truth_agree} / {row.n_truth_checked}",
+            row.truth_check,
+        ]
+        for row in mc.itertuples()
+    ]
+    return table(header, rows)
+
+
+def _strategies(main: pd.DataFrame, baseline: str) -> str:
+    header = ["judge", "strategy", "family", "mean score (95 % CI)"]
+    header += [f"difference to {baseline} (95 % CI)", "Wilcoxon p", "adjusted p", "verdict"]
+    compared = main[main["strategy"] != baseline]
+    rows = [
+        [
+            row.judge,
+            row.strategy,
+            row.family,
+            f"{row.mean:.4f} [{row.ci_low:.4f}, {row.ci_high:.4f}]",
+            f"{row.diff:+.4f} [{row.diff_low:+.4f}, {row.diff_high:+.4f}]",
+            _p(row.p_value),
+            _p(row.p_adjusted),
+            row.verdict,
+        ]
+        for row in compared.itertuples()
+    ]
+    return table(header, rows)
+
+
+def _verdicts(tables: dict[str, pd.DataFrame], judges: list[str], baseline: str) -> str:
+    """One line per judge: what each study concludes (the sections below give the numbers)."""
+    pairs = tables["validation"].query("metric == 'selfreflect' and n_pairs > 0")
+    mc, main = tables.get("mc_study", pd.DataFrame(columns=OPTIONAL["mc_study"])), tables["main"]
+    rows = []
+    for judge in judges:
+        own = pairs[pairs["judge"] == judge]
+        above = own.loc[own["verdict_vs_chance"] == "above chance", "pair_type"].tolist()
+        mine = mc[mc["judge"] == judge]
+        ranked = main[(main["judge"] == judge) & (main["family"] == "strategies")]
+        better = ranked.loc[ranked["verdict"] == "better", "strategy"].tolist()
+        tested = ranked[ranked["strategy"] != baseline]
+        rows.append(
+            [
+                judge,
+                f"{len(above)} of {len(own)}" + (f" ({', '.join(above)})" if above else ""),
+                _verdict((mine["tracks_w1"] == "yes").any()) if len(mine) else "not run",
+                ", ".join(map(str, mine["truth_check"].dropna())) or "not run",
+                f"{len(better)} of {len(tested)}" + (f" ({', '.join(better)})" if better else ""),
+            ]
+        )
+    header = ["judge", "pair types above chance", "MC study tracks W1", "MC truth check"]
+    return table([*header, f"strategies better than {baseline}"], rows)
+
+
+def _agreement(agreement: pd.DataFrame) -> str:
+    header = ["judge", "backend", "summaries", "max abs difference", "mean abs difference"]
+    rows = [
+        [
+            row.judge,
+            row.backend,
+            row.n_summaries,
+            f"{row.max_abs_diff:.1e}",
+            f"{row.mean_abs_diff:.1e}",
+        ]
+        for row in agreement.itertuples()
+    ]
+    return table(header, rows)
+
+
+def _records_table(provenance: dict[str, Any], judges: list[str]) -> str:
+    """Each judge's recorded run: when, from which commit, its sizes and its judge jobs' time."""
+    header = [
+        "judge",
+        "recorded",
+        "commit",
+        "questions",
+        "N",
+        "judge jobs",
+        "job wall min",
+        "CPU min",
+    ]
+    rows: list[list[object]] = []
+    for judge, made in provenance.items():
+        time = made["time"]
+        rows.append(
+            [
+                judge,
+                made["recorded"],
+                f"`{made['commit'][:10]}`",
+                ", ".join(f"{d} {n}" for d, n in made["questions"].items()),
+                ", ".join(f"{d} {n}" for d, n in made["answers"].items()),
+                time["jobs"],
+                round(time["wall_s"] / 60, 1),
+                round(time["cpu_s"] / 60, 1),
+            ]
+        )
+    missing = [judge for judge in judges if judge not in provenance]
+    return table(header, rows + [[judge, "not yet run", *[""] * 6] for judge in missing])
+
+
+def text(config_path: Path, records: Path) -> str:
+    """docs/science.md from the ``records`` of the run of ``config_path``."""
+    config = load_config(config_path)
+    provenance, tables = read_records(records, config)
+    changes = _plan_changes(records / PLAN_CHANGES)
+    free_form = summarized_datasets(config)
+    baseline = config["report"]["baseline"]
+    context = {
+        "config": config,
+        "config_name": config_path.name,
+        "records": records.as_posix(),
+        "plan": config["report"]["plan"],
+        "changes": table(
+            ["date", "change", "reason"], [[c["date"], c["change"], c["reason"]] for c in changes]
+        )
+        if changes
+        else "",
+        "runs": _records_table(provenance, config["judges"]),
+        "baseline": baseline,
+        "free_form": free_form,
+        "verdicts": "",
+    }
+    if provenance:
+        main = tables["main"][tables["main"]["dataset"].isin(free_form)]
+        validation = tables["validation"][tables["validation"]["dataset"].isin(free_form)]
+        free_form_tables = {**tables, "main": main, "validation": validation}
+        context |= {
+            "verdicts": _verdicts(free_form_tables, list(provenance), baseline),
+            "pairs": _pairs(validation),
+            "mc": _mc(tables["mc_study"]) if "mc_study" in tables else "",
+            "strategies": _strategies(main, baseline),
+            "agreement": _agreement(tables["backend_agreement"])
+            if "backend_agreement" in tables
+            else "",
+        }
+    return render("science.md.j2", **context)
+
+
+def default_out(config: Path) -> Path:
+    """The page of ``config``'s records unless ``--out`` says: ``docs/science.md`` for the
+    science run's config, ``docs/science-<name>.md`` for another (beside its records)."""
+    return Path(f"{default_records(config)}.md")
+
+
+def _inputs(config: Path, records: Path) -> list[Path]:
+    """The files :func:`text` reads: the config and every file of the records."""
+    return [config, records / PLAN_CHANGES, *records.glob("*/*")]
+
+
+@click.command(help="Render docs/science.md from the science run's records.")
+@CONFIG
+@RECORDS
+@click.option(
+    "--out",
+    type=click.Path(dir_okay=False),
+    help="The page [default: docs/science.md for science.yaml, else docs/science-NAME.md].",
+)
+@click.option("--check", is_flag=True, help="Fail if --out differs from what it renders.")
+def science(config: str, records: str | None, out: str | None, check: bool) -> None:
+    folder = Path(records) if records else default_records(Path(config))
+    page = Path(out) if out else default_out(Path(config))
+    if not check:
+        refuse_overwriting_inputs([page], _inputs(Path(config), folder))
+    publish(page, text(Path(config).resolve(), folder), check, "docs science")
+    if not check:
+        print(f"wrote {page}")
