@@ -47,7 +47,7 @@ def test_job_progress_lines_reach_snakemakes_terminal(smoke_run, tmp_path_factor
     Snakemake run, whose standard output shows the jobs'."""
     terminal = (session_root(tmp_path_factory) / SMOKE_STDOUT).read_text()
     done = re.findall(r"^judging: questions: (\d+)/(\d+) \(100%\)", terminal, re.MULTILINE)
-    logs = sorted((smoke_run / "logs/smoke/scores").rglob("*.log"))
+    logs = sorted((smoke_run / "logs/smoke").rglob("*.log"))
     judge_logs = [log for log in logs if "judging: questions" in log.read_text()]
     assert done and all(a == b for a, b in done), terminal[-2000:]
     assert len(done) == len(judge_logs)  # each judge job's last line, also kept in its log
