@@ -10,7 +10,6 @@ from selfreflect.rule_inputs import (
     config_errors_exit,
     input_flags,
 )
-from selfreflect.workflow import command_rule
 
 _source = ", ".join(map(str, workflow.config_settings.configfiles)) or DEFAULT_CONFIG
 config = checked_config(config, workflow.config_settings.configfiles, _source)
@@ -34,12 +33,6 @@ def run_path(template):
     """An artifact path template of this run (other wildcards left open); shards are temporary."""
     path = paths.for_run(template, RUN.name)
     return temp(path) if template in paths.SHARDS else path
-
-
-def command_rules():
-    """Complete every rule running a `selfreflect` command (selfreflect.workflow.command_rule)."""
-    for each in workflow.rules:
-        command_rule(each, config, RESOLVED_CONFIG, RUN.env, RUN.benchmarks)
 
 
 def finetuned_adapter(wildcards):
@@ -75,6 +68,7 @@ def targets_agreeing_with_dvc(wildcards):
 
 
 def all_targets():
+    """Every answer set, summary and score file, the report's files."""
     answers = expand(run_path(paths.ANSWERS), dataset=RUN.evaluated, subject=config["subjects"])
     summaries = expand(run_path(paths.SUMMARIES), **RUN.summaries)
     scores = expand(run_path(paths.SCORES), **RUN.summary_experiments, strategy=RUN.strategies)
