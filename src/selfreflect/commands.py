@@ -63,6 +63,7 @@ TOP = (  # selfreflect NAME: selfreflect.cli.<NAME with _>; report and bench are
     "export-answers",
     "import-answers",
     "dvc-yaml",
+    "dvc-sync",
     "config-docs",
     "bench",
 )
