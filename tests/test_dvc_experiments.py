@@ -39,7 +39,7 @@ def sync_line(project: Path) -> str:
     """The one line `snakemake -n` gives when `selfreflect dvc-sync` is due; it plans anyway."""
     planned = snakemake(project, "-n")
     (line,) = [line for line in planned.stderr.splitlines() if "selfreflect dvc-sync" in line]
-    assert line.startswith("warning: config/smoke.yaml: "), line
+    assert line.startswith("warning: config/smoke.yaml: "), line  # shown relative, not absolute
     return line
 
 

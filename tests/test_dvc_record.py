@@ -24,6 +24,7 @@ STAGE = {
     "params": ["report.baseline"],
     "meta": {"temporary": [PART], "benchmarks": [BENCHMARK]},
 }
+QUESTIONS = "results/smoke/smoke/questions.parquet"  # of the smoke run
 RESTORED = 2_000_000_000_123_456_789  # as `dvc checkout` leaves a restored file (later)
 
 
@@ -185,21 +186,29 @@ def mtimes(project: Path) -> dict[str, int]:
 
 
 @pytest.mark.workflow
-def test_after_dvc_commit_snakemake_plans_and_dvc_sync_leaves_nothing_to_run(smoke_run, tmp_path):
-    """`dvc commit` of a Snakemake run rewrites its outputs in any order: `snakemake -n` exits 0
-    and plans, with one line naming `selfreflect dvc-sync`; neither it nor listing the targets
-    changes a file; a run stops before its first job; after the command nothing is left to do."""
+def test_after_dvc_commit_and_checkout_snakemake_plans_and_dvc_sync_leaves_nothing_to_run(
+    smoke_run, tmp_path
+):
+    """A Snakemake run recorded with `dvc commit`: `snakemake -n` plans (exit 0). After `dvc
+    checkout` restored its questions (dated after every output that follows) it still plans,
+    with one line naming `selfreflect dvc-sync`; neither it nor listing the targets changes a
+    file; a run stops with that line before its first job; after the command nothing is left."""
     project = clone_completed(smoke_run, tmp_path / "p")
     run(["dvc", "commit", "--force", "--quiet"], project)
+    assert "dvc-sync" not in snakemake(project, "-n").stderr
+    (project / QUESTIONS).unlink()
+    run(["dvc", "checkout", QUESTIONS], project)
     before = mtimes(project)
     planned = snakemake(project, "-n")
     lines = [line for line in planned.stderr.splitlines() if "selfreflect dvc-sync" in line]
     assert len(lines) == 1 and "dated before their inputs" in lines[0], planned.stderr
+    assert "`selfreflect dvc-sync --config config/smoke.yaml` re-dates them" in lines[0]
     assert "Job stats:" in planned.stdout
     listed = run(["snakemake", "--configfile", "config/smoke.yaml", "--list-target-rules"], project)
     assert "all" in listed.stdout.split()
     stopped = snakemake(project, check=False)
-    assert stopped.returncode == 1 and "selfreflect dvc-sync" in stopped.stderr.splitlines()[-1]
+    assert stopped.returncode == 1
+    assert stopped.stderr.splitlines()[-1] == lines[0].replace("warning: ", "error: ", 1)
     assert mtimes(project) == before
     run(["selfreflect", "dvc-sync", "--config", "config/smoke.yaml"], project)
     planned = snakemake(project, "-n")

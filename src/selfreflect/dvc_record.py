@@ -120,7 +120,9 @@ class SyncPlan:
         return replace(self, undatable=tuple(undatable))
 
     def message(self, source: str) -> str:
-        """One line: what DVC left out of step with Snakemake, and the command that fixes it."""
+        """One line: what DVC left out of step with Snakemake, and the command that fixes it
+        (``source``: the config files, shown relative to the working directory)."""
+        source = ", ".join(_shown(path) for path in source.split(", "))
         clauses = []
         if self.after:
             clauses.append(
@@ -221,6 +223,13 @@ def _dates_after_inputs(outs: list[str], deps: list[str], dates: dict[str, int])
         for path in outs
         if os.path.exists(path) and dates.get(path, _mtime(path)) < newest
     }
+
+
+def _shown(path: str) -> str:
+    """``path`` relative to the working directory where it lies below it (Snakemake gives its
+    config files as absolute paths)."""
+    relative = os.path.relpath(path) if os.path.isabs(path) else path
+    return path if relative.startswith("..") else relative
 
 
 def _time_carrier(path: str) -> str:
