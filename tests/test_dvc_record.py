@@ -88,7 +88,7 @@ def test_the_plan_is_one_line_naming_the_command(project):
     os.utime(project / "in.txt", (2e9, 2e9))
     assert sync_plan(config("greedy")).message("c.yaml") == (
         "c.yaml: 2 outputs DVC vouches for are dated before their inputs (dvc.lock; first: "
-        f"{PART}): `selfreflect dvc-sync --config c.yaml` re-dates them, so that Snakemake reruns "
+        f"{OUT}): `selfreflect dvc-sync --config c.yaml` re-dates them, so that Snakemake reruns "
         "only what the config changed"
     )
 

@@ -162,12 +162,12 @@ def sync_plan(config: dict[str, Any]) -> SyncPlan:
         dates = {**after, **before}
         if stage.differing:
             keys |= set(stage.differing)
-            early = _dates_before_inputs([*stage.temporary, *stage.outs], stage.deps, dates)
+            early = _dates_before_inputs([*stage.outs, *stage.temporary], stage.deps, dates)
             if early is None:
                 undatable.append(stage)
             before.update(early or {})
         elif stage.deps_as_recorded:
-            kept = [*stage.temporary, *stage.benchmarks, *stage.outs]
+            kept = [*stage.outs, *stage.temporary, *stage.benchmarks]
             after.update(_dates_after_inputs(kept, stage.deps, dates))
     return SyncPlan(after, before, tuple(sorted(keys)), tuple(undatable))
 

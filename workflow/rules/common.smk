@@ -2,8 +2,6 @@
 # helpers that need Snakemake's own globals (temp, expand, rules, workflow).
 import sys
 
-from snakemake.logging import logger
-
 from selfreflect import paths
 from selfreflect.config import adapter_of, write_resolved_config
 from selfreflect.dvc_record import sync_plan
@@ -38,7 +36,7 @@ wildcard_constraints:
 with config_errors_exit():
     DVC_SYNC = sync_plan(config) if workflow.is_main_process and not listing_jobs() else None
 if DVC_SYNC:
-    logger.warning(f"warning: {DVC_SYNC.message(_source)}")
+    print(f"warning: {DVC_SYNC.message(_source)}", file=sys.stderr)
 
 
 onstart:  # not on a dry run: a dry run with another config must not touch a running run's file
