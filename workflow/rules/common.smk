@@ -31,8 +31,8 @@ wildcard_constraints:
 # DVC's record (dvc.lock), read, never changed (selfreflect.dvc_record): outputs `dvc pull` or
 # `dvc checkout` left dated before their inputs, or DVC made with other settings, are named in
 # one line with the command that dates them, `selfreflect dvc-sync`; a dry run plans as the files
-# are, a run stops before its first job. Not while a cluster job or `selfreflect dvc-yaml` reads
-# this file: they run no plan.
+# are, a run stops before its first job (onstart; with no job to do it ends after the line). Not
+# while a cluster job or `selfreflect dvc-yaml` reads this file: they run no plan.
 with config_errors_exit():
     DVC_SYNC = sync_plan(config) if workflow.is_main_process and not listing_jobs() else None
 if DVC_SYNC:
