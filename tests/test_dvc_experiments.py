@@ -142,11 +142,21 @@ def test_snakemake_after_a_config_change_reruns_the_tables_dvc_made(smoke_dvc_ru
 
 
 def test_snakemake_after_dvc_checkout_of_unchanged_data_reruns_nothing(smoke_dvc_run, tmp_path):
+    """Snakemake keeps no record of DVC's run: a restored answer set would rerun what follows.
+    A dry run plans and names `selfreflect dvc-sync`; a run stops with that line before its
+    first job, changing nothing; after the command neither engine has anything to do."""
     project = clone(smoke_dvc_run, tmp_path / "p")
     answers = project / "results/smoke/smoke/tiny/answers.parquet"
     answers.unlink()
     run(["dvc", "checkout", str(answers.relative_to(project))], project)
-    assert "dated before their inputs" in sync_line(project)  # a dry run plans, dates nothing
+    line = sync_line(project)  # a dry run plans, dates nothing
+    assert "dated before their inputs" in line
+    table = project / "reports/smoke/tables/main.csv"
+    made = table.stat().st_mtime_ns
+    stopped = snakemake(project, check=False)
+    assert stopped.returncode == 1
+    assert stopped.stderr.strip().splitlines()[-1] == line.replace("warning: ", "error: ", 1)
+    assert table.stat().st_mtime_ns == made
     assert_reruns_nothing(project)
     assert "up to date" in run(["dvc", "status"], project).stdout
 

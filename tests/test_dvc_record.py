@@ -191,9 +191,9 @@ def test_after_dvc_commit_and_checkout_snakemake_plans_and_dvc_sync_leaves_nothi
 ):
     """A Snakemake run recorded with `dvc commit` (which may rewrite files in any order):
     `snakemake -n` plans (exit 0). After `dvc checkout` restored its questions (dated after
-    every output that follows) it still plans, with one line naming `selfreflect dvc-sync`;
-    neither it nor listing the targets changes a file; a run stops with that line before its
-    first job; after the command nothing is left to run."""
+    every output that follows; Snakemake's checksums call them unchanged) it still plans, with
+    one line naming `selfreflect dvc-sync`; neither it nor listing the targets changes a file;
+    after the command nothing is left to run, and the line is gone."""
     project = clone_completed(smoke_run, tmp_path / "p")
     run(["dvc", "commit", "--force", "--quiet"], project)
     snakemake(project, "-n")  # exits 0
@@ -204,12 +204,8 @@ def test_after_dvc_commit_and_checkout_snakemake_plans_and_dvc_sync_leaves_nothi
     lines = [line for line in planned.stderr.splitlines() if "selfreflect dvc-sync" in line]
     assert len(lines) == 1 and "dated before their inputs" in lines[0], planned.stderr
     assert "`selfreflect dvc-sync --config config/smoke.yaml` re-dates them" in lines[0]
-    assert "Job stats:" in planned.stdout
     listed = run(["snakemake", "--configfile", "config/smoke.yaml", "--list-target-rules"], project)
     assert "all" in listed.stdout.split()
-    stopped = snakemake(project, check=False)
-    assert stopped.returncode == 1
-    assert stopped.stderr.splitlines()[-1] == lines[0].replace("warning: ", "error: ", 1)
     assert mtimes(project) == before
     run(["selfreflect", "dvc-sync", "--config", "config/smoke.yaml"], project)
     planned = snakemake(project, "-n")
