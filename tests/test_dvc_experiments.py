@@ -31,11 +31,26 @@ def clone(smoke_dvc_run: Path, dest: Path) -> Path:
     return project
 
 
+def dvc_sync(project: Path) -> None:
+    run(["selfreflect", "dvc-sync", "--config", "config/smoke.yaml"], project)
+
+
+def sync_line(project: Path) -> str:
+    """The one line `snakemake -n` gives when `selfreflect dvc-sync` is due; it plans anyway."""
+    planned = snakemake(project, "-n")
+    (line,) = [line for line in planned.stderr.splitlines() if "selfreflect dvc-sync" in line]
+    assert line.startswith("warning: config/smoke.yaml: "), line  # shown relative, not absolute
+    return line
+
+
 def assert_reruns_nothing(project: Path) -> None:
-    """Snakemake dates the outputs DVC restored unchanged before it plans, and runs no job."""
+    """After `selfreflect dvc-sync`, which dates the outputs DVC restored unchanged, Snakemake
+    runs no job and asks for nothing more."""
+    dvc_sync(project)
+    planned = snakemake(project, "-n")
+    assert job_stats(planned.stdout) == {} and "dvc-sync" not in planned.stderr
     done = snakemake(project)
     assert "Nothing to be done" in done.stdout + done.stderr, done.stderr
-    assert job_stats(snakemake(project, "-n").stdout) == {}
 
 
 @pytest.fixture(scope="module")
@@ -78,16 +93,20 @@ def test_an_experiment_leaves_the_configs_alone_and_dvc_compares_it(experiment):
     assert (project / "plots" / "index.html").is_file()
 
 
-def test_snakemake_after_an_experiment_reruns_its_tables_and_no_judge(experiment):
-    project, _ = experiment
-    stopped = snakemake(project, "-n", check=False)
-    assert stopped.returncode == 1
-    message = stopped.stderr.strip().splitlines()[-1]
-    prefix = f"config/smoke.yaml: DVC made 4 jobs' outputs with another {SETTING}"
-    assert message.startswith("error: ") and prefix in message
-    forced = message.split("--forcerun ")[1].split()
-    assert len(forced) == 4 and all(path.startswith("reports/smoke/") for path in forced)
-    counts = job_stats(snakemake(project, "-n", "--forcerun", *forced).stdout)
+def test_snakemake_after_an_experiment_reruns_its_tables_and_no_judge(experiment, tmp_path):
+    """The experiment's tables look up to date to Snakemake (it keeps no record of what DVC
+    made): `snakemake -n` plans, saying in one line that `selfreflect dvc-sync` is due; a run
+    has no job to stop before (Snakemake's "Nothing to be done"), so it says the same line and
+    changes nothing; after the command, Snakemake remakes those tables and runs no judge."""
+    project = clone_completed(experiment[0], tmp_path / "p")
+    line = sync_line(project)
+    assert f"outputs DVC made with another {SETTING} look up to date" in line
+    table = project / "reports/smoke/tables/main.csv"
+    made = table.stat().st_mtime_ns
+    done = snakemake(project)
+    assert line in done.stderr.splitlines() and table.stat().st_mtime_ns == made
+    dvc_sync(project)
+    counts = job_stats(snakemake(project, "-n").stdout)
     assert set(counts) == READERS and not JUDGES & set(counts)
 
 
@@ -97,10 +116,9 @@ def test_an_applied_experiment_snakemake_and_the_way_back(experiment, tmp_path):
     committed state leaves both engines with nothing to do."""
     project = clone_completed(experiment[0], tmp_path / "p")
     run(["dvc", "exp", "apply", "dpi100"], project)
-    stopped = snakemake(project, "-n", check=False)
-    assert stopped.returncode == 1 and "DVC made 4 jobs' outputs" in stopped.stderr
-    forced = stopped.stderr.strip().splitlines()[-1].split("--forcerun ")[1].split()
-    snakemake(project, "--forcerun", *forced)
+    assert f"outputs DVC made with another {SETTING}" in sync_line(project)
+    dvc_sync(project)
+    snakemake(project)
     changed = run(["dvc", "status"], project).stdout
     stages = {line.rstrip(":") for line in changed.splitlines() if not line.startswith("\t")}
     assert stages == READERS and "changed outs" in changed, changed
@@ -117,23 +135,28 @@ def test_snakemake_after_a_config_change_reruns_the_tables_dvc_made(smoke_dvc_ru
     config = project / "config/smoke.yaml"
     config.write_text(config.read_text().replace("figure_dpi: 300", "figure_dpi: 100"))
     run(["selfreflect", "dvc-yaml", "--config", "config/smoke.yaml"], project)
-    stopped = snakemake(project, "-n", check=False)
-    assert stopped.returncode == 1
-    message = stopped.stderr.strip().splitlines()[-1]
-    assert f"DVC made 4 jobs' outputs with another {SETTING}" in message
-    forced = message.split("--forcerun ")[1].split()
-    counts = job_stats(snakemake(project, "-n", "--forcerun", *forced).stdout)
+    assert f"outputs DVC made with another {SETTING} look up to date" in sync_line(project)
+    dvc_sync(project)
+    counts = job_stats(snakemake(project, "-n").stdout)
     assert set(counts) == READERS and not JUDGES & set(counts)
 
 
 def test_snakemake_after_dvc_checkout_of_unchanged_data_reruns_nothing(smoke_dvc_run, tmp_path):
+    """Snakemake keeps no record of DVC's run: a restored answer set would rerun what follows.
+    A dry run plans and names `selfreflect dvc-sync`; a run stops with that line before its
+    first job, changing nothing; after the command neither engine has anything to do."""
     project = clone(smoke_dvc_run, tmp_path / "p")
     answers = project / "results/smoke/smoke/tiny/answers.parquet"
     answers.unlink()
     run(["dvc", "checkout", str(answers.relative_to(project))], project)
-    stopped = snakemake(project, "-n", check=False)  # a dry run dates nothing: it says so
+    line = sync_line(project)  # a dry run plans, dates nothing
+    assert "dated before their inputs" in line
+    table = project / "reports/smoke/tables/main.csv"
+    made = table.stat().st_mtime_ns
+    stopped = snakemake(project, check=False)
     assert stopped.returncode == 1
-    assert "dated before their inputs" in stopped.stderr.strip().splitlines()[-1]
+    assert stopped.stderr.strip().splitlines()[-1] == line.replace("warning: ", "error: ", 1)
+    assert table.stat().st_mtime_ns == made
     assert_reruns_nothing(project)
     assert "up to date" in run(["dvc", "status"], project).stdout
 

@@ -1,9 +1,9 @@
-"""Snakemake takes DVC's record for the outputs DVC made (selfreflect.dvc_record), on a one-stage
-DVC project: vouched outputs are dated after their inputs (by the run proper: a dry run changes
-nothing), outputs DVC made with other settings stop the run unless forced (whether or not
-params.yaml still holds those), and outputs Snakemake made (recorded with `dvc commit`), changed
-since, or of another run are left to Snakemake. And on a copy of the DVC smoke run: planning
-changes nothing."""
+"""`selfreflect dvc-sync` (selfreflect.dvc_record) dates the outputs DVC made so that Snakemake
+reruns what DVC would, on a one-stage DVC project: vouched outputs after their inputs, outputs
+DVC made with other settings before them (whether or not params.yaml still holds those), outputs
+changed since or of another run left to Snakemake; planning it changes nothing. And on a copy
+of the DVC smoke run: Snakemake plans after DVC's commands, says in one line when `selfreflect
+dvc-sync` is due, and neither planning nor listing the targets changes a file."""
 
 import os
 from concurrent.futures import ThreadPoolExecutor
@@ -12,19 +12,20 @@ from pathlib import Path
 import pytest
 import yaml
 
-from selfreflect.dvc_record import align_with_dvc
+from selfreflect.dvc_record import dvc_sync, sync_plan
 from selfreflect.errors import ConfigError
 from tests.workflow_utils import clone_completed, run, snakemake
 
 OUT, PART = "reports/r/out.txt", "reports/r/part.txt"  # PART: a Snakemake temp file
 BENCHMARK = "benchmarks/r/table.tsv"  # a Snakemake run's benchmark file of the stage's job
-DVC_MADE, SNAKEMAKE_MADE = (lambda path: False), (lambda path: path == OUT)  # Snakemake's records
 STAGE = {
     "cmd": [f"mkdir -p reports/r && cp in.txt {PART}", f"cp {PART} {OUT}"],
     "deps": ["in.txt"],
     "params": ["report.baseline"],
     "meta": {"temporary": [PART], "benchmarks": [BENCHMARK]},
 }
+QUESTIONS = "results/smoke/smoke/questions.parquet"  # of the smoke run
+RESTORED = 2_000_000_000_123_456_789  # as `dvc checkout` leaves a restored file (later)
 
 
 def config(baseline: str, run: str = "r") -> dict:
@@ -33,6 +34,10 @@ def config(baseline: str, run: str = "r") -> dict:
 
 def write_params(project: Path, baseline: str) -> None:
     (project / "params.yaml").write_text(yaml.safe_dump(config(baseline)))
+
+
+def mtime(project: Path, path: str) -> int:
+    return (project / path).stat().st_mtime_ns
 
 
 @pytest.fixture
@@ -51,14 +56,19 @@ def project(tmp_path, monkeypatch) -> Path:
 
 def test_a_restored_input_dates_the_vouched_outputs_after_it(project):
     """To the nanosecond (Snakemake reruns a job whose input is newer by any amount), with the
-    stage's temporary files and, where a Snakemake run left one, its benchmark file."""
-    restored = 2_000_000_000_123_456_789  # as `dvc checkout` leaves a restored file (later)
+    stage's temporary files and, where a Snakemake run left one, its benchmark file; planning
+    it changes nothing, and once done there is nothing left to do."""
     (project / BENCHMARK).parent.mkdir(parents=True)
     (project / BENCHMARK).write_text("s\n1\n")
-    os.utime(project / "in.txt", ns=(restored, restored))
-    align_with_dvc(config("greedy"), "c.yaml", DVC_MADE)
+    os.utime(project / "in.txt", ns=(RESTORED, RESTORED))
+    before = {path: mtime(project, path) for path in (OUT, PART, BENCHMARK)}
+    plan = sync_plan(config("greedy"))
+    assert set(plan.after) == {OUT, PART, BENCHMARK} and not plan.before
+    assert {path: mtime(project, path) for path in before} == before
+    dvc_sync(config("greedy"), "c.yaml")
     for path in (OUT, PART, BENCHMARK):
-        assert (project / path).stat().st_mtime_ns == restored, path
+        assert mtime(project, path) == RESTORED, path
+    assert not sync_plan(config("greedy"))
 
 
 def test_a_folder_snakemake_made_is_dated_by_its_timestamp_file(project):
@@ -69,23 +79,18 @@ def test_a_folder_snakemake_made_is_dated_by_its_timestamp_file(project):
     stage = {"cmd": made, "deps": ["in.txt"], "outs": [folder]}  # as Snakemake makes a folder
     (project / "dvc.yaml").write_text(yaml.safe_dump({"stages": {"f": stage}}))
     run(["dvc", "repro", "-q"], project)
-    restored = 2_000_000_000_123_456_789
-    os.utime(project / "in.txt", ns=(restored, restored))
-    align_with_dvc(config("greedy"), "c.yaml", DVC_MADE)
-    assert (project / folder / ".snakemake_timestamp").stat().st_mtime_ns == restored
+    os.utime(project / "in.txt", ns=(RESTORED, RESTORED))
+    dvc_sync(config("greedy"), "c.yaml")
+    assert mtime(project, f"{folder}/.snakemake_timestamp") == RESTORED
 
 
-def test_a_dry_run_dates_nothing_and_says_so(project):
+def test_the_plan_is_one_line_naming_the_command(project):
     os.utime(project / "in.txt", (2e9, 2e9))
-    before = (project / OUT).stat().st_mtime
-    with pytest.raises(ConfigError) as err:
-        align_with_dvc(config("greedy"), "c.yaml", DVC_MADE, dry_run=True)
-    assert str(err.value) == (
-        "c.yaml: 2 outputs DVC vouches for (dvc.lock) are dated before their inputs, as `dvc "
-        f"checkout` leaves them (first: {PART}); a dry run changes nothing: snakemake without "
-        "-n dates them before it plans"
+    assert sync_plan(config("greedy")).message("c.yaml") == (
+        "c.yaml: 2 outputs DVC vouches for are dated before their inputs (dvc.lock; first: "
+        f"{OUT}): `selfreflect dvc-sync --config c.yaml` re-dates them, so that Snakemake reruns "
+        "only what the config changed"
     )
-    assert (project / OUT).stat().st_mtime == before
 
 
 def test_package_code_dates_nothing(project):
@@ -98,60 +103,73 @@ def test_package_code_dates_nothing(project):
     (project / "dvc.yaml").write_text(yaml.safe_dump({"stages": {"table": stage}}))
     run(["dvc", "repro", "-q"], project)
     os.utime(code, (2e9, 2e9))
-    align_with_dvc(config("greedy"), "c.yaml", DVC_MADE, dry_run=True)
-    assert (project / OUT).stat().st_mtime < 2e9
+    assert not sync_plan(config("greedy"))
 
 
-def test_an_output_made_with_other_settings_stops_the_run_unless_forced(project):
+@pytest.mark.parametrize("params", ["basic", "greedy"])
+def test_outputs_dvc_made_with_other_settings_are_dated_before_their_inputs(project, params):
+    """Made with report.baseline=basic while the config says greedy, params.yaml still holding
+    basic (after `dvc exp apply`) or regenerated from the config since: Snakemake, which keeps
+    no record of what DVC made, would call them up to date; dated a second before their newest
+    input (with the stage's temporary files: its jobs rerun, not just the last), it remakes
+    them."""
     write_params(project, "basic")
     run(["dvc", "repro", "-q"], project)
+    write_params(project, params)
+    plan = sync_plan(config("greedy"))
+    assert set(plan.before) == {OUT, PART} and plan.keys == ("report.baseline",)
+    assert "outputs DVC made with another report.baseline look up to date" in plan.message("c")
+    dvc_sync(config("greedy"), "c.yaml")
+    for path in (OUT, PART):
+        assert mtime(project, path) == mtime(project, "in.txt") - 1_000_000_000, path
+    assert not sync_plan(config("greedy"))
+    # for the config they were made with, they are vouched for: dated after their input again
+    assert set(sync_plan(config("basic")).after) == {OUT, PART}
+
+
+def test_a_stale_output_without_an_input_to_date_it_before_names_the_forced_rerun(project):
+    stage = {
+        "cmd": "mkdir -p reports/r && echo x > reports/r/out.txt",
+        "params": ["report.baseline"],
+    }
+    (project / "dvc.yaml").write_text(
+        yaml.safe_dump({"stages": {"table": {**stage, "outs": [OUT]}}})
+    )
+    run(["dvc", "repro", "-q"], project)
     with pytest.raises(ConfigError) as err:
-        align_with_dvc(config("greedy"), "c.yaml", DVC_MADE)
+        dvc_sync(config("basic"), "c.yaml")
     assert str(err.value) == (
         "c.yaml: DVC made 1 jobs' outputs with another report.baseline (params.yaml, dvc.lock); "
         f"rerun them: snakemake --configfile c.yaml --forcerun {OUT}"
     )
-    align_with_dvc(config("greedy"), "c.yaml", DVC_MADE, forced={OUT})
-    align_with_dvc(config("greedy"), "c.yaml", DVC_MADE, forced={"table"})
-    align_with_dvc(config("basic"), "c.yaml", DVC_MADE)
-
-
-def test_outputs_dvc_made_before_the_config_changed_stop_the_run(project):
-    """The config changed and params.yaml was regenerated from it: Snakemake has no record of
-    the output DVC made, so only DVC's record can tell that it is stale."""
-    write_params(project, "basic")
-    with pytest.raises(ConfigError, match=r"with another report\.baseline"):
-        align_with_dvc(config("basic"), "c.yaml", DVC_MADE)
-    # made by Snakemake and recorded with `dvc commit`: Snakemake's records see the change
-    align_with_dvc(config("basic"), "c.yaml", SNAKEMAKE_MADE)
+    plan = sync_plan(config("basic"))
+    assert plan.unforced({OUT}) is not plan and not plan.unforced({OUT})
+    assert not plan.unforced({"table"}) and plan.unforced({"other"})
 
 
 def test_outputs_changed_since_or_of_another_run_are_left_to_snakemake(project):
-    align_with_dvc(config("basic", run="other"), "c.yaml", DVC_MADE)  # no stage of run "other"
-    align_with_dvc(
-        {"run": "r"}, "c.yaml", DVC_MADE
-    )  # a config without the setting: another workflow
+    assert not sync_plan(config("basic", run="other"))  # no stage of run "other"
+    assert not sync_plan({"run": "r"})  # a config without the setting: another workflow
     (project / OUT).write_text("rewritten by Snakemake\n")
     os.utime(project / "in.txt", (2e9, 2e9))
-    align_with_dvc(config("basic"), "c.yaml", DVC_MADE)
-    assert (project / OUT).stat().st_mtime < 2e9
+    assert not sync_plan(config("basic"))
 
 
 def test_the_snakemake_internals_the_rules_read_are_there():
-    """While the DAG is built, workflow/rules/common.smk reads Snakemake's workflow object, no
-    public interface (pyproject pins snakemake below 10): an upgrade dropping one fails here."""
+    """While the Snakefile is read and when a run starts, workflow/rules/common.smk reads
+    Snakemake's workflow object, no public interface (pyproject pins snakemake below 10): an
+    upgrade dropping one fails here."""
     from importlib.metadata import version
 
     import snakemake.api  # noqa: F401  (snakemake.workflow is imported through it)
-    from snakemake.persistence import PersistenceBase
     from snakemake.settings.types import DAGSettings
     from snakemake.workflow import Workflow
 
     read = {
-        "Workflow.dryrun": isinstance(getattr(Workflow, "dryrun", None), property),
-        "Workflow.persistence": isinstance(getattr(Workflow, "persistence", None), property),
+        "Workflow.is_main_process": isinstance(
+            getattr(Workflow, "is_main_process", None), property
+        ),
         "Workflow.dag_settings": hasattr(Workflow, "dag_settings"),
-        "PersistenceBase.metadata": callable(getattr(PersistenceBase, "metadata", None)),
         "DAGSettings.forceall": "forceall" in DAGSettings.__dataclass_fields__,
         "DAGSettings.forcerun": "forcerun" in DAGSettings.__dataclass_fields__,
     }
@@ -162,9 +180,36 @@ def test_the_snakemake_internals_the_rules_read_are_there():
 def mtimes(project: Path) -> dict[str, int]:
     return {
         str(path): path.stat().st_mtime_ns
-        for top in ("results", "reports")
+        for top in ("results", "reports", "benchmarks")
         for path in (project / top).rglob("*")
     }
+
+
+@pytest.mark.workflow
+def test_after_dvc_commit_and_checkout_snakemake_plans_and_dvc_sync_leaves_nothing_to_run(
+    smoke_run, tmp_path
+):
+    """A Snakemake run recorded with `dvc commit` (which may rewrite files in any order):
+    `snakemake -n` plans (exit 0). After `dvc checkout` restored its questions (dated after
+    every output that follows; Snakemake's checksums call them unchanged) it still plans, with
+    one line naming `selfreflect dvc-sync`; neither it nor listing the targets changes a file;
+    after the command nothing is left to run, and the line is gone."""
+    project = clone_completed(smoke_run, tmp_path / "p")
+    run(["dvc", "commit", "--force", "--quiet"], project)
+    snakemake(project, "-n")  # exits 0
+    (project / QUESTIONS).unlink()
+    run(["dvc", "checkout", QUESTIONS], project)
+    before = mtimes(project)
+    planned = snakemake(project, "-n")
+    lines = [line for line in planned.stderr.splitlines() if "selfreflect dvc-sync" in line]
+    assert len(lines) == 1 and "dated before their inputs" in lines[0], planned.stderr
+    assert "`selfreflect dvc-sync --config config/smoke.yaml` re-dates them" in lines[0]
+    listed = run(["snakemake", "--configfile", "config/smoke.yaml", "--list-target-rules"], project)
+    assert "all" in listed.stdout.split()
+    assert mtimes(project) == before
+    run(["selfreflect", "dvc-sync", "--config", "config/smoke.yaml"], project)
+    planned = snakemake(project, "-n")
+    assert "Nothing to be done" in planned.stdout and "dvc-sync" not in planned.stderr
 
 
 @pytest.mark.workflow

@@ -305,8 +305,7 @@ def drop_dependency(project: Path, command: str, path: str) -> None:
     """The rules of ``command`` lose the code dependency ``path``, recorded as if they had run
     so (Snakemake's metadata by --touch, DVC's lock by commit)."""
     rules = project / "src" / "selfreflect" / "workflow.py"  # where rules take their code
-    named = "command_name(words[1:])"  # the job's command, in command_rule
-    kept = f"[f for f in deps.files if ({named}, f) != {(command, path)!r}]"
+    kept = f"[f for f in deps.files if (command, f) != {(command, path)!r}]"  # in _code_files
     text = rules.read_text()
     assert "*deps.files," in text
     rules.write_text(text.replace("*deps.files,", f"*{kept},"))

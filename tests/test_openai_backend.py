@@ -183,7 +183,7 @@ def test_dag_with_hosted_subject_and_summariser(server, tmp_path, monkeypatch):
     (project / summary_targets(["greedy"])[0]).unlink()
     result = snakemake_api(project, *summary_targets(["greedy"]), check=False)
     assert result.returncode != 0
-    log = (project / "logs/api/summaries/smoke/tiny-api/greedy.log").read_text()
+    log = (project / "logs/api/summarize/smoke/tiny-api/greedy.log").read_text()
     assert "error: strategy 'greedy': model 'tiny-api': endpoint http://127.0.0.1:" in log
     assert "APIConnectionError" in log
     assert (project / summary_targets(["basic"])[0]).read_bytes() == kept

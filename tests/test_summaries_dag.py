@@ -58,7 +58,7 @@ def test_failing_plugin_keeps_other_summaries(tmp_path):
 
     result = smoke_snakemake(project, *targets, "--keep-going", check=False)
     assert result.returncode != 0
-    log = (project / "logs/smoke/summaries/smoke/tiny/boom.log").read_text()
+    log = (project / "logs/smoke/summarize/smoke/tiny/boom.log").read_text()
     assert "error: strategy 'boom': plug-in tests.test_strategies_plugins:boom raised" in log
     assert not (project / SUMMARIES.format("boom")).exists()
     for strategy in strategies:

@@ -24,7 +24,7 @@ SMOKE = "config/smoke.yaml"
 EXPERIMENT = "results/smoke/smoke/tiny"
 ANSWERS = f"{EXPERIMENT}/answers.parquet"
 SCORES = f"{EXPERIMENT}/scores/tiny/greedy.parquet"
-SCORE_LOG = "logs/smoke/scores/smoke/tiny/tiny/0.log"
+SCORE_LOG = "logs/smoke/judge/smoke/tiny/tiny/0.log"
 
 
 def snakemake(project: Path, *args: str, check: bool = True):

@@ -69,6 +69,7 @@ TOP = (  # selfreflect NAME: selfreflect.cli.<NAME with _>; report, bench and do
     "export-answers",
     "import-answers",
     "dvc-yaml",
+    "dvc-sync",
     "config-docs",
     "bench",
     "docs",

@@ -2,29 +2,30 @@
 
 DVC decides by content: ``dvc.lock`` records each stage's deps, params and outs, and a stage
 reruns when one differs. Snakemake decides by timestamps and by its own records, which know
-nothing of what DVC wrote. So before Snakemake plans a run, :func:`align_with_dvc` reads
-``dvc.lock`` for the stages whose outputs are still the ones it recorded:
+nothing of what DVC wrote. ``selfreflect dvc-sync`` (:func:`dvc_sync`) reads ``dvc.lock`` for
+the stages whose outputs are still the ones it recorded and dates them, content untouched, so
+that Snakemake reruns what DVC would:
 
-- made with the settings of Snakemake's config, from the inputs recorded: DVC vouches for
-  them, and the run proper puts their timestamps in DAG order (no job reruns for a file ``dvc
-  checkout`` restored with unchanged content). Only the inputs Snakemake compares by timestamp
-  count, not the package code (its ``ancient`` inputs). A dry run changes nothing: where
-  timestamps are out of order it stops, saying so;
-- made with other settings than the config, while ``params.yaml`` still holds those (after
-  ``dvc exp run``, ``dvc exp apply`` or a checkout of another commit), or while Snakemake keeps
-  no record of them (DVC made them, and the config changed since, ``params.yaml`` regenerated
-  or not: Snakemake would call them up to date): stale for this config, and the run stops
-  naming them and the command that reruns them.
+- made with the settings of the config, from the inputs recorded: DVC vouches for them, and an
+  output older than its inputs (``dvc pull`` and ``dvc checkout`` write files in any order) is
+  dated after them, so no job reruns for a file restored unchanged. Only the inputs Snakemake
+  compares by timestamp count, not the package code (its ``ancient`` inputs);
+- made with other settings than the config (after ``dvc exp run``, ``dvc exp apply``, a checkout
+  of another commit, or a config edited since): stale for this config, yet Snakemake, which
+  keeps no record of what DVC made, would call them up to date. They are dated before their
+  newest input, so Snakemake remakes them (as it does by its own records for what it made).
 
-Every other output (one Snakemake made and ``dvc commit`` recorded, one changed since DVC
-recorded it, another run's) is for Snakemake's own records to judge.
+Every other output (changed since DVC recorded it, another run's) is for Snakemake's own records
+to judge. The workflow only reads: :func:`sync_plan` is what ``dvc-sync`` would change, and
+``snakemake`` names it in one line (:meth:`SyncPlan.message`) instead of planning on it; a run,
+not a dry run, stops there.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +35,8 @@ from selfreflect.paths import MODELS
 from selfreflect.workflow import PARAMS_FILE, setting_values
 
 LOCK_FILE = "dvc.lock"
+SYNC_COMMAND = "selfreflect dvc-sync"
+EARLIER_NS = 1_000_000_000  # how much before its newest input a stale output is dated
 
 
 @dataclass(frozen=True)
@@ -46,7 +49,6 @@ class RecordedStage:
     benchmarks: list[str]  # Snakemake's benchmark files of its jobs (older outputs to Snakemake)
     deps: list[str]
     differing: dict[str, tuple[Any, Any]]  # params.yaml key: (recorded value, config value)
-    params_as_recorded: bool  # params.yaml still holds the recorded values
     deps_as_recorded: bool  # every input file is as recorded
 
 
@@ -87,7 +89,6 @@ def recorded_stages(config: dict[str, Any], root: Path = Path()) -> list[Recorde
                         for key, value in recorded.items()
                         if current.get(key) != value
                     },
-                    params_as_recorded=not any(dep.workspace_status() for dep in own),
                     deps_as_recorded=not any(
                         dep.workspace_status() for dep in stage.deps if dep not in params
                     ),
@@ -96,61 +97,139 @@ def recorded_stages(config: dict[str, Any], root: Path = Path()) -> list[Recorde
     return stages
 
 
-def align_with_dvc(
-    config: dict[str, Any],
-    source: str,
-    recorded_by_snakemake: Callable[[str], bool],
-    forced: Iterable[str] = (),
-    dry_run: bool = False,
-) -> None:
-    """Make Snakemake agree with ``dvc.lock`` (module docstring); a one-line
-    :class:`ConfigError` names the outputs DVC made with settings other than ``source``'s
-    (those not in ``forced``, Snakemake's ``--forcerun`` rules and files), or, on a
-    ``dry_run``, the vouched outputs it leaves dated before their inputs.
-    ``recorded_by_snakemake(path)`` tells whether Snakemake keeps a record of making ``path``."""
+@dataclass(frozen=True)
+class SyncPlan:
+    """What :func:`dvc_sync` changes: timestamps (ns) of the files it dates, and the stale stages
+    it cannot make Snakemake remake (no input Snakemake compares by timestamp)."""
+
+    after: dict[str, int]  # vouched outputs dated before their inputs: their newest input's time
+    before: dict[str, int]  # outputs DVC made with other settings: just before their newest input
+    keys: tuple[str, ...]  # the settings those were made with another value of
+    undatable: tuple[RecordedStage, ...] = ()
+
+    def __bool__(self) -> bool:
+        return bool(self.after or self.before or self.undatable)
+
+    def unforced(self, forced: Iterable[str]) -> SyncPlan:
+        """The plan less the stale stages a run reruns anyway: ``forced`` names their rule or
+        an output (Snakemake's ``--forcerun``)."""
+        forced = set(forced)
+        undatable = [
+            s for s in self.undatable if s.rule not in forced and forced.isdisjoint(s.outs)
+        ]
+        return replace(self, undatable=tuple(undatable))
+
+    def message(self, source: str) -> str:
+        """One line: what DVC left out of step with Snakemake, and the command that fixes it
+        (``source``: the config files, shown relative to the working directory)."""
+        source = ", ".join(_shown(path) for path in source.split(", "))
+        clauses = []
+        if self.after:
+            clauses.append(
+                f"{len(self.after)} outputs DVC vouches for are dated before their inputs"
+            )
+        if self.before:
+            clauses.append(
+                f"{len(self.before)} outputs DVC made with another {', '.join(self.keys)} look up "
+                "to date"
+            )
+        first = next(iter({**self.after, **self.before}), None)
+        line = f"{source}: " + " and ".join(clauses)
+        if clauses:
+            line += f" ({LOCK_FILE}; first: {first}): `{SYNC_COMMAND} --config {source}` re-dates "
+            line += "them, so that Snakemake reruns only what the config changed"
+        if self.undatable:
+            files = " ".join(stage.outs[0] for stage in self.undatable)
+            line += "; " if clauses else ""
+            line += (
+                f"DVC made {len(self.undatable)} jobs' outputs with another {', '.join(self.keys)} "
+                f"({PARAMS_FILE}, {LOCK_FILE}); rerun them: snakemake --configfile {source} "
+                f"--forcerun {files}"
+            )
+        return line
+
+
+def sync_plan(config: dict[str, Any]) -> SyncPlan:
+    """What :func:`dvc_sync` would date for ``config`` (module docstring); reads, changes
+    nothing."""
     if not Path(LOCK_FILE).is_file():
-        return
-    forced = set(forced)
-    stale = []
-    dates: dict[str, int] = {}  # vouched output: its newest input's timestamp (ns)
+        return SyncPlan({}, {}, ())
+    after: dict[str, int] = {}  # vouched output: its newest input's timestamp (ns)
+    before: dict[str, int] = {}
+    keys: set[str] = set()
+    undatable = []
     for stage in recorded_stages(config):
-        dvc_made = stage.params_as_recorded or not any(map(recorded_by_snakemake, stage.outs))
-        if stage.differing and dvc_made:
-            if stage.rule not in forced and forced.isdisjoint(stage.outs):
-                stale.append(stage)
-        elif not stage.differing and stage.deps_as_recorded:
-            kept = [*stage.temporary, *stage.benchmarks, *stage.outs]
-            dates.update(_dates_after_inputs(kept, stage.deps, dates))
-    if stale:
-        keys = ", ".join(sorted({key for stage in stale for key in stage.differing}))
-        files = " ".join(stage.outs[0] for stage in stale)
-        raise ConfigError(
-            f"{source}: DVC made {len(stale)} jobs' outputs with another {keys} ({PARAMS_FILE}, "
-            f"{LOCK_FILE}); rerun them: snakemake --configfile {source} --forcerun {files}"
-        )
-    if dates and dry_run:
-        raise ConfigError(
-            f"{source}: {len(dates)} outputs DVC vouches for ({LOCK_FILE}) are dated before "
-            f"their inputs, as `dvc checkout` leaves them (first: {next(iter(dates))}); a dry "
-            "run changes nothing: snakemake without -n dates them before it plans"
-        )
-    for path, time in dates.items():
+        dates = {**after, **before}
+        if stage.differing:
+            keys |= set(stage.differing)
+            early = _dates_before_inputs([*stage.outs, *stage.temporary], stage.deps, dates)
+            if early is None:
+                undatable.append(stage)
+            before.update(early or {})
+        elif stage.deps_as_recorded:
+            kept = [*stage.outs, *stage.temporary, *stage.benchmarks]
+            after.update(_dates_after_inputs(kept, stage.deps, dates))
+    return SyncPlan(after, before, tuple(sorted(keys)), tuple(undatable))
+
+
+def dvc_sync(config: dict[str, Any], source: str) -> SyncPlan:
+    """Date the outputs ``dvc.lock`` records for ``config`` (module docstring); a one-line
+    :class:`ConfigError` names the stale outputs no date makes Snakemake remake, and the command
+    that does, after the others are dated."""
+    plan = sync_plan(config)
+    for path, time in {**plan.after, **plan.before}.items():
         os.utime(_time_carrier(path), ns=(time, time))
+    if plan.undatable:
+        raise ConfigError(SyncPlan({}, {}, plan.keys, plan.undatable).message(source))
+    return plan
+
+
+def _dates_before_inputs(
+    outs: list[str], deps: list[str], dates: dict[str, int]
+) -> dict[str, int] | None:
+    """The outputs not older than the newest input Snakemake compares by timestamp, each with a
+    time a second before it (Snakemake compares seconds as floats); None where there is no such
+    input."""
+    newest = _newest_input(deps, dates)
+    if newest is None:
+        return None
+    early = newest - EARLIER_NS
+    return {
+        path: early
+        for path in outs
+        if os.path.exists(path) and dates.get(path, _mtime(path)) > early
+    }
+
+
+def _newest_input(deps: list[str], dates: dict[str, int]) -> int | None:
+    """The newest timestamp of the inputs Snakemake compares by timestamp (not package code, an
+    ``ancient`` input); ``dates``: the timestamps already due to the inputs."""
+    compared = [path for path in deps if not Path(path).is_relative_to(SOURCE)]
+    times = [
+        dates[path] if path in dates else _mtime(path) for path in compared if os.path.exists(path)
+    ]
+    return max(times, default=None)
 
 
 def _dates_after_inputs(outs: list[str], deps: list[str], dates: dict[str, int]) -> dict[str, int]:
-    """The outputs older than their newest input Snakemake compares by timestamp (not package
-    code, an ``ancient`` input), each with that input's timestamp; ``dates``: the timestamps
-    already due to the inputs (outputs of the stages before)."""
-
-    def mtime(path: str) -> int:
-        return dates[path] if path in dates else _mtime(path)
-
-    compared = [path for path in deps if not Path(path).is_relative_to(SOURCE)]
-    newest = max((mtime(path) for path in compared if os.path.exists(path)), default=None)
+    """The outputs older than their newest input Snakemake compares by timestamp, each with that
+    input's timestamp; ``dates``: the timestamps already due to the inputs (outputs of the
+    stages before)."""
+    newest = _newest_input(deps, dates)
     if newest is None:
         return {}
-    return {path: newest for path in outs if os.path.exists(path) and mtime(path) < newest}
+    return {
+        path: newest
+        for path in outs
+        if os.path.exists(path) and dates.get(path, _mtime(path)) < newest
+    }
+
+
+def _shown(path: str) -> str:
+    """``path`` relative to the working directory where it lies below it (Snakemake gives its
+    config files as absolute paths)."""
+    relative = os.path.relpath(path) if os.path.isabs(path) else path
+    return path if relative.startswith("..") else relative
 
 
 def _time_carrier(path: str) -> str:

@@ -29,6 +29,7 @@ LOGS = "logs/{run}"
 # Snakemake's benchmark file of every job (wall time, peak memory): benchmarks/{run}/<rule>/...
 BENCHMARKS = "benchmarks/{run}"
 MODEL_BENCHMARKS = "benchmarks/models"  # the model-building jobs, shared by the runs
+MODEL_LOGS = "logs/models"  # their logs (a run's jobs log under LOGS, as <rule>/<wildcards>.log)
 # finetuned summarisers, per subject and method (sft, dpo): training data, LoRA adapter folder
 # (with the training question ids), and the trainer's log (DVCLive's folder: the loss per step
 # in its LOSS file, columns step and loss)

@@ -32,6 +32,7 @@ from selfreflect.fileio import file_digest
 from selfreflect.finetune import check_finetune, judge_name
 from selfreflect.scoring.stopwords import BUILT_IN as BUILT_IN_STOPWORDS
 from selfreflect.strategies import check_strategies
+from selfreflect.workflow import command_code, command_params
 
 if TYPE_CHECKING:  # input functions are given the job's wildcards (and inputs) as Namedlists
     from snakemake.iocontainers import Namedlist
@@ -113,6 +114,35 @@ class RunInputs:
         # Every rule's conda environment (--use-conda) has vLLM's CUDA build if a model takes a GPU.
         gpu = model_gpus(config, *config["models"])
         self.env = "../envs/gpu.yaml" if gpu else "../envs/cpu.yaml"
+
+    def code(self, command: str) -> Callable[[Namedlist], Any]:
+        """Input (``code=``): the package files ``selfreflect COMMAND`` runs, compared by their
+        hash (:func:`selfreflect.workflow.command_code`)."""
+        return command_code(command, self.config)
+
+    def command_params(self, command: str) -> dict[str, Any]:
+        """Params (``**``): the config, code hash, settings and prompt texts ``selfreflect
+        COMMAND`` reads (:func:`selfreflect.workflow.command_params`)."""
+        return command_params(command, self.config, self.resolved_config)
+
+    def log(self, job: str) -> str:
+        """A job's log file: ``job`` is its rule and wildcards (``"questions/{dataset}"``)."""
+        return f"{self.logs}/{job}.log"
+
+    def benchmark(self, job: str) -> str:
+        """A job's benchmark file (wall time, peak memory; ``selfreflect report performance``
+        sums them per rule), named as its log."""
+        return f"{self.benchmarks}/{job}.tsv"
+
+    @staticmethod
+    def model_log(job: str) -> str:
+        """A model-building job's log file, shared by the runs."""
+        return f"{paths.MODEL_LOGS}/{job}.log"
+
+    @staticmethod
+    def model_benchmark(job: str) -> str:
+        """A model-building job's benchmark file, shared by the runs."""
+        return f"{paths.MODEL_BENCHMARKS}/{job}.tsv"
 
     def report_metrics(self, name: str) -> str:
         """The DVC metrics file of report table ``name``."""

@@ -35,6 +35,13 @@ common_settings = CommonSettings(  # a dry run: jobs are listed, none is run
     auto_deploy_default_storage_provider=False,
 )
 _params: dict[int, dict[str, Any]] = {}
+_listing = False  # workflow_jobs is building the DAG (the Snakefile skips what only a run needs)
+
+
+def listing_jobs() -> bool:
+    """Whether the Snakefile is being read by :func:`workflow_jobs` (this process lists jobs; it
+    runs none, so DVC's record, :mod:`selfreflect.dvc_record`, is nothing to it)."""
+    return _listing
 
 
 @dataclass(frozen=True)
@@ -135,8 +142,10 @@ def workflow_jobs(snakefile: Path, configfile: Path) -> list[Job]:
     logger = logging.getLogger("snakemake")
     propagate, logger.propagate = logger.propagate, False  # nothing reaches the caller's log
     _params.clear()
+    global _listing
     with SnakemakeApi(OutputSettings(quiet={Quietness.ALL})) as api, _snakefile_namespace_kept():
         logger.addHandler(info)
+        _listing = True
         try:
             workflow = api.workflow(
                 resource_settings=ResourceSettings(),
@@ -146,6 +155,7 @@ def workflow_jobs(snakefile: Path, configfile: Path) -> list[Job]:
             dag = workflow.dag(DAGSettings(forceall=True))
             dag.execute_workflow(executor=PLUGIN, execution_settings=settings)
         finally:
+            _listing = False
             logger.removeHandler(info)
             logger.propagate = propagate
     if not _params or set(info.records) != set(_params):  # an interface changed: say so

@@ -1,13 +1,14 @@
 """The workflow defined once: what Snakemake rules declare, and ``dvc.yaml`` derived from them.
 
 Each rule runs one ``selfreflect`` command, which declares what it reads of the config
-(:func:`selfreflect.cli.options.reads`); :func:`command_rule` gives the rule that declaration
-and the package code (``code`` inputs) and prompt texts (``prompts``) :mod:`selfreflect.code_deps`
-derives. :func:`dvc_yaml` builds Snakemake's DAG for a config and
-writes one DVC stage per job (read through Snakemake's public interfaces,
-:mod:`selfreflect.snakemake_jobs`): the same command, inputs as deps, settings and prompts as
-params, outputs as outs, metrics or plots (:data:`selfreflect.paths.DVC_METRICS`, ``DVC_PLOTS``);
-model outputs (``DVC_MODELS``) are also DVC artifacts.
+(:func:`selfreflect.cli.options.reads`); the rule writes that declaration out as directives:
+:func:`command_code` (the package code :mod:`selfreflect.code_deps` derives, ``code`` inputs)
+and :func:`command_params` (the config, settings, prompt texts and code hash it reads).
+:func:`dvc_yaml` builds Snakemake's DAG for a config and writes one DVC stage per job (read
+through Snakemake's public interfaces, :mod:`selfreflect.snakemake_jobs`): the same command,
+inputs as deps, settings and prompts as params, outputs as outs, metrics or plots
+(:data:`selfreflect.paths.DVC_METRICS`, ``DVC_PLOTS``); model outputs (``DVC_MODELS``) are also
+DVC artifacts.
 Jobs that write shards, temporary parts, run inside the stage that reads them, so DVC caches only
 what Snakemake keeps (the stage's ``meta`` lists those files).
 :func:`params_yaml` is DVC's params file: the config resolved (every schema key, defaults filled
@@ -18,7 +19,7 @@ config.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -60,49 +61,44 @@ def setting_values(config: dict[str, Any], keys: Iterable[Sequence[str]]) -> dic
     return values
 
 
-def command_rule(
-    rule: Any, config: dict[str, Any], resolved: str, env: str, benchmarks: str
-) -> None:
-    """Complete a Snakemake rule whose shell line runs ``selfreflect COMMAND …`` (the one place
-    that names the command) with what the command declares and runs (:mod:`selfreflect.code_deps`):
-    its code files as inputs, ancient (their content hash, a param, reruns a job whose code
-    changed), with the modules of the plug-in it runs; the settings and prompt texts a job reads
-    as params (Snakemake reruns a job when one changes; :func:`dvc_yaml` makes them its stage's
-    params); the ``resolved`` config (``params.config``) where the command reads a config, so
-    not for the tiny model, which every run shares (a param naming the run would rebuild it for
-    another run); a benchmark file per job under ``benchmarks`` (models'
-    under :data:`paths.MODEL_BENCHMARKS`), where ``selfreflect report performance`` sums time and
-    memory per rule; the conda environment ``env``."""
+def command_code(command: str, config: dict[str, Any]) -> Callable[[Any], Any]:
+    """Input function: the package files ``selfreflect COMMAND`` runs
+    (:mod:`selfreflect.code_deps`), with the modules of the plug-in a job runs
+    (``summaries.plugins`` of its strategy), as ``ancient`` inputs: their content hash
+    (:func:`command_params`' ``code``) reruns a job whose code changed, not a timestamp."""
     from snakemake.io import ancient
 
-    from selfreflect.code_deps import code_digest, command_deps, plugin_files, prompt_texts
-    from selfreflect.commands import command_name
+    return lambda wildcards: ancient(_code_files(command, config, wildcards))
 
-    words = (rule.shellcmd or "").split()
-    if words[:1] != ["selfreflect"]:
-        return
-    deps = command_deps(command_name(words[1:]))
 
-    def files(job: Any) -> list[str]:
-        plugin = deps.plugin and config["summaries"]["plugins"].get(job.strategy)
-        return sorted({*deps.files, *(plugin_files(plugin) if plugin else ())})
+def command_params(command: str, config: dict[str, Any], resolved: str) -> dict[str, Any]:
+    """Params of a rule running ``selfreflect COMMAND``, from what the command declares
+    (:func:`selfreflect.cli.options.reads`): the ``resolved`` config its shell line passes
+    (``params.config``) where it takes ``--config`` (not the tiny model's, which every run
+    shares: a param naming the run would rebuild it for another run); the ``code`` hash of its
+    files; the ``settings`` and ``prompts`` texts a job reads. Snakemake reruns a job when one
+    changes; :func:`dvc_yaml` makes the settings and prompts its stage's params."""
+    from selfreflect.code_deps import code_digest, command_deps, prompt_texts
 
-    def settings(job: Any) -> dict[str, Any]:
-        return setting_values(config, deps.setting_keys(dict(job.items()), config))
+    deps = command_deps(command)
 
-    rule.set_input(code=lambda job: ancient(files(job)))
-    rule.set_params(
+    def settings(wildcards: Any) -> dict[str, Any]:
+        return setting_values(config, deps.setting_keys(dict(wildcards.items()), config))
+
+    return {
         **({"config": resolved} if deps.takes_config else {}),
-        code=lambda job: code_digest(files(job)),
-        settings=settings,
-        prompts=lambda job: prompt_texts(deps.prompts(dict(job.items()))),
-    )
-    output = str(rule.output[0])
-    names = sorted(rule.wildcard_names, key=lambda name: output.index(f"{{{name}"))
-    root = paths.MODEL_BENCHMARKS if output.startswith(paths.MODELS) else benchmarks
-    rule.benchmark_modifier = rule.output_modifier  # as a benchmark: directive's
-    rule.benchmark = "/".join([root, rule.name, *(f"{{{name}}}" for name in names)]) + ".tsv"
-    rule.conda_env = env
+        "code": lambda wildcards: code_digest(_code_files(command, config, wildcards)),
+        "settings": settings,
+        "prompts": lambda wildcards: prompt_texts(deps.prompts(dict(wildcards.items()))),
+    }
+
+
+def _code_files(command: str, config: dict[str, Any], wildcards: Any) -> list[str]:
+    from selfreflect.code_deps import command_deps, plugin_files
+
+    deps = command_deps(command)
+    plugin = deps.plugin and config["summaries"]["plugins"].get(wildcards.strategy)
+    return sorted({*deps.files, *(plugin_files(plugin) if plugin else ())})
 
 
 def dvc_param(key: str, params: dict[str, Any]) -> str | None:

@@ -2,13 +2,19 @@ rule answers:
     input:
         questions=rules.questions.output[0],
         models=RUN.models("{subject}"),
+        code=RUN.code("answers"),
     output:
         run_path(paths.ANSWERS_SHARD),
     log:
-        f"{RUN.logs}/answers/{{dataset}}/{{subject}}-{{shard}}.log",
+        RUN.log("answers/{dataset}/{subject}/{shard}"),
+    benchmark:
+        RUN.benchmark("answers/{dataset}/{subject}/{shard}")
+    conda:
+        RUN.env
     resources:
         **RUN.model_resources(lambda w: [w.subject]),
     params:
+        **RUN.command_params("answers"),
         shards=config["shards"],
     shell:
         "selfreflect answers --config {params.config:q} --subject {wildcards.subject:q}"
@@ -20,10 +26,17 @@ rule merge_answers:
     input:
         questions=rules.questions.output[0],
         parts=expand(rules.answers.output[0], shard=RUN.shards, allow_missing=True),
+        code=RUN.code("merge"),
     output:
         run_path(paths.ANSWERS),
     log:
-        f"{RUN.logs}/answers/{{dataset}}/{{subject}}-merge.log",
+        RUN.log("merge_answers/{dataset}/{subject}"),
+    benchmark:
+        RUN.benchmark("merge_answers/{dataset}/{subject}")
+    conda:
+        RUN.env
+    params:
+        **RUN.command_params("merge"),
     shell:
         "selfreflect merge answers --questions {input.questions:q} --out {output:q} {input.parts:q}"
         " 2> {log:q}"

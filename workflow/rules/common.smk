@@ -1,8 +1,10 @@
 # The config, checked, and RUN, what the rules read off it (selfreflect.rule_inputs); here the
 # helpers that need Snakemake's own globals (temp, expand, rules, workflow).
+import sys
+
 from selfreflect import paths
 from selfreflect.config import adapter_of, write_resolved_config
-from selfreflect.dvc_record import align_with_dvc
+from selfreflect.dvc_record import sync_plan
 from selfreflect.rule_inputs import (
     NAME_WILDCARD,
     RunInputs,
@@ -10,7 +12,7 @@ from selfreflect.rule_inputs import (
     config_errors_exit,
     input_flags,
 )
-from selfreflect.workflow import command_rule
+from selfreflect.snakemake_jobs import listing_jobs
 
 _source = ", ".join(map(str, workflow.config_settings.configfiles)) or DEFAULT_CONFIG
 config = checked_config(config, workflow.config_settings.configfiles, _source)
@@ -26,7 +28,24 @@ wildcard_constraints:
     shard=r"\d+",
 
 
+# DVC's record (dvc.lock), read, never changed (selfreflect.dvc_record): outputs `dvc pull` or
+# `dvc checkout` left dated before their inputs, or DVC made with other settings, are named in
+# one line with the command that dates them, `selfreflect dvc-sync`; a dry run plans as the files
+# are, a run stops before its first job (onstart; with no job to do it ends after the line). Not
+# while a cluster job or `selfreflect dvc-yaml` reads this file: they run no plan.
+with config_errors_exit():
+    DVC_SYNC = sync_plan(config) if workflow.is_main_process and not listing_jobs() else None
+if DVC_SYNC:
+    print(f"warning: {DVC_SYNC.message(_source)}", file=sys.stderr)
+
+
 onstart:  # not on a dry run: a dry run with another config must not touch a running run's file
+    if (
+        not workflow.dag_settings.forceall
+        and DVC_SYNC
+        and DVC_SYNC.unforced(workflow.dag_settings.forcerun)
+    ):
+        sys.exit(f"error: {DVC_SYNC.message(_source)}")
     write_resolved_config(config, RESOLVED_CONFIG, _source)
 
 
@@ -34,12 +53,6 @@ def run_path(template):
     """An artifact path template of this run (other wildcards left open); shards are temporary."""
     path = paths.for_run(template, RUN.name)
     return temp(path) if template in paths.SHARDS else path
-
-
-def command_rules():
-    """Complete every rule running a `selfreflect` command (selfreflect.workflow.command_rule)."""
-    for each in workflow.rules:
-        command_rule(each, config, RESOLVED_CONFIG, RUN.env, RUN.benchmarks)
 
 
 def finetuned_adapter(wildcards):
@@ -52,29 +65,8 @@ def finetuned_adapter(wildcards):
     return expand(adapter, subject=wildcards.subject, method=method, seed=seed)
 
 
-def made_by_snakemake(path):
-    """Whether Snakemake keeps a record (its metadata) of making ``path``."""
-    return workflow.persistence.metadata(IOFile(path)) is not None
-
-
-def targets_agreeing_with_dvc(wildcards):
-    """Rule all's input: every target, once Snakemake agrees with the outputs DVC recorded
-    (selfreflect.dvc_record). An input function runs while the DAG is built, before Snakemake
-    plans, when it knows --forcerun and whether it is a dry run (which must change nothing: it
-    dates no file); a forced run (`selfreflect dvc-yaml`'s DAG) reruns everything anyway."""
-    if not workflow.dag_settings.forceall:
-        with config_errors_exit():
-            align_with_dvc(
-                config,
-                _source,
-                made_by_snakemake,
-                forced=workflow.dag_settings.forcerun,
-                dry_run=workflow.dryrun,
-            )
-    return all_targets()
-
-
 def all_targets():
+    """Rule all's input: every answer set, summary and score file, the report's files."""
     answers = expand(run_path(paths.ANSWERS), dataset=RUN.evaluated, subject=config["subjects"])
     summaries = expand(run_path(paths.SUMMARIES), **RUN.summaries)
     scores = expand(run_path(paths.SCORES), **RUN.summary_experiments, strategy=RUN.strategies)

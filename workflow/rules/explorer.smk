@@ -8,10 +8,17 @@ rule explorer:
         summaries=expand(run_path(paths.SUMMARIES), **RUN.summaries),
         scores=expand(run_path(paths.SCORES), **RUN.summary_experiments, strategy=RUN.strategies),
         controlled=expand(run_path(paths.CONTROLLED), **RUN.summary_experiments),
+        code=RUN.code("explorer"),
     output:
         directory(run_path(paths.EXPLORER)),
     log:
-        f"{RUN.logs}/explorer.log",
+        RUN.log("explorer"),
+    benchmark:
+        RUN.benchmark("explorer")
+    conda:
+        RUN.env
+    params:
+        **RUN.command_params("explorer"),
     shell:
         "selfreflect explorer --config {params.config:q} --out {output:q} {input.answers:q}"
         " {input.summaries:q} {input.scores:q} {input.controlled:q} 2> {log:q}"

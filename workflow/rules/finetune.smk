@@ -9,13 +9,19 @@ rule finetune_data:
         evaluated=expand(rules.questions.output[0], dataset=RUN.evaluated),
         summaries=training_tables(paths.SUMMARIES),
         scores=training_tables(paths.SCORES),
+        code=RUN.code("finetune-data"),
     output:
         run_path(paths.FINETUNE_DATA),
     log:
-        f"{RUN.logs}/finetune/{{subject}}/{{method}}-data.log",
+        RUN.log("finetune_data/{subject}/{method}"),
+    benchmark:
+        RUN.benchmark("finetune_data/{subject}/{method}")
     wildcard_constraints:
         method="sft|dpo",
+    conda:
+        RUN.env
     params:
+        **RUN.command_params("finetune-data"),
         tables=input_flags("evaluated", "summaries", "scores"),
     shell:
         "selfreflect finetune-data --config {params.config:q} --method {wildcards.method:q}"
@@ -26,16 +32,23 @@ rule finetune_train:
     input:
         data=rules.finetune_data.output[0],
         models=RUN.models("{subject}"),
+        code=RUN.code("finetune-train"),
     output:
         adapter=directory(run_path(paths.ADAPTER)),
         training_log=directory(run_path(paths.TRAINING_LOG)),
     log:
-        f"{RUN.logs}/finetune/{{subject}}/{{method}}-seed{{seed}}-train.log",
+        RUN.log("finetune_train/{subject}/{method}/{seed}"),
+    benchmark:
+        RUN.benchmark("finetune_train/{subject}/{method}/{seed}")
     wildcard_constraints:
         method="sft|dpo",
         seed=r"\d+",
+    conda:
+        RUN.env
     resources:
         **RUN.model_resources(lambda w: [w.subject]),
+    params:
+        **RUN.command_params("finetune-train"),
     shell:
         "selfreflect finetune-train --config {params.config:q} --subject {wildcards.subject:q}"
         " --method {wildcards.method:q} --seed {wildcards.seed:q} --data {input.data:q}"

@@ -1,19 +1,35 @@
 rule tiny_model:
+    input:
+        code=RUN.code("tiny-model"),
     output:
         directory(paths.TINY_MODEL),
     log:
-        "logs/tiny_model.log",
+        RUN.model_log("tiny_model"),
+    benchmark:
+        RUN.model_benchmark("tiny_model")
+    conda:
+        RUN.env
+    params:
+        **RUN.command_params("tiny-model"),
     shell:
         "selfreflect tiny-model --out {output:q} 2> {log:q}"
 
 
 rule convert_model:
+    input:
+        code=RUN.code("convert-model"),
     output:
         directory(paths.CONVERTED_MODEL),
     log:
-        "logs/models/{model}.log",
+        RUN.model_log("convert_model/{model}"),
+    benchmark:
+        RUN.model_benchmark("convert_model/{model}")
     wildcard_constraints:
         model=RUN.converted,
+    conda:
+        RUN.env
+    params:
+        **RUN.command_params("convert-model"),
     shell:
         "selfreflect convert-model --config {params.config:q} --model {wildcards.model:q}"
         " --out {output:q} 2> {log:q}"

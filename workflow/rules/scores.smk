@@ -9,13 +9,19 @@ rule judge:
         summaries=judged_summaries,
         stopwords=RUN.stopword_files,
         models=RUN.models("{judge}"),
+        code=RUN.code("judge"),
     output:
         run_path(paths.JUDGEMENTS_SHARD),
     log:
-        f"{RUN.logs}/scores/{{dataset}}/{{subject}}/{{judge}}/{{shard}}.log",
+        RUN.log("judge/{dataset}/{subject}/{judge}/{shard}"),
+    benchmark:
+        RUN.benchmark("judge/{dataset}/{subject}/{judge}/{shard}")
+    conda:
+        RUN.env
     resources:
         **RUN.model_resources(lambda w: [w.judge]),
     params:
+        **RUN.command_params("judge"),
         shards=config["shards"],
         studies=RUN.studies,
         cache=RUN.judge_cache,
@@ -35,10 +41,17 @@ rule merge_judgements:
         answers=rules.merge_answers.output[0],
         summaries=judged_summaries,
         parts=expand(rules.judge.output[0], shard=RUN.shards, allow_missing=True),
+        code=RUN.code("merge"),
     output:
         run_path(paths.JUDGEMENTS),
     log:
-        f"{RUN.logs}/scores/{{dataset}}/{{subject}}/{{judge}}/merge.log",
+        RUN.log("merge_judgements/{dataset}/{subject}/{judge}"),
+    benchmark:
+        RUN.benchmark("merge_judgements/{dataset}/{subject}/{judge}")
+    conda:
+        RUN.env
+    params:
+        **RUN.command_params("merge"),
     shell:
         "selfreflect merge judgements --questions {input.questions:q} --out {output:q}"
         " {input.parts:q} 2> {log:q}"
@@ -47,10 +60,17 @@ rule merge_judgements:
 rule strategy_scores:
     input:
         judgements=rules.merge_judgements.output[0],
+        code=RUN.code("strategy-scores"),
     output:
         run_path(paths.SCORES),
     log:
-        f"{RUN.logs}/scores/{{dataset}}/{{subject}}/{{judge}}/{{strategy}}.log",
+        RUN.log("strategy_scores/{dataset}/{subject}/{judge}/{strategy}"),
+    benchmark:
+        RUN.benchmark("strategy_scores/{dataset}/{subject}/{judge}/{strategy}")
+    conda:
+        RUN.env
+    params:
+        **RUN.command_params("strategy-scores"),
     shell:
         "selfreflect strategy-scores --config {params.config:q} --judgements {input.judgements:q}"
         " --strategy {wildcards.strategy:q} --out {output:q} 2> {log:q}"

@@ -3,13 +3,19 @@ rule summarize:
         questions=rules.questions.output[0],
         adapter=finetuned_adapter,
         models=lambda w: RUN.models(*RUN.summary_models(w))(w),
+        code=RUN.code("summarize"),
     output:
         run_path(paths.SUMMARIES),
     log:
-        f"{RUN.logs}/summaries/{{dataset}}/{{subject}}/{{strategy}}.log",
+        RUN.log("summarize/{dataset}/{subject}/{strategy}"),
+    benchmark:
+        RUN.benchmark("summarize/{dataset}/{subject}/{strategy}")
+    conda:
+        RUN.env
     resources:
         **RUN.model_resources(RUN.summary_models),
     params:
+        **RUN.command_params("summarize"),
         adapter=input_flags("adapter"),
     shell:
         "selfreflect summarize --config {params.config:q} --subject {wildcards.subject:q}"

@@ -1,0 +1,29 @@
+"""``selfreflect dvc-sync``: date the outputs DVC recorded, so Snakemake reruns what DVC would."""
+
+from __future__ import annotations
+
+import click
+
+
+@click.command("dvc-sync")
+@click.option(
+    "--config",
+    "config_path",
+    type=click.Path(dir_okay=False, exists=True),
+    help="The config Snakemake runs [default: config/config.yaml].",
+)
+def dvc_sync(config_path: str | None) -> None:
+    """After `dvc pull`, `dvc checkout`, `dvc commit` or `dvc exp apply`: date the outputs dvc.lock
+    records (content untouched), those made with the config's settings after their inputs, so
+    that Snakemake keeps them, those made with other settings before, so that it remakes them
+    (run in the project folder; `snakemake -n` says when this is due)."""
+    from selfreflect.config import load_config
+    from selfreflect.dvc_record import dvc_sync as sync
+    from selfreflect.workflow import DEFAULT_CONFIG
+
+    source = config_path or DEFAULT_CONFIG
+    plan = sync(load_config(source), source)
+    click.echo(
+        f"{len(plan.after)} outputs dated after their inputs, {len(plan.before)} before "
+        "(Snakemake remakes those)"
+    )
