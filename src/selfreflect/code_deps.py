@@ -94,19 +94,6 @@ def _tree(path: Path) -> ast.Module:
     return ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
 
 
-def _runtime_nodes(node: ast.AST) -> Iterator[ast.AST]:
-    """``ast.walk`` without ``if TYPE_CHECKING:`` blocks (they import nothing at run time)."""
-    todo = [node]
-    while todo:
-        for child in ast.iter_child_nodes(todo.pop()):
-            if isinstance(child, ast.If) and "TYPE_CHECKING" in ast.unparse(child.test):
-                yield from child.orelse
-                todo += child.orelse
-            else:
-                yield child
-                todo.append(child)
-
-
 def _import_names(statement: ast.Import | ast.ImportFrom, module: str, path: Path) -> list[str]:
     """The modules an import statement in ``module`` (file ``path``) may load (a ``from``
     import's names may be submodules), with the packages above them."""
@@ -382,8 +369,9 @@ def _lazy_annotations(module: str) -> bool:
 _ANNOTATIONS = ("annotation", "returns")  # fields of arguments, defs and AnnAssign
 
 
-def _evaluated_nodes(node: ast.AST, lazy_annotations: bool) -> Iterator[ast.AST]:
-    """:func:`_runtime_nodes`, without annotations where they are never evaluated."""
+def _evaluated_nodes(node: ast.AST, lazy_annotations: bool = False) -> Iterator[ast.AST]:
+    """``ast.walk`` without ``if TYPE_CHECKING:`` blocks (they import nothing at run time),
+    and without annotations where they are never evaluated (``lazy_annotations``)."""
     todo = [node]
     while todo:
         current = todo.pop()
@@ -481,7 +469,7 @@ def plugin_files(target: str) -> tuple[str, ...]:
         seen.add(name)
         if (path := _local_file(name)) is not None:
             local.add(path)
-            for child in _runtime_nodes(_tree(path.resolve())):  # a project's own file
+            for child in _evaluated_nodes(_tree(path.resolve())):  # a project's own file
                 if isinstance(child, ast.Import | ast.ImportFrom):
                     todo += _import_names(child, name, path)
                 if isinstance(child, ast.ImportFrom) and not child.level:
