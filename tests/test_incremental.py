@@ -310,6 +310,7 @@ def drop_dependency(project: Path, command: str, path: str) -> None:
     assert "*deps.files," in text
     rules.write_text(text.replace("*deps.files,", f"*{kept},"))
     run(["selfreflect", "dvc-yaml"], project)
+    run(["selfreflect", "dvc-sync", "--config", CONFIG], project)  # the copy's dates, for Snakemake
     run(["snakemake", "--configfile", CONFIG, "--cores", "1", "--touch"], project)
     run(["dvc", "commit", "--force", "--quiet"], project)
 

@@ -19,7 +19,7 @@ def dvc_sync(config_path: str | None) -> None:
     (run in the project folder; `snakemake -n` says when this is due)."""
     from selfreflect.config import load_config
     from selfreflect.dvc_record import dvc_sync as sync
-    from selfreflect.workflow import DEFAULT_CONFIG
+    from selfreflect.paths import DEFAULT_CONFIG
 
     source = config_path or DEFAULT_CONFIG
     plan = sync(load_config(source), source)
