@@ -180,7 +180,7 @@ def test_cli_errors_name_the_strategy_and_keep_other_summaries(cli_project):
     assert read_table("summaries", kept)["error"].tolist() == [None, "not this one", None]
 
     for strategy, message in [
-        ("nope", "error: unknown strategy 'nope' (known: finetuned_sft, finetuned_dpo, greedy,"),
+        ("nope", "error: unknown strategy 'nope' (known: greedy, basic, cot,"),
         ("bad", f"error: strategy 'bad': plug-in {MODULE}:boom raised ValueError"),
     ]:
         out = cli_project / "summaries" / f"{strategy}.parquet"

@@ -77,7 +77,8 @@ def test_unknown_strategy_stops_snakemake_with_one_line(tmp_path):
     result = smoke_snakemake(project, "-n", check=False)
     assert result.returncode != 0
     error = result.stderr.splitlines()[-1]  # one line, after any profile notice
-    assert error.startswith("error: ") and error.endswith("verbalized_confidence, majority_vote)")
+    assert error.startswith("error: ")
+    assert error.endswith("finetuned_sft, finetuned_dpo, majority_vote)")
     assert "config/smoke.yaml: summaries.strategies: unknown strategy 'made_up' (known: " in error
 
 
