@@ -1,8 +1,9 @@
 """Load and validate the experiment configuration.
 
 The schema (``data/config.schema.yaml``, also at ``workflow/schemas/``) is the single
-description of every parameter and its default. Snakemake validates its ``config`` with it;
-every CLI command loads the same file through :func:`load_config`.
+description of every parameter and its default. A config file is read, its ``include:`` files
+merged under it, by :func:`read_config_file` alone: every CLI command through
+:func:`load_config`, the workflow through :func:`selfreflect.rule_inputs.checked_config`.
 """
 
 from __future__ import annotations
@@ -34,9 +35,10 @@ def load_config(path: str | os.PathLike) -> dict[str, Any]:
 def read_config_file(path: str | os.PathLike) -> dict[str, Any]:
     """The mapping in a YAML config file, its ``include:`` files merged under it.
 
-    ``include`` names a file or a list of files, relative to the including one; each later one,
-    and last the including file itself, overrides the earlier ones (:func:`merge_config`). A
-    missing or malformed file, or a cycle, is one :class:`ConfigError` naming the file.
+    ``include`` names a file or a list of files, relative to the including one (where it is a
+    link, to the file linked to); each later one, and last the including file itself, overrides
+    the earlier ones (:func:`merge_config`). A missing or malformed file, or a cycle, is one
+    :class:`ConfigError` naming the file and key.
     """
     return _read_included(Path(path), ())
 
@@ -58,7 +60,7 @@ def _read_included(path: Path, including: tuple[Path, ...]) -> dict[str, Any]:
         raise ConfigError(f"{path}: {INCLUDE}: expected a file name or a list of file names")
     chain = (*including, path)
     merged: dict[str, Any] = {}
-    for name in names:  # beside the file itself where `path` is a link to it
+    for name in names:
         included = Path(os.path.relpath(path.resolve().parent / name))
         if included.resolve() in {p.resolve() for p in chain}:
             cycle = " -> ".join(map(str, (*chain, included)))
