@@ -10,7 +10,8 @@ inputs as deps, settings and prompts as params, outputs as outs, metrics or plot
 (:data:`selfreflect.paths.DVC_METRICS`, ``DVC_PLOTS``); model outputs (``DVC_MODELS``) are also
 DVC artifacts.
 Jobs that write shards, temporary parts, run inside the stage that reads them, so DVC caches only
-what Snakemake keeps (the stage's ``meta`` lists those files).
+what Snakemake keeps (the stage's ``meta`` lists those files). The jobs of a rule whose stages
+differ only in their wildcard values are written once, as a ``foreach`` stage (:func:`grouped`).
 :func:`params_yaml` is DVC's params file: the config resolved (every schema key, defaults filled
 in), so each stage tracks every setting its rule tracks and ``dvc exp run -S`` never writes to a
 config.
@@ -257,8 +258,12 @@ def _foreach(
             text = text.replace(item, value)
         return text
 
-    items = {wildcard_key(job): {w: job.wildcards[w] for w in differing} for job, _ in group}
-    names = {f"{name}@{key}": stage for key, (_, stage) in zip(items, group, strict=True)}
+    keys = [wildcard_key(job) for job, _ in group]
+    if repeated := next((key for key in keys if keys.count(key) > 1), None):
+        raise ConfigError(f"workflow: two jobs map to the DVC stage name '{name}@{repeated}'")
+    keyed = list(zip(keys, group, strict=True))
+    items = {key: {w: job.wildcards[w] for w in differing} for key, (job, _) in keyed}
+    names = {f"{name}@{key}": stage for key, (_, stage) in keyed}
     return {"foreach": items, "do": _strings(_template(group), written_out)}, names
 
 
