@@ -252,10 +252,10 @@ def test_no_stage_without_a_model_depends_on_an_engine(config, tmp_path):
     a judge backend: no such stage of the config's dvc.yaml (Snakemake's DAG, each job's code
     inputs) lists a file of backends/."""
     from selfreflect.commands import command_name
-    from tests.workflow_utils import copy_project
+    from tests.workflow_utils import copy_project, dvc_yaml_stages
 
     project = copy_project(tmp_path / "p", config=config)
-    stages = yaml.safe_load((project / "dvc.yaml").read_text())["stages"]
+    stages = dvc_yaml_stages(project)
     model_free = {
         name: stage
         for name, stage in stages.items()

@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from selfreflect import paths
-from tests.workflow_utils import REPO, copy_project, run
+from tests.workflow_utils import REPO, copy_project, job_name, run
 
 pytestmark = pytest.mark.workflow
 
@@ -19,7 +19,8 @@ CONFIGS = ["config/smoke.yaml", "config/config.yaml"]
 
 
 def dvc_view(project: Path) -> dict[str, dict]:
-    """Each stage as DVC itself reads dvc.yaml: commands, deps, params (file, key) and outs."""
+    """Each stage as DVC itself reads dvc.yaml (``foreach`` stages expanded), by the name of its
+    job (:func:`job_name`): commands, deps, params (file, key), outs and meta."""
     from dvc.dependency.param import ParamsDependency
     from dvc.repo import Repo
 
@@ -27,11 +28,12 @@ def dvc_view(project: Path) -> dict[str, dict]:
     with Repo(str(project)) as repo:
         for stage in repo.index.stages:
             params = [dep for dep in stage.deps if isinstance(dep, ParamsDependency)]
-            stages[stage.name] = {
+            stages[job_name(stage.name)] = {
                 "cmd": stage.cmd if isinstance(stage.cmd, list) else [stage.cmd],
                 "deps": {str(dep.def_path) for dep in stage.deps if dep not in params},
                 "params": {(str(dep.def_path), key) for dep in params for key in dep.params},
                 "outs": {str(out.def_path) for out in stage.outs},
+                "meta": stage.meta,
             }
     return stages
 
@@ -68,6 +70,38 @@ def job_stages(stages: dict[str, dict]) -> dict[str, dict]:
 
     assert stages[PARAMS_STAGE]["cmd"] == ["selfreflect dvc-yaml --check-params"]
     return {name: stage for name, stage in stages.items() if name != PARAMS_STAGE}
+
+
+def test_dvc_expands_each_template_to_the_stage_of_each_of_its_jobs(
+    generated, tmp_path, monkeypatch
+):
+    """dvc.yaml writes the jobs of a rule that differ only in their wildcard values once, as a
+    ``foreach`` stage; DVC reads back from it exactly the stages the jobs have one by one (names,
+    commands, deps, params, outs, meta): dvc.yaml's stages and those of a project holding each
+    job's own stage, as DVC reads each."""
+    from selfreflect import workflow
+    from selfreflect.config import load_config
+    from selfreflect.snakemake_jobs import workflow_jobs
+
+    config, project, stages = generated
+    monkeypatch.chdir(project)
+    loaded = load_config(Path(config))
+    jobs = workflow_jobs(Path(paths.SNAKEFILE), Path(config))
+    resolved = paths.RESOLVED_CONFIG.format(run=loaded["run"])
+    own = workflow.job_stages(jobs, resolved, "params.yaml", loaded)
+    alone_stages = {workflow.stage_name(job): stage for job, stage in own}
+    alone = tmp_path / "alone"
+    alone.mkdir()
+    run(["dvc", "init", "--no-scm", "--quiet"], alone)
+    (alone / "dvc.yaml").write_text(yaml.safe_dump({"stages": alone_stages}))
+    written = yaml.safe_load((project / "dvc.yaml").read_text())["stages"].values()
+    assert any("foreach" in stage for stage in written), "jobs are grouped"
+    assert job_stages(stages) == dvc_view(alone)
+
+
+def test_the_paper_configs_dvc_yaml_is_at_most_half_as_long_as_one_stage_per_job():
+    """2,009 lines when each job was a stage of its own (issue 47)."""
+    assert len((REPO / "dvc.yaml").read_text().splitlines()) <= 1004
 
 
 def test_dvc_runs_the_commands_snakemake_runs(generated):

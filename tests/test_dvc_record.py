@@ -128,12 +128,14 @@ def test_outputs_dvc_made_with_other_settings_are_dated_before_their_inputs(proj
 
 
 def test_a_stale_output_without_an_input_to_date_it_before_names_the_forced_rerun(project):
+    """A ``foreach`` stage's (``table@r``): a rerun forced by its rule's name needs none."""
     stage = {
-        "cmd": "mkdir -p reports/r && echo x > reports/r/out.txt",
+        "cmd": "mkdir -p reports/${item.run} && echo x > reports/${item.run}/out.txt",
         "params": ["report.baseline"],
+        "outs": ["reports/${item.run}/out.txt"],
     }
     (project / "dvc.yaml").write_text(
-        yaml.safe_dump({"stages": {"table": {**stage, "outs": [OUT]}}})
+        yaml.safe_dump({"stages": {"table": {"foreach": {"r": {"run": "r"}}, "do": stage}}})
     )
     run(["dvc", "repro", "-q"], project)
     with pytest.raises(ConfigError) as err:

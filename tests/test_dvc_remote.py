@@ -105,7 +105,7 @@ def test_corrupted_remote_object_is_detected(pushed, s3, tmp_path):
     client.put_object(Bucket=BUCKET, Key=victim, Body=b"corrupted" + original[9:])
     try:
         clone = fresh_clone(pushed, tmp_path / "clone")
-        result = run(["dvc", "pull", "--with-deps", "merge_answers-smoke-tiny"], clone, check=False)
+        result = run(["dvc", "pull", "--with-deps", "merge_answers@smoke-tiny"], clone, check=False)
         assert result.returncode != 0
         assert "failed" in (result.stdout + result.stderr).lower()
         assert not (clone / ANSWERS).exists(), "a corrupted object must not be checked out"

@@ -344,7 +344,7 @@ def test_learning_rate_reruns_training_and_what_follows_only(tmp_path, monkeypat
 
     from selfreflect import paths
     from selfreflect.snakemake_jobs import workflow_jobs
-    from selfreflect.workflow import dvc_artifacts, dvc_stages
+    from selfreflect.workflow import dvc_artifacts, job_stages, stage_name
 
     repo = Path(__file__).parents[1]
     config = read_config_file(repo / "config/smoke.yaml")
@@ -352,7 +352,8 @@ def test_learning_rate_reruns_training_and_what_follows_only(tmp_path, monkeypat
     (tmp_path / "params.yaml").write_text(yaml.safe_dump(config))
     monkeypatch.chdir(repo)
     jobs = workflow_jobs(Path(paths.SNAKEFILE), tmp_path / "params.yaml")
-    stages = dvc_stages(jobs, "logs/smoke/config.yaml", "params.yaml", config)
+    own = job_stages(jobs, "logs/smoke/config.yaml", "params.yaml", config)
+    stages = {stage_name(job): stage for job, stage in own}  # each job's, as DVC expands them
     graph = nx.DiGraph()  # edges from a stage to the stages reading its outputs
     producer = {out: name for name, stage in stages.items() for out in stage.get("outs", [])}
     for name, stage in stages.items():

@@ -19,7 +19,7 @@ import yaml
 from selfreflect.config import read_config_file
 from selfreflect.workflow import PARAMS_STAGE
 from tests.conftest import built_once
-from tests.workflow_utils import clone_completed, run
+from tests.workflow_utils import clone_completed, dvc_yaml_stages, job_name, run
 
 pytestmark = pytest.mark.workflow
 
@@ -82,11 +82,12 @@ def edit_file(name: str, change):
 
 @functools.cache
 def dvc_outs(project: Path) -> dict[str, str]:
-    """Stage of each output DVC tracks (read once per project)."""
+    """Stage of each output DVC tracks, by its job's name (read once per project)."""
     from dvc.repo import Repo
 
     with Repo(str(project)) as repo:
-        return {str(out.def_path): stage.name for stage in repo.index.stages for out in stage.outs}
+        stages = repo.index.stages
+        return {str(out.def_path): job_name(stage.name) for stage in stages for out in stage.outs}
 
 
 def snakemake_reruns(project: Path) -> set[str]:
@@ -101,25 +102,29 @@ def snakemake_reruns(project: Path) -> set[str]:
 
 def dvc_reruns(project: Path) -> set[str]:
     """The stages `dvc status` reports changed, and every stage downstream of them."""
-    changed = set(json.loads(run(["dvc", "status", "--json"], project).stdout or "{}"))
-    return with_downstream(project, changed)
+    changed = json.loads(run(["dvc", "status", "--json"], project).stdout or "{}")
+    return with_downstream(project, set(map(job_name, changed)))
 
 
 def with_downstream(project: Path, names: set[str]) -> set[str]:
-    """The DVC stages ``names`` and every stage downstream of them."""
+    """The DVC stages ``names`` and every stage downstream of them (by their jobs' names)."""
     downstream = downstream_stages(project)
     return names | {stage for name in names for stage in downstream[name]}
 
 
 @functools.cache
 def downstream_stages(project: Path) -> dict[str, set[str]]:
-    """Every stage downstream of each DVC stage of ``project`` (read once per project)."""
+    """Every stage downstream of each DVC stage of ``project``, by their jobs' names (read once
+    per project)."""
     import networkx as nx
     from dvc.repo import Repo
 
     with Repo(str(project)) as repo:
         graph = repo.index.graph  # edges point from a stage to the stages it depends on
-        return {stage.name: {s.name for s in nx.ancestors(graph, stage)} for stage in graph}
+        return {
+            job_name(stage.name): {job_name(s.name) for s in nx.ancestors(graph, stage)}
+            for stage in graph
+        }
 
 
 @pytest.fixture(scope="module")
@@ -237,7 +242,7 @@ def test_dvc_repro_reruns_exactly_those_stages(changed, case):
     change, expected = CASES[case]
     project = changed(change)
     out = run(["dvc", "repro"], project).stdout
-    assert set(re.findall(r"Running stage '([^']+)'", out)) == expected
+    assert set(map(job_name, re.findall(r"Running stage '([^']+)'", out))) == expected
 
 
 # The drift test: append a comment to a package file in a completed run; Snakemake and DVC
@@ -254,10 +259,11 @@ DRIFT_FILES = [
 
 
 def stage_commands(project: Path) -> dict[str, list[str]]:
-    """The ``selfreflect`` commands each DVC stage runs, read from its ``cmd`` lines."""
+    """The ``selfreflect`` commands each DVC stage runs (by its job's name), read from its
+    ``cmd`` lines."""
     from selfreflect.commands import command_name
 
-    stages = yaml.safe_load((project / "dvc.yaml").read_text())["stages"]
+    stages = dvc_yaml_stages(project)
     commands: dict[str, list[str]] = {}
     for name, stage in stages.items():
         for line in [stage["cmd"]] if isinstance(stage["cmd"], str) else stage["cmd"]:

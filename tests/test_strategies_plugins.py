@@ -197,7 +197,7 @@ def test_a_plugins_modules_are_code_deps_of_its_strategys_stages_only(tmp_path):
     """In the DAG (dvc.yaml, from the Snakemake jobs' inputs), each plug-in strategy's
     summaries depend on its own modules, a local module it imports included; no other
     strategy's summaries do, and every stage lists each file once."""
-    from tests.workflow_utils import copy_project, run
+    from tests.workflow_utils import copy_project, dvc_yaml_stages, run
 
     project = copy_project(tmp_path / "p")
     (project / "examples" / "vote.py").write_text(
@@ -209,7 +209,7 @@ def test_a_plugins_modules_are_code_deps_of_its_strategys_stages_only(tmp_path):
     config["summaries"]["strategies"].append("vote")
     (project / "config/smoke.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
     run(["selfreflect", "dvc-yaml", "--config", "config/smoke.yaml"], project)
-    stages = yaml.safe_load((project / "dvc.yaml").read_text())["stages"]
+    stages = dvc_yaml_stages(project)
     plugin_files = {"examples/plugins.py", "examples/vote.py", "examples/vote_words.py"}
     owned = {}
     for name, stage in stages.items():

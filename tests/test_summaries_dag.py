@@ -5,7 +5,7 @@ import yaml
 
 from selfreflect.artifacts import read_table
 from selfreflect.config import read_config_file
-from tests.workflow_utils import copy_project, run
+from tests.workflow_utils import copy_project, job_name, run
 
 pytestmark = pytest.mark.workflow
 
@@ -85,7 +85,7 @@ def test_unknown_strategy_stops_snakemake_with_one_line(tmp_path):
 
 def test_dvc_has_one_summaries_stage_per_strategy(tmp_path):
     project = copy_project(tmp_path / "p")
-    stages = run(["dvc", "stage", "list", "--name-only"], project).stdout.split()
+    stages = map(job_name, run(["dvc", "stage", "list", "--name-only"], project).stdout.split())
     config = read_config_file(project / "config/smoke.yaml")
     expected = {
         f"summarize-{dataset}-{subject}-{strategy}"

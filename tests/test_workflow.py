@@ -120,13 +120,13 @@ def test_dvc_repro_runs_a_stage_of_each_rule_to_snakemakes_outputs(smoke_dvc_run
     import yaml
     from dvc.repo import Repo
 
-    from selfreflect.workflow import PARAMS_STAGE
+    from selfreflect.workflow import PARAMS_STAGE, expanded, rule_of
 
     project = clone_completed(smoke_dvc_run, tmp_path / "p")
-    stages = yaml.safe_load((project / "dvc.yaml").read_text())["stages"]
+    stages = expanded(yaml.safe_load((project / "dvc.yaml").read_text())["stages"])
     first = {}  # the quickest stage of each rule, as the smoke run's benchmark files time them
     for name in sorted(stages, key=lambda name: seconds(project, stages[name])):
-        first.setdefault(name.split("-")[0], name)
+        first.setdefault(rule_of(name), name)
     first.pop("tiny_model")
     first.pop(PARAMS_STAGE)  # DVC's own, no rule's: it writes nothing
     with Repo(str(project)) as repo:  # edges point from a stage to the stages it reads

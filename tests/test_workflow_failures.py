@@ -17,7 +17,7 @@ import yaml
 from selfreflect.artifacts import read_table
 from selfreflect.config import read_config_file
 from selfreflect.snakemake_jobs import job_stats
-from tests.workflow_utils import clone_completed, copy_project, run
+from tests.workflow_utils import clone_completed, copy_project, dvc_yaml_stages, run
 
 pytestmark = pytest.mark.workflow
 
@@ -102,7 +102,7 @@ def test_a_stopword_list_is_an_input_of_every_job_that_scores(tmp_path):
     (project / "data" / "stopwords.txt").write_text("the\n")
     (project / "config" / "words.yaml").write_text(yaml.safe_dump(config))
     run(["selfreflect", "dvc-yaml", "--config", "config/words.yaml"], project)
-    stages = yaml.safe_load((project / "dvc.yaml").read_text())["stages"]
+    stages = dvc_yaml_stages(project)
     scoring = [s for s in stages.values() if "selfreflect judge " in str(s["cmd"])]
     assert len(scoring) == 2  # one judge pass per dataset: strategies and studies alike
     assert all("data/stopwords.txt" in stage["deps"] for stage in scoring)

@@ -47,6 +47,24 @@ def _template(config: str) -> Path:
     return project
 
 
+def job_name(stage: str) -> str:
+    """The name of a job's stage before grouping (``rule-values``, ``stage_name``) from the name
+    DVC gives it: a ``foreach`` stage's ``group@values`` (``summarize-2@smoke-tiny-greedy``:
+    ``summarize-smoke-tiny-greedy``), a plain stage's own."""
+    group, _, values = stage.partition("@")
+    return f"{group.split('-')[0]}-{values}" if values else stage
+
+
+def dvc_yaml_stages(project: Path) -> dict[str, dict]:
+    """The stages of ``project``'s dvc.yaml, ``foreach`` stages expanded, by job name."""
+    import yaml
+
+    from selfreflect.workflow import expanded
+
+    stages = yaml.safe_load((project / "dvc.yaml").read_text())["stages"]
+    return {job_name(name): stage for name, stage in expanded(stages).items()}
+
+
 def commit_all(project: Path, message: str) -> None:
     run(["git", "add", "-A"], project)
     run(["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", message], project)

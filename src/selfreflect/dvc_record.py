@@ -32,7 +32,7 @@ from typing import Any
 from selfreflect.code_deps import SOURCE
 from selfreflect.errors import ConfigError
 from selfreflect.paths import MODELS
-from selfreflect.workflow import PARAMS_FILE, setting_values
+from selfreflect.workflow import PARAMS_FILE, rule_of, setting_values
 
 LOCK_FILE = "dvc.lock"
 SYNC_COMMAND = "selfreflect dvc-sync"
@@ -79,7 +79,7 @@ def recorded_stages(config: dict[str, Any], root: Path = Path()) -> list[Recorde
                 continue
             stages.append(
                 RecordedStage(
-                    rule=stage.name.split("-")[0],
+                    rule=rule_of(stage.name),
                     outs=outs,
                     temporary=(stage.meta or {}).get("temporary", []),
                     benchmarks=(stage.meta or {}).get("benchmarks", []),

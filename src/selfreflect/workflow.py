@@ -10,7 +10,8 @@ inputs as deps, settings and prompts as params, outputs as outs, metrics or plot
 (:data:`selfreflect.paths.DVC_METRICS`, ``DVC_PLOTS``); model outputs (``DVC_MODELS``) are also
 DVC artifacts.
 Jobs that write shards, temporary parts, run inside the stage that reads them, so DVC caches only
-what Snakemake keeps (the stage's ``meta`` lists those files).
+what Snakemake keeps (the stage's ``meta`` lists those files). The jobs of a rule whose stages
+differ only in their wildcard values are written once, as a ``foreach`` stage (:func:`grouped`).
 :func:`params_yaml` is DVC's params file: the config resolved (every schema key, defaults filled
 in), so each stage tracks every setting its rule tracks and ``dvc exp run -S`` never writes to a
 config.
@@ -45,6 +46,7 @@ PARAMS_HEADER = (
 )
 _RESOLVED_FROM = re.compile(r"^# Resolved from (.+?) by ")  # either header's first line
 PARAMS_STAGE = "dvc_yaml"  # the stage checking all of params.yaml (params_stage)
+_SEQ, _MAP = "tag:yaml.org,2002:seq", "tag:yaml.org,2002:map"
 
 
 def setting_values(config: dict[str, Any], keys: Iterable[Sequence[str]]) -> dict[str, Any]:
@@ -123,9 +125,13 @@ def dvc_param(key: str, params: dict[str, Any]) -> str | None:
 
 
 def stage_name(job: Job) -> str:
-    """``rule`` or ``rule-value-value…`` (wildcard values in order; characters DVC forbids as _)."""
-    parts = [job.rule, *(str(value) for value in job.wildcards.values())]
-    return "-".join(_INVALID_NAME.sub("_", part) for part in parts)
+    """``rule`` or ``rule-value-value…``: the rule and :func:`wildcard_key`."""
+    return "-".join(filter(None, [job.rule, wildcard_key(job)]))
+
+
+def wildcard_key(job: Job) -> str:
+    """``value-value…``: ``job``'s wildcard values in order (characters DVC forbids as _)."""
+    return "-".join(_INVALID_NAME.sub("_", str(value)) for value in job.wildcards.values())
 
 
 def _command(job: Job, resolved_config: str, params_file: str) -> str:
@@ -171,21 +177,190 @@ def _stage(
     return stage
 
 
-def dvc_stages(jobs: list[Job], resolved_config: str, params_file: str, config: dict) -> dict:
-    """DVC stages of Snakemake ``jobs``; a job writing shards joins the stage of their reader."""
+def job_stages(
+    jobs: list[Job], resolved_config: str, params_file: str, config: dict
+) -> list[tuple[Job, dict[str, Any]]]:
+    """Each Snakemake job that DVC runs as a stage, with that stage, by :func:`stage_name`; a
+    job writing shards runs in the stage of their reader."""
     producer = {
         path: job for job in jobs for path in job.output if paths.matches(path, paths.SHARDS)
     }
-    stages: dict[str, dict[str, Any]] = {}
+    stages = []
     for job in sorted(jobs, key=stage_name):
-        if not job.output or job.output[0] in producer:
-            continue
-        folded = [producer[path] for path in job.input if path in producer]
-        name = stage_name(job)
-        if name in stages:
-            raise ConfigError(f"workflow: two jobs map to the DVC stage name '{name}'")
-        stages[name] = _stage([*folded, job], resolved_config, params_file, config)
+        if job.output and job.output[0] not in producer:
+            folded = [producer[path] for path in job.input if path in producer]
+            stages.append((job, _stage([*folded, job], resolved_config, params_file, config)))
     return stages
+
+
+def dvc_stages(jobs: list[Job], resolved_config: str, params_file: str, config: dict) -> dict:
+    """``dvc.yaml``'s stages for Snakemake ``jobs``: their stages (:func:`job_stages`), those a
+    template makes for several jobs of a rule as one (:func:`grouped`)."""
+    return grouped(job_stages(jobs, resolved_config, params_file, config))
+
+
+def grouped(stages: list[tuple[Job, dict[str, Any]]]) -> dict[str, dict[str, Any]]:
+    """``stages`` by name as ``dvc.yaml`` writes them: the jobs of a rule whose stages are one
+    template filled in with their wildcard values (:func:`_template`) as one ``foreach`` stage
+    named after the rule (a second such group of it ``rule-2``, ...), whose stages DVC names
+    ``<group>@<wildcard values>``; the others as they are, named by :func:`stage_name` (so a
+    stage keeps its name when jobs are added or dropped: DVC's record, ``dvc.lock``, is by name).
+    Raises :class:`ConfigError` unless DVC's own expansion (:func:`expanded`) gives back each
+    stage."""
+    groups: dict[str, list[list[tuple[Job, dict[str, Any]]]]] = {}
+    for member in stages:
+        rule_groups = groups.setdefault(member[0].rule, [])
+        group = next((g for g in rule_groups if _template([*g, member]) is not None), None)
+        if group is None:
+            rule_groups.append([member])
+        else:
+            group.append(member)
+    written: dict[str, dict[str, Any]] = {}
+    expected: dict[str, dict[str, Any]] = {}
+    for rule, rule_groups in groups.items():
+        foreach = [group for group in rule_groups if len(group) > 1]
+        for group in rule_groups:
+            if len(group) > 1:
+                index = foreach.index(group)
+                name = f"{rule}-{index + 1}" if index else rule
+                definition, names = _foreach(name, group)
+            else:
+                ((job, stage),) = group
+                name = stage_name(job)
+                definition, names = stage, {name: stage}
+            if name in written or expected.keys() & names.keys():
+                raise ConfigError(f"workflow: two jobs map to the DVC stage name '{name}'")
+            written[name] = definition
+            expected.update(names)
+    read = expanded(written)
+    if wrong := next((name for name in expected if read.get(name) != expected[name]), None):
+        raise ConfigError(f"workflow: DVC reads the stage '{wrong}' other than its job runs")
+    return written
+
+
+def rule_of(stage: str) -> str:
+    """The rule whose job a DVC stage runs, from the stage's name (:func:`grouped`)."""
+    return re.split("[-@]", stage, maxsplit=1)[0]
+
+
+def _foreach(
+    name: str, group: list[tuple[Job, dict[str, Any]]]
+) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+    """The ``foreach`` stage ``name`` of jobs one template makes (:func:`_template`), over the
+    wildcard values that differ among them (those all share written out), and the stage of
+    each job by the name DVC gives it."""
+    first = group[0][0].wildcards
+    differing = [w for w in first if any(job.wildcards[w] != first[w] for job, _ in group)]
+    shared = {_item(w): value for w, value in first.items() if w not in differing}
+
+    def written_out(text: str) -> str:
+        for item, value in shared.items():
+            text = text.replace(item, value)
+        return text
+
+    keys = [wildcard_key(job) for job, _ in group]
+    if repeated := next((key for key in keys if keys.count(key) > 1), None):
+        raise ConfigError(f"workflow: two jobs map to the DVC stage name '{name}@{repeated}'")
+    keyed = list(zip(keys, group, strict=True))
+    items = {key: {w: job.wildcards[w] for w in differing} for key, (job, _) in keyed}
+    names = {f"{name}@{key}": stage for key, (_, stage) in keyed}
+    return {"foreach": items, "do": _strings(_template(group), written_out)}, names
+
+
+class _Mismatch(Exception):
+    """No one template makes these values."""
+
+
+def _template(group: list[tuple[Job, dict[str, Any]]]) -> dict[str, Any] | None:
+    """The stage, with ``${item.<wildcard>}`` in its strings, that each job's wildcard values
+    fill in to its stage, if there is one."""
+    try:
+        return _unified([stage for _, stage in group], [job.wildcards for job, _ in group])
+    except _Mismatch:
+        return None
+
+
+def _unified(values: list[Any], wildcards: list[dict[str, str]]) -> Any:
+    """The template of ``values`` (one per job, whose wildcards ``wildcards`` holds), in the
+    first's order; raises :class:`_Mismatch` where they differ in more than wildcard values."""
+    first = values[0]
+    if all(isinstance(value, str) for value in values):
+        return _unified_text(values, wildcards)
+    if all(isinstance(value, list) and len(value) == len(first) for value in values):
+        return [_unified(list(column), wildcards) for column in zip(*values, strict=True)]
+    if all(isinstance(value, dict) and len(value) == len(first) for value in values):
+        keys = _unified([list(value) for value in values], wildcards)
+        items = _unified([list(value.values()) for value in values], wildcards)
+        return dict(zip(keys, items, strict=True))
+    if any(value != first for value in values):
+        raise _Mismatch
+    return first
+
+
+def _unified_text(texts: list[str], wildcards: list[dict[str, str]]) -> str:
+    """The template of ``texts``: the first, each of its wildcard values that stands as a word
+    of its own (``cot`` in ``summaries/cot.parquet``, not in ``twostep_cot``) written
+    ``${item.<wildcard>}`` where each text has its own value of the wildcard, read left to
+    right (a value two wildcards share: the first that fits)."""
+    text, own = texts[0], wildcards[0]
+    at = [0] * len(texts)  # how far each text is read
+
+    def reads(pieces: list[str]) -> bool:
+        """Whether each text goes on with its piece (then read past it)."""
+        if not all(t.startswith(p, i) for t, p, i in zip(texts, pieces, at, strict=True)):
+            return False
+        at[:] = [i + len(piece) for i, piece in zip(at, pieces, strict=True)]
+        return True
+
+    template, start = "", 0
+    words = "|".join(map(re.escape, sorted(set(own.values()), key=len, reverse=True)))
+    for word in re.finditer(rf"(?<!\w)(?:{words})(?!\w)", text) if own else ():
+        literal = text[start : word.start()]
+        options = [
+            (_item(w), [values[w] for values in wildcards]) for w in own if own[w] == word[0]
+        ]
+        options.append((word[0], [word[0]] * len(texts)))  # the text as it is
+        chosen = next((t for t, values in options if reads([literal + v for v in values])), None)
+        if chosen is None:
+            raise _Mismatch
+        template, start = template + literal + chosen, word.end()
+    if any(t[i:] != text[start:] for t, i in zip(texts, at, strict=True)):
+        raise _Mismatch
+    return template + text[start:]
+
+
+def _item(wildcard: str) -> str:
+    """How a ``foreach`` stage's template names a wildcard of its item."""
+    return f"${{item.{wildcard}}}"
+
+
+def _strings(value: Any, change: Callable[[str], str]) -> Any:
+    """``value`` with ``change`` applied to each string in it (keys too)."""
+    if isinstance(value, str):
+        return change(value)
+    if isinstance(value, dict):
+        return {_strings(k, change): _strings(v, change) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_strings(v, change) for v in value]
+    return value
+
+
+def expanded(stages: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """``dvc.yaml``'s ``stages`` as DVC reads them: each ``foreach`` stage's template filled in
+    by DVC's own interpolation for each of its items (named ``name@key``)."""
+    from dvc.parsing.context import Context
+
+    def filled(definition: dict[str, Any], values: dict[str, Any]) -> dict[str, Any]:
+        context = Context(values)
+        return {key: context.resolve(value, key=key) for key, value in definition.items()}
+
+    read = {}
+    for name, definition in stages.items():
+        if "foreach" not in definition:
+            read[name] = filled(definition, {})
+        for key, item in definition.get("foreach", {}).items():
+            read[f"{name}@{key}"] = filled(definition["do"], {"item": item, "key": key})
+    return read
 
 
 def params_yaml(config_file: Path) -> str:
@@ -241,14 +416,40 @@ def dvc_yaml(snakefile: Path, config_file: Path) -> str:
     config = load_config(config_file)
     resolved = paths.RESOLVED_CONFIG.format(run=config["run"])
     jobs = workflow_jobs(snakefile, config_file)
+    stages = {**dvc_stages(jobs, resolved, PARAMS_FILE, config), PARAMS_STAGE: params_stage()}
     body: dict[str, Any] = {
-        "stages": {**dvc_stages(jobs, resolved, PARAMS_FILE, config), PARAMS_STAGE: params_stage()},
+        "stages": {name: _flowed(stage) for name, stage in stages.items()},
         "plots": dvc_plots(config["run"]),
     }
     if artifacts := dvc_artifacts(jobs):
         body["artifacts"] = artifacts
-    text = yaml.safe_dump(body, sort_keys=False, width=100)
+    text = yaml.dump(body, Dumper=_Dumper, sort_keys=False, width=100)
     return HEADER.format(config=config_file.as_posix()) + text
+
+
+class _FlowList(list):
+    """A list written on as few lines as it fits (YAML's flow style)."""
+
+
+class _FlowDict(dict):
+    """A mapping written on as few lines as it fits (YAML's flow style)."""
+
+
+class _Dumper(yaml.SafeDumper):
+    """YAML's safe dumper, writing :class:`_FlowList` and :class:`_FlowDict` in flow style."""
+
+
+_Dumper.add_representer(_FlowList, lambda d, v: d.represent_sequence(_SEQ, v, flow_style=True))
+_Dumper.add_representer(_FlowDict, lambda d, v: d.represent_mapping(_MAP, v, flow_style=True))
+
+
+def _flowed(stage: dict[str, Any]) -> dict[str, Any]:
+    """``stage`` (or a ``foreach`` stage) with its deps, mostly package files, and each item of
+    its ``foreach`` in flow style, a few to a line."""
+    if "foreach" in stage:
+        items = {key: _FlowDict(item) for key, item in stage["foreach"].items()}
+        return {"foreach": items, "do": _flowed(stage["do"])}
+    return {key: _FlowList(value) if key == "deps" else value for key, value in stage.items()}
 
 
 def params_stage() -> dict[str, Any]:
