@@ -3,6 +3,7 @@
 import sys
 
 from selfreflect import paths
+from selfreflect.cli import command_deps
 from selfreflect.config import adapter_of, write_resolved_config
 from selfreflect.dvc_record import sync_plan
 from selfreflect.rule_inputs import (
@@ -16,7 +17,7 @@ from selfreflect.snakemake_jobs import listing_jobs
 
 _source = ", ".join(map(str, workflow.config_settings.configfiles)) or DEFAULT_CONFIG
 config = checked_config(config, workflow.config_settings.configfiles, _source)
-RUN = RunInputs(config)
+RUN = RunInputs(config, command_deps)
 RESOLVED_CONFIG = RUN.resolved_config  # the config every rule's command reads
 
 
