@@ -79,7 +79,7 @@ def test_a_command_depends_on_what_its_own_function_reaches():
     assert "src/selfreflect/report/tables.py" in tables
     assert "src/selfreflect/cli/__init__.py" in tables  # every command runs through its entry
     assert "src/selfreflect/cli/report/tables.py" in tables  # the catalog's tables' commands
-    assert "src/selfreflect/data/captions/main.j2" in tables  # its caption
+    assert "src/selfreflect/data/captions" in tables  # the captions' templates
     assert not any(name.endswith(".rst") for name in tables)  # the Snakemake report's are not
     assert not any(f"src/selfreflect/{name}" in tables for name in JUDGE_CODE)
     studies = command_deps("report alt-metrics").files  # loads the judge
@@ -104,6 +104,42 @@ def test_each_command_module_is_its_commands_alone():
     for module, own in modules.items():
         users = [c for c in commands if f"{SOURCE}/{module}.py" in command_deps(c).files]
         assert users == own, module
+
+
+def _imported_modules(path: Path) -> set[str]:
+    """The modules a file imports anywhere (top level or inside a function)."""
+    tree = ast.parse(path.read_text())
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            names |= {node.module, *(f"{node.module}.{alias.name}" for alias in node.names)}
+    return names
+
+
+def test_the_command_line_is_the_top_floor():
+    """Its table names the commands' modules by import strings, so those must lie below it: no
+    module outside the command line imports it, and no command's module (nor a helper of one)
+    imports its top (``selfreflect.cli``: the groups; ``selfreflect.cli.commands``: the table)."""
+    top = {"selfreflect.cli", "selfreflect.cli.commands"}
+    for path in sorted((REPO / SOURCE).rglob("*.py")):
+        module = ".".join(path.relative_to(REPO / "src").with_suffix("").parts)
+        imported = _imported_modules(path)
+        if not module.startswith("selfreflect.cli"):
+            assert not any(name.startswith("selfreflect.cli") for name in imported), module
+        elif module.removesuffix(".__init__") not in top:
+            assert not imported & top, module
+
+
+def test_the_commands_of_the_tables_are_the_catalogs():
+    from selfreflect.report.catalog import REPORTS
+
+    assert tuple(report.name for report in REPORTS) == TABLES
+    for report in REPORTS:  # its caption beside the Snakemake report's
+        assert (REPO / "workflow" / "report" / f"{report.table}.rst").is_file()
+        link = REPO / "workflow" / "report" / f"{report.table}.j2"
+        assert link.resolve() == (REPO / SOURCE / "data" / "captions" / f"{report.table}.j2")
 
 
 def test_data_files_are_code_and_prompts_are_keys():

@@ -88,7 +88,7 @@ REPORT_DIRS = dict(
 class RunInputs:
     """A run's folders, wildcard values and input functions, from its checked ``config``, and
     what each command a rule runs depends on (``command_deps``: its words to its
-    :class:`~selfreflect.code_deps.Deps`, :func:`selfreflect.cli.command_deps`)."""
+    :class:`~selfreflect.code_deps.Deps`, handed over by the command line in common.smk)."""
 
     def __init__(self, config: dict[str, Any], command_deps: Callable[[str], Deps]) -> None:
         self.config = config

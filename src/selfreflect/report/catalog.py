@@ -1,7 +1,6 @@
 """The run's tables, declared: one :class:`Report` per table of the whole run (every dataset,
 subject and judge), which :func:`selfreflect.report.runner.run_report` makes and
-``selfreflect report NAME`` runs (its command made from the entry,
-:mod:`selfreflect.cli.report.tables`).
+``selfreflect report NAME`` runs (the command line makes its command from the entry).
 
 An entry names what the table reads (the artifact kind of its FILES), the function of
 :mod:`selfreflect.report` (or :mod:`selfreflect.mc_study`) that builds it and the arguments that
