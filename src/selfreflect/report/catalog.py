@@ -115,6 +115,7 @@ def _mc_study(mc: pd.DataFrame, **arguments: Any) -> pd.DataFrame:
 
 
 def _human_ratings(config: Config, ratings: str | None) -> dict[str, Any]:
+    """The ratings CSV: ``--ratings``, else the config's (none: nothing to show)."""
     ratings_path = ratings or config["report"]["human_ratings"]
     if ratings_path is None:
         raise Skip("no human ratings configured (report.human_ratings is null)")

@@ -1,8 +1,8 @@
 """The one runner of the run's tables (:mod:`selfreflect.report.catalog`): read, build, write.
 
-A table's files go into folders it may share with other files: before anything is read, every
-file of its name (its table, figure and metrics) is claimed (:func:`claimed`): one a person put
-there is never overwritten. A table with nothing to show says why in its files instead. The
+A table's files go into folders it may share with other files: before its inputs are read,
+every file of its name (its table, figure and metrics) is claimed (:func:`claimed`): one a
+person put there is never overwritten. A table with nothing to show says why in its files. The
 captions are jinja2 templates (``data/captions``, linked beside the Snakemake report's in
 ``workflow/report``), each one paragraph: its line breaks are spaces.
 """
