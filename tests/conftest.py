@@ -74,18 +74,16 @@ MINIMAL_CONFIG = {
 def report_plan(minimum: str):
     """The default config's analysis plan of a table (``minimum``: ``min_pairs`` or
     ``min_questions``), as its report command builds it."""
-    from selfreflect.cli.report.common import plan_args
     from selfreflect.config import validate_config
-    from selfreflect.verdicts import Plan
+    from selfreflect.report.catalog import plan_args
 
-    config = validate_config(copy.deepcopy(MINIMAL_CONFIG))
-    return Plan(**plan_args(config, minimum))
+    return plan_args(validate_config(copy.deepcopy(MINIMAL_CONFIG)), minimum)
 
 
 def mc_plan():
     """The default config's plan of the multiple-choice study, as its report command builds it."""
-    from selfreflect.cli.report.mc_study import mc_plan_args
     from selfreflect.config import validate_config
+    from selfreflect.report.catalog import mc_plan_args
 
     return mc_plan_args(validate_config(copy.deepcopy(MINIMAL_CONFIG)))
 

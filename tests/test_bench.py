@@ -8,8 +8,8 @@ import sys
 import pytest
 
 from selfreflect.bench.resources import sampled_run
-from selfreflect.code_deps import command_deps
-from selfreflect.commands import BENCH, COMMANDS, DOCS
+from selfreflect.cli import command_deps
+from selfreflect.cli.commands import BENCH, COMMANDS, DOCS
 from tests.workflow_utils import REPO, run
 
 WORKFLOW_COMMANDS = [

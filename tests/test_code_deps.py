@@ -14,7 +14,9 @@ import pytest
 import yaml
 
 from selfreflect import code_deps
-from selfreflect.code_deps import SOURCE, command_deps
+from selfreflect.cli import command_deps
+from selfreflect.cli.commands import TABLES
+from selfreflect.code_deps import SOURCE
 from selfreflect.strategies import builtin_names, strategy_prompts
 
 REPO = Path(__file__).resolve().parents[1]
@@ -76,7 +78,9 @@ def test_a_command_depends_on_what_its_own_function_reaches():
     tables = command_deps("report main-table").files
     assert "src/selfreflect/report/tables.py" in tables
     assert "src/selfreflect/cli/__init__.py" in tables  # every command runs through its entry
-    assert "src/selfreflect/cli/report/main_table.py" in tables
+    assert "src/selfreflect/cli/report/tables.py" in tables  # the catalog's tables' commands
+    assert "src/selfreflect/data/captions" in tables  # the captions' templates
+    assert not any(name.endswith(".rst") for name in tables)  # the Snakemake report's are not
     assert not any(f"src/selfreflect/{name}" in tables for name in JUDGE_CODE)
     studies = command_deps("report alt-metrics").files  # loads the judge
     assert all(f"src/selfreflect/{name}" in studies for name in JUDGE_CODE)
@@ -86,17 +90,56 @@ def test_a_command_depends_on_what_its_own_function_reaches():
 
 
 def test_each_command_module_is_its_commands_alone():
-    """Editing one command reruns no other command's jobs."""
-    from selfreflect.commands import COMMANDS
+    """Editing one command reruns no other command's jobs (the catalog's tables share the
+    module that makes their commands)."""
+    from selfreflect.cli.commands import COMMANDS
 
-    modules = {
-        spec.partition(":")[0].removeprefix("selfreflect.").replace(".", "/"): name
-        for name, spec in COMMANDS.items()
-        if spec.startswith("selfreflect.cli.") and name not in ("report", "bench")  # groups
-    }
-    for module, command in modules.items():
-        users = [c for c in modules.values() if f"{SOURCE}/{module}.py" in command_deps(c).files]
-        assert users == [command], module
+    modules: dict[str, list[str]] = {}
+    for name, spec in COMMANDS.items():
+        if spec.startswith("selfreflect.cli."):
+            module = spec.partition(":")[0].removeprefix("selfreflect.").replace(".", "/")
+            modules.setdefault(module, []).append(name)
+    assert modules["cli/report/tables"] == [f"report {name}" for name in TABLES]
+    commands = [name for names in modules.values() for name in names]
+    for module, own in modules.items():
+        users = [c for c in commands if f"{SOURCE}/{module}.py" in command_deps(c).files]
+        assert users == own, module
+
+
+def _imported_modules(path: Path) -> set[str]:
+    """The modules a file imports anywhere (top level or inside a function)."""
+    tree = ast.parse(path.read_text())
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            names |= {node.module, *(f"{node.module}.{alias.name}" for alias in node.names)}
+    return names
+
+
+def test_the_command_line_is_the_top_floor():
+    """Its table names the commands' modules by import strings, so those must lie below it: no
+    module outside the command line imports it, and no command's module (nor a helper of one)
+    imports its top (``selfreflect.cli``: the groups; ``selfreflect.cli.commands``: the table)."""
+    top = {"selfreflect.cli", "selfreflect.cli.commands"}
+    for path in sorted((REPO / SOURCE).rglob("*.py")):
+        module = ".".join(path.relative_to(REPO / "src").with_suffix("").parts)
+        imported = _imported_modules(path)
+        if not module.startswith("selfreflect.cli"):
+            assert not any(name.startswith("selfreflect.cli") for name in imported), module
+        elif module.removesuffix(".__init__") not in top:
+            assert not imported & top, module
+
+
+def test_the_commands_of_the_tables_are_the_catalogs():
+    from selfreflect.report.catalog import REPORTS
+
+    assert tuple(report.name for report in REPORTS) == TABLES
+    for report in REPORTS:  # its caption beside the Snakemake report's
+        assert (REPO / "workflow" / "report" / f"{report.table}.rst").is_file()
+        link = REPO / "workflow" / "report" / f"{report.table}.j2"
+        assert link.resolve() == (REPO / SOURCE / "data" / "captions" / f"{report.table}.j2")
 
 
 def test_data_files_are_code_and_prompts_are_keys():
@@ -239,7 +282,7 @@ BACKENDS = f"{SOURCE}/backends/"
 
 
 def test_the_commands_that_load_a_model_are_those_depending_on_the_engines():
-    from selfreflect.commands import COMMANDS
+    from selfreflect.cli.commands import COMMANDS
 
     engines = {c for c in COMMANDS if any(f.startswith(BACKENDS) for f in command_deps(c).files)}
     assert {c for c in engines if not c.startswith("bench ")} == MODEL_COMMANDS
@@ -251,7 +294,7 @@ def test_no_stage_without_a_model_depends_on_an_engine(config, tmp_path):
     """A row filter, merge, table or the explorer reruns for no edit of a generation engine or
     a judge backend: no such stage of the config's dvc.yaml (Snakemake's DAG, each job's code
     inputs) lists a file of backends/."""
-    from selfreflect.commands import command_name
+    from selfreflect.cli.commands import command_name
     from tests.workflow_utils import copy_project, dvc_yaml_stages
 
     project = copy_project(tmp_path / "p", config=config)

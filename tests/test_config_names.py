@@ -249,15 +249,20 @@ def test_snakemake_refuses_a_hostile_name_and_runs_nothing(project, key, place):
 RULE_FILES = sorted((REPO / "workflow" / "rules").glob("*.smk"))
 
 
+RULE = re.compile(r"^ *rule(?: (\w+))?:", re.MULTILINE)  # a rule of its own, or one of a loop
+
+
 def rule_commands() -> dict[str, str]:
-    """Every rule's shell command (its string literals joined), by rule name."""
+    """Every rule's shell command (its string literals joined), by rule name (a rule a loop
+    defines: its ``name:`` expression)."""
     commands = {}
     for path in RULE_FILES:
-        for chunk in re.split(r"^rule ", path.read_text(), flags=re.MULTILINE)[1:]:
-            name = chunk.split(":", 1)[0]
-            shell = re.search(r"^    shell:\n((?:        \".*\"\n)+)", chunk, re.MULTILINE)
+        parts = RULE.split(path.read_text())
+        for named, chunk in zip(parts[1::2], parts[2::2], strict=True):
+            name = named or re.search(r"name:\s*(.+)", chunk).group(1)
+            shell = re.search(r"^( *)shell:\n((?:\1    \".*\"\n)+)", chunk, re.MULTILINE)
             assert shell, f"rule {name} ({path.name}) has no shell command"
-            commands[name] = ast.literal_eval(f"({shell.group(1)})")
+            commands[name] = ast.literal_eval(f"({shell.group(2)})")
     return commands
 
 
@@ -281,7 +286,7 @@ class Field:
 
 def test_every_rule_command_is_checked():
     text = "".join(path.read_text() for path in RULE_FILES)
-    rules = re.findall(r"^rule \w+:", text, flags=re.MULTILINE)
+    rules = RULE.findall(text)
     assert len(COMMANDS) == len(rules) == text.count("shell:") > 0
 
 

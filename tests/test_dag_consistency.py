@@ -207,8 +207,9 @@ def test_each_job_runs_exactly_the_package_files_its_command_imports(generated, 
     so an edit of any file reruns exactly those jobs (tests/test_incremental.py edits a few
     files in finished runs of both engines)."""
     from selfreflect import paths
-    from selfreflect.code_deps import SOURCE, code_digest, command_deps, plugin_files
-    from selfreflect.commands import command_name
+    from selfreflect.cli import command_deps
+    from selfreflect.cli.commands import command_name
+    from selfreflect.code_deps import SOURCE, code_digest, plugin_files
     from selfreflect.snakemake_jobs import workflow_jobs
 
     config, project, _ = generated
@@ -281,8 +282,7 @@ def test_committed_dvc_yaml_is_up_to_date(tmp_path):
 @pytest.fixture
 def explorer_reading_more(monkeypatch):
     """`selfreflect explorer` declaring one setting more than it does (report.confidence)."""
-    from selfreflect.code_deps import command_deps
-    from selfreflect.commands import find_command
+    from selfreflect.cli import command_deps, find_command
 
     command = find_command("explorer")
     settings, prompts, plugin = command.reads
@@ -297,6 +297,7 @@ def test_a_setting_added_to_a_command_declaration_is_tracked_by_its_rule_and_sta
     explorer_reading_more,
 ):
     """A command's declaration is the one place its settings are named: no rule edit."""
+    from selfreflect.cli import command_deps
     from selfreflect.config import load_config
     from selfreflect.snakemake_jobs import workflow_jobs
     from selfreflect.workflow import dvc_yaml
@@ -306,5 +307,6 @@ def test_a_setting_added_to_a_command_declaration_is_tracked_by_its_rule_and_sta
     confidence = load_config(config)["report"]["confidence"]
     assert list(job.params["settings"]) == ["summaries.cluster", "report.confidence"]
     assert job.params["settings"]["report.confidence"] == confidence
-    stage = yaml.safe_load(dvc_yaml(snakefile, config))["stages"]["explorer"]
+    code = command_deps("dvc-yaml").files
+    stage = yaml.safe_load(dvc_yaml(snakefile, config, code))["stages"]["explorer"]
     assert stage["params"] == ["summaries.cluster", "report.confidence"]

@@ -261,7 +261,7 @@ DRIFT_FILES = [
 def stage_commands(project: Path) -> dict[str, list[str]]:
     """The ``selfreflect`` commands each DVC stage runs (by its job's name), read from its
     ``cmd`` lines."""
-    from selfreflect.commands import command_name
+    from selfreflect.cli.commands import command_name
 
     stages = dvc_yaml_stages(project)
     commands: dict[str, list[str]] = {}
@@ -273,7 +273,7 @@ def stage_commands(project: Path) -> dict[str, list[str]]:
 
 def importers(project: Path, path: str) -> set[str]:
     """The stages whose commands import the package file ``path``, and what follows them."""
-    from selfreflect.code_deps import command_deps
+    from selfreflect.cli import command_deps
 
     commands = stage_commands(project)
     direct = {s for s, cmds in commands.items() if any(path in command_deps(c).files for c in cmds)}

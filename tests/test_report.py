@@ -7,9 +7,9 @@ import pandas as pd
 import pytest
 import yaml
 
-from selfreflect.cli.report.common import json_safe
-from selfreflect.cli.report.main_table import MAIN_METRICS
 from selfreflect.config import read_config_file
+from selfreflect.report.catalog import MAIN_METRICS
+from selfreflect.report.runner import json_safe
 from tests.conftest import MINIMAL_CONFIG, REPO
 from tests.workflow_utils import copy_project, run, snakemake
 

@@ -37,8 +37,8 @@ def test_each_job_logs_and_benchmarks_under_its_rule_and_wildcards(tmp_path, mon
     under ``logs/models``, ``benchmarks/models``, shared by runs), and the resolved config as
     ``params.config`` exactly where the command takes ``--config``."""
     from selfreflect import paths
-    from selfreflect.code_deps import command_deps
-    from selfreflect.commands import command_name
+    from selfreflect.cli import command_deps
+    from selfreflect.cli.commands import command_name
     from selfreflect.snakemake_jobs import workflow_jobs
 
     project = copy_project(tmp_path / "p")

@@ -512,7 +512,7 @@ def test_a_table_with_nothing_to_show_says_why(tmp_path):
 
 def test_headline_metrics_are_keyed_by_what_varies_in_the_run(tmp_path):
     """`dvc metrics show` columns stay short: experiment parts that never vary are left out."""
-    from selfreflect.cli.report.common import write_metrics
+    from selfreflect.report.runner import write_metrics
 
     rows = {"subject": "smollm2", "judge": "smollm2", "pairs_correct": 0.5}
     two = pd.DataFrame([{"dataset": "real", **rows}, {"dataset": "real_mmlu", **rows}])
@@ -585,7 +585,7 @@ def test_backend_agreement_compares_each_backend_with_the_configured_one():
 
 
 def test_metrics_keyed_by_a_column_of_the_table_even_when_it_does_not_vary(tmp_path):
-    from selfreflect.cli.report.common import write_metrics
+    from selfreflect.report.runner import write_metrics
 
     table = backend_agreement_table(agreement_frame({"hf": [0.1] * 4, "vllm": [0.2] * 4}), "hf")
     write_metrics(str(tmp_path / "m.json"), table, ["n_summaries"], by=("backend",))

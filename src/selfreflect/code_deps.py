@@ -1,8 +1,8 @@
 """The package files and prompts a ``selfreflect`` command depends on, derived from its imports.
 
-A command's dependencies start at its own function (and the entry point every command passes
-through, ``selfreflect.cli:main`` and the ``cli`` group, which imports each command's module
-only when it runs) and follow what running it loads (:class:`Reach`): a module counts when it
+A command's dependencies start at its own function (and the group every command runs under,
+the command line's top, which imports each command's module only when it runs) and follow what
+running it loads (:class:`Reach`): a module counts when it
 is imported, and importing it runs its top level, so its top-level imports count and so do the
 names its top-level statements use; a function's body counts only where the function is named
 by code that counts (so an import inside it is as lazy here as it is in Python), a class
@@ -28,6 +28,7 @@ from __future__ import annotations
 import ast
 import hashlib
 import importlib.util
+import re
 import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, replace
@@ -35,19 +36,20 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+import click
+
 from selfreflect import chat
 
 PACKAGE = "selfreflect"
 SOURCE = Path("src") / PACKAGE
 PROMPTS_FILE = SOURCE / chat.PROMPTS_FILE  # tracked per key (params), not as code
-ENTRY = (f"{PACKAGE}.cli", ("main", "cli"))  # run by every command
 
 
 @dataclass(frozen=True)
 class Deps:
     """What a command depends on: package files (repository paths) and prompts.yaml keys, and
-    what it declares it reads of the config (:func:`selfreflect.cli.options.reads`), and whether
-    it takes the config file at all (``--config``)."""
+    what it declares it reads of the config (its ``reads``: settings, prompts, plug-in), and
+    whether it takes the config file at all (``--config``)."""
 
     files: tuple[str, ...]
     prompt_keys: tuple[str, ...]
@@ -148,20 +150,24 @@ def _registry_targets() -> dict[str, list[tuple[str, str]]]:
     return targets
 
 
+_DATA_NAME = re.compile(r"\w[\w.-]*(/\w[\w.-]*)*")  # a path in data/, never out of it
+
+
 @cache
 def _data_files(path: Path) -> tuple[str, ...]:
-    """The package's data files a module names in a string: ``"config.schema.yaml"`` or
-    ``"data/explorer.html"``, not an artifact path that shares a file name
-    (a name in another folder, such as ``"results/{run}/config.schema.yaml"``)."""
+    """The package's data files and folders a module names in a string, by their path in
+    ``data/``: ``"config.schema.yaml"``, ``"data/explorer.html"``, the folder ``"captions"``;
+    not an artifact path that shares a file name (a name in another folder, such as
+    ``"results/{run}/config.schema.yaml"``)."""
     data = SOURCE / "data"
-    names = {file.name for file in data.iterdir() if file.is_file()} - {PROMPTS_FILE.name}
-    found = set()
+    named = set()
     for child in ast.walk(_tree(path)):
         if isinstance(child, ast.Constant) and isinstance(child.value, str):
-            folder, _, name = child.value.rpartition("/")
-            if folder in ("", "data") or folder.endswith("/data"):
-                found.add(name)
-    return tuple(str(data / name) for name in sorted(names & found))
+            folder, _, name = child.value.rpartition("data/")
+            name = name.strip("/")
+            if (not folder or folder.endswith("/")) and _DATA_NAME.fullmatch(name):
+                named.add(data / name)
+    return tuple(str(p) for p in sorted(named) if p != PROMPTS_FILE and p.exists())
 
 
 def _prompt_keys(tree: ast.Module) -> list[str]:
@@ -482,27 +488,25 @@ def plugin_files(target: str) -> tuple[str, ...]:
     return tuple(sorted({*map(str, local), *reach.files()}))
 
 
-@cache
-def command_deps(command: str) -> Deps:
-    """The dependencies of ``selfreflect COMMAND`` (``"answers"``, ``"report main-table"``),
-    with the settings and prompts it declares it reads (``reads``)."""
-    from selfreflect.commands import find_command
+def command_deps(command: click.Command, top: click.Group) -> Deps:
+    """The dependencies of running the click ``command`` under the group ``top`` (the command
+    line's), with the settings and prompts it declares it reads (``reads``)."""
     from selfreflect.errors import InputError
 
     if not (SOURCE / "__init__.py").is_file():
         raise InputError(
-            f"{SOURCE}: not in the working directory {Path.cwd()}; run `selfreflect {command}` "
-            "from the project's root (its code hash reads the package's files there)"
+            f"{SOURCE}: not in the working directory {Path.cwd()}; run selfreflect from the "
+            "project's root (a command's code hash reads the package's files there)"
         )
-    node = find_command(command)
-    if node.callback is None:
-        raise ValueError(f"'selfreflect {command}': a group, not a command")
-    callback = node.callback
-    entry_module, entry_names = ENTRY
-    functions = {entry_module: entry_names}
-    functions[callback.__module__] = (*functions.get(callback.__module__, ()), callback.__name__)
-    settings, renders, plugin = getattr(node, "reads", ((), False, False))
-    takes_config = any(param.name == "config_path" for param in node.params)
+    if isinstance(command, click.Group) or command.callback is None:
+        raise ValueError(f"'{command.name}': a group, not a command")
+    functions: dict[str, tuple[str, ...]] = {}
+    for function in (top.callback, command.callback):
+        assert function is not None
+        module = function.__module__
+        functions[module] = (*functions.get(module, ()), function.__name__)
+    settings, renders, plugin = getattr(command, "reads", ((), False, False))
+    takes_config = any(param.name == "config_path" for param in command.params)
     return replace(
         function_deps(functions),
         settings=settings,
@@ -510,6 +514,14 @@ def command_deps(command: str) -> Deps:
         plugin=plugin,
         takes_config=takes_config,
     )
+
+
+def running_command_deps() -> Deps:
+    """The dependencies of the ``selfreflect`` command running now (click's context)."""
+    context = click.get_current_context()
+    top = context.find_root().command
+    assert isinstance(top, click.Group)
+    return command_deps(context.command, top)
 
 
 def prompt_texts(keys: Iterable[str]) -> dict[str, Any]:

@@ -38,6 +38,8 @@ from selfreflect.workflow import command_code, command_params
 if TYPE_CHECKING:  # input functions are given the job's wildcards (and inputs) as Namedlists
     from snakemake.iocontainers import Namedlist
 
+    from selfreflect.code_deps import Deps
+
 # config names, already checked: a second wall
 NAME_WILDCARD = NAME["pattern"].removeprefix("^").removesuffix(r"$(?!\n)")
 GPU_PARTITION = "gpu"  # the SLURM partition of jobs that take GPUs (workflow/profiles/slurm)
@@ -90,10 +92,13 @@ REPORT_DIRS = dict(
 
 
 class RunInputs:
-    """A run's folders, wildcard values and input functions, from its checked ``config``."""
+    """A run's folders, wildcard values and input functions, from its checked ``config``, and
+    what each command a rule runs depends on (``command_deps``: its words to its
+    :class:`~selfreflect.code_deps.Deps`, handed over by the command line in common.smk)."""
 
-    def __init__(self, config: dict[str, Any]) -> None:
+    def __init__(self, config: dict[str, Any], command_deps: Callable[[str], Deps]) -> None:
         self.config = config
+        self.command_deps = command_deps
         self.name = config["run"]
         self.resolved_config = paths.RESOLVED_CONFIG.format(run=self.name)
         self.logs = paths.LOGS.format(run=self.name)
@@ -124,12 +129,12 @@ class RunInputs:
     def code(self, command: str) -> Callable[[Namedlist], Any]:
         """Input (``code=``): the package files ``selfreflect COMMAND`` runs, compared by their
         hash (:func:`selfreflect.workflow.command_code`)."""
-        return command_code(command, self.config)
+        return command_code(self.command_deps(command), self.config)
 
     def command_params(self, command: str) -> dict[str, Any]:
         """Params (``**``): the config, code hash, settings and prompt texts ``selfreflect
         COMMAND`` reads (:func:`selfreflect.workflow.command_params`)."""
-        return command_params(command, self.config, self.resolved_config)
+        return command_params(self.command_deps(command), self.config, self.resolved_config)
 
     def log(self, job: str) -> str:
         """A job's log file: ``job`` is its rule and wildcards (``"questions/{dataset}"``)."""

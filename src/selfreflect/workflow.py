@@ -1,9 +1,10 @@
 """The workflow defined once: what Snakemake rules declare, and ``dvc.yaml`` derived from them.
 
-Each rule runs one ``selfreflect`` command, which declares what it reads of the config
-(:func:`selfreflect.cli.options.reads`); the rule writes that declaration out as directives:
-:func:`command_code` (the package code :mod:`selfreflect.code_deps` derives, ``code`` inputs)
-and :func:`command_params` (the config, settings, prompt texts and code hash it reads).
+Each rule runs one ``selfreflect`` command, which declares what it reads of the config; the
+rule writes that declaration, with the package code :mod:`selfreflect.code_deps` derives (a
+:class:`~selfreflect.code_deps.Deps`, which the command line hands the rules), out as
+directives: :func:`command_code` (``code`` inputs) and :func:`command_params` (the config,
+settings, prompt texts and code hash it reads).
 :func:`dvc_yaml` builds Snakemake's DAG for a config and writes one DVC stage per job (read
 through Snakemake's public interfaces, :mod:`selfreflect.snakemake_jobs`): the same command,
 inputs as deps, settings and prompts as params, outputs as outs, metrics or plots
@@ -31,6 +32,7 @@ from selfreflect.code_deps import PROMPTS_FILE
 from selfreflect.errors import ConfigError
 
 if TYPE_CHECKING:
+    from selfreflect.code_deps import Deps
     from selfreflect.snakemake_jobs import Job
 
 _INVALID_NAME = re.compile(r"[^A-Za-z0-9_-]")
@@ -63,42 +65,39 @@ def setting_values(config: dict[str, Any], keys: Iterable[Sequence[str]]) -> dic
     return values
 
 
-def command_code(command: str, config: dict[str, Any]) -> Callable[[Any], Any]:
-    """Input function: the package files ``selfreflect COMMAND`` runs
-    (:mod:`selfreflect.code_deps`), with the modules of the plug-in a job runs
-    (``summaries.plugins`` of its strategy), as ``ancient`` inputs: their content hash
-    (:func:`command_params`' ``code``) reruns a job whose code changed, not a timestamp."""
+def command_code(deps: Deps, config: dict[str, Any]) -> Callable[[Any], Any]:
+    """Input function: the package files a command runs (its ``deps``), with the modules of the
+    plug-in a job runs (``summaries.plugins`` of its strategy), as ``ancient`` inputs: their
+    content hash (:func:`command_params`' ``code``) reruns a job whose code changed, not a
+    timestamp."""
     from snakemake.io import ancient
 
-    return lambda wildcards: ancient(_code_files(command, config, wildcards))
+    return lambda wildcards: ancient(_code_files(deps, config, wildcards))
 
 
-def command_params(command: str, config: dict[str, Any], resolved: str) -> dict[str, Any]:
-    """Params of a rule running ``selfreflect COMMAND``, from what the command declares
-    (:func:`selfreflect.cli.options.reads`): the ``resolved`` config its shell line passes
-    (``params.config``) where it takes ``--config`` (not the tiny model's, which every run
-    shares: a param naming the run would rebuild it for another run); the ``code`` hash of its
-    files; the ``settings`` and ``prompts`` texts a job reads. Snakemake reruns a job when one
-    changes; :func:`dvc_yaml` makes the settings and prompts its stage's params."""
-    from selfreflect.code_deps import code_digest, command_deps, prompt_texts
-
-    deps = command_deps(command)
+def command_params(deps: Deps, config: dict[str, Any], resolved: str) -> dict[str, Any]:
+    """Params of a rule running a command, from what it declares (its ``deps``): the
+    ``resolved`` config its shell line passes (``params.config``) where it takes ``--config``
+    (not the tiny model's, which every run shares: a param naming the run would rebuild it for
+    another run); the ``code`` hash of its files; the ``settings`` and ``prompts`` texts a job
+    reads. Snakemake reruns a job when one changes; :func:`dvc_yaml` makes the settings and
+    prompts its stage's params."""
+    from selfreflect.code_deps import code_digest, prompt_texts
 
     def settings(wildcards: Any) -> dict[str, Any]:
         return setting_values(config, deps.setting_keys(dict(wildcards.items()), config))
 
     return {
         **({"config": resolved} if deps.takes_config else {}),
-        "code": lambda wildcards: code_digest(_code_files(command, config, wildcards)),
+        "code": lambda wildcards: code_digest(_code_files(deps, config, wildcards)),
         "settings": settings,
         "prompts": lambda wildcards: prompt_texts(deps.prompts(dict(wildcards.items()))),
     }
 
 
-def _code_files(command: str, config: dict[str, Any], wildcards: Any) -> list[str]:
-    from selfreflect.code_deps import command_deps, plugin_files
+def _code_files(deps: Deps, config: dict[str, Any], wildcards: Any) -> list[str]:
+    from selfreflect.code_deps import plugin_files
 
-    deps = command_deps(command)
     plugin = deps.plugin and config["summaries"]["plugins"].get(wildcards.strategy)
     return sorted({*deps.files, *(plugin_files(plugin) if plugin else ())})
 
@@ -408,15 +407,16 @@ def dvc_artifacts(jobs: list[Job]) -> dict[str, dict[str, str]]:
     return dict(sorted(artifacts.items()))
 
 
-def dvc_yaml(snakefile: Path, config_file: Path) -> str:
-    """The text of ``dvc.yaml`` for ``config_file``, whose stages read ``params.yaml``."""
+def dvc_yaml(snakefile: Path, config_file: Path, code: Sequence[str]) -> str:
+    """The text of ``dvc.yaml`` for ``config_file``, whose stages read ``params.yaml``; ``code``:
+    the package files of ``selfreflect dvc-yaml`` (:func:`params_stage`)."""
     from selfreflect.config import load_config
     from selfreflect.snakemake_jobs import workflow_jobs
 
     config = load_config(config_file)
     resolved = paths.RESOLVED_CONFIG.format(run=config["run"])
     jobs = workflow_jobs(snakefile, config_file)
-    stages = {**dvc_stages(jobs, resolved, PARAMS_FILE, config), PARAMS_STAGE: params_stage()}
+    stages = {**dvc_stages(jobs, resolved, PARAMS_FILE, config), PARAMS_STAGE: params_stage(code)}
     body: dict[str, Any] = {
         "stages": {name: _flowed(stage) for name, stage in stages.items()},
         "plots": dvc_plots(config["run"]),
@@ -452,24 +452,23 @@ def _flowed(stage: dict[str, Any]) -> dict[str, Any]:
     return {key: _FlowList(value) if key == "deps" else value for key, value in stage.items()}
 
 
-def params_stage() -> dict[str, Any]:
+def params_stage(code: Sequence[str]) -> dict[str, Any]:
     """The DVC stage that checks the whole of ``params.yaml`` on every change of it (DVC runs no
     command for a key that no other stage tracks, e.g. one typed in by hand or added by
-    ``-S +key=value``): :func:`check_params`."""
-    from selfreflect.code_deps import command_deps
-
+    ``-S +key=value``): :func:`check_params`; its deps are the ``code`` of that command."""
     return {
         "cmd": "selfreflect dvc-yaml --check-params",
-        "deps": list(command_deps("dvc-yaml").files),
+        "deps": list(code),
         "params": [{PARAMS_FILE: None}],  # every key of the file
     }
 
 
-def check_params(snakefile: Path, dvc_file: Path) -> None:
+def check_params(snakefile: Path, dvc_file: Path, code: Sequence[str]) -> None:
     """Raise :class:`ConfigError` unless ``params.yaml`` is a valid config whose DAG has
-    ``dvc_file``'s stages (a change of the DAG's shape belongs in the config)."""
+    ``dvc_file``'s stages (a change of the DAG's shape belongs in the config); ``code`` as for
+    :func:`dvc_yaml`."""
     params = Path(PARAMS_FILE)
-    expected = yaml.safe_load(dvc_yaml(snakefile, params))["stages"]  # validates params.yaml
+    expected = yaml.safe_load(dvc_yaml(snakefile, params, code))["stages"]  # validates params.yaml
     recorded = yaml.safe_load(dvc_file.read_text(encoding="utf-8")) if dvc_file.is_file() else None
     if not isinstance(recorded, dict) or recorded.get("stages") != expected:
         source = params_source(params) or "the config"

@@ -3,6 +3,7 @@
 import sys
 
 from selfreflect import paths
+from selfreflect.cli import command_deps
 from selfreflect.config import adapter_of, write_resolved_config
 from selfreflect.dvc_record import sync_plan
 from selfreflect.rule_inputs import (
@@ -18,7 +19,7 @@ from selfreflect.snakemake_jobs import listing_jobs
 _configfiles = workflow.config_settings.configfiles or [paths.DEFAULT_CONFIG]
 _source = ", ".join(map(str, _configfiles))
 config = checked_config(_configfiles, workflow.config_settings.config, _source)
-RUN = RunInputs(config)
+RUN = RunInputs(config, command_deps)
 RESOLVED_CONFIG = RUN.resolved_config  # the config every rule's command reads
 
 

@@ -113,149 +113,45 @@ rule report_agreement_scores:
         " --answers {input.answers:q} --out {output:q} {input.summaries:q} 2> {log:q}"
 
 
-rule report_main_table:
-    input:
-        scores=expand(run_path(paths.SCORES), **RUN.summary_experiments, strategy=RUN.strategies),
-        code=RUN.code("report main-table"),
-    output:
-        report_files("main", "Main table", figure=True),
-        metrics=[RUN.report_metrics(f"main/{strategy}") for strategy in RUN.strategies],
-    log:
-        RUN.log("report_main_table"),
-    benchmark:
-        RUN.benchmark("report_main_table")
-    conda:
-        RUN.env
-    params:
-        **REPORT_DIRS,
-        **RUN.command_params("report main-table"),
-    shell:
-        "selfreflect report main-table --config {params.config:q} --out-dir {params.tables:q}"
-        " --figure-dir {params.figures:q} --metrics-dir {params.metrics:q} {input.scores:q} 2> {log:q}"
-
-
-rule report_validation:
-    input:
-        controlled=expand(run_path(paths.CONTROLLED), **RUN.experiments),
-        code=RUN.code("report validation"),
-    output:
-        report_files("validation", "Metric validation", figure=True),
-        metrics=RUN.report_metrics("validation"),
-    log:
-        RUN.log("report_validation"),
-    benchmark:
-        RUN.benchmark("report_validation")
-    conda:
-        RUN.env
-    params:
-        **REPORT_DIRS,
-        **RUN.command_params("report validation"),
-    shell:
-        "selfreflect report validation --config {params.config:q} --out-dir {params.tables:q}"
-        " --figure-dir {params.figures:q} --metrics {output.metrics:q} {input.controlled:q} 2> {log:q}"
-
-
-rule report_mc_study:
-    input:
-        mc=expand(run_path(paths.MC), **RUN.experiments),
-        code=RUN.code("report mc-study"),
-    output:
-        report_files("mc_study", "Multiple-choice study", figure=True),
-        metrics=RUN.report_metrics("mc_study"),
-    log:
-        RUN.log("report_mc_study"),
-    benchmark:
-        RUN.benchmark("report_mc_study")
-    conda:
-        RUN.env
-    params:
-        **REPORT_DIRS,
-        **RUN.command_params("report mc-study"),
-    shell:
-        "selfreflect report mc-study --config {params.config:q} --out-dir {params.tables:q}"
-        " --figure-dir {params.figures:q} --metrics {output.metrics:q} {input.mc:q} 2> {log:q}"
-
-
-rule report_convergence:
-    input:
-        convergence=expand(run_path(paths.CONVERGENCE), **RUN.summary_experiments),
-        code=RUN.code("report convergence"),
-    output:
-        report_files("convergence", "Convergence", figure=True),
-    log:
-        RUN.log("report_convergence"),
-    benchmark:
-        RUN.benchmark("report_convergence")
-    conda:
-        RUN.env
-    params:
-        **REPORT_DIRS,
-        **RUN.command_params("report convergence"),
-    shell:
-        "selfreflect report convergence --config {params.config:q} --out-dir {params.tables:q}"
-        " --figure-dir {params.figures:q} {input.convergence:q} 2> {log:q}"
-
-
-rule report_cost_table:
-    input:
-        summaries=expand(run_path(paths.SUMMARIES), **RUN.summaries),
-        code=RUN.code("report cost-table"),
-    output:
-        report_files("cost", "Cost"),
-    log:
-        RUN.log("report_cost_table"),
-    benchmark:
-        RUN.benchmark("report_cost_table")
-    conda:
-        RUN.env
-    params:
-        **REPORT_DIRS,
-        **RUN.command_params("report cost-table"),
-    shell:
-        "selfreflect report cost-table --config {params.config:q} --out-dir {params.tables:q}"
-        " {input.summaries:q} 2> {log:q}"
-
-
-rule report_human_agreement:
-    input:
+# The run's tables (selfreflect.report.catalog), one rule each: the artifacts of every experiment
+# a table reads (its FILES, and what else it reads), its files, figure and DVC metrics.
+TABLE_INPUTS = {
+    "main-table": dict(files=expand(run_path(paths.SCORES), **SCORED)),
+    "validation": dict(files=expand(run_path(paths.CONTROLLED), **RUN.experiments)),
+    "mc-study": dict(files=expand(run_path(paths.MC), **RUN.experiments)),
+    "convergence": dict(files=expand(run_path(paths.CONVERGENCE), **RUN.summary_experiments)),
+    "cost-table": dict(files=expand(run_path(paths.SUMMARIES), **RUN.summaries)),
+    "human-agreement": dict(
+        files=expand(run_path(paths.SCORES), **SCORED),
         ratings=config["report"]["human_ratings"] or [],
-        scores=expand(run_path(paths.SCORES), **RUN.summary_experiments, strategy=RUN.strategies),
-        code=RUN.code("report human-agreement"),
-    output:
-        report_files("human_agreement", "Human agreement"),
-    log:
-        RUN.log("report_human_agreement"),
-    benchmark:
-        RUN.benchmark("report_human_agreement")
-    conda:
-        RUN.env
-    params:
-        **REPORT_DIRS,
-        **RUN.command_params("report human-agreement"),
-    shell:
-        "selfreflect report human-agreement --config {params.config:q}"
-        " --out-dir {params.tables:q} {input.scores:q} 2> {log:q}"
+    ),
+    "backend-agreement": dict(files=expand(run_path(paths.AGREEMENT), **RUN.summary_experiments)),
+}
 
+for table in REPORTS:
 
-rule report_backend_agreement:
-    input:
-        agreement=expand(run_path(paths.AGREEMENT), **RUN.summary_experiments),
-        code=RUN.code("report backend-agreement"),
-    output:
-        report_files("backend_agreement", "Backend agreement"),
-        metrics=RUN.report_metrics("backend_agreement"),
-    log:
-        RUN.log("report_backend_agreement"),
-    benchmark:
-        RUN.benchmark("report_backend_agreement")
-    conda:
-        RUN.env
-    params:
-        **REPORT_DIRS,
-        **RUN.command_params("report backend-agreement"),
-    shell:
-        "selfreflect report backend-agreement --config {params.config:q}"
-        " --out-dir {params.tables:q} --metrics {output.metrics:q} {input.agreement:q} 2> {log:q}"
+    rule:
+        name:
+            table_rule(table)
+        input:
+            **TABLE_INPUTS[table.name],
+            code=RUN.code(f"report {table.name}"),
+        output:
+            report_files(table.table, table.title, figure=bool(table.figure)),
+            metrics=table_metrics(table),
+        log:
+            RUN.log(table_rule(table)),
+        benchmark:
+            RUN.benchmark(table_rule(table))
+        conda:
+            RUN.env
+        params:
+            **RUN.command_params(f"report {table.name}"),
+            command=table.name,
+            outputs=table_outputs(table),
+        shell:
+            "selfreflect report {params.command:q} --config {params.config:q} {params.outputs:q}"
+            " {input.files:q} 2> {log:q}"
 
 
 # Where the run's time, memory and judge work went, from every job's benchmark file (written by

@@ -1,4 +1,4 @@
-"""Benchmarks: ``selfreflect bench …`` (:mod:`selfreflect.cli.bench`).
+"""Benchmarks: ``selfreflect bench …``.
 
 One module per command. They measure the package (the scorer, batched generation, whole
 Snakemake runs, the MC study's simulated power) and record what they measured as JSON (most

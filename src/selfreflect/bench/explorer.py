@@ -31,7 +31,6 @@ from selfreflect.bench.synthetic import (
     task_lists,
     vocabulary,
 )
-from selfreflect.cli.options import POSITIVE
 
 EXPERIMENT = {"dataset": "synthetic", "subject": "subject", "judge": "judge"}
 PAIR_TYPES = ("shuffled", "truncated", "contradicting")
@@ -202,10 +201,14 @@ def run_benchmark(questions: int, strategies: int, answers: int, work: Path) -> 
 
 
 @click.command()
-@click.option("--questions", type=POSITIVE, default=1000, show_default=True)
-@click.option("--strategies", type=POSITIVE, default=6, show_default=True)
+@click.option("--questions", type=click.IntRange(min=1), default=1000, show_default=True)
+@click.option("--strategies", type=click.IntRange(min=1), default=6, show_default=True)
 @click.option(
-    "--answers", type=POSITIVE, default=50, show_default=True, help="Test and conditioning answers."
+    "--answers",
+    type=click.IntRange(min=1),
+    default=50,
+    show_default=True,
+    help="Test and conditioning answers.",
 )
 @click.option("--json", "json_out", type=click.Path(dir_okay=False, path_type=Path))
 def explorer(questions: int, strategies: int, answers: int, json_out: Path | None) -> None:

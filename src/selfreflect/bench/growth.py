@@ -37,7 +37,6 @@ import click
 import yaml
 
 from selfreflect.bench.scale import copy_checkout, job_records, output_sizes, sized_config
-from selfreflect.cli.options import POSITIVE
 
 PREDICTED_MODEL = "qwen2.5-7b"  # the paper's judge: its shape gives the FLOPs per question
 # The smoke config's datasets read from the shipped real question files (110 free-form, 40
@@ -151,9 +150,16 @@ def judge_work(spec: dict[str, Any], sizes: tuple[int, ...], batch_size: int) ->
     help="The run measured at each size (its models, strategies and studies).",
 )
 @click.option(
-    "--questions", "sizes", type=POSITIVE, multiple=True, default=(10, 20, 40), show_default=True
+    "--questions",
+    "sizes",
+    type=click.IntRange(min=1),
+    multiple=True,
+    default=(10, 20, 40),
+    show_default=True,
 )
-@click.option("--answers", type=POSITIVE, default=25, show_default=True, help="N at every size.")
+@click.option(
+    "--answers", type=click.IntRange(min=1), default=25, show_default=True, help="N at every size."
+)
 @click.option(
     "--dataset",
     "datasets",
@@ -176,7 +182,11 @@ def judge_work(spec: dict[str, Any], sizes: tuple[int, ...], batch_size: int) ->
 )
 @click.option("--tokenizer-model", default="qwen2.5-coder-0.5b", show_default=True)
 @click.option(
-    "--judge-answers", type=POSITIVE, multiple=True, default=(10, 25, 50), show_default=True
+    "--judge-answers",
+    type=click.IntRange(min=1),
+    multiple=True,
+    default=(10, 25, 50),
+    show_default=True,
 )
 @click.option("--json", "json_out", required=True, type=click.Path(dir_okay=False, path_type=Path))
 def growth(

@@ -17,8 +17,6 @@ from dataclasses import asdict, dataclass
 import click
 import pandas as pd
 
-from selfreflect.cli.options import POSITIVE
-
 QUESTIONS = [5, 10, 20, 30, 40, 60, 80]
 N_ANSWERS = [3, 10, 25, 50]
 TEMPERATURES = [0.25, 1.0, 4.0]
@@ -47,10 +45,14 @@ def curves(design: Design) -> pd.DataFrame:
 
 
 @click.command(help=__doc__.split("\n\n")[0])
-@click.option("--questions", type=POSITIVE, multiple=True, default=QUESTIONS, show_default=True)
-@click.option("--n-answers", type=POSITIVE, multiple=True, default=N_ANSWERS, show_default=True)
+@click.option(
+    "--questions", type=click.IntRange(min=1), multiple=True, default=QUESTIONS, show_default=True
+)
+@click.option(
+    "--n-answers", type=click.IntRange(min=1), multiple=True, default=N_ANSWERS, show_default=True
+)
 @click.option("--temperatures", type=float, multiple=True, default=TEMPERATURES, show_default=True)
-@click.option("--trials", type=POSITIVE, default=300, show_default=True)
+@click.option("--trials", type=click.IntRange(min=1), default=300, show_default=True)
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--json", "json_path", type=click.Path(dir_okay=False), default="docs/power.json")
 def power(json_path: str, **options) -> None:

@@ -2,37 +2,45 @@
 
 Snakemake rules and DVC stages call these commands; each reads its parameters by key from the
 experiment config and names its inputs and outputs explicitly. Each command lives in its own
-module of this package, imported only when it runs (the table: :mod:`selfreflect.commands`), so
-editing one command never reruns the jobs of another.
+module of this package (or of :mod:`selfreflect.bench` and :mod:`selfreflect.docs`), imported
+only when it runs (the table: :mod:`selfreflect.cli.commands`), so editing one command never
+reruns the jobs of another. This module is the command line's top: it builds the groups, and
+looks a command and its code dependencies up by its words (:func:`command_deps`, which the
+workflow's rules are handed in ``workflow/rules/common.smk``).
 """
 
 from __future__ import annotations
 
 import logging
 import sys
+from functools import cache
+from typing import TYPE_CHECKING
 
 import click
 
 from selfreflect import __version__
-from selfreflect.commands import subcommands
+from selfreflect.cli.commands import COMMANDS, GROUPS, subcommands
 from selfreflect.errors import SelfReflectError
 from selfreflect.progress import echo_to_stdout
 from selfreflect.registry import load
+
+if TYPE_CHECKING:
+    from selfreflect.code_deps import Deps
 
 # libraries that log every request or lock at INFO: warnings only, unless --verbose
 QUIET_LOGGERS = ("httpx", "httpx2", "httpcore", "openai", "urllib3", "filelock", "huggingface_hub")
 
 
 class LazyGroup(click.Group):
-    """A group whose commands (``{name: "module:function"}``, :mod:`selfreflect.commands`) are
-    imported when they run or are listed."""
+    """A group whose commands (``{name: "module:function"}``, :mod:`selfreflect.cli.commands`)
+    are imported when they run or are listed."""
 
     def __init__(self, *args, lazy: dict[str, str], **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self.lazy = lazy
 
     def list_commands(self, ctx: click.Context) -> list[str]:
-        return [*super().list_commands(ctx), *self.lazy]
+        return [*self.lazy, *super().list_commands(ctx)]
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         if cmd_name not in self.lazy:
@@ -52,6 +60,38 @@ def cli(verbose: bool) -> None:
     for name in QUIET_LOGGERS:
         logging.getLogger(name).setLevel(logging.NOTSET if verbose else logging.WARNING)
     echo_to_stdout()
+
+
+@cli.group("report", cls=LazyGroup, lazy=subcommands("report"))
+def report_group() -> None:
+    """The paper's tables and figures, and the judge-scored studies behind them."""
+
+
+@cli.group("bench", cls=LazyGroup, lazy=subcommands("bench"))
+def bench_group() -> None:
+    """Benchmarks: measure, and record JSON (run from the project's root)."""
+
+
+@cli.group("docs", cls=LazyGroup, lazy=subcommands("docs"))
+def docs_group() -> None:
+    """Render the docs from what the benchmarks recorded (run from the project's root)."""
+
+
+def find_command(command: str) -> click.Command:
+    """The click command ``selfreflect COMMAND`` runs (``"answers"``, ``"report main-table"``)."""
+    if command in GROUPS:
+        return cli.commands[command]
+    if command not in COMMANDS:
+        raise ValueError(f"'selfreflect {command}': no such command")
+    return load(COMMANDS[command])
+
+
+@cache
+def command_deps(command: str) -> Deps:
+    """What ``selfreflect COMMAND`` depends on (:func:`selfreflect.code_deps.command_deps`)."""
+    from selfreflect.code_deps import command_deps as deps
+
+    return deps(find_command(command), cli)
 
 
 def main() -> None:

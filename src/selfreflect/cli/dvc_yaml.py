@@ -29,16 +29,21 @@ def dvc_yaml(config_path: str | None, check: bool, check_params: bool) -> None:
     project folder)."""
     from pathlib import Path
 
+    from selfreflect.code_deps import running_command_deps
     from selfreflect.errors import ConfigError
     from selfreflect.fileio import write_text
     from selfreflect.workflow import PARAMS_FILE, dvc_yaml, params_source, params_yaml
     from selfreflect.workflow import check_params as check_params_file
 
+    code = running_command_deps().files  # the deps of the stage that checks params.yaml
     if check_params:
-        check_params_file(Path(paths.SNAKEFILE), Path("dvc.yaml"))
+        check_params_file(Path(paths.SNAKEFILE), Path("dvc.yaml"), code)
         return
     config = Path(config_path or params_source(Path(PARAMS_FILE)) or paths.DEFAULT_CONFIG)
-    texts = {"dvc.yaml": dvc_yaml(Path(paths.SNAKEFILE), config), PARAMS_FILE: params_yaml(config)}
+    texts = {
+        "dvc.yaml": dvc_yaml(Path(paths.SNAKEFILE), config, code),
+        PARAMS_FILE: params_yaml(config),
+    }
     for out, text in texts.items():
         if not check:
             write_text(out, text)

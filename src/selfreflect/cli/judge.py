@@ -104,7 +104,7 @@ def judge(
     summaries = pd.DataFrame(columns=SCHEMAS["summaries"].names)
     if summaries_paths:
         summaries = read_tables("summaries", summaries_paths)
-    cache = judge_cache(cache_dir, spec, config["scoring"], "judge")
+    cache = judge_cache(cache_dir, spec, config["scoring"])
     with open_judge(spec, config["scoring"]) as model:
         table = judgements_table(
             model,

@@ -25,10 +25,11 @@ QUESTIONS = click.option(
     "--questions", "questions_path", required=True, type=click.Path(dir_okay=False)
 )
 ANSWERS = click.option("--answers", "answers_path", required=True, type=click.Path())
+OUT_DIR = click.option("--out-dir", required=True, type=click.Path(), help="Tables folder.")
+FIGURE_DIR = click.option("--figure-dir", required=True, type=click.Path(), help="Figures folder.")
 SHARD = click.option("--shard", default=0, show_default=True, help="Which shard (0-based).")
 SHARDS = click.option("--shards", default=1, show_default=True, help="Number of shards.")
 METHOD = click.option("--method", required=True, type=click.Choice(["sft", "dpo"]))
-POSITIVE = click.IntRange(min=1)  # a count that must be at least 1 (Click names the option)
 
 
 def reads(

@@ -174,7 +174,7 @@ def score(
     cache = Path(cache_dir or Path(out).parent / f".{Path(out).name}.judge-cache")
     for path in [out, cache]:
         check_writable(path)
-    cached = judge_cache(cache, spec, settings, "score")
+    cached = judge_cache(cache, spec, settings)
     with open_judge(spec, settings) as model:
         scores = score_table(
             model,

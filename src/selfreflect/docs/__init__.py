@@ -1,5 +1,5 @@
-"""The docs renderer: ``selfreflect docs NAME`` (:mod:`selfreflect.cli.docs`) writes a page of
-``docs/`` (or a rendered span of README.md) from what a benchmark recorded as JSON.
+"""The docs renderer: ``selfreflect docs NAME`` writes a page of ``docs/`` (or a rendered span of
+README.md) from what a benchmark recorded as JSON.
 
 One module per page builds the page's context from its JSON; its prose is a jinja2 template
 under ``templates/``; its tables come from :mod:`selfreflect.docs.tables`. ``--check`` renders

@@ -2,20 +2,15 @@
 
 A function is imported only when its command runs or is looked up (the lazy loading the click
 documentation describes), so a command's code dependencies (:mod:`selfreflect.code_deps`) are
-its own module and what that imports. The command line (:mod:`selfreflect.cli`) builds its
-groups from this table; the workflow's rules find through it the command a job runs.
+its own module and what that imports. The table is the command line's own: its entry
+(:mod:`selfreflect.cli`) builds its groups from it and looks commands up in it, and every
+module it names lies below that entry (none of them imports the command line's top).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from selfreflect.registry import load
-
-if TYPE_CHECKING:
-    import click
-
-REPORT = (  # selfreflect report NAME: selfreflect.cli.report.<NAME with _>
+GROUPS = ("report", "bench", "docs")  # selfreflect GROUP NAME (:mod:`selfreflect.cli`)
+TABLES = (  # selfreflect report NAME: the catalog's tables, selfreflect.cli.report.tables
     "main-table",
     "validation",
     "mc-study",
@@ -23,6 +18,8 @@ REPORT = (  # selfreflect report NAME: selfreflect.cli.report.<NAME with _>
     "cost-table",
     "human-agreement",
     "backend-agreement",
+)
+REPORT = (  # selfreflect report NAME: selfreflect.cli.report.<NAME with _>
     "performance",
     "controlled-scores",
     "mc-scores",
@@ -52,7 +49,7 @@ DOCS = (  # selfreflect docs NAME: a page of docs/ from a benchmark's JSON, self
     "finetuning",
     "power",
 )
-TOP = (  # selfreflect NAME: selfreflect.cli.<NAME with _>; report, bench and docs are groups
+TOP = (  # selfreflect NAME: selfreflect.cli.<NAME with _>
     "tiny-model",
     "convert-model",
     "questions",
@@ -62,7 +59,6 @@ TOP = (  # selfreflect NAME: selfreflect.cli.<NAME with _>; report, bench and do
     "score",
     "judge",
     "strategy-scores",
-    "report",
     "finetune-data",
     "finetune-train",
     "explorer",
@@ -71,21 +67,21 @@ TOP = (  # selfreflect NAME: selfreflect.cli.<NAME with _>; report, bench and do
     "dvc-yaml",
     "dvc-sync",
     "config-docs",
-    "bench",
-    "docs",
 )
 
 
-def _target(package: str, name: str) -> str:
+def _own(package: str, name: str) -> str:
+    """The function NAME with _ of the module of that name in ``package``."""
     function = name.replace("-", "_")
     return f"{package}.{function}:{function}"
 
 
 COMMANDS: dict[str, str] = {  # the command's words: "module:function"
-    **{name: _target("selfreflect.cli", name) for name in TOP},
-    **{f"report {name}": _target("selfreflect.cli.report", name) for name in REPORT},
-    **{f"bench {name}": _target("selfreflect.bench", name) for name in BENCH},
-    **{f"docs {name}": _target("selfreflect.docs", name) for name in DOCS},
+    **{name: _own("selfreflect.cli", name) for name in TOP},
+    **{f"report {n}": f"selfreflect.cli.report.tables:{n.replace('-', '_')}" for n in TABLES},
+    **{f"report {name}": _own("selfreflect.cli.report", name) for name in REPORT},
+    **{f"bench {name}": _own("selfreflect.bench", name) for name in BENCH},
+    **{f"docs {name}": _own("selfreflect.docs", name) for name in DOCS},
 }
 
 
@@ -104,14 +100,7 @@ def command_name(words: list[str]) -> str:
     main-table"``), or ``""`` where the first names none."""
     named: list[str] = []
     for word in words:
-        if " ".join([*named, word]) not in COMMANDS:
+        if " ".join([*named, word]) not in (*COMMANDS, *GROUPS):
             break
         named.append(word)
     return " ".join(named)
-
-
-def find_command(command: str) -> click.Command:
-    """The click command ``selfreflect COMMAND`` runs (``"answers"``, ``"report main-table"``)."""
-    if command not in COMMANDS:
-        raise ValueError(f"'selfreflect {command}': no such command")
-    return load(COMMANDS[command])
