@@ -12,6 +12,7 @@ import pytest
 import yaml
 
 from selfreflect.artifacts import read_metadata, read_table, write_table
+from selfreflect.config import read_config_file
 from tests.conftest import REPO
 
 
@@ -36,7 +37,7 @@ def experiment(tiny_model, tmp_path_factory):
     """A config scoring with hf and comparing reference on the first two of three questions'
     answers, and two strategies' summaries tables."""
     folder = tmp_path_factory.mktemp("agreement")
-    config = yaml.safe_load((REPO / "config" / "smoke.yaml").read_text())
+    config = read_config_file(REPO / "config" / "smoke.yaml")
     config["models"]["tiny"]["path"] = str(tiny_model)
     config["scoring"]["backend"] = "hf"
     config["report"].update(agreement_backends=["reference"], agreement_questions=2)

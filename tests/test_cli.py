@@ -9,6 +9,7 @@ import pytest
 import yaml
 
 from selfreflect.artifacts import read_table
+from selfreflect.config import read_config_file
 from tests.conftest import REFERENCE
 
 REPO = Path(__file__).resolve().parents[1]
@@ -30,7 +31,7 @@ def assert_one_line_error(result, *fragments):
 def smoke_config(tmp_path):
     """The smoke config, with its questions file copied beside it."""
     shutil.copy(REPO / "data" / "questions" / "smoke.jsonl", tmp_path / "questions.jsonl")
-    config = yaml.safe_load((REPO / "config" / "smoke.yaml").read_text())
+    config = read_config_file(REPO / "config" / "smoke.yaml")
     config["datasets"]["smoke"]["path"] = str(tmp_path / "questions.jsonl")
     config["models"]["tiny"]["path"] = str(tmp_path / "no-such-model")
 

@@ -1,5 +1,7 @@
 """Config loading: defaults filled, one-line errors naming the file and key."""
 
+import json
+import re
 import subprocess
 import time
 from pathlib import Path
@@ -8,7 +10,7 @@ import pytest
 import yaml
 
 from selfreflect import paths
-from selfreflect.config import load_config, validate_config
+from selfreflect.config import load_config, read_config_file, validate_config
 from selfreflect.errors import ConfigError
 
 REPO = Path(__file__).resolve().parents[1]
@@ -33,7 +35,7 @@ def test_paper_config_is_the_papers_experiment():
 
 
 def _write(tmp_path, change):
-    config = yaml.safe_load((REPO / "config" / "smoke.yaml").read_text())
+    config = read_config_file(REPO / "config" / "smoke.yaml")
     change(config)
     path = tmp_path / "bad.yaml"
     path.write_text(yaml.safe_dump(config))
@@ -94,6 +96,104 @@ def test_missing_and_malformed_config(tmp_path):
         load_config(bad)
 
 
+def write_configs(folder: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_text(text)
+
+
+def test_include_merges_files_in_order_under_the_including_one(tmp_path):
+    """Mappings merge key by key, lists and other values are replaced: a later include over an
+    earlier one, the including file over both; an include is relative to its own file."""
+    write_configs(
+        tmp_path,
+        {
+            "base/a.yaml": "include: b.yaml\nseed: 1\nanswers: {num_answers: 4, top_p: 0.9}\n",
+            "base/b.yaml": "run: b\nsubjects: [x, y]\nanswers: {max_tokens: 8}\n",
+            "c.yaml": "answers: {num_answers: 6}\nsubjects: [z]\n",
+            "run.yaml": "include: [base/a.yaml, c.yaml]\nrun: mine\nanswers: {top_p: 0.5}\n",
+        },
+    )
+    assert read_config_file(tmp_path / "run.yaml") == {
+        "run": "mine",
+        "subjects": ["z"],
+        "seed": 1,
+        "answers": {"max_tokens": 8, "num_answers": 6, "top_p": 0.5},
+    }
+
+
+@pytest.mark.parametrize(
+    ("files", "expected"),
+    [
+        ({"a.yaml": "include: gone.yaml\n"}, "a.yaml: include: gone.yaml: config file not found"),
+        (
+            {"a.yaml": "include: a.yaml\n"},
+            "a.yaml: include: a.yaml: a cycle (A/a.yaml -> A/a.yaml)",
+        ),
+        (
+            {"a.yaml": "include: [b.yaml]\n", "b.yaml": "include: a.yaml\n"},
+            "b.yaml: include: a.yaml: a cycle (A/a.yaml -> A/b.yaml -> A/a.yaml)",
+        ),
+        ({"a.yaml": "include: {b: 1}\n"}, "a.yaml: include: expected a file name or a list"),
+        ({"a.yaml": "include: b.yaml\n", "b.yaml": "[1]\n"}, "b.yaml: expected a mapping"),
+    ],
+    ids=["missing", "itself", "cycle", "not-a-name", "not-a-mapping"],
+)
+def test_a_bad_include_is_one_line_naming_the_file_and_key(tmp_path, monkeypatch, files, expected):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "A").mkdir()
+    write_configs(tmp_path / "A", files)
+    with pytest.raises(ConfigError) as err:
+        load_config("A/a.yaml")
+    assert str(err.value).startswith("A/") and expected in str(err.value), err.value
+    assert "\n" not in str(err.value)
+
+
+SHIPPED = sorted(path.stem for path in (REPO / "config").glob("*.yaml"))
+
+
+@pytest.mark.parametrize("name", SHIPPED)
+def test_shipped_configs_resolve_as_before_they_shared_blocks(name):
+    """Each shipped config, its includes resolved, is the config its file held before the
+    shared blocks moved out (tests/data/configs_before_include.json), key order included."""
+    before = json.loads((REPO / "tests" / "data" / "configs_before_include.json").read_text())
+    assert set(before) == set(SHIPPED)
+    resolved = load_config(REPO / "config" / f"{name}.yaml")
+    assert json.dumps(resolved) == json.dumps(validate_config(before[name]))
+
+
+@pytest.mark.workflow
+def test_snakemake_and_dvc_read_a_config_through_its_includes(tmp_path):
+    """Snakemake resolves a --configfile's includes (--config overrides still last; an include
+    error is one line); params.yaml is the resolved config, stale when an included file changes."""
+    from tests.workflow_utils import copy_project, run
+
+    project = copy_project(tmp_path / "p")  # dvc.yaml and params.yaml for config/smoke.yaml
+    params = yaml.safe_load((project / "params.yaml").read_text())
+    assert params == load_config(project / "config" / "smoke.yaml") and "include" not in params
+    (project / "config" / "exp.yaml").write_text(
+        "include: smoke.yaml\nrun: exp\nsummaries: {strategies: [greedy, basic]}\n"
+    )
+    args = ["snakemake", "-n", "--cores", "1", "--configfile", "config/exp.yaml"]
+    plan = run([*args, "--config", "run=other"], project).stdout
+    summaries = set(re.findall(r"results/other/(\w+)/tiny/summaries/(\w+)\.parquet", plan))
+    assert summaries == {("smoke", "greedy"), ("smoke", "basic")}
+    assert "results/other/smoke_mmlu/questions.parquet" in plan and "results/exp" not in plan
+
+    (project / "config" / "exp.yaml").write_text("include: [smoke.yaml, gone.yaml]\n")
+    failed = run(args, project, check=False)
+    assert failed.returncode != 0 and "Traceback" not in failed.stderr
+    assert failed.stderr.strip().splitlines()[-1] == (
+        f"error: {project}/config/exp.yaml: include: gone.yaml: config file not found"
+        " (config/gone.yaml)"
+    )
+
+    included = project / "config" / "base" / "smoke.yaml"
+    included.write_text(included.read_text().replace("num_questions: 20", "num_questions: 5"))
+    stale = run(["selfreflect", "dvc-yaml", "--check"], project, check=False)
+    assert stale.returncode != 0 and "params.yaml: not up to date" in stale.stderr
+
+
 def test_defaults_are_filled():
     config = validate_config(
         {
@@ -111,7 +211,7 @@ def test_defaults_are_filled():
 
 def test_key_order_in_the_file_does_not_change_parameters():
     """Snakemake compares rule parameters as text: reordered YAML keys must not rerun jobs."""
-    config = yaml.safe_load((REPO / "config" / "smoke.yaml").read_text())
+    config = read_config_file(REPO / "config" / "smoke.yaml")
     shuffled = {key: config[key] for key in reversed(config)}
     shuffled["models"] = {
         name: dict(reversed(spec.items())) for name, spec in config["models"].items()

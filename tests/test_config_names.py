@@ -21,7 +21,7 @@ import yaml
 from snakemake.utils import format as snakemake_format
 
 from selfreflect.cli import main
-from selfreflect.config import NAME, SCHEMA_PATH
+from selfreflect.config import NAME, SCHEMA_PATH, read_config_file
 from tests.workflow_utils import REPO, copy_project, run
 
 BASE = {
@@ -227,7 +227,7 @@ def project(tmp_path_factory):
     ids=["dataset-substitution", "run-parent", "run-trailing-newline"],
 )
 def test_snakemake_refuses_a_hostile_name_and_runs_nothing(project, key, place):
-    config = yaml.safe_load((project / "config" / "smoke.yaml").read_text())
+    config = read_config_file(project / "config" / "smoke.yaml")
     place(config)
     (project / "config" / "hostile.yaml").write_text(yaml.safe_dump(config))
     before = sorted(p for p in project.rglob("*") if ".snakemake" not in p.parts)

@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 from selfreflect import paths
 from selfreflect.artifacts import read_metadata, read_table, write_table
 from selfreflect.bench.explorer import synthetic_tables
+from selfreflect.config import read_config_file
 from selfreflect.explorer import (
     question_file,
     question_script,
@@ -305,8 +306,8 @@ def hostile(tmp_path_factory) -> Path:
     )
     write_table("summaries", tables["summaries"], folder / "summaries.parquet")
     write_table("scores", tables["scores"], folder / "scores.parquet")
-    config = yaml.safe_load((REPO / "config/smoke.yaml").read_text())
-    config["summaries"]["cluster"]["embedder"] = "string"
+    config = read_config_file(REPO / "config/smoke.yaml")
+    config["summaries"]["cluster"] = {"embedder": "string"}
     (folder / "config.yaml").write_text(yaml.safe_dump(config))
     return folder
 

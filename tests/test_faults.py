@@ -17,6 +17,7 @@ import pytest
 import yaml
 
 from selfreflect.artifacts import read_table, write_table
+from selfreflect.config import read_config_file
 from selfreflect.questions import normalize_question, question_id
 from tests.conftest import REPO
 
@@ -29,7 +30,7 @@ def work(tmp_path_factory, tiny_model):
     """A folder with a config (subject, summariser and judge: the tiny model on hf, one
     question per checkpoint) and a questions table."""
     folder = tmp_path_factory.mktemp("faults")
-    config = yaml.safe_load((REPO / "config" / "smoke.yaml").read_text())
+    config = read_config_file(REPO / "config" / "smoke.yaml")
     config["models"] = {"tiny": {**config["models"]["tiny-hf"], "path": str(tiny_model)}}
     config.update(summarizer=None, judges=["tiny"])
     config["answers"].update(num_answers=2, max_tokens=8, checkpoint_every=1)

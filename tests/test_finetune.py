@@ -17,7 +17,7 @@ from safetensors.torch import load_file
 from selfreflect import paths
 from selfreflect.artifacts import write_table
 from selfreflect.cli import main
-from selfreflect.config import model_spec, validate_config
+from selfreflect.config import model_spec, read_config_file, validate_config
 from selfreflect.errors import InputError
 from selfreflect.finetune.data import dpo_pairs, sft_data
 from selfreflect.finetune.train import OWNER, train_adapter
@@ -347,7 +347,7 @@ def test_learning_rate_reruns_training_and_what_follows_only(tmp_path, monkeypat
     from selfreflect.workflow import dvc_artifacts, dvc_stages
 
     repo = Path(__file__).parents[1]
-    config = yaml.safe_load((repo / "config/smoke.yaml").read_text())
+    config = read_config_file(repo / "config/smoke.yaml")
     config["summaries"]["strategies"] = ["greedy", "finetuned_sft", "finetuned_dpo"]
     (tmp_path / "params.yaml").write_text(yaml.safe_dump(config))
     monkeypatch.chdir(repo)

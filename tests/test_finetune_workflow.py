@@ -13,7 +13,7 @@ import yaml
 
 from selfreflect import paths
 from selfreflect.artifacts import read_table
-from selfreflect.config import load_config
+from selfreflect.config import load_config, read_config_file
 from selfreflect.snakemake_jobs import job_stats
 from tests.workflow_utils import copy_project, run
 
@@ -44,7 +44,7 @@ def snakemake(project, *args: str):
 
 
 def write_config(project, learning_rate: float) -> None:
-    config = yaml.safe_load((project / "config/smoke.yaml").read_text())
+    config = read_config_file(project / "config/smoke.yaml")
     config["models"]["tiny"]["backend"] = "hf"  # no vLLM start-up per job
     config["summaries"]["strategies"] = ["greedy", *METHODS]
     config["models"][PREFERENCES] = config["models"]["tiny"]

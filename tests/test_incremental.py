@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from selfreflect.config import read_config_file
 from selfreflect.workflow import PARAMS_STAGE
 from tests.conftest import built_once
 from tests.workflow_utils import clone_completed, run
@@ -23,9 +24,7 @@ from tests.workflow_utils import clone_completed, run
 pytestmark = pytest.mark.workflow
 
 CONFIG = "config/smoke.yaml"
-STRATEGIES = yaml.safe_load(Path(__file__).parents[1].joinpath(CONFIG).read_text())["summaries"][
-    "strategies"
-]
+STRATEGIES = read_config_file(Path(__file__).parents[1].joinpath(CONFIG))["summaries"]["strategies"]
 FIGURES = {"report_main_table", "report_validation", "report_mc_study", "report_convergence"}
 TABLES = FIGURES | {"report_cost_table", "report_human_agreement"}
 # what reads every summary of the summarised dataset, besides the dataset's judge pass
@@ -66,7 +65,7 @@ def judged(*strategies: str) -> set[str]:
 def edit_config(edit):
     def apply(project: Path) -> None:
         path = project / CONFIG
-        config = yaml.safe_load(path.read_text())
+        config = read_config_file(path)
         edit(config)
         path.write_text(yaml.safe_dump(config, sort_keys=False))
 

@@ -26,7 +26,7 @@ import yaml
 from selfreflect.artifacts import read_table, write_table
 from selfreflect.backends import Sampling, open_generator
 from selfreflect.chat import question_chat
-from selfreflect.config import finetuned, validate_config
+from selfreflect.config import finetuned, read_config_file, validate_config
 from selfreflect.errors import ConfigError, InputError
 from selfreflect.strategies import builtin_names
 from tests.test_strategies import QUESTIONS
@@ -132,7 +132,7 @@ def test_missing_key_and_refused_endpoint(server, monkeypatch):
 def api_project(tmp_path: Path, base_url: str, strategies: list[str]) -> Path:
     """The smoke project with the tiny model behind the endpoint as subject and summariser."""
     project = copy_project(tmp_path / "p")
-    config = yaml.safe_load((project / "config/smoke.yaml").read_text())
+    config = read_config_file(project / "config/smoke.yaml")
     config["run"] = "api"
     config["models"]["tiny-api"] = {k: v for k, v in api_spec(base_url).items() if k != "name"}
     config["subjects"] = ["tiny-api"]
@@ -176,7 +176,7 @@ def test_dag_with_hosted_subject_and_summariser(server, tmp_path, monkeypatch):
     assert leaks.stdout == ""
 
     project_config = project / "config/api.yaml"
-    config = yaml.safe_load(project_config.read_text())
+    config = read_config_file(project_config)
     config["models"]["tiny-api"]["base_url"] = f"http://127.0.0.1:{free_port()}/v1"  # closed port
     project_config.write_text(yaml.safe_dump(config))
     kept = (project / summary_targets(["basic"])[0]).read_bytes()

@@ -3,9 +3,8 @@
 import re
 
 import pytest
-import yaml
 
-from selfreflect.config import validate_config
+from selfreflect.config import load_config
 from selfreflect.snakemake_jobs import job_stats
 from tests.workflow_utils import copy_project, run
 
@@ -24,7 +23,7 @@ REPORT_RULES = (
 @pytest.mark.parametrize("name", ["laptop", "real", "science"])
 def test_real_config_dag(tmp_path, name):
     project = copy_project(tmp_path / "p")
-    config = validate_config(yaml.safe_load((project / "config" / f"{name}.yaml").read_text()))
+    config = load_config(project / "config" / f"{name}.yaml")
     args = ["snakemake", "--configfile", f"config/{name}.yaml", "--cores", "2", "-n"]
     counts = job_stats(run([*args, "--resources", "gpu=1"], project).stdout)
 
@@ -44,7 +43,7 @@ def test_the_paper_config_runs_every_study_of_the_paper(tmp_path):
     """`dvc repro` of config/config.yaml regenerates every table of the paper: the
     multiple-choice study scores a dataset of MMLU (before, it had none and was skipped)."""
     project = copy_project(tmp_path / "p", config="config/config.yaml")
-    config = validate_config(yaml.safe_load((project / "config" / "config.yaml").read_text()))
+    config = load_config(project / "config" / "config.yaml")
     mmlu = [name for name, spec in config["datasets"].items() if spec["source"] == "mmlu"]
     args = ["snakemake", "--configfile", "config/config.yaml", "--cores", "2", "-n"]
     plan = run([*args, "--resources", "gpu=1"], project).stdout

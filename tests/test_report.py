@@ -9,6 +9,7 @@ import yaml
 
 from selfreflect.cli.report.common import json_safe
 from selfreflect.cli.report.main_table import MAIN_METRICS
+from selfreflect.config import read_config_file
 from tests.conftest import MINIMAL_CONFIG, REPO
 from tests.workflow_utils import copy_project, run, snakemake
 
@@ -23,7 +24,7 @@ def test_matrix_config_expands_over_subjects_and_datasets(tmp_path):
     (off by default) is switched on to show its job does too."""
     project = copy_project(tmp_path / "p", config="config/matrix.yaml")
     config = project / "config" / "matrix.yaml"
-    matrix = yaml.safe_load(config.read_text())
+    matrix = read_config_file(config)
     matrix["report"]["agreement_backends"] = ["reference"]
     config.write_text(yaml.safe_dump(matrix))
     result = run(["snakemake", "-n", "--configfile", "config/matrix.yaml", "--cores", "1"], project)
@@ -48,7 +49,7 @@ def assert_tables_and_figures(project):
     for name in FIGURES:
         assert (reports / "figures" / f"{name}.png").read_bytes().startswith(b"\x89PNG")
         assert (reports / "figures" / f"{name}.pdf").read_bytes().startswith(b"%PDF")
-    config = yaml.safe_load((project / "config" / "smoke.yaml").read_text())
+    config = read_config_file(project / "config" / "smoke.yaml")
     main = pd.read_csv(reports / "tables" / "main.csv")
     assert set(main["strategy"]) == set(config["summaries"]["strategies"])
     assert set(main["dataset"]) == set(config["summaries"]["datasets"])
@@ -98,7 +99,7 @@ def test_a_runs_report_is_recorded_per_judge_and_renders_the_science_doc(smoke_r
     )
     assert stale.returncode != 0 and "stale; run selfreflect docs science" in stale.stderr
     other = tmp_path / "other-plan.yaml"
-    raw = yaml.safe_load((smoke_run / "config" / "smoke.yaml").read_text(encoding="utf-8"))
+    raw = read_config_file(smoke_run / "config" / "smoke.yaml")
     raw.setdefault("report", {}).setdefault("plan", {})["level"] = 0.01
     other.write_text(yaml.safe_dump(raw), encoding="utf-8")
     refused = run(

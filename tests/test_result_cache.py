@@ -18,6 +18,7 @@ import pytest
 import yaml
 
 from selfreflect.artifacts import read_table, write_table
+from selfreflect.config import read_config_file
 from selfreflect.questions import normalize_question, question_id
 from selfreflect.scoring.judge import open_judge
 from selfreflect.scoring.judgements import QuestionAnswers, judge_question
@@ -238,7 +239,7 @@ QUESTIONS = [normalize_question(q) for q in ["Who wrote Hamlet", "Where is Paris
 def work(tmp_path_factory, tiny_model):
     """A config (the tiny model on hf as judge), questions, their answers and summaries."""
     folder = tmp_path_factory.mktemp("judge-cli")
-    config = yaml.safe_load((REPO / "config" / "smoke.yaml").read_text())
+    config = read_config_file(REPO / "config" / "smoke.yaml")
     config["models"] = {"tiny": {**config["models"]["tiny-hf"], "path": str(tiny_model)}}
     config.update(summarizer=None, judges=["tiny"])
     config["summaries"].update(plugins={}, strategies=["greedy"])

@@ -12,6 +12,7 @@ import yaml
 from selfreflect import checkpoints, sharding
 from selfreflect.answers import sample_answers
 from selfreflect.artifacts import read_metadata, read_table, write_table
+from selfreflect.config import read_config_file
 from selfreflect.errors import InputError
 from selfreflect.questions import normalize_question, question_id
 from tests.conftest import REPO
@@ -87,7 +88,7 @@ def questions_as_answers(frame):
 
 @pytest.fixture
 def cli_config(tmp_path, tiny_model, questions):
-    config = yaml.safe_load((REPO / "config" / "smoke.yaml").read_text())
+    config = read_config_file(REPO / "config" / "smoke.yaml")
     config["models"]["tiny"].update(path=str(tiny_model), kv_cache_memory_bytes=128 * 2**20)
     config["answers"].update(num_answers=2, max_tokens=8, checkpoint_every=1)
     config["scoring"].update(backend="hf")

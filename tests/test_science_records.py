@@ -25,7 +25,7 @@ from selfreflect.bench.science_record import (
     record,
 )
 from selfreflect.cli import main
-from selfreflect.config import load_config
+from selfreflect.config import load_config, read_config_file
 from selfreflect.docs.science import text as render
 from selfreflect.errors import InputError
 from tests.conftest import REPO
@@ -52,7 +52,7 @@ def make_run(root: Path, name: str = "smoke.yaml", git: bool = True) -> Path:
     resolved config, report tables, questions and one benchmark file per judge job."""
     config_path = root / "config" / name
     config_path.parent.mkdir(parents=True)
-    shutil.copy(CONFIG, config_path)
+    config_path.write_text(yaml.safe_dump(read_config_file(CONFIG)), encoding="utf-8")
     config = load_config(config_path)
     run = config["run"]
     resolved = root / paths.RESOLVED_CONFIG.format(run=run)
@@ -333,7 +333,7 @@ def test_records_carry_their_configs_digest_and_refuse_to_mix(recorded):
 def test_the_digest_leaves_out_the_judges_and_their_models(tmp_path):
     """Each judge's sitting overrides ``judges``: its records stay one experiment's."""
     config_path = make_run(tmp_path / "project")
-    raw = yaml.safe_load(config_path.read_text(encoding="utf-8"))
+    raw = read_config_file(config_path)
     digest = config_digest(config_path)
     raw["judges"], raw["models"]["extra"] = ["extra"], {"path": "elsewhere"}
     config_path.write_text(yaml.safe_dump(raw), encoding="utf-8")

@@ -10,7 +10,7 @@ import yaml
 
 from selfreflect.artifacts import read_table, write_table
 from selfreflect.chat import question_chat
-from selfreflect.config import validate_config
+from selfreflect.config import read_config_file, validate_config
 from selfreflect.errors import ConfigError
 from selfreflect.strategies import Context, QuestionFailed, StrategyError, check_strategies
 from selfreflect.strategies import resolve as resolve_strategy
@@ -204,7 +204,7 @@ def test_a_plugins_modules_are_code_deps_of_its_strategys_stages_only(tmp_path):
         "from examples.vote_words import PHRASE\n\ndef vote(ctx):\n    return PHRASE\n"
     )
     (project / "examples" / "vote_words.py").write_text("PHRASE = 'most likely this'\n")
-    config = yaml.safe_load((project / "config/smoke.yaml").read_text())
+    config = read_config_file(project / "config/smoke.yaml")
     config["summaries"]["plugins"]["vote"] = "examples.vote:vote"
     config["summaries"]["strategies"].append("vote")
     (project / "config/smoke.yaml").write_text(yaml.safe_dump(config, sort_keys=False))

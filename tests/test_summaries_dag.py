@@ -4,6 +4,7 @@ import pytest
 import yaml
 
 from selfreflect.artifacts import read_table
+from selfreflect.config import read_config_file
 from tests.workflow_utils import copy_project, run
 
 pytestmark = pytest.mark.workflow
@@ -23,14 +24,14 @@ def shell_commands(dry_run_output):
 
 def set_strategies(project, strategies, plugins):
     path = project / "config/smoke.yaml"
-    config = yaml.safe_load(path.read_text())
+    config = read_config_file(path)
     config["summaries"]["strategies"] = strategies
     config["summaries"]["plugins"].update(plugins)
     path.write_text(yaml.safe_dump(config))
 
 
 def test_smoke_dag_summarises_with_each_of_its_strategies(smoke_run):
-    config = yaml.safe_load((smoke_run / "config/smoke.yaml").read_text())
+    config = read_config_file(smoke_run / "config/smoke.yaml")
     questions = read_table("questions", smoke_run / "results/smoke/smoke/questions.parquet")
     for strategy in config["summaries"]["strategies"]:
         table = read_table("summaries", smoke_run / SUMMARIES.format(strategy))
@@ -85,7 +86,7 @@ def test_unknown_strategy_stops_snakemake_with_one_line(tmp_path):
 def test_dvc_has_one_summaries_stage_per_strategy(tmp_path):
     project = copy_project(tmp_path / "p")
     stages = run(["dvc", "stage", "list", "--name-only"], project).stdout.split()
-    config = yaml.safe_load((project / "config/smoke.yaml").read_text())
+    config = read_config_file(project / "config/smoke.yaml")
     expected = {
         f"summarize-{dataset}-{subject}-{strategy}"
         for dataset in config["summaries"]["datasets"]

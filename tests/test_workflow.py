@@ -74,8 +74,8 @@ def test_a_run_reports_its_time_memory_and_judge_work(smoke_run):
 
 def test_invalid_config_stops_snakemake_with_one_line(tmp_path):
     project = copy_project(tmp_path / "p")
-    config = project / "config" / "smoke.yaml"
-    config.write_text(config.read_text().replace("num_answers: 4", "num_answers: zero"))
+    included = project / "config" / "base" / "smoke.yaml"  # named by the file given
+    included.write_text(included.read_text().replace("num_answers: 4", "num_answers: zero"))
     result = snakemake(project, "-n", check=False)
     assert result.returncode != 0
     errors = [line for line in result.stderr.splitlines() if line.startswith("error: ")]

@@ -15,6 +15,7 @@ import pytest
 import yaml
 
 from selfreflect.artifacts import read_table
+from selfreflect.config import read_config_file
 from selfreflect.snakemake_jobs import job_stats
 from tests.workflow_utils import clone_completed, copy_project, run
 
@@ -56,7 +57,7 @@ def test_a_killed_score_job_after_a_setting_change_reruns_to_a_clean_runs_scores
     smoke_run, tmp_path, monkeypatch
 ):
     project = clone_completed(smoke_run, tmp_path / "p")
-    config = yaml.safe_load((project / SMOKE).read_text())
+    config = read_config_file(project / SMOKE)
     config["answers"]["max_tokens"] = 8
     (project / SMOKE).write_text(yaml.safe_dump(config, sort_keys=False))
     with monkeypatch.context() as patch:
@@ -96,7 +97,7 @@ def test_a_stopword_list_is_an_input_of_every_job_that_scores(tmp_path):
     """Every file a job reads is its input: the scoring.stopwords word list too (dvc.yaml's deps
     are the inputs of Snakemake's jobs)."""
     project = copy_project(tmp_path / "p")
-    config = yaml.safe_load((project / SMOKE).read_text())
+    config = read_config_file(project / SMOKE)
     config["scoring"]["stopwords"] = "data/stopwords.txt"
     (project / "data" / "stopwords.txt").write_text("the\n")
     (project / "config" / "words.yaml").write_text(yaml.safe_dump(config))

@@ -14,6 +14,7 @@ import pytest
 import yaml
 
 from selfreflect.artifacts import read_table
+from selfreflect.config import read_config_file
 from selfreflect.snakemake_jobs import job_stats
 from tests.workflow_utils import clone_completed, copy_project, run
 
@@ -28,7 +29,7 @@ def project(tmp_path_factory):
 
 
 def write_config(project, name: str, edit) -> str:
-    config = yaml.safe_load((project / SMOKE).read_text())
+    config = read_config_file(project / SMOKE)
     edit(config)
     (project / "config" / name).write_text(yaml.safe_dump(config, sort_keys=False))
     return f"config/{name}"

@@ -14,13 +14,14 @@ from pathlib import Path
 from selfreflect.fileio import read_yaml
 
 Message = dict[str, str]
+PROMPTS_FILE = "data/prompts.yaml"  # every prompt text, in the package
 PROMPT_KEYS = ("system", "answer_list_item")  # the prompts.yaml texts this module renders
 
 
 @cache
 def prompts() -> dict[str, str]:
     """All prompt texts, from the package's ``prompts.yaml``."""
-    return read_yaml(Path(str(resources.files("selfreflect") / "data" / "prompts.yaml")))
+    return read_yaml(Path(str(resources.files("selfreflect") / PROMPTS_FILE)))
 
 
 def format_answers(answers: Sequence[str]) -> str:

@@ -35,9 +35,11 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from selfreflect import chat
+
 PACKAGE = "selfreflect"
 SOURCE = Path("src") / PACKAGE
-PROMPTS_FILE = SOURCE / "data" / "prompts.yaml"  # tracked per key (params), not as code
+PROMPTS_FILE = SOURCE / chat.PROMPTS_FILE  # tracked per key (params), not as code
 ENTRY = (f"{PACKAGE}.cli", ("main", "cli"))  # run by every command
 
 
@@ -512,9 +514,7 @@ def command_deps(command: str) -> Deps:
 
 def prompt_texts(keys: Iterable[str]) -> dict[str, Any]:
     """``{key: text}`` of prompts.yaml, for the prompts a job renders."""
-    from selfreflect.chat import prompts
-
-    texts = prompts()
+    texts = chat.prompts()
     return {key: texts[key] for key in dict.fromkeys(keys)}
 
 

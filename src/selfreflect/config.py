@@ -1,8 +1,9 @@
 """Load and validate the experiment configuration.
 
 The schema (``data/config.schema.yaml``, also at ``workflow/schemas/``) is the single
-description of every parameter and its default. Snakemake validates its ``config`` with it;
-every CLI command loads the same file through :func:`load_config`.
+description of every parameter and its default. A config file is read, its ``include:`` files
+merged under it, by :func:`read_config_file` alone: every CLI command through
+:func:`load_config`, the workflow through :func:`selfreflect.rule_inputs.checked_config`.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from selfreflect.fileio import read_yaml
 SCHEMA_PATH = Path(str(resources.files("selfreflect") / "data" / "config.schema.yaml"))
 # every name that becomes part of a path or a command (the schema's ``$defs.name``)
 NAME = yaml.safe_load(SCHEMA_PATH.read_text(encoding="utf-8"))["$defs"]["name"]
+INCLUDE = "include"  # the key naming the files a config file is merged over
 
 
 def load_config(path: str | os.PathLike) -> dict[str, Any]:
@@ -31,8 +33,19 @@ def load_config(path: str | os.PathLike) -> dict[str, Any]:
 
 
 def read_config_file(path: str | os.PathLike) -> dict[str, Any]:
-    """The mapping in a YAML config file; one-line :class:`ConfigError` naming the file."""
-    path = Path(path)
+    """The mapping in a YAML config file, its ``include:`` files merged under it.
+
+    ``include`` names a file or a list of files, relative to the including one (where it is a
+    link, to the file linked to); each later one, and last the including file itself, overrides
+    the earlier ones (:func:`merge_config`). A missing or malformed file, or a cycle, is one
+    :class:`ConfigError` naming the file and key.
+    """
+    return _read_included(Path(path), ())
+
+
+def _read_included(path: Path, including: tuple[Path, ...]) -> dict[str, Any]:
+    """The config file ``path`` with its includes resolved; ``including``: the files on the way
+    to it, outermost first (a cycle comes back to one of them)."""
     if not path.is_file():
         raise ConfigError(f"{path}: config file not found")
     try:
@@ -41,7 +54,32 @@ def read_config_file(path: str | os.PathLike) -> dict[str, Any]:
         raise ConfigError(str(err)) from None
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: expected a mapping of config keys at the top level")
-    return data
+    names = data.pop(INCLUDE, [])
+    names = [names] if isinstance(names, str) else names
+    if not isinstance(names, list) or not all(isinstance(n, str) and n for n in names):
+        raise ConfigError(f"{path}: {INCLUDE}: expected a file name or a list of file names")
+    chain = (*including, path)
+    merged: dict[str, Any] = {}
+    for name in names:
+        included = Path(os.path.relpath(path.resolve().parent / name))
+        if included.resolve() in {p.resolve() for p in chain}:
+            cycle = " -> ".join(map(str, (*chain, included)))
+            raise ConfigError(f"{path}: {INCLUDE}: {name}: a cycle ({cycle})")
+        if not included.is_file():
+            raise ConfigError(f"{path}: {INCLUDE}: {name}: config file not found ({included})")
+        merged = merge_config(merged, _read_included(included, chain))
+    return merge_config(merged, data)
+
+
+def merge_config(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
+    """``override`` over ``base``: mappings merged key by key, any other value (a list too)
+    replaced; new keys come after ``base``'s, in ``override``'s order."""
+    merged = dict(base)
+    for key, value in override.items():
+        below = merged.get(key)
+        both = isinstance(below, dict) and isinstance(value, dict)
+        merged[key] = merge_config(below, value) if both else value
+    return merged
 
 
 def validate_config(config: Any, source: str = "config") -> dict[str, Any]:

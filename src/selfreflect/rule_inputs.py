@@ -1,9 +1,9 @@
 """What the workflow's rules read off the config, built once in ``workflow/rules/common.smk``.
 
-:func:`checked_config` validates Snakemake's config; :class:`RunInputs` holds the run's folders,
-the wildcard values of its artifacts and the Snakemake input functions (each takes the job's
-``wildcards``). What needs Snakemake's own globals (``expand``, ``temp``, ``rules``,
-``workflow``, ``report``) stays in the ``.smk`` files.
+:func:`checked_config` reads and validates the config files Snakemake was given;
+:class:`RunInputs` holds the run's folders, the wildcard values of its artifacts and the
+Snakemake input functions (each takes the job's ``wildcards``). What needs Snakemake's own
+globals (``expand``, ``temp``, ``rules``, ``workflow``, ``report``) stays in the ``.smk`` files.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import re
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -22,6 +22,7 @@ from selfreflect.config import (
     check_model_paths,
     converted_models,
     evaluated_datasets,
+    merge_config,
     model_gpus,
     read_config_file,
     summarized_datasets,
@@ -52,14 +53,19 @@ def config_errors_exit() -> Iterator[None]:
 
 
 def checked_config(
-    config: dict[str, Any], configfiles: Sequence[str | os.PathLike], source: str
+    configfiles: Sequence[str | os.PathLike], overrides: Mapping[str, Any], source: str
 ) -> dict[str, Any]:
-    """Snakemake's ``config`` from ``configfiles`` validated (defaults filled in) and checked
-    against the strategies, the finetuning block and the model paths."""
+    """The config of ``configfiles`` (each with its includes; a later one merged over the
+    earlier, as Snakemake merges them) and ``--config`` ``overrides``, validated (defaults
+    filled in) and checked against the strategies, the finetuning block and the model paths.
+
+    Snakemake's own ``config`` is not used: it reads the files without their includes.
+    """
     with config_errors_exit():
-        for configfile in configfiles:  # a repeated key is an error
-            read_config_file(configfile)  # (Snakemake's own reading keeps the last silently)
-        config = validate_config(config, source=source)
+        config: dict[str, Any] = {}
+        for configfile in configfiles:
+            config = merge_config(config, read_config_file(configfile))
+        config = validate_config(merge_config(config, dict(overrides)), source=source)
         check_strategies(config, source)
         check_finetune(config, source)
         check_model_paths(config, source, built=paths.MODELS)

@@ -14,8 +14,10 @@ from selfreflect.rule_inputs import (
 )
 from selfreflect.snakemake_jobs import listing_jobs
 
-_source = ", ".join(map(str, workflow.config_settings.configfiles)) or DEFAULT_CONFIG
-config = checked_config(config, workflow.config_settings.configfiles, _source)
+# the --configfile files (or the paper's), their includes resolved, and the --config overrides
+_configfiles = workflow.config_settings.configfiles or [paths.DEFAULT_CONFIG]
+_source = ", ".join(map(str, _configfiles))
+config = checked_config(_configfiles, workflow.config_settings.config, _source)
 RUN = RunInputs(config)
 RESOLVED_CONFIG = RUN.resolved_config  # the config every rule's command reads
 

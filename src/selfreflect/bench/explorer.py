@@ -177,12 +177,12 @@ def _last_error(log: Path) -> str:
 def run_benchmark(questions: int, strategies: int, answers: int, work: Path) -> dict[str, Any]:
     """Build and open the explorer of synthetic tables of the given size under ``work``."""
     from selfreflect.bench.resources import sampled_run
-    from selfreflect.fileio import read_yaml
+    from selfreflect.config import read_config_file
 
     files = synthetic_tables(work / "tables", questions, strategies, answers)
-    config = read_yaml(Path(__file__).parents[3] / "config/smoke.yaml")
+    config = read_config_file(Path(__file__).parents[3] / "config/smoke.yaml")
     config["run"] = "explorer-bench"
-    config["summaries"]["cluster"]["embedder"] = "string"
+    config["summaries"]["cluster"] = {"embedder": "string"}
     (work / "config.yaml").write_text(yaml.safe_dump(config))
     out = work / "explorer"
     command = ["selfreflect", "explorer", "--config", "config.yaml", "--out", str(out)]

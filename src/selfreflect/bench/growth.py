@@ -293,5 +293,6 @@ def resumed(json_out: Path, run: tuple[str, str], tokenizer: tuple[str, str]) ->
 def load_paper_batch_size() -> int:
     """The paper config's scoring batch size (masked words per judge step)."""
     from selfreflect.config import load_config
+    from selfreflect.paths import DEFAULT_CONFIG
 
-    return load_config(Path("config") / "config.yaml")["scoring"]["batch_size"]
+    return load_config(DEFAULT_CONFIG)["scoring"]["batch_size"]

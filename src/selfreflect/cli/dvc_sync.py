@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import click
 
+from selfreflect.paths import DEFAULT_CONFIG
+
 
 @click.command("dvc-sync")
 @click.option(
     "--config",
     "config_path",
     type=click.Path(dir_okay=False, exists=True),
-    help="The config Snakemake runs [default: config/config.yaml].",
+    help=f"The config Snakemake runs [default: {DEFAULT_CONFIG}].",
 )
 def dvc_sync(config_path: str | None) -> None:
     """After `dvc pull`, `dvc checkout`, `dvc commit` or `dvc exp apply`: date the outputs dvc.lock
@@ -19,7 +21,6 @@ def dvc_sync(config_path: str | None) -> None:
     (run in the project folder; `snakemake -n` says when this is due)."""
     from selfreflect.config import load_config
     from selfreflect.dvc_record import dvc_sync as sync
-    from selfreflect.paths import DEFAULT_CONFIG
 
     source = config_path or DEFAULT_CONFIG
     plan = sync(load_config(source), source)
