@@ -89,11 +89,11 @@ def test_both_methods_train_and_summarise_the_evaluated_questions(finetuned):
 
 
 def test_a_new_learning_rate_reruns_the_training_and_what_follows_only(finetuned):
-    run(["selfreflect", "dvc-yaml", "--config", CONFIG], finetuned)
+    run(["selfreflect", "dvc-yaml", "--config", CONFIG, "--project", "."], finetuned)
     run(["dvc", "commit", "-f", "-q", *sorted(TRAINING)], finetuned)
     assert "up to date" in run(["dvc", "status", *sorted(TRAINING)], finetuned).stdout
     write_config(finetuned, 0.02)
-    run(["selfreflect", "dvc-yaml", "--config", CONFIG], finetuned)
+    run(["selfreflect", "dvc-yaml", "--config", CONFIG, "--project", "."], finetuned)
     status = run(["dvc", "status", *sorted(TRAINING)], finetuned).stdout
     assert "finetune.training" in status and all(s in status for s in TRAINING), status
     counts = job_stats(snakemake(finetuned, "-n").stdout)

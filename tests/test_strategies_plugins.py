@@ -208,7 +208,7 @@ def test_a_plugins_modules_are_code_deps_of_its_strategys_stages_only(tmp_path):
     config["summaries"]["plugins"]["vote"] = "examples.vote:vote"
     config["summaries"]["strategies"].append("vote")
     (project / "config/smoke.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
-    run(["selfreflect", "dvc-yaml", "--config", "config/smoke.yaml"], project)
+    run(["selfreflect", "dvc-yaml", "--config", "config/smoke.yaml", "--project", "."], project)
     stages = dvc_yaml_stages(project)
     plugin_files = {"examples/plugins.py", "examples/vote.py", "examples/vote_words.py"}
     owned = {}

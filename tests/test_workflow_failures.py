@@ -101,7 +101,7 @@ def test_a_stopword_list_is_an_input_of_every_job_that_scores(tmp_path):
     config["scoring"]["stopwords"] = "data/stopwords.txt"
     (project / "data" / "stopwords.txt").write_text("the\n")
     (project / "config" / "words.yaml").write_text(yaml.safe_dump(config))
-    run(["selfreflect", "dvc-yaml", "--config", "config/words.yaml"], project)
+    run(["selfreflect", "dvc-yaml", "--config", "config/words.yaml", "--project", "."], project)
     stages = dvc_yaml_stages(project)
     scoring = [s for s in stages.values() if "selfreflect judge " in str(s["cmd"])]
     assert len(scoring) == 2  # one judge pass per dataset: strategies and studies alike

@@ -41,7 +41,7 @@ def _template(config: str) -> Path:
     atexit.register(shutil.rmtree, root, ignore_errors=True)
     project = root / "p"
     shutil.copytree(REPO, project, ignore=_SKIP, symlinks=True)
-    run(["selfreflect", "dvc-yaml", "--config", config], project)
+    run(["selfreflect", "dvc-yaml", "--config", config, "--project", "."], project)
     run(["git", "init", "-q"], project)
     commit_all(project, "copy")
     return project

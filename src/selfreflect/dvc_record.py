@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from selfreflect.code_deps import SOURCE
+from selfreflect.dvc_project import run_project
 from selfreflect.errors import ConfigError
 from selfreflect.paths import MODELS
 from selfreflect.workflow import PARAMS_FILE, rule_of, setting_values
@@ -150,15 +151,17 @@ class SyncPlan:
 
 
 def sync_plan(config: dict[str, Any]) -> SyncPlan:
-    """What :func:`dvc_sync` would date for ``config`` (module docstring); reads, changes
-    nothing."""
-    if not Path(LOCK_FILE).is_file():
+    """What :func:`dvc_sync` would date for ``config`` (module docstring), from the lock of its
+    run's DVC project (:func:`selfreflect.dvc_project.run_project`, whose stages spell the
+    root's paths); reads, changes nothing."""
+    project = run_project(config["run"])
+    if not (project / LOCK_FILE).is_file():
         return SyncPlan({}, {}, ())
     after: dict[str, int] = {}  # vouched output: its newest input's timestamp (ns)
     before: dict[str, int] = {}
     keys: set[str] = set()
     undatable = []
-    for stage in recorded_stages(config):
+    for stage in recorded_stages(config, project):
         dates = {**after, **before}
         if stage.differing:
             keys |= set(stage.differing)

@@ -10,6 +10,20 @@ DEFAULT_CONFIG = "config/config.yaml"  # the paper run: what the workflow runs w
 MODELS = "results/models"  # models the workflow builds; other model paths are not inputs
 TINY_MODEL = f"{MODELS}/tiny"
 CONVERTED_MODEL = f"{MODELS}/{{model}}"  # a GGUF model, dequantised (model_sources.py)
+# the DVC project of a run of any config but the paper's (whose project is the repository root):
+# dvc.yaml, params.yaml, dvc.lock, with links to the root's folders, so its stages spell the
+# root's paths (selfreflect.dvc_project)
+DVC_PROJECT = "dvc/{run}"
+DVC_PROJECT_LINKS = (
+    "benchmarks",
+    "config",
+    "data",
+    "logs",
+    "reports",
+    "results",
+    "src",
+    "workflow",
+)
 RESOLVED_CONFIG = "logs/{run}/config.yaml"  # what Snakemake ran with; not an artifact
 RESULTS = "results/{run}"  # every artifact of a run
 QUESTIONS = "results/{run}/{dataset}/questions.parquet"

@@ -17,6 +17,13 @@ DVC_YAML = "selfreflect dvc-yaml"
     help="The config to build the DAG for [default: the one params.yaml was resolved from, "
     f"else {paths.DEFAULT_CONFIG}].",
 )
+@click.option(
+    "--project",
+    type=click.Path(file_okay=False),
+    help=f"The DVC project to write [default: the repository root for {paths.DEFAULT_CONFIG} "
+    f"and without --config, {paths.DVC_PROJECT}/ (made a DVC project of its own) for any "
+    "other config].",
+)
 @click.option("--check", is_flag=True, help="Write nothing; exit 1 if a file is not up to date.")
 @click.option(
     "--check-params",
@@ -24,12 +31,14 @@ DVC_YAML = "selfreflect dvc-yaml"
     help="Write nothing; exit 1 unless params.yaml (as DVC's -S left it) is a valid config whose "
     "DAG is dvc.yaml's. DVC's dvc_yaml stage runs this on every change of params.yaml.",
 )
-def dvc_yaml(config_path: str | None, check: bool, check_params: bool) -> None:
-    """Write dvc.yaml from the Snakemake rules and params.yaml, the resolved config (run in the
-    project folder)."""
+def dvc_yaml(config_path: str | None, project: str | None, check: bool, check_params: bool) -> None:
+    """Write a config's DVC project, dvc.yaml from the Snakemake rules and params.yaml, the
+    resolved config (run in the repository root; DVC's commands then run in the project)."""
     from pathlib import Path
 
     from selfreflect.code_deps import running_command_deps
+    from selfreflect.config import load_config
+    from selfreflect.dvc_project import ROOT, make_project, project_folder
     from selfreflect.errors import ConfigError
     from selfreflect.fileio import write_text
     from selfreflect.workflow import PARAMS_FILE, dvc_yaml, params_source, params_yaml
@@ -40,14 +49,20 @@ def dvc_yaml(config_path: str | None, check: bool, check_params: bool) -> None:
         check_params_file(Path(paths.SNAKEFILE), Path("dvc.yaml"), code)
         return
     config = Path(config_path or params_source(Path(PARAMS_FILE)) or paths.DEFAULT_CONFIG)
+    folder = Path(project) if project else ROOT
+    if config_path and not project:
+        folder = project_folder(config, load_config(config)["run"])
     texts = {
         "dvc.yaml": dvc_yaml(Path(paths.SNAKEFILE), config, code),
         PARAMS_FILE: params_yaml(config),
     }
-    for out, text in texts.items():
+    if not check:
+        make_project(folder)
+    for name, text in texts.items():
+        out = folder / name
         if not check:
             write_text(out, text)
-        elif not Path(out).is_file() or Path(out).read_text(encoding="utf-8") != text:
+        elif not out.is_file() or out.read_text(encoding="utf-8") != text:
             raise ConfigError(f"{out}: not up to date with the rules and {config}; run {DVC_YAML}")
     if not check:
-        click.echo(f"dvc.yaml and {PARAMS_FILE} written for {config}")
+        click.echo(f"{folder / 'dvc.yaml'} and {folder / PARAMS_FILE} written for {config}")

@@ -1,0 +1,52 @@
+"""Where a config's DVC project lives: the paper's (``config/config.yaml``) at the repository
+root, with the committed ``dvc.yaml`` and ``params.yaml``; any other config's in a DVC project
+of its own, ``dvc/<run>/`` (:data:`selfreflect.paths.DVC_PROJECT`).
+
+DVC 3 takes every ``dvc.yaml`` below a project's root as one pipeline, and refuses outputs
+outside it, so a second config's stages can share neither the root's project (its status, metrics
+and ``repro`` would mix the two runs) nor live in a subproject that reaches up to the root's
+``results/``. ``dvc/<run>/`` is therefore a DVC project of its own (``dvc init --subdir``, which
+the root's project skips) whose links to the root's folders (:data:`DVC_PROJECT_LINKS`) make
+``results/<run>/…`` there the root's files: its ``dvc.yaml`` is the very text the root's would
+be, and ``cd dvc/<run>`` makes the plain DVC commands that run's.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+from selfreflect.paths import DEFAULT_CONFIG, DVC_PROJECT, DVC_PROJECT_LINKS
+
+ROOT = Path()
+DVC_CONFIG = Path(".dvc/config")  # the root's remotes, which every project shares
+
+
+def project_folder(config_file: str | os.PathLike, run: str) -> Path:
+    """Where ``selfreflect dvc-yaml --config config_file`` writes its project: the root for the
+    paper's config, ``dvc/<run>/`` for any other."""
+    return ROOT if Path(config_file) == Path(DEFAULT_CONFIG) else Path(DVC_PROJECT.format(run=run))
+
+
+def run_project(run: str) -> Path:
+    """The DVC project that records ``run``: ``dvc/<run>/`` where ``selfreflect dvc-yaml`` made
+    one, else the root (where a test or a user wrote another config's project)."""
+    folder = Path(DVC_PROJECT.format(run=run))
+    return folder if (folder / "dvc.yaml").is_file() else ROOT
+
+
+def make_project(folder: Path) -> None:
+    """Make ``folder`` a DVC project of its own, if it is not one (``dvc init --subdir``), with
+    the root's remotes and a link to each of the root's folders its stages name (made where a
+    fresh clone lacks one: DVC writes through the links)."""
+    from dvc.repo import Repo
+
+    if folder == ROOT or (folder / ".dvc").is_dir():
+        return
+    folder.mkdir(parents=True, exist_ok=True)
+    Repo.init(str(folder), subdir=True).close()
+    shutil.copyfile(DVC_CONFIG, folder / DVC_CONFIG)  # relative remotes resolve through `data`
+    for name in DVC_PROJECT_LINKS:
+        Path(name).mkdir(exist_ok=True)
+        (folder / name).symlink_to(Path(os.path.relpath(name, folder)), target_is_directory=True)

@@ -1,0 +1,88 @@
+"""DVC right after the Quick start, from fresh clones: the laptop run's own DVC project
+(dvc/laptop/) shows the run with DVC's plain commands and leaves every tracked file as it was, and
+the answer sets and summaries it ships (the folder remote data/dvc-remote/) leave the Quick start
+no sampling or summary job after `dvc pull` and the one step the docs give. The one test that
+runs the laptop run (minutes)."""
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from selfreflect import paths
+from selfreflect.snakemake_jobs import job_stats
+from tests.conftest import REPO
+from tests.workflow_utils import run
+
+pytestmark = pytest.mark.workflow
+
+LAPTOP = "config/laptop.yaml"
+PROJECT = paths.DVC_PROJECT.format(run="laptop")
+SHIPPED = ("questions", "merge_answers", "summarize")  # the rules whose outputs the remote holds
+QUICK_START = ["snakemake", "--configfile", LAPTOP, "--cores", "2", "--resources", "gpu=1"]
+
+
+def fresh_clone(dest: Path) -> Path:
+    """A `git clone` of the checkout's commit, as a user gets it."""
+    commit = run(["git", "rev-parse", "HEAD"], REPO).stdout.strip()
+    run(["git", "clone", "-q", "--no-checkout", str(REPO), str(dest)], REPO)
+    run(["git", "checkout", "-q", commit], dest)
+    return dest
+
+
+def shipped_outs(lock_file: Path) -> dict[str, str]:
+    """``{path: md5}`` of the outputs of the shipped rules' stages in a DVC lock file."""
+    lock = yaml.safe_load(lock_file.read_text())["stages"]
+    return {
+        out["path"]: out["md5"]
+        for name, stage in lock.items()
+        if name.split("-")[0] in SHIPPED
+        for out in stage["outs"]
+    }
+
+
+def test_the_laptop_project_is_up_to_date_with_the_rules():
+    """CI fails when a rule or config/laptop.yaml changed without regenerating dvc/laptop/."""
+    run(["selfreflect", "dvc-yaml", "--config", LAPTOP, "--check"], REPO)
+
+
+def test_after_the_quick_start_dvc_shows_the_run_and_git_sees_no_change(tmp_path):
+    clone = fresh_clone(tmp_path / "clone")
+    run(QUICK_START, clone)
+    project = clone / PROJECT  # the one line beside the Quick start: cd dvc/laptop
+    stages = set(yaml.safe_load((project / "dvc.yaml").read_text())["stages"])
+    status = run(["dvc", "status"], project).stdout  # the run against the shipped record
+    listed = {line[:-1] for line in status.splitlines() if line.endswith(":") and line[0] != "\t"}
+    assert listed <= stages and (listed or "up to date" in status), status  # no paper stage
+    metrics = run(["dvc", "metrics", "show"], project).stdout
+    assert "reports/laptop/metrics/main.json" in metrics, metrics
+    plots = run(["dvc", "plots", "show"], project).stdout
+    assert (project / "dvc_plots" / "index.html").is_file(), plots
+    dry = run(["dvc", "repro", "--dry"], project).stdout
+    ran = {line.split("'")[1] for line in dry.splitlines() if line.startswith("Running stage")}
+    assert ran <= stages, ran - stages
+    tracked = run(["git", "status", "--porcelain", "--untracked-files=no"], clone).stdout
+    assert tracked == "", tracked
+
+
+def test_pulled_answer_sets_leave_the_quick_start_no_sampling_or_summary_job(tmp_path):
+    clone = fresh_clone(tmp_path / "clone")
+    shipped = shipped_outs(clone / PROJECT / "dvc.lock")
+    model = paths.CONVERTED_MODEL.format(model="smollm2")  # not shipped: built from its package
+    run([*QUICK_START[:5], model], clone)
+    lock = yaml.safe_load((clone / PROJECT / "dvc.lock").read_text())["stages"]
+    run(["dvc", "pull", *(name for name in lock if name.split("-")[0] in SHIPPED)], clone / PROJECT)
+    assert all((clone / path).is_file() for path in shipped), shipped
+    run(["selfreflect", "dvc-sync", "--config", LAPTOP], clone)  # the pull wrote in any order
+    planned = run([*QUICK_START, "-n"], clone)
+    jobs = job_stats(planned.stdout)
+    assert not {"questions", "answers", "merge_answers", "summarize"} & set(jobs), jobs
+    assert "judge" in jobs and "dvc-sync" not in planned.stderr  # the rest is still to run
+
+
+def test_the_remote_holds_exactly_the_shipped_outputs():
+    """What data/dvc-remote/ holds is the laptop lock's questions, answer sets and summaries,
+    each once: not the model (540 MB, rebuilt from its package), nothing stale."""
+    remote = REPO / "data" / "dvc-remote" / "files" / "md5"
+    held = {f"{path.parent.name}{path.name}" for path in remote.glob("*/*")}
+    assert held == set(shipped_outs(REPO / PROJECT / "dvc.lock").values())
