@@ -11,6 +11,7 @@ import yaml
 
 from selfreflect import paths
 from selfreflect.snakemake_jobs import job_stats
+from selfreflect.workflow import rule_of
 from tests.conftest import REPO
 from tests.workflow_utils import run
 
@@ -36,7 +37,7 @@ def shipped_outs(lock_file: Path) -> dict[str, str]:
     return {
         out["path"]: out["md5"]
         for name, stage in lock.items()
-        if name.split("-")[0] in SHIPPED
+        if rule_of(name) in SHIPPED
         for out in stage["outs"]
     }
 
@@ -71,7 +72,7 @@ def test_pulled_answer_sets_leave_the_quick_start_no_sampling_or_summary_job(tmp
     model = paths.CONVERTED_MODEL.format(model="smollm2")  # not shipped: built from its package
     run([*QUICK_START[:5], model], clone)
     lock = yaml.safe_load((clone / PROJECT / "dvc.lock").read_text())["stages"]
-    run(["dvc", "pull", *(name for name in lock if name.split("-")[0] in SHIPPED)], clone / PROJECT)
+    run(["dvc", "pull", *(name for name in lock if rule_of(name) in SHIPPED)], clone / PROJECT)
     assert all((clone / path).is_file() for path in shipped), shipped
     run(["selfreflect", "dvc-sync", "--config", LAPTOP], clone)  # the pull wrote in any order
     planned = run([*QUICK_START, "-n"], clone)
