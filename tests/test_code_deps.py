@@ -25,7 +25,7 @@ MODULES = sorted(
     for path in (REPO / SOURCE).rglob("*.py")
 )
 PROMPT_KEYS = set(yaml.safe_load((REPO / SOURCE / "data" / "prompts.yaml").read_text()))
-JUDGE_CODE = ("scoring/judge.py", "backends/__init__.py", "families.py", "chat.py")
+JUDGE_CODE = ("scoring/forwards.py", "backends/__init__.py", "families.py", "chat.py")
 
 
 @pytest.fixture(autouse=True)
@@ -68,9 +68,9 @@ def test_a_function_body_counts_where_the_function_is_named():
     """A lazy import counts for the command whose code runs it, not for every importer of its
     module: the row filter imports the judge's module, which opens a judge backend by name."""
     reach = code_deps.Reach()
-    reach.load("selfreflect.scoring.judge")
+    reach.load("selfreflect.scoring.forwards")
     assert not any(m.startswith("selfreflect.backends") for m in reach.loaded)
-    reach.name("selfreflect.scoring.judge", "open_judge")  # JUDGES.load: every judge backend
+    reach.name("selfreflect.scoring.forwards", "open_judge")  # JUDGES.load: every judge backend
     assert {"selfreflect.scoring.hf_judge", "selfreflect.backends.vllm_engine"} <= reach.loaded
 
 

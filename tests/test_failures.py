@@ -14,7 +14,7 @@ import yaml
 
 from selfreflect.artifacts import read_metadata, write_table
 from selfreflect.failures import TooManyFailures, check_failures
-from selfreflect.judging import score_table
+from selfreflect.scoring.experiment import score_table
 from selfreflect.scoring.hf_judge import HfJudge
 from selfreflect.scoring.stopwords import stopword_policy
 from selfreflect.strategies import Context, QuestionFailed

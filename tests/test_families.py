@@ -22,7 +22,7 @@ from selfreflect.families import (
     detect_family,
     model_family,
 )
-from selfreflect.scoring.tasks import MaskedWord, context_tasks
+from selfreflect.scoring.contexts import MaskedWord, context_tasks
 from selfreflect.strategies.paper import sample_and_summarize_chat, twostep_cot_chat
 from selfreflect.strategies.text import prompt, user_chat
 from selfreflect.tiny_model import build_tokenizer

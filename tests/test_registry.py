@@ -9,7 +9,7 @@ from selfreflect.config import validate_config
 from selfreflect.errors import ConfigError, InputError
 from selfreflect.questions import Preset, load_questions
 from selfreflect.registry import BACKENDS, DATASET_KINDS, JUDGES
-from selfreflect.scoring.judge import Judge
+from selfreflect.scoring.forwards import Judge
 
 CONFIG = {
     "models": {"m": {"path": "somewhere"}},

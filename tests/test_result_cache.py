@@ -1,4 +1,4 @@
-"""The judge's result cache (selfreflect.scoring.result_cache) returns only entries it can trust:
+"""The judge's result cache (selfreflect.scoring.cache) returns only entries it can trust:
 one stored under another address, altered, of the wrong shape or of the old format is logged
 and judged again, giving the fresh judgement. The tiny model on the hf backend."""
 
@@ -20,9 +20,10 @@ import yaml
 from selfreflect.artifacts import read_table, write_table
 from selfreflect.config import read_config_file
 from selfreflect.questions import normalize_question, question_id
-from selfreflect.scoring.judge import open_judge
-from selfreflect.scoring.judgements import QuestionAnswers, judge_question
-from selfreflect.scoring.result_cache import ResultCache, checksum
+from selfreflect.scoring.cache import ResultCache, checksum
+from selfreflect.scoring.contexts import QuestionAnswers
+from selfreflect.scoring.experiment import judge_question
+from selfreflect.scoring.forwards import open_judge
 from selfreflect.scoring.stopwords import stopword_policy
 from tests.conftest import REPO
 from tests.test_fileio import before_rename, python
@@ -159,7 +160,7 @@ def test_an_untrusted_entry_is_judged_again(judge, fresh, tmp_path, caplog, name
     paths = [cache.path(cache.key(ANSWERS.key(), text)) for text in TEXTS]
     corrupt(*paths)
     before = judge.forward_tokens
-    with caplog.at_level(logging.WARNING, logger="selfreflect.scoring.result_cache"):
+    with caplog.at_level(logging.WARNING, logger="selfreflect.scoring.cache"):
         again = judged(judge, cache)
     assert judge.forward_tokens > before
     [warning, *_] = caplog.messages
@@ -191,7 +192,7 @@ def test_an_entry_that_cannot_be_stored_is_warned_about_and_the_judgement_kept(
     cache = ResultCache(tmp_path, {"judge": "tiny"})
     blocked, stored = [cache.path(cache.key(ANSWERS.key(), text)) for text in TEXTS]
     blocked.mkdir(parents=True)
-    with caplog.at_level(logging.WARNING, logger="selfreflect.scoring.result_cache"):
+    with caplog.at_level(logging.WARNING, logger="selfreflect.scoring.cache"):
         assert_same(judged(judge, cache), fresh)
     [warning] = caplog.messages
     assert f"judge cache entry {blocked} not stored" in warning
@@ -204,13 +205,13 @@ def test_a_failed_judgement_is_read_back(judge, tmp_path, caplog):
     first = judged(judge, cache, FAILED)
     assert all(j.error and j.distances == [] for j in first.values())
     before = judge.forward_tokens
-    with caplog.at_level(logging.WARNING, logger="selfreflect.scoring.result_cache"):
+    with caplog.at_level(logging.WARNING, logger="selfreflect.scoring.cache"):
         assert judged(judge, cache, FAILED) == first
     assert judge.forward_tokens == before and caplog.messages == []
 
 
 STORE = """import sys
-from selfreflect.scoring.result_cache import ResultCache
+from selfreflect.scoring.cache import ResultCache
 ResultCache(sys.argv[1], {"judge": "tiny"}).put("q", "Paris", {"distances": []})
 """
 
@@ -222,7 +223,7 @@ def test_two_judges_storing_one_entry_both_store_it_without_a_warning(
     into place: neither warns that it was not stored, and the entry reads back."""
     cache = ResultCache(tmp_path, {"judge": "tiny"})
     others = before_rename(monkeypatch, lambda: python(STORE, tmp_path))
-    with caplog.at_level(logging.WARNING, logger="selfreflect.scoring.result_cache"):
+    with caplog.at_level(logging.WARNING, logger="selfreflect.scoring.cache"):
         cache.put("q", "Paris", {"distances": []})
     [other] = others
     assert caplog.messages == []

@@ -14,16 +14,11 @@ from selfreflect.artifacts import read_table, write_table
 from selfreflect.chat import format_answers
 from selfreflect.cli.score import read_summaries
 from selfreflect.errors import InputError
-from selfreflect.judging import score_table
 from selfreflect.reference_format import read_reference_answers
 from selfreflect.scoring import metric
-from selfreflect.scoring.hf_judge import HfJudge
-from selfreflect.scoring.judgements import TOP_PREDICTIONS
-from selfreflect.scoring.reference_judge import ReferenceJudge
-from selfreflect.scoring.score import score_question
-from selfreflect.scoring.stopwords import masked_positions, stopword_policy
-from selfreflect.scoring.tasks import (
+from selfreflect.scoring.contexts import (
     ContextTasks,
+    QuestionAnswers,
     TaskError,
     context_tasks,
     masked_words,
@@ -31,6 +26,11 @@ from selfreflect.scoring.tasks import (
     scoring_question,
     token_tree,
 )
+from selfreflect.scoring.experiment import judge_question, score_table
+from selfreflect.scoring.hf_judge import HfJudge
+from selfreflect.scoring.records import TOP_PREDICTIONS
+from selfreflect.scoring.reference_judge import ReferenceJudge
+from selfreflect.scoring.stopwords import masked_positions, stopword_policy
 from tests.conftest import REFERENCE, tiny_format
 
 TEST_ANSWERS = REFERENCE / "example_test_answers.json"
@@ -251,7 +251,7 @@ def test_hf_matches_reference_algorithm(example_tasks, hf_judge, reference_judge
             slow = metric.task_distances(slow_summary, slow_reference, temperature)
             assert fast.shape == (reference.num_tasks,)
             assert torch.allclose(fast, slow, atol=1e-5)
-            assert abs(metric.score(fast) - metric.score(slow)) < 1e-4
+            assert abs(metric.score(fast.tolist()) - metric.score(slow.tolist())) < 1e-4
 
 
 def test_judges_count_the_tokens_they_compute(example_tasks, hf_judge, reference_judge):
@@ -285,11 +285,11 @@ def test_judges_count_the_tokens_they_compute(example_tasks, hf_judge, reference
 def test_identical_context_scores_zero_and_roles_are_symmetric(example_tasks, hf_judge):
     reference, summaries = example_tasks["wordfreq"]
     summary = summaries["greedy"]
-    assert metric.score(hf_judge.distances(reference, [reference], 5.0)[0]) == 0.0
+    assert metric.score(hf_judge.distances(reference, [reference], 5.0)[0].tolist()) == 0.0
     forward = hf_judge.distances(reference, [summary], 5.0)[0]
     backward = hf_judge.distances(summary, [reference], 5.0)[0]
     assert torch.allclose(forward, backward, atol=1e-6)
-    assert 0.0 < metric.score(forward) <= 1.0
+    assert 0.0 < metric.score(forward.tolist()) <= 1.0
 
 
 def test_hf_matches_reference_algorithm_with_a_sliding_window(example_tasks, hf_model):
@@ -369,8 +369,8 @@ def test_too_long_prompt_is_a_recorded_failure(hf_model):
     tokenizer, model = hf_model
     judge = HfJudge("tiny", tiny_format(tokenizer), model, batch_size=4)
     judge.max_model_len = 64
-    result = score_question(judge, "Q", ["a b"], ["c"], {"s": "x"}, 5.0, NONE)
-    assert result["s"][0] is None and "max_model_len is 64" in result["s"][2]
+    judged = judge_question(judge, QuestionAnswers("Q", ["a b"], ["c"], []), ["x"], 5.0, NONE)
+    assert judged["x"].score is None and "max_model_len is 64" in judged["x"].error
 
 
 # --- the command ---------------------------------------------------------------------------

@@ -9,10 +9,10 @@ import pytest
 import torch
 
 from selfreflect.scoring import metric
+from selfreflect.scoring.contexts import question_tasks
 from selfreflect.scoring.hf_judge import HfJudge
 from selfreflect.scoring.reference_judge import ReferenceJudge
 from selfreflect.scoring.stopwords import stopword_policy
-from selfreflect.scoring.tasks import question_tasks
 from selfreflect.scoring.vllm_judge import VllmJudge
 from tests.conftest import REFERENCE, tiny_format
 
@@ -62,13 +62,13 @@ def test_backends_agree_per_question(judges, questions):
         for temperature in (5.0, 1.0):
             scores = {
                 name: [
-                    metric.score(d)
+                    metric.score(d.tolist())
                     for d in judges[name].distances(reference, contexts, temperature)
                 ]
                 for name in ("vllm", "hf")
             }
             scores["reference"] = [
-                metric.score(metric.task_distances(logits, slow_reference, temperature))
+                metric.score(metric.task_distances(logits, slow_reference, temperature).tolist())
                 for logits in slow
             ]
             for name in ("hf", "reference"):

@@ -1,22 +1,22 @@
-"""The judge pass of an experiment (selfreflect.judging) and the report studies read off it, on
-the tiny model (transformers judge, no vLLM engine)."""
+"""The judge pass of an experiment (selfreflect.scoring.experiment) and the report studies read
+off it, on the tiny model (transformers judge, no vLLM engine)."""
 
 import pandas as pd
 import pytest
 
-from selfreflect.judging import judgements_table, strategy_scores, subsample_indices
 from selfreflect.mc_study.scores import mc_scores
 from selfreflect.report.studies import (
     alt_metrics_table,
     controlled_scores,
     convergence_scores,
 )
-from selfreflect.scoring.judge import open_judge
-from selfreflect.scoring.judgements import QuestionAnswers, judge_question
-from selfreflect.scoring.result_cache import ResultCache
-from selfreflect.scoring.score import score_question
+from selfreflect.scoring.cache import ResultCache
+from selfreflect.scoring.contexts import QuestionAnswers
+from selfreflect.scoring.experiment import judge_question, judgements_table
+from selfreflect.scoring.forwards import open_judge
 from selfreflect.scoring.stopwords import stopword_policy
-from selfreflect.seeds import question_seed
+from selfreflect.scoring.table import result, strategy_scores
+from selfreflect.seeds import question_seed, subsample_indices
 
 SETTINGS = {"backend": "hf", "dtype": "auto", "batch_size": 8}
 SCORING = {"temperature": 5.0, "keep_tasks": False}
@@ -175,11 +175,12 @@ def test_subsample_is_nested_and_seeded():
 
 
 def alone(judge, row, texts, test=None, conditioning=None):
-    """Each text scored on its own question by ``score_question`` (its own judge pass)."""
+    """Each text scored on its own question (its own judge pass), as a score row's fields."""
     test = list(row.test_answers) if test is None else test
     conditioning = list(row.conditioning_answers) if conditioning is None else conditioning
-    policy = stopword_policy("none")
-    return score_question(judge, row.question, test, conditioning, texts, 5.0, policy)
+    question = QuestionAnswers(row.question, test, conditioning, [])
+    judged = judge_question(judge, question, list(texts.values()), 5.0, stopword_policy("none"))
+    return {key: result(judged[text]) for key, text in texts.items()}
 
 
 def test_one_pass_scores_every_summary_as_scoring_it_alone(judge):
@@ -237,7 +238,7 @@ def test_a_rerun_judges_only_the_summary_texts_it_has_not_judged(judge, tmp_path
 
 
 def test_convergence_shares_each_context_and_scores_as_scoring_each_subsample(judge):
-    """Every cell equals scoring its subsampled answers on their own (score_question), with the
+    """Every cell equals scoring its subsampled answers on their own (alone), with the
     summaries' contexts and the full reference computed once: fewer judge tokens."""
     row = answers_frame().iloc[0]
     test, conditioning = list(row.test_answers), list(row.conditioning_answers)

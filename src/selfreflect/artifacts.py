@@ -25,7 +25,7 @@ _STR = pa.string()
 _STRS = pa.list_(pa.string())
 
 _PROBS = pa.list_(pa.float32())
-# One scoring task (selfreflect.scoring.judgements.task_records): the target token of a masked
+# One scoring task (selfreflect.scoring.records.task_records): the target token of a masked
 # word of a held-out answer, its distance, and the judge's top tokens given the summary and the
 # reference.
 TASK = pa.struct(
@@ -101,7 +101,7 @@ SCHEMAS: dict[str, pa.Schema] = {
             ("tasks", pa.list_(TASK)),  # one per task (scoring.keep_tasks), else null
         ]
     ),
-    # everything an experiment judges (selfreflect.judging): one row per question and thing
+    # everything an experiment judges (selfreflect.scoring.table): one row per question and thing
     # judged; ``kind`` says which (strategy, pair, mc, convergence) and which labels are set
     "judgements": pa.schema(
         [

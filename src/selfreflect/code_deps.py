@@ -76,7 +76,7 @@ class Deps:
 
 
 def module_file(module: str) -> Path | None:
-    """The file of package module ``module`` (``selfreflect.scoring.judge``), if it is one."""
+    """The file of package module ``module`` (``selfreflect.scoring.forwards``), if it is one."""
     if module != PACKAGE and not module.startswith(f"{PACKAGE}."):
         return None
     base = SOURCE.joinpath(*module.split(".")[1:])

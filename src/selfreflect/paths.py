@@ -31,12 +31,12 @@ ANSWERS = "results/{run}/{dataset}/{subject}/answers.parquet"
 ANSWERS_SHARD = "results/{run}/{dataset}/{subject}/shards/answers-{shard}.parquet"
 SUMMARIES = "results/{run}/{dataset}/{subject}/summaries/{strategy}.parquet"
 SCORES = "results/{run}/{dataset}/{subject}/scores/{judge}/{strategy}.parquet"
-# everything an experiment judges, in one pass per question (selfreflect.judging), merged from
-# shards; the score files and the studies' tables are read off it (beside scores/{judge}/, which
-# holds one file per strategy)
+# everything an experiment judges, in one pass per question (selfreflect.scoring.experiment),
+# merged from shards; the score files and the studies' tables are read off it (beside
+# scores/{judge}/, which holds one file per strategy)
 JUDGEMENTS = "results/{run}/{dataset}/{subject}/judgements/{judge}.parquet"
 JUDGEMENTS_SHARD = "results/{run}/{dataset}/{subject}/judgements/shards/{judge}-{shard}.parquet"
-# the judge's content-addressed results (selfreflect.scoring.result_cache): not an artifact
+# the judge's content-addressed results (selfreflect.scoring.cache): not an artifact
 JUDGE_CACHE = "results/{run}/.judge_cache"
 EXPLORER = "results/{run}/explorer"  # index.html and every question's answers, summaries, scores
 LOGS = "logs/{run}"

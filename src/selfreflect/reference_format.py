@@ -105,3 +105,24 @@ def read_reference_summaries(path: str | os.PathLike) -> list[dict[str, Any]]:
             if not isinstance(summary, str):
                 raise InputError(f"{path}: record {index}: summary '{key}' must be a string")
     return _unique(records, path)
+
+
+def reference_scores(
+    answers: pd.DataFrame, summaries: pd.DataFrame, scores: pd.DataFrame
+) -> list[dict[str, float | None]]:
+    """Scores in the reference format: one ``{summary_key: score}`` per question, in order.
+
+    A question without summaries gets ``{}``; a failed score is ``None`` (JSON null).
+    """
+    keys: dict[str, list[str]] = {}
+    for row in summaries.itertuples(index=False):
+        keys.setdefault(row.id, []).append(row.strategy)
+    by_key = {(row.id, row.strategy): row.score for row in scores.itertuples(index=False)}
+    out = []
+    for qid in answers["id"]:
+        out.append({key: _json_float(by_key[qid, key]) for key in keys.get(qid, [])})
+    return out
+
+
+def _json_float(value: Any) -> float | None:
+    return None if pd.isna(value) else float(value)

@@ -1,7 +1,7 @@
 # One judge pass per experiment (dataset, subject, judge) and shard: every strategy's summaries
 # and the report's constructed summaries against one reference context per question, with the
-# judge's content-addressed results reused across runs (selfreflect.judging); the score files
-# and the studies' tables are read off the merged judgements.
+# judge's content-addressed results reused across runs (selfreflect.scoring.experiment); the
+# score files and the studies' tables are read off the merged judgements.
 rule judge:
     input:
         questions=rules.questions.output[0],

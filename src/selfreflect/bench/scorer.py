@@ -151,7 +151,7 @@ def padded_rows_work(tasks, batch_size: int) -> dict[str, int]:
 
 def tree_work(tasks, batch_size: int) -> dict[str, int]:
     """The `hf` judge: the prefix once, then per batch the nodes of its token tree."""
-    from selfreflect.scoring.tasks import token_tree
+    from selfreflect.scoring.contexts import token_tree
 
     prefix = tasks.prefix_len
     tokens, keys = prefix, prefix * (prefix + 1) // 2
@@ -229,7 +229,7 @@ def timed(judge, work: list, temperature: float, device: str) -> tuple[float, li
 
 def first_tasks(tasks, n: int):
     """The same context with only its first ``n`` tasks (later targets and words dropped)."""
-    from selfreflect.scoring.tasks import ContextTasks
+    from selfreflect.scoring.contexts import ContextTasks
 
     sequences, starts = [], []
     for sequence, start in zip(tasks.sequences, tasks.starts, strict=True):
@@ -289,8 +289,8 @@ def vllm_judge(model, tokenizer, device: str, dtype: str, batch_size: int, workd
 def question_work(fmt, items: list[dict], stopwords: str = "wordfreq") -> list:
     """Each question's (reference context, summary) tasks, prompts rendered by ``fmt``, words
     masked by the ``stopwords`` policy."""
+    from selfreflect.scoring.contexts import question_tasks
     from selfreflect.scoring.stopwords import stopword_policy
-    from selfreflect.scoring.tasks import question_tasks
 
     out = []
     for item in items:

@@ -38,7 +38,7 @@ SUMMARY_WORDS = 60
 QUESTION_WORDS = 12
 DISTINCT_ANSWERS = (1, 6)  # distinct answers per question: from 1 to 5
 MASKED = (0, 1, 3)  # positions modulo 5 whose word is masked: 60% of an answer's words
-TOP = 5  # the judge's top tokens kept per task (scoring.judgements.TOP_PREDICTIONS)
+TOP = 5  # the judge's top tokens kept per task (scoring.records.TOP_PREDICTIONS)
 CHOICES = 4  # a multiple-choice question's options
 FORWARD_TOKENS = 0  # no judge ran
 
@@ -250,10 +250,11 @@ def _judgements(
     test: np.ndarray,
     summaries: dict[str, pd.DataFrame],
 ) -> pd.DataFrame:
-    """One experiment's judgements as the judge pass lays them out (selfreflect.judging), the
-    scores random: every strategy's rows with their tasks, then the studies' rows."""
+    """One experiment's judgements as the judge pass lays them out
+    (selfreflect.scoring.experiment), the scores random: every strategy's rows with their tasks,
+    then the studies' rows."""
     from selfreflect.controlled import pairs_table
-    from selfreflect.judging import COLUMNS
+    from selfreflect.scoring.table import COLUMNS
 
     report = config["report"]
     strategy_rows = [

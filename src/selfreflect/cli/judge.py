@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from selfreflect.cli.options import ANSWERS, CONFIG, OUT, QUESTIONS, SHARD, SHARDS, Job, reads
-from selfreflect.cli.report.judging import experiment, write_study
+from selfreflect.cli.report.studies import experiment, write_study
 from selfreflect.config import evaluated_datasets
 
 if TYPE_CHECKING:
@@ -87,12 +87,12 @@ def judge(
 
     from selfreflect import sharding
     from selfreflect.artifacts import SCHEMAS, read_table, read_tables
-    from selfreflect.cli.judge_cache import judge_cache
     from selfreflect.config import load_config, model_spec
     from selfreflect.failures import check_failures
     from selfreflect.fileio import check_writable
-    from selfreflect.judging import judgements_table
-    from selfreflect.scoring.judge import open_judge
+    from selfreflect.scoring.cache import open_cache
+    from selfreflect.scoring.experiment import judgements_table
+    from selfreflect.scoring.forwards import open_judge
     from selfreflect.scoring.stopwords import stopword_policy
 
     config = load_config(config_path)
@@ -104,7 +104,7 @@ def judge(
     summaries = pd.DataFrame(columns=SCHEMAS["summaries"].names)
     if summaries_paths:
         summaries = read_tables("summaries", summaries_paths)
-    cache = judge_cache(cache_dir, spec, config["scoring"])
+    cache = open_cache(cache_dir, spec, config["scoring"])
     with open_judge(spec, config["scoring"]) as model:
         table = judgements_table(
             model,

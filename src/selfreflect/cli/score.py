@@ -1,6 +1,6 @@
 """``selfreflect score``: summaries scored by a judge, standalone (summaries tables or the
-original tool's JSON files): the workflow's judge pass (:mod:`selfreflect.judging`) on them
-alone, resumed through its result cache."""
+original tool's JSON files): the workflow's judge pass (:mod:`selfreflect.scoring.experiment`)
+on them alone, resumed through its result cache."""
 
 from __future__ import annotations
 
@@ -143,13 +143,13 @@ def score(
 
     from selfreflect import sharding
     from selfreflect.artifacts import one_label, write_table
-    from selfreflect.cli.judge_cache import judge_cache
     from selfreflect.failures import check_failures
     from selfreflect.fileio import check_writable, write_json
-    from selfreflect.judging import score_table
     from selfreflect.provenance import provenance
-    from selfreflect.scoring.judge import open_judge
-    from selfreflect.scoring.score import reference_scores
+    from selfreflect.reference_format import reference_scores
+    from selfreflect.scoring.cache import open_cache
+    from selfreflect.scoring.experiment import score_table
+    from selfreflect.scoring.forwards import open_judge
     from selfreflect.scoring.stopwords import stopword_policy
 
     config, spec = _config_and_judge(config_path, judge)
@@ -174,7 +174,7 @@ def score(
     cache = Path(cache_dir or Path(out).parent / f".{Path(out).name}.judge-cache")
     for path in [out, cache]:
         check_writable(path)
-    cached = judge_cache(cache, spec, settings)
+    cached = open_cache(cache, spec, settings)
     with open_judge(spec, settings) as model:
         scores = score_table(
             model,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from selfreflect.cli.options import CONFIG, OUT
-from selfreflect.cli.report.judging import JUDGEMENTS, read_judgements, write_study
+from selfreflect.cli.report.studies import JUDGEMENTS, read_judgements, write_study
 
 
 @click.command("strategy-scores")
@@ -17,7 +17,7 @@ def strategy_scores(config_path: str, judgements_path: str, strategy: str, out: 
     """The scores table of STRATEGY's summaries (one row per question)."""
     from selfreflect.config import load_config
     from selfreflect.errors import InputError
-    from selfreflect.judging import strategy_scores as select
+    from selfreflect.scoring.table import strategy_scores as select
 
     judgements, experiment = read_judgements(judgements_path, strategy)
     table = select(judgements, strategy)

@@ -1,5 +1,5 @@
 """The multiple-choice study's table of scored summaries: the ``mc`` rows of the experiment's
-``judgements`` (:mod:`selfreflect.judging`) with each summary's true W1 alongside."""
+``judgements`` (:mod:`selfreflect.scoring.table`) with each summary's true W1 alongside."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """Judge backend agreement: the same summaries scored by several judge backends.
 
 Each backend (:data:`selfreflect.registry.JUDGES`) loads the same judge model and scores the
-summaries with the scorer's own :func:`selfreflect.judging.score_table`, so the backends'
+summaries with the scorer's own :func:`selfreflect.scoring.experiment.score_table`, so the backends'
 scores differ only by what the engines compute (kernels, batching, dtype handling).
 :func:`selfreflect.report.tables.backend_agreement_table` compares them.
 """
@@ -13,8 +13,8 @@ from contextlib import AbstractContextManager
 
 import pandas as pd
 
-from selfreflect.judging import score_table
-from selfreflect.scoring.judge import Judge
+from selfreflect.scoring.experiment import score_table
+from selfreflect.scoring.forwards import Judge
 from selfreflect.scoring.stopwords import IsStopword
 
 COLUMNS = ["id", "strategy", "backend", "score", "num_tasks", "error"]

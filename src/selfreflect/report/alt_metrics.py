@@ -11,7 +11,7 @@ All compare a summary with a question's conditioning answers (SelfReflect's refe
   summary faithfully describes the answers it gave (chat as in SelfReflect's reference
   context; prompts.yaml ``judge_p_true``). Higher is better.
 
-The judge is a :class:`selfreflect.scoring.judge.Judge`: its ``logits`` give next-token logits
+The judge is a :class:`selfreflect.scoring.forwards.Judge`: its ``logits`` give next-token logits
 for any token sequence, on every judge backend.
 """
 
@@ -24,8 +24,8 @@ import numpy as np
 import torch
 
 from selfreflect.chat import Message, format_answers, prompts, system_message
-from selfreflect.scoring.judge import Judge
-from selfreflect.scoring.tasks import ContextTasks, scoring_question
+from selfreflect.scoring.contexts import ContextTasks, scoring_question
+from selfreflect.scoring.forwards import Judge
 from selfreflect.strategies.clustering import minilm
 from selfreflect.text import QUESTION_PREFIX
 

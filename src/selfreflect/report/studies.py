@@ -2,8 +2,8 @@
 study's: :mod:`selfreflect.mc_study`).
 
 Their SelfReflect scores are read off the experiment's ``judgements`` table
-(:mod:`selfreflect.judging`: one judge pass per question for every strategy and study, the
-scorer's own code); only the controlled pairs' alternative metrics (LLM rating, P(True),
+(:mod:`selfreflect.scoring.experiment`: one judge pass per question for every strategy and
+study, the scorer's own code); only the controlled pairs' alternative metrics (LLM rating, P(True),
 embedding similarity) run models here. Each function returns one study table
 (``artifacts.SCHEMAS``).
 """
@@ -14,9 +14,9 @@ import numpy as np
 import pandas as pd
 
 from selfreflect.controlled import BY_STRING, SIDES, Grouping, pairs_table
-from selfreflect.judging import of_kind
 from selfreflect.report import alt_metrics
-from selfreflect.scoring.judge import Judge
+from selfreflect.scoring.forwards import Judge
+from selfreflect.scoring.table import of_kind
 
 ALT_METRICS = ["llm_rating", "p_true", "embedding"]
 

@@ -2,7 +2,7 @@
 
 Each context's shared prefix (system, question, context, start of the masked-word prompt) is
 prefilled once; its KV cache is reused for every batch of that context's masked words. A batch's
-suffixes are merged into a prefix tree (:func:`~selfreflect.scoring.tasks.token_tree`: the words
+suffixes are merged into a prefix tree (:func:`~selfreflect.scoring.contexts.token_tree`: the words
 of one held-out answer share the answer's tokens before their masks, identical answers share
 everything) and packed into one row in which each node attends to the prefix and to its own
 ancestors, at its position in its sequences. Nothing is padded, only the target-predicting nodes
@@ -18,8 +18,8 @@ import numpy as np
 import torch
 
 from selfreflect.families import PromptFormat
-from selfreflect.scoring.judge import Judge
-from selfreflect.scoring.tasks import ContextTasks, TokenTree, token_tree
+from selfreflect.scoring.contexts import ContextTasks, TokenTree, token_tree
+from selfreflect.scoring.forwards import Judge
 
 Layers = list[tuple[torch.Tensor, torch.Tensor]]
 LAYER_TYPES = ("full_attention", "sliding_attention")

@@ -1,14 +1,18 @@
-"""The SelfReflect distance (docs/protocol.md §5), as pure tensor math.
+"""The SelfReflect score (docs/protocol.md §5), whole, as pure math.
 
-For every task (one target token of one masked word) the judge gives two next-token logit
-vectors over the whole vocabulary: one with the summary as context, one with the reference
-context. Each becomes a distribution ``softmax(logits / T)`` at a post-hoc temperature ``T``
-(5 in the paper); the task's distance is their total variation ``0.5 * sum_v |p(v) - q(v)|``
-(the paper's 1-Wasserstein distance under the 0/1 ground metric). A summary's score for a
-question is the mean distance over all its tasks: 0 is a perfect summary, 1 the worst.
+For every task (one target token of one masked word of one held-out answer) the judge gives two
+next-token logit vectors over the whole vocabulary: one with the summary as context, one with
+the reference context (the conditioning answers). Each becomes a distribution
+``softmax(logits / T)`` at a post-hoc temperature ``T`` (5 in the paper); the task's distance is
+their total variation ``0.5 * sum_v |p(v) - q(v)|`` (the paper's 1-Wasserstein distance under
+the 0/1 ground metric). A summary's score for a question is the mean distance over all its
+tasks, every target token of every masked word of every held-out answer counting once: 0 is a
+perfect summary, 1 the worst.
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 import torch
 
@@ -40,6 +44,6 @@ def top_predictions(p: torch.Tensor, k: int) -> tuple[torch.Tensor, torch.Tensor
     return tokens, probs
 
 
-def score(distances: torch.Tensor) -> float:
-    """A question's score: the mean distance over its tasks; (n,) -> scalar."""
-    return float(distances.double().mean())
+def score(distances: Sequence[float]) -> float:
+    """A question's score: the mean distance over its tasks; (n,) -> scalar (n > 0)."""
+    return sum(distances) / len(distances)

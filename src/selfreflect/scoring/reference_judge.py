@@ -13,9 +13,9 @@ from typing import Any
 import torch
 
 from selfreflect.families import PromptFormat
+from selfreflect.scoring.contexts import ContextTasks
+from selfreflect.scoring.forwards import Judge
 from selfreflect.scoring.hf_judge import load_judge_model
-from selfreflect.scoring.judge import Judge
-from selfreflect.scoring.tasks import ContextTasks
 
 
 class ReferenceJudge(Judge):

@@ -12,8 +12,8 @@ from typing import Any
 import torch
 
 from selfreflect.families import PromptFormat
-from selfreflect.scoring.judge import Judge
-from selfreflect.scoring.tasks import ContextTasks
+from selfreflect.scoring.contexts import ContextTasks
+from selfreflect.scoring.forwards import Judge
 
 
 class VllmJudge(Judge):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import click
 
 from selfreflect.cli.options import ANSWERS, CONFIG, FILES, OUT, reads
-from selfreflect.cli.report.judging import experiment, write_study
+from selfreflect.cli.report.studies import experiment, write_study
 
 
 @reads(
@@ -38,7 +38,7 @@ def agreement_scores(
     from selfreflect.config import load_config, model_spec
     from selfreflect.fileio import check_writable
     from selfreflect.report.agreement import backend_scores
-    from selfreflect.scoring.judge import open_judge
+    from selfreflect.scoring.forwards import open_judge
     from selfreflect.scoring.stopwords import stopword_policy
 
     config = load_config(config_path)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from selfreflect.cli.options import ANSWERS, CONFIG, OUT, reads
-from selfreflect.cli.report.judging import experiment, open_study_judge, write_study
+from selfreflect.cli.report.studies import experiment, open_study_judge, write_study
 
 
 @reads(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from selfreflect.cli.options import CONFIG, OUT
-from selfreflect.cli.report.judging import JUDGEMENTS, read_judgements, write_study
+from selfreflect.cli.report.studies import JUDGEMENTS, read_judgements, write_study
 
 
 @click.command("controlled-scores")

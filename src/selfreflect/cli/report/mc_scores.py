@@ -6,7 +6,7 @@ import click
 import pandas as pd
 
 from selfreflect.cli.options import ANSWERS, CONFIG, OUT, QUESTIONS, reads
-from selfreflect.cli.report.judging import JUDGEMENTS, read_judgements, write_study
+from selfreflect.cli.report.studies import JUDGEMENTS, read_judgements, write_study
 from selfreflect.errors import InputError
 
 

@@ -1,12 +1,13 @@
-"""Content-addressed judge results: what one summary text scored on one question.
+"""The judge pass's cache: what one summary text scored on one question, by content address.
 
 An entry's address hashes everything its result depends on: the judge (its model files and
-settings), the code and prompts that score, the question with its answers, and the summary
-text. A rerun therefore computes only the summaries whose address is new (adding or changing
-one strategy judges that strategy's summaries alone), and an entry whose inputs changed is
-never found. One gzipped JSON file per entry, written atomically, holding its payload with its
-own address (``key``) and the payload's ``checksum``. An entry that is unreadable, stored under
-another address, altered, or rejected by the caller's ``parse`` is logged and counts as missing.
+settings), the code and prompts that score (:func:`open_cache`), the question with its answers,
+and the summary text. A rerun therefore computes only the summaries whose address is new
+(adding or changing one strategy judges that strategy's summaries alone), and an entry whose
+inputs changed is never found. One gzipped JSON file per entry, written atomically, holding its
+payload with its own address (``key``) and the payload's ``checksum``. An entry that is
+unreadable, stored under another address, altered, or rejected by the caller's ``parse`` is
+logged and counts as missing.
 """
 
 from __future__ import annotations
@@ -78,6 +79,25 @@ class ResultCache:
             write_atomic(path, lambda tmp: tmp.write_bytes(data))
         except (OSError, InputError) as err:
             log.warning("judge cache entry %s not stored: %s", path, err)
+
+
+def open_cache(root: str | Path, spec: dict[str, Any], settings: dict[str, Any]) -> ResultCache:
+    """The cache under ``root`` of the judge pass of the command running now (``selfreflect
+    judge`` or ``score``) with the judge model ``spec`` and the scoring ``settings``: its entries
+    depend, besides their question and summary, on the judge model's files and entry, the
+    settings, and the command's code and prompts."""
+    from selfreflect.code_deps import code_digest, prompt_texts, running_command_deps
+    from selfreflect.provenance import model_fingerprint
+
+    deps = running_command_deps()
+    salt = {
+        "model": model_fingerprint(spec["path"]),
+        "spec": spec,
+        "settings": settings,
+        "code": code_digest(deps.files),
+        "prompts": prompt_texts(deps.prompt_keys),
+    }
+    return ResultCache(root, salt)
 
 
 def _payload(entry: Any, key: str) -> Any:

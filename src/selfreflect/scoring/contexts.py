@@ -1,5 +1,5 @@
-"""Scoring tasks (docs/protocol.md §5): the token sequences whose next-token distributions the
-judge gives.
+"""A question's contexts (docs/protocol.md §5): the token sequences whose next-token
+distributions the judge gives, each built once per question.
 
 For one question, each context (the *reference context*, listing the conditioning answers, and
 each summary) gets one token sequence per masked word of the held-out answers: the chat
@@ -10,8 +10,9 @@ longer chat" whenever the shorter chat tokenises to a prefix of the longer one; 
 tokenizer merge tokens across the boundary, the merged tokens count as targets too, so every
 target is predicted from a context the judge really sees. One task = one target token.
 
-Pure functions of the judge's :class:`PromptFormat` (tokenizer, family, fidelity) and texts,
-rendered with thinking off; no model is run here.
+:func:`question_contexts` builds a question's reference contexts and its summary contexts for
+the judge pass. Pure functions of the judge's :class:`PromptFormat` (tokenizer, family,
+fidelity) and texts, rendered with thinking off; no model is run here.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -37,6 +39,20 @@ PROMPT_KEYS = (  # the prompts.yaml texts this module renders
 
 class TaskError(Exception):
     """A question cannot be scored; the scorer records the message as its failure reason."""
+
+
+@dataclass(frozen=True)
+class QuestionAnswers:
+    """What a question's judgements depend on besides the summary text."""
+
+    question: str
+    test: list[str]
+    conditioning: list[str]
+    subsamples: list[list[str]]  # extra reference contexts (subsets of ``conditioning``)
+    choices: list[str] | None = None  # a multiple-choice question's options (masking units)
+
+    def key(self) -> list[Any]:
+        return [self.question, self.test, self.conditioning, self.subsamples, self.choices]
 
 
 @dataclass(frozen=True)
@@ -230,16 +246,31 @@ def question_tasks(
     Raises :class:`TaskError` when the question has no conditioning answers, no word to mask,
     or a summary whose target tokens differ from the reference context's.
     """
+    reference = question_reference(
+        fmt, question, test_answers, conditioning_answers, is_stopword, choices
+    )
+    return reference, {
+        key: summary_tasks(fmt, question, key, summary, reference)
+        for key, summary in summaries.items()
+    }
+
+
+def question_reference(
+    fmt: PromptFormat,
+    question: str,
+    test_answers: Sequence[str],
+    conditioning_answers: Sequence[str],
+    is_stopword: IsStopword,
+    choices: Sequence[str] | None = None,
+) -> ContextTasks:
+    """The reference context's tasks: every maskable word of the test answers; raises
+    :class:`TaskError` when the question has no conditioning answers or no word to mask."""
     if not conditioning_answers:
         raise TaskError("no conditioning answers")
     words = masked_words(test_answers, is_stopword, choices)
     if not words:
         raise TaskError("no held-out answer has a word to mask")
-    reference = reference_tasks(fmt, question, conditioning_answers, words)
-    return reference, {
-        key: summary_tasks(fmt, question, key, summary, reference)
-        for key, summary in summaries.items()
-    }
+    return reference_tasks(fmt, question, conditioning_answers, words)
 
 
 def summary_tasks(
@@ -256,3 +287,58 @@ def summary_tasks(
                 "reference context's (mismatched task counts)"
             )
     return tasks
+
+
+@dataclass(frozen=True)
+class QuestionContexts:
+    """A question's contexts for some summary texts: its reference contexts (the full
+    conditioning answers first, then each subsample; none when no text has a context), each
+    text's summary context, and why each other text cannot be judged."""
+
+    references: list[ContextTasks]
+    summaries: dict[str, ContextTasks]
+    failed: dict[str, str]
+    owners: list[int]  # each task's held-out answer (its index among the test answers)
+
+
+def question_contexts(
+    fmt: PromptFormat,
+    max_model_len: int,
+    answers: QuestionAnswers,
+    texts: Sequence[str],
+    is_stopword: IsStopword,
+) -> QuestionContexts:
+    """The contexts of ``texts`` on one question, each built once. A failure of the whole
+    question (no conditioning answers, no word to mask, the reference prompt longer than
+    ``max_model_len``) fails every text; a text whose own prompt is too long or whose tasks do
+    not align fails alone."""
+    try:
+        reference = question_reference(
+            fmt, answers.question, answers.test, answers.conditioning, is_stopword, answers.choices
+        )
+        _check_length(reference, max_model_len)
+    except TaskError as err:
+        return QuestionContexts([], {}, {text: str(err) for text in texts}, [])
+    summaries, failed = {}, {}
+    for text in texts:
+        try:
+            tasks = summary_tasks(fmt, answers.question, "summary", text, reference)
+            _check_length(tasks, max_model_len)
+            summaries[text] = tasks
+        except TaskError as err:
+            failed[text] = str(err)
+    if not summaries:
+        return QuestionContexts([], summaries, failed, [])
+    references = [reference] + [
+        reference_tasks(fmt, answers.question, subsample, reference.words)
+        for subsample in answers.subsamples
+    ]
+    owners = [word.answer for k, word in enumerate(reference.words) for _ in reference.targets(k)]
+    return QuestionContexts(references, summaries, failed, owners)
+
+
+def _check_length(tasks: ContextTasks, max_model_len: int) -> None:
+    """Raise :class:`TaskError` when a sequence of ``tasks`` is longer than the judge takes."""
+    longest = max(len(sequence) for sequence in tasks.sequences)
+    if longest > max_model_len:
+        raise TaskError(f"prompt has {longest} tokens; max_model_len is {max_model_len}")

@@ -1,9 +1,11 @@
-"""The judge interface: next-token logits at the target positions of scoring tasks.
+"""The judge's forward passes: next-token logits at the target positions of a question's
+contexts, behind one small interface.
 
-A backend implements :meth:`Judge.logits` (and optionally :meth:`Judge.prepare`, per-context
-state such as a prefix KV cache); :meth:`Judge.judge` walks a question's tasks in batches of
-masked words, so at most one batch of vocabulary vectors per context is alive at a time, and keeps
-each task's distance and, if asked, the judge's top predictions.
+A backend (``hf_judge``, ``vllm_judge``, ``reference_judge``) implements :meth:`Judge.logits`
+(and optionally :meth:`Judge.prepare`, per-context state such as a prefix KV cache);
+:meth:`Judge.cross_judge` walks a question's contexts in batches of masked words, so at most one
+batch of vocabulary vectors per context is alive at a time, and keeps each task's distance
+(:mod:`~selfreflect.scoring.metric`) and, if asked, the judge's top predictions.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import torch
 
 from selfreflect.families import PromptFormat
 from selfreflect.scoring import metric
-from selfreflect.scoring.tasks import ContextTasks
+from selfreflect.scoring.contexts import ContextTasks
 
 
 @dataclass(frozen=True)

@@ -1,16 +1,10 @@
-"""One judge pass per question for every summary an experiment scores (docs/protocol.md §5).
+"""Judgement records (docs/protocol.md §5): what one summary text scored on one question.
 
-Every strategy's summary, every controlled pair's and every multiple-choice variant of a
-question is measured against the same reference context (the conditioning answers), so the
-pass computes that context once, and each distinct summary text once. Extra references (the
-convergence study's subsamples of the conditioning answers) ride on the same summary
-contexts. With a :class:`ResultCache`, a summary text judged before under the same question,
-answers, judge and code is read back instead of judged, and a question whose texts are all
-known runs no model at all.
-
-A failure of the whole question (no conditioning answers, no word to mask, the reference
-prompt too long) fails each of its summaries; a summary whose own prompt is too long or whose
-tasks do not align fails alone.
+A :class:`Judgement` holds each task's distance to each reference context, each task's
+held-out answer and, when kept, the task records an explorer shows (the masked word, the
+target token, the judge's top predictions given the summary and given the reference). The
+judge pass builds them from the forward passes (:func:`judgements`); the cache stores them as
+their :meth:`Judgement.entry` and reads them back, checked, with :meth:`Judgement.from_entry`.
 """
 
 from __future__ import annotations
@@ -22,18 +16,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from selfreflect.artifacts import TASK
-from selfreflect.scoring.result_cache import ResultCache
-from selfreflect.scoring.stopwords import IsStopword
-from selfreflect.scoring.tasks import (
-    ContextTasks,
-    TaskError,
-    question_tasks,
-    reference_tasks,
-    summary_tasks,
-)
+from selfreflect.scoring import metric
 
 if TYPE_CHECKING:
-    from selfreflect.scoring.judge import Judge, Judged
+    from selfreflect.scoring.contexts import ContextTasks, QuestionContexts
+    from selfreflect.scoring.forwards import Judged
 
 TOP_PREDICTIONS = 5  # the judge's most likely tokens kept per task and context
 _TASK_FIELDS = frozenset(TASK.names)  # what a kept task record holds
@@ -52,9 +39,10 @@ class Judgement:
 
     @property
     def score(self) -> float | None:
-        """SelfReflect: the mean distance to the full reference context."""
+        """SelfReflect (:func:`~selfreflect.scoring.metric.score`) against the full reference
+        context; None when it has no task."""
         first = self.distances[0] if self.distances else []
-        return sum(first) / len(first) if first else None
+        return metric.score(first) if first else None
 
     def entry(self) -> dict[str, Any]:
         return {
@@ -99,51 +87,6 @@ class Judgement:
         return cls(distances, owners, records, error)
 
 
-@dataclass(frozen=True)
-class QuestionAnswers:
-    """What a question's judgements depend on besides the summary text."""
-
-    question: str
-    test: list[str]
-    conditioning: list[str]
-    subsamples: list[list[str]]  # extra reference contexts (subsets of ``conditioning``)
-    choices: list[str] | None = None  # a multiple-choice question's options (masking units)
-
-    def key(self) -> list[Any]:
-        return [self.question, self.test, self.conditioning, self.subsamples, self.choices]
-
-
-def judge_question(
-    judge: Judge,
-    answers: QuestionAnswers,
-    texts: Sequence[str],
-    temperature: float,
-    is_stopword: IsStopword,
-    keep_tasks: bool = False,
-    cache: ResultCache | None = None,
-) -> dict[str, Judgement]:
-    """Each distinct summary text of ``texts`` judged on one question (cache hits read back)."""
-    out: dict[str, Judgement] = {}
-    parse = functools.partial(
-        Judgement.from_entry,
-        references=1 + len(answers.subsamples),
-        test_answers=len(answers.test),
-        keep_tasks=keep_tasks,
-    )
-    for text in dict.fromkeys(texts):
-        judgement = cache.get(answers.key(), text, parse) if cache else None
-        if judgement is not None:
-            out[text] = judgement
-    todo = [text for text in dict.fromkeys(texts) if text not in out]
-    if todo:
-        fresh = _judge_texts(judge, answers, todo, temperature, is_stopword, keep_tasks)
-        for text, judgement in fresh.items():
-            if cache:
-                cache.put(answers.key(), text, judgement.entry())
-            out[text] = judgement
-    return out
-
-
 def _ints(values: Any) -> bool:
     return isinstance(values, list) and all(type(v) is int for v in values)
 
@@ -155,67 +98,30 @@ def _distances(values: Any) -> bool:
     )
 
 
-def _too_long(judge: Judge, tasks: ContextTasks) -> str | None:
-    longest = max(len(sequence) for sequence in tasks.sequences)
-    if longest > judge.max_model_len:
-        return f"prompt has {longest} tokens; max_model_len is {judge.max_model_len}"
-    return None
-
-
-def _judge_texts(
-    judge: Judge,
-    answers: QuestionAnswers,
-    texts: list[str],
+def judgements(
+    tokenizer: Any,
+    contexts: QuestionContexts,
+    references: Sequence[Judged],
+    summaries: Sequence[Sequence[Judged]],
     temperature: float,
-    is_stopword: IsStopword,
     keep_tasks: bool,
 ) -> dict[str, Judgement]:
-    """``texts`` judged by the model: the reference contexts once, each text's context once."""
-    fmt = judge.format
-    try:
-        reference, _ = question_tasks(
-            fmt,
-            answers.question,
-            answers.test,
-            answers.conditioning,
-            {},
-            is_stopword,
-            answers.choices,
-        )
-        if reason := _too_long(judge, reference):
-            raise TaskError(reason)
-    except TaskError as err:
-        return {text: Judgement([], [], error=str(err)) for text in texts}
-    out, contexts = {}, {}
-    for text in texts:
-        try:
-            tasks = summary_tasks(fmt, answers.question, "summary", text, reference)
-            if reason := _too_long(judge, tasks):
-                raise TaskError(reason)
-            contexts[text] = tasks
-        except TaskError as err:
-            out[text] = Judgement([], [], error=str(err))
-    if contexts:
-        references = [reference] + [
-            reference_tasks(fmt, answers.question, subsample, reference.words)
-            for subsample in answers.subsamples
-        ]
-        top_k = TOP_PREDICTIONS if keep_tasks else 0
-        owners = [
-            word.answer for k, word in enumerate(reference.words) for _ in reference.targets(k)
-        ]
-        judged_references, judged = judge.cross_judge(
-            references, list(contexts.values()), temperature, top_k
-        )
-        for text, row in zip(contexts, judged, strict=True):
-            records = None
-            if keep_tasks:
-                records = task_records(judge.tokenizer, reference, judged_references[0], row[0])
-            distances = [cell.distances.double().tolist() for cell in row]
-            out[text] = Judgement(distances, owners, records)
-            if not all(math.isfinite(d) for ds in distances for d in ds):
-                out[text] = Judgement([], [], error=_not_finite(temperature))
-    return {text: out[text] for text in texts}
+    """The judgement of each text of ``contexts``: the failed ones' reasons, and each judged
+    one's distances to each reference context, its task records where ``keep_tasks``; a text
+    whose distances are not all finite fails. ``references`` and ``summaries`` are the forwards
+    of :meth:`~selfreflect.scoring.forwards.Judge.cross_judge` (``summaries[i][reference]`` for
+    the i-th text of ``contexts.summaries``)."""
+    out = {text: Judgement([], [], error=reason) for text, reason in contexts.failed.items()}
+    for text, row in zip(contexts.summaries, summaries, strict=True):
+        distances = [cell.distances.double().tolist() for cell in row]
+        if not all(math.isfinite(d) for ds in distances for d in ds):
+            out[text] = Judgement([], [], error=_not_finite(temperature))
+            continue
+        records = None
+        if keep_tasks:
+            records = task_records(tokenizer, contexts.references[0], references[0], row[0])
+        out[text] = Judgement(distances, contexts.owners, records)
+    return out
 
 
 def _not_finite(temperature: float) -> str:
