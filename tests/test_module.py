@@ -66,9 +66,11 @@ def installed(site: Path) -> dict[str, str]:
 
 
 def snakemake(folder: Path, site: Path, *args: str) -> str:
-    """``snakemake ARGS`` in the deployment ``folder``; what it printed."""
+    """``snakemake ARGS`` in the deployment ``folder``; what it printed (its jobs, with their
+    inputs, on standard error)."""
     command = ["snakemake", *args, "--cores", "2", "--resources", "gpu=1"]
-    return run(command, folder, env=installed(site)).stdout
+    result = run(command, folder, env=installed(site))
+    return result.stdout + result.stderr
 
 
 @pytest.fixture(scope="module")
