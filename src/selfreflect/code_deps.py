@@ -19,7 +19,7 @@ A plug-in strategy (``summaries.plugins``) is code of the jobs running it: its m
 working directory's modules it imports (directly or not) and what these use of the package.
 
 The analysis is static (``ast``) and reads the files of the package that runs
-(:func:`package_dir`): ``src/selfreflect`` of a checkout it runs in, the paths DVC's deps name,
+(:func:`package_dir`): ``src/selfreflect`` of a checkout it runs in (the paths DVC's deps name),
 or the installed copy's files where the workflow runs elsewhere (as a Snakemake module); a
 plug-in's modules are read in the working directory. A code hash names each package file by its
 path in the source tree, so the same code hashes alike, checked out or installed.
@@ -78,16 +78,16 @@ class Deps:
 
 
 def package_dir() -> Path:
-    """The folder of the package that runs (this module's): relative to the working directory
-    where it lies under it (a checkout's ``src/selfreflect``), else absolute (an installed copy,
-    as where the workflow runs as a Snakemake module from another directory)."""
+    """The folder of the package that runs (this module's): :data:`SOURCE` where the working
+    directory's is it (a checkout, or a DVC project linking one's), else its full path (an
+    installed copy, as where the workflow runs as a Snakemake module from another folder)."""
     return _package_dir(Path.cwd())
 
 
 @cache
 def _package_dir(cwd: Path) -> Path:
     here = Path(__file__).resolve().parent
-    return here.relative_to(cwd) if here.is_relative_to(cwd) else here
+    return SOURCE if (cwd / SOURCE).resolve() == here else here
 
 
 def module_file(module: str) -> Path | None:
