@@ -214,10 +214,18 @@ def test_a_plugin_runs_its_module_and_the_local_modules_it_imports(tmp_path, mon
     assert code_deps.plugin_files("deeper:count") == ("deeper.py",)
 
 
-def test_a_plugin_in_a_project_without_the_package_lists_no_package_file(tmp_path, monkeypatch):
+def test_a_plugin_outside_a_checkout_counts_the_installed_package_files_it_uses(
+    tmp_path, monkeypatch
+):
+    """Where the package is not the working directory's (the workflow run as a module), the
+    package files a plug-in uses are those of the package that runs, by their full path."""
     write_modules(tmp_path, {"p.py": "from selfreflect.strategies import Context\n"})
     monkeypatch.chdir(tmp_path)
-    assert code_deps.plugin_files("p:f") == ("p.py",)
+    installed = Path(code_deps.__file__).resolve().parent
+    files = set(code_deps.plugin_files("p:f"))
+    package = files - {"p.py"}
+    assert "p.py" in files and str(installed / "strategies" / "__init__.py") in package
+    assert all(Path(path).is_relative_to(installed) for path in package)
 
 
 def test_the_example_plugin_adds_only_its_own_module_to_the_summaries_code():
@@ -230,22 +238,28 @@ def test_the_example_plugin_adds_only_its_own_module_to_the_summaries_code():
 
 def test_a_plugin_importing_more_of_the_package_adds_those_modules(tmp_path, monkeypatch):
     """A package module summarize never runs (the main table's) counts for the plug-in."""
-    (tmp_path / "src").symlink_to(REPO / "src")
     write_modules(tmp_path, {"p.py": "from selfreflect.report import tables\n"})
     monkeypatch.chdir(tmp_path)
-    files = code_deps.plugin_files("p:f")
-    assert {"p.py", "src/selfreflect/report/tables.py"} <= set(files)
-    assert "src/selfreflect/report/tables.py" not in command_deps("summarize").files
+    tables = str(code_deps.package_dir() / "report" / "tables.py")
+    assert {"p.py", tables} <= set(code_deps.plugin_files("p:f"))
+    assert tables not in command_deps.__wrapped__("summarize").files  # not a cached result
 
 
-def test_a_command_run_outside_the_project_root_is_one_line(monkeypatch, tmp_path):
-    """A command's code hash reads src/selfreflect of the working directory: elsewhere (e.g.
-    `selfreflect judge` started in another folder) that is one line, not a traceback."""
-    from selfreflect.errors import InputError
-
+def test_outside_a_checkout_a_command_runs_the_installed_files_and_hashes_alike(
+    monkeypatch, tmp_path
+):
+    """Started in another folder (as the workflow's jobs are where it runs as a Snakemake
+    module), a command depends on the files of the package that runs, by their full path,
+    and its code hash names them as in the checkout: the same code hashes alike."""
+    in_repo = command_deps.__wrapped__("judge")  # not the cached result of an earlier test
+    in_repo_hash = code_deps.code_digest(in_repo.files)
     monkeypatch.chdir(tmp_path)
-    with pytest.raises(InputError, match=r"src/selfreflect: not in the working directory .*root"):
-        command_deps.__wrapped__("judge")  # not the cached result of an earlier test
+    elsewhere = command_deps.__wrapped__("judge")
+    installed = Path(code_deps.__file__).resolve().parent
+    assert [Path(path).relative_to(installed) for path in elsewhere.files] == [
+        Path(path).relative_to(SOURCE) for path in in_repo.files
+    ]
+    assert code_deps.code_digest(elsewhere.files) == in_repo_hash
 
 
 def test_a_plugin_found_on_the_path_in_a_folder_of_the_project_is_tracked(tmp_path, monkeypatch):

@@ -76,8 +76,11 @@ def clone_completed(project: Path, dest: Path) -> Path:
     return dest
 
 
-def run(args: list[str], cwd: Path, check: bool = True) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+def run(
+    args: list[str], cwd: Path, check: bool = True, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess:
+    """Run ``args`` in ``cwd`` (with the variables ``env`` set), output captured."""
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})}
     if (Path(cwd) / "src" / "selfreflect").is_dir():  # a project copy runs its own code
         env["PYTHONPATH"] = os.pathsep.join([str(Path(cwd) / "src"), env.get("PYTHONPATH", "")])
     result = subprocess.run(args, cwd=cwd, capture_output=True, text=True, env=env)

@@ -18,9 +18,11 @@ render it.
 A plug-in strategy (``summaries.plugins``) is code of the jobs running it: its module, the
 working directory's modules it imports (directly or not) and what these use of the package.
 
-The analysis is static (``ast``) and reads the package files under ``src/selfreflect`` of the
-working directory (and a plug-in's modules there), the files a job's code hash and DVC's deps
-cover.
+The analysis is static (``ast``) and reads the files of the package that runs
+(:func:`package_dir`): ``src/selfreflect`` of a checkout it runs in (the paths DVC's deps name),
+or the installed copy's files where the workflow runs elsewhere (as a Snakemake module); a
+plug-in's modules are read in the working directory. A code hash names each package file by its
+path in the source tree, so the same code hashes alike, checked out or installed.
 """
 
 from __future__ import annotations
@@ -41,7 +43,7 @@ import click
 from selfreflect import chat
 
 PACKAGE = "selfreflect"
-SOURCE = Path("src") / PACKAGE
+SOURCE = Path("src") / PACKAGE  # the package's folder in the project (DVC's deps, code hashes)
 PROMPTS_FILE = SOURCE / chat.PROMPTS_FILE  # tracked per key (params), not as code
 
 
@@ -75,11 +77,24 @@ class Deps:
         return [*self.prompt_keys, *(self.renders(job) if callable(self.renders) else ())]
 
 
+def package_dir() -> Path:
+    """The folder of the package that runs (this module's): :data:`SOURCE` where the working
+    directory's is it (a checkout, or a DVC project linking one's), else its full path (an
+    installed copy, as where the workflow runs as a Snakemake module from another folder)."""
+    return _package_dir(Path.cwd())
+
+
+@cache
+def _package_dir(cwd: Path) -> Path:
+    here = Path(__file__).resolve().parent
+    return SOURCE if (cwd / SOURCE).resolve() == here else here
+
+
 def module_file(module: str) -> Path | None:
     """The file of package module ``module`` (``selfreflect.scoring.forwards``), if it is one."""
     if module != PACKAGE and not module.startswith(f"{PACKAGE}."):
         return None
-    base = SOURCE.joinpath(*module.split(".")[1:])
+    base = package_dir().joinpath(*module.split(".")[1:])
     for path in (base / "__init__.py", base.with_suffix(".py")):
         if path.is_file():
             return path
@@ -135,7 +150,7 @@ def _registry_targets() -> dict[str, list[tuple[str, str]]]:
     """``{registry name: [(module, attribute)]}`` of :mod:`selfreflect.registry`
     (``"module:attribute"`` targets)."""
     targets: dict[str, list[tuple[str, str]]] = {}
-    for statement in _tree(SOURCE / "registry.py").body:
+    for statement in _tree(package_dir() / "registry.py").body:
         if isinstance(statement, ast.Assign) and isinstance(statement.value, ast.Call):
             strings = [
                 node.value.partition(":")
@@ -159,7 +174,8 @@ def _data_files(path: Path) -> tuple[str, ...]:
     ``data/``: ``"config.schema.yaml"``, ``"data/explorer.html"``, the folder ``"captions"``;
     not an artifact path that shares a file name (a name in another folder, such as
     ``"results/{run}/config.schema.yaml"``)."""
-    data = SOURCE / "data"
+    root = package_dir()
+    data = root / "data"
     named = set()
     for child in ast.walk(_tree(path)):
         if isinstance(child, ast.Constant) and isinstance(child.value, str):
@@ -167,7 +183,7 @@ def _data_files(path: Path) -> tuple[str, ...]:
             name = name.strip("/")
             if (not folder or folder.endswith("/")) and _DATA_NAME.fullmatch(name):
                 named.add(data / name)
-    return tuple(str(p) for p in sorted(named) if p != PROMPTS_FILE and p.exists())
+    return tuple(str(p) for p in sorted(named) if p != root / chat.PROMPTS_FILE and p.exists())
 
 
 def _prompt_keys(tree: ast.Module) -> list[str]:
@@ -491,13 +507,6 @@ def plugin_files(target: str) -> tuple[str, ...]:
 def command_deps(command: click.Command, top: click.Group) -> Deps:
     """The dependencies of running the click ``command`` under the group ``top`` (the command
     line's), with the settings and prompts it declares it reads (``reads``)."""
-    from selfreflect.errors import InputError
-
-    if not (SOURCE / "__init__.py").is_file():
-        raise InputError(
-            f"{SOURCE}: not in the working directory {Path.cwd()}; run selfreflect from the "
-            "project's root (a command's code hash reads the package's files there)"
-        )
     if isinstance(command, click.Group) or command.callback is None:
         raise ValueError(f"'{command.name}': a group, not a command")
     functions: dict[str, tuple[str, ...]] = {}
@@ -532,11 +541,14 @@ def prompt_texts(keys: Iterable[str]) -> dict[str, Any]:
 
 def code_digest(paths: str | Iterable[str]) -> str:
     """Content hash of package files and folders (``code`` inputs): as a rule's param it makes
-    Snakemake rerun a job whose code changed, as DVC does for the same deps."""
+    Snakemake rerun a job whose code changed, as DVC does for the same deps. A package file is
+    named by its path in the source tree (``src/selfreflect/…``), wherever the package is."""
+    root = package_dir()
     digest = hashlib.sha256()
     for path in map(Path, [paths] if isinstance(paths, str) else paths):
         for file in sorted(path.rglob("*")) if path.is_dir() else [path]:
             if file.is_file() and "__pycache__" not in file.parts:
-                digest.update(file.as_posix().encode())
+                name = SOURCE / file.relative_to(root) if file.is_relative_to(root) else file
+                digest.update(name.as_posix().encode())
                 digest.update(file.read_bytes())
     return digest.hexdigest()[:16]

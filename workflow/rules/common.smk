@@ -15,8 +15,10 @@ from selfreflect.rule_inputs import (
 )
 from selfreflect.snakemake_jobs import listing_jobs
 
-# the --configfile files (or the paper's), their includes resolved, and the --config overrides
-_configfiles = workflow.config_settings.configfiles or [paths.DEFAULT_CONFIG]
+# the --configfile files, else the configfile: of a Snakefile using this one as a module
+# (docs/deploy.md), else the paper's; their includes resolved, and the --config overrides
+_configfiles = workflow.config_settings.configfiles or workflow.configfiles
+_configfiles = _configfiles or [paths.DEFAULT_CONFIG]
 _source = ", ".join(map(str, _configfiles))
 config = checked_config(_configfiles, workflow.config_settings.config, _source)
 RUN = RunInputs(config, command_deps)
