@@ -22,17 +22,22 @@ def prose(text: str) -> str:
     return CODE.sub("", FENCE.sub("", text))
 
 
+def slug(heading: str) -> str:
+    """The anchor GitHub gives a heading (a code span's text kept, its backticks dropped)."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
 def anchors(path: Path) -> set[str]:
     """The anchors GitHub gives the headings of a Markdown file."""
     found: set[str] = set()
-    for line in prose(path.read_text(encoding="utf-8")).splitlines():
+    for line in FENCE.sub("", path.read_text(encoding="utf-8")).splitlines():
         if match := re.match(r"#{1,6} (.+)", line):
-            base = re.sub(r"[^\w\- ]", "", match[1].strip().lower()).replace(" ", "-")
-            slug, k = base, 0
-            while slug in found:
+            base = slug(match[1])
+            anchor, k = base, 0
+            while anchor in found:
                 k += 1
-                slug = f"{base}-{k}"
-            found.add(slug)
+                anchor = f"{base}-{k}"
+            found.add(anchor)
     return found
 
 
@@ -108,8 +113,7 @@ def test_every_section_of_a_moved_page_is_linked_from_the_readme():
     for name in moved:
         page = REPO / "docs" / f"{name}.md"
         assert f"docs/{name}.md" in readme, name
-        text = prose(page.read_text(encoding="utf-8"))
+        text = FENCE.sub("", page.read_text(encoding="utf-8"))
         for heading in re.findall(r"^## (.+)$", text, re.MULTILINE):
-            slug = re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
-            assert f"docs/{name}.md#{slug}" in readme, (name, heading)
+            assert f"docs/{name}.md#{slug(heading)}" in readme, (name, heading)
     assert "docs/science/README.md" in readme
