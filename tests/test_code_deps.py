@@ -242,7 +242,7 @@ def test_a_plugin_importing_more_of_the_package_adds_those_modules(tmp_path, mon
     monkeypatch.chdir(tmp_path)
     tables = str(code_deps.package_dir() / "report" / "tables.py")
     assert {"p.py", tables} <= set(code_deps.plugin_files("p:f"))
-    assert tables not in command_deps.__wrapped__("summarize").files  # not a cached result
+    assert tables not in command_deps("summarize").files
 
 
 def test_outside_a_checkout_a_command_runs_the_installed_files_and_hashes_alike(
@@ -250,11 +250,14 @@ def test_outside_a_checkout_a_command_runs_the_installed_files_and_hashes_alike(
 ):
     """Started in another folder (as the workflow's jobs are where it runs as a Snakemake
     module), a command depends on the files of the package that runs, by their full path,
-    and its code hash names them as in the checkout: the same code hashes alike."""
-    in_repo = command_deps.__wrapped__("judge")  # not the cached result of an earlier test
+    and its code hash names them as in the checkout: the same code hashes alike. What one
+    folder computed is never handed out in the other (asked there first, then here)."""
+    monkeypatch.chdir(tmp_path)
+    elsewhere = command_deps("judge")
+    monkeypatch.chdir(REPO)
+    in_repo = command_deps("judge")
     in_repo_hash = code_deps.code_digest(in_repo.files)
     monkeypatch.chdir(tmp_path)
-    elsewhere = command_deps.__wrapped__("judge")
     installed = Path(code_deps.__file__).resolve().parent
     assert [Path(path).relative_to(installed) for path in elsewhere.files] == [
         Path(path).relative_to(SOURCE) for path in in_repo.files

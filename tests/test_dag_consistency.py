@@ -282,15 +282,15 @@ def test_committed_dvc_yaml_is_up_to_date(tmp_path):
 @pytest.fixture
 def explorer_reading_more(monkeypatch):
     """`selfreflect explorer` declaring one setting more than it does (report.confidence)."""
-    from selfreflect.cli import command_deps, find_command
+    from selfreflect import cli
 
-    command = find_command("explorer")
+    command = cli.find_command("explorer")
     settings, prompts, plugin = command.reads
     monkeypatch.setattr(command, "reads", ((*settings, "report.confidence"), prompts, plugin))
     monkeypatch.chdir(REPO)
-    command_deps.cache_clear()
+    cli._command_deps.cache_clear()
     yield
-    command_deps.cache_clear()
+    cli._command_deps.cache_clear()
 
 
 def test_a_setting_added_to_a_command_declaration_is_tracked_by_its_rule_and_stage(

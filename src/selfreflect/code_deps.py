@@ -77,24 +77,24 @@ class Deps:
         return [*self.prompt_keys, *(self.renders(job) if callable(self.renders) else ())]
 
 
+_HERE = Path(__file__).resolve().parent  # the package that runs, where the analysis reads it
+
+
 def package_dir() -> Path:
-    """The folder of the package that runs (this module's): :data:`SOURCE` where the working
-    directory's is it (a checkout, or a DVC project linking one's), else its full path (an
-    installed copy, as where the workflow runs as a Snakemake module from another folder)."""
-    return _package_dir(Path.cwd())
-
-
-@cache
-def _package_dir(cwd: Path) -> Path:
-    here = Path(__file__).resolve().parent
-    return SOURCE if (cwd / SOURCE).resolve() == here else here
+    """The folder of the package that runs (this module's), as the working directory names it
+    in deps: :data:`SOURCE` where the working directory's is it (a checkout, or a DVC project
+    linking one's), else its full path (an installed copy, as where the workflow runs as a
+    Snakemake module from another folder). The analysis itself reads the files at their full
+    paths, so what it keeps between calls holds in any working directory."""
+    return SOURCE if (Path.cwd() / SOURCE).resolve() == _HERE else _HERE
 
 
 def module_file(module: str) -> Path | None:
-    """The file of package module ``module`` (``selfreflect.scoring.forwards``), if it is one."""
+    """The file (full path) of package module ``module`` (``selfreflect.scoring.forwards``), if
+    it is one."""
     if module != PACKAGE and not module.startswith(f"{PACKAGE}."):
         return None
-    base = package_dir().joinpath(*module.split(".")[1:])
+    base = _HERE.joinpath(*module.split(".")[1:])
     for path in (base / "__init__.py", base.with_suffix(".py")):
         if path.is_file():
             return path
@@ -150,7 +150,7 @@ def _registry_targets() -> dict[str, list[tuple[str, str]]]:
     """``{registry name: [(module, attribute)]}`` of :mod:`selfreflect.registry`
     (``"module:attribute"`` targets)."""
     targets: dict[str, list[tuple[str, str]]] = {}
-    for statement in _tree(package_dir() / "registry.py").body:
+    for statement in _tree(_HERE / "registry.py").body:
         if isinstance(statement, ast.Assign) and isinstance(statement.value, ast.Call):
             strings = [
                 node.value.partition(":")
@@ -169,13 +169,12 @@ _DATA_NAME = re.compile(r"\w[\w.-]*(/\w[\w.-]*)*")  # a path in data/, never out
 
 
 @cache
-def _data_files(path: Path) -> tuple[str, ...]:
+def _data_files(path: Path) -> tuple[Path, ...]:
     """The package's data files and folders a module names in a string, by their path in
     ``data/``: ``"config.schema.yaml"``, ``"data/explorer.html"``, the folder ``"captions"``;
     not an artifact path that shares a file name (a name in another folder, such as
     ``"results/{run}/config.schema.yaml"``)."""
-    root = package_dir()
-    data = root / "data"
+    data = _HERE / "data"
     named = set()
     for child in ast.walk(_tree(path)):
         if isinstance(child, ast.Constant) and isinstance(child.value, str):
@@ -183,7 +182,7 @@ def _data_files(path: Path) -> tuple[str, ...]:
             name = name.strip("/")
             if (not folder or folder.endswith("/")) and _DATA_NAME.fullmatch(name):
                 named.add(data / name)
-    return tuple(str(p) for p in sorted(named) if p != root / chat.PROMPTS_FILE and p.exists())
+    return tuple(sorted(p for p in named if p != _HERE / chat.PROMPTS_FILE and p.exists()))
 
 
 def _prompt_keys(tree: ast.Module) -> list[str]:
@@ -445,7 +444,8 @@ def _file_names(modules: set[str]) -> tuple[str, ...]:
     """The paths of the package ``modules`` and of the data files they name."""
     paths = {_path(m) for m in modules}
     data = {name for path in paths for name in _data_files(path)}
-    return tuple(sorted({*map(str, paths), *data}))
+    shown = package_dir()
+    return tuple(sorted(str(shown / path.relative_to(_HERE)) for path in paths | data))
 
 
 def _local_file(module: str) -> Path | None:

@@ -25,6 +25,8 @@ from selfreflect.progress import echo_to_stdout
 from selfreflect.registry import load
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from selfreflect.code_deps import Deps
 
 # libraries that log every request or lock at INFO: warnings only, unless --verbose
@@ -86,9 +88,17 @@ def find_command(command: str) -> click.Command:
     return load(COMMANDS[command])
 
 
-@cache
 def command_deps(command: str) -> Deps:
-    """What ``selfreflect COMMAND`` depends on (:func:`selfreflect.code_deps.command_deps`)."""
+    """What ``selfreflect COMMAND`` depends on (:func:`selfreflect.code_deps.command_deps`),
+    its files named as the working directory names the package (``package_dir``)."""
+    from selfreflect.code_deps import package_dir
+
+    return _command_deps(command, package_dir())
+
+
+@cache
+def _command_deps(command: str, package: Path) -> Deps:
+    """:func:`command_deps` with ``package``, its files' folder, in the key of its cache."""
     from selfreflect.code_deps import command_deps as deps
 
     return deps(find_command(command), cli)
