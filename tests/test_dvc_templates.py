@@ -106,3 +106,18 @@ def test_a_stage_dvc_would_read_otherwise_stops_the_generation():
     stage = {"cmd": "echo \\${HOME}", "outs": ["out"]}
     with pytest.raises(ConfigError, match="DVC reads the stage 'echo' other than its job runs"):
         grouped([(job("echo"), stage)])
+
+
+@pytest.mark.parametrize(
+    "datasets",
+    [("a.b", "a_b"), ("a b", "a.b")],
+    ids=["in one foreach stage", "as two stages of their own"],
+)
+def test_two_jobs_whose_names_dvc_writes_alike_stop_the_generation(datasets):
+    """Characters DVC forbids in a name become ``_``: two datasets differing only there would
+    share one stage name (and one record in dvc.lock)."""
+    stages = [(job("judge", dataset=d), judge_stage(d, "tiny", "tiny")) for d in datasets]
+    if datasets[0] == "a b":  # stages that are no one template: the second has its own deps
+        stages[1][1]["deps"] = ["elsewhere"]
+    with pytest.raises(ConfigError, match="two jobs map to the DVC stage name 'judge.*a_b'"):
+        grouped(stages)

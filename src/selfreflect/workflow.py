@@ -226,15 +226,21 @@ def grouped(stages: list[tuple[Job, dict[str, Any]]]) -> dict[str, dict[str, Any
             else:
                 ((job, stage),) = group
                 name = stage_name(job)
-                definition, names = stage, {name: stage}
-            if name in written or expected.keys() & names.keys():
-                raise ConfigError(f"workflow: two jobs map to the DVC stage name '{name}'")
-            written[name] = definition
-            expected.update(names)
+                definition, names = stage, [(name, stage)]
+            _claim(written, name, definition)
+            for job_stage, stage in names:
+                _claim(expected, job_stage, stage)
     read = expanded(written)
     if wrong := next((name for name in expected if read.get(name) != expected[name]), None):
         raise ConfigError(f"workflow: DVC reads the stage '{wrong}' other than its job runs")
     return written
+
+
+def _claim(stages: dict[str, dict[str, Any]], name: str, stage: dict[str, Any]) -> None:
+    """Add ``stage`` to ``stages`` as ``name``, refusing a name taken."""
+    if name in stages:
+        raise ConfigError(f"workflow: two jobs map to the DVC stage name '{name}'")
+    stages[name] = stage
 
 
 def rule_of(stage: str) -> str:
@@ -244,10 +250,10 @@ def rule_of(stage: str) -> str:
 
 def _foreach(
     name: str, group: list[tuple[Job, dict[str, Any]]]
-) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+) -> tuple[dict[str, Any], list[tuple[str, dict[str, Any]]]]:
     """The ``foreach`` stage ``name`` of jobs one template makes (:func:`_template`), over the
-    wildcard values that differ among them (those all share written out), and the stage of
-    each job by the name DVC gives it."""
+    wildcard values that differ among them (those all share written out), and each job's name
+    as DVC gives it, with its stage (two jobs with one name: :func:`grouped` refuses them)."""
     first = group[0][0].wildcards
     differing = [w for w in first if any(job.wildcards[w] != first[w] for job, _ in group)]
     shared = {_item(w): value for w, value in first.items() if w not in differing}
@@ -257,12 +263,9 @@ def _foreach(
             text = text.replace(item, value)
         return text
 
-    keys = [wildcard_key(job) for job, _ in group]
-    if repeated := next((key for key in keys if keys.count(key) > 1), None):
-        raise ConfigError(f"workflow: two jobs map to the DVC stage name '{name}@{repeated}'")
-    keyed = list(zip(keys, group, strict=True))
-    items = {key: {w: job.wildcards[w] for w in differing} for key, (job, _) in keyed}
-    names = {f"{name}@{key}": stage for key, (_, stage) in keyed}
+    keyed = [(wildcard_key(job), job, stage) for job, stage in group]
+    items = {key: {w: job.wildcards[w] for w in differing} for key, job, _ in keyed}
+    names = [(f"{name}@{key}", stage) for key, _, stage in keyed]
     return {"foreach": items, "do": _strings(_template(group), written_out)}, names
 
 
