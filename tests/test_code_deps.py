@@ -17,7 +17,7 @@ from selfreflect import code_deps
 from selfreflect.cli import command_deps
 from selfreflect.cli.commands import TABLES
 from selfreflect.code_deps import SOURCE
-from selfreflect.strategies import builtin_names, strategy_prompts
+from selfreflect.strategies.registry import builtin_names, strategy_prompts
 
 REPO = Path(__file__).resolve().parents[1]
 MODULES = sorted(
@@ -66,12 +66,33 @@ def test_loading_a_module_counts_every_module_python_imports_with_it(python_impo
 
 def test_a_function_body_counts_where_the_function_is_named():
     """A lazy import counts for the command whose code runs it, not for every importer of its
-    module: the row filter imports the judge's module, which opens a judge backend by name."""
+    module: the judges' table is read without a judge, and opening one loads a judge backend by
+    name (a registry's ``load``: every one of its targets)."""
     reach = code_deps.Reach()
-    reach.load("selfreflect.scoring.forwards")
+    reach.load("selfreflect.scoring.registry")
     assert not any(m.startswith("selfreflect.backends") for m in reach.loaded)
-    reach.name("selfreflect.scoring.forwards", "open_judge")  # JUDGES.load: every judge backend
+    reach.name("selfreflect.scoring.registry", "open_judge")  # JUDGES.load: every judge backend
     assert {"selfreflect.scoring.hf_judge", "selfreflect.backends.vllm_engine"} <= reach.loaded
+    assert "selfreflect.backends.openai_engine" not in reach.loaded  # BACKENDS' alone
+
+
+def test_a_registry_counts_its_targets_where_it_is_built_or_imported():
+    """``X.load`` of a registry built in another module, imported at the top of the module or
+    inside the function that loads from it; a ``load`` of anything else counts no target."""
+    reach = code_deps.Reach()
+    reach.name("selfreflect.strategies.registry", "resolve")  # STRATEGIES, built there
+    assert {"selfreflect.strategies.paper", "selfreflect.strategies.related"} <= reach.loaded
+    assert code_deps._registry_in("selfreflect.cli.score", "JUDGES", []) == [
+        ("selfreflect.scoring.hf_judge", "HfJudge"),
+        ("selfreflect.scoring.vllm_judge", "VllmJudge"),
+        ("selfreflect.scoring.reference_judge", "ReferenceJudge"),
+    ]
+    lazy = ast.parse(
+        "def f():\n    from selfreflect.backends.registry import BACKENDS\n    BACKENDS.load(n)"
+    )
+    targets = code_deps._registry_in("selfreflect.rule_inputs", "BACKENDS", list(ast.walk(lazy)))
+    assert ("selfreflect.backends.openai_engine", "OpenaiGenerator") in targets
+    assert code_deps._registry_in("selfreflect.cli", "load", []) == []  # the loader, no table
 
 
 def test_a_command_depends_on_what_its_own_function_reaches():

@@ -52,7 +52,7 @@ def _write(tmp_path, change):
         (lambda c: c["datasets"]["smoke"].update(source="nq"), "datasets.smoke.source"),
         (
             lambda c: c["report"].update(agreement_backends=["hf", "gpu"]),
-            "report.agreement_backends: 'gpu' is not one of ['hf', 'vllm', 'reference']",
+            "report.agreement_backends.1: 'gpu' is not one of ['hf', 'vllm', 'reference']",
         ),
         (
             lambda c: c["report"].update(agreement_backends=["reference", "reference"]),

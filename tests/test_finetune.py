@@ -680,7 +680,7 @@ def test_finetuned_strategies_naming_one_adapter_twice_or_no_seed_are_refused(
 ):
     from selfreflect.errors import ConfigError
     from selfreflect.finetune import check_finetune
-    from selfreflect.strategies import check_strategies
+    from selfreflect.strategies.registry import check_strategies
 
     config = finetune_config(tiny_model)
     config["summaries"]["strategies"] = ["greedy", "sample_and_summarize", *strategies]

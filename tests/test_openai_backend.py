@@ -24,11 +24,12 @@ import pytest
 import yaml
 
 from selfreflect.artifacts import read_table, write_table
-from selfreflect.backends import Sampling, open_generator
+from selfreflect.backends import Sampling
+from selfreflect.backends.registry import open_generator
 from selfreflect.chat import question_chat
 from selfreflect.config import finetuned, read_config_file, validate_config
 from selfreflect.errors import ConfigError, InputError
-from selfreflect.strategies import builtin_names
+from selfreflect.strategies.registry import builtin_names
 from tests.test_strategies import QUESTIONS
 from tests.workflow_utils import copy_project, free_port, run
 

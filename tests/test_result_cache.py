@@ -23,7 +23,7 @@ from selfreflect.questions import normalize_question, question_id
 from selfreflect.scoring.cache import ResultCache, checksum
 from selfreflect.scoring.contexts import QuestionAnswers
 from selfreflect.scoring.experiment import judge_question
-from selfreflect.scoring.forwards import open_judge
+from selfreflect.scoring.registry import open_judge
 from selfreflect.scoring.stopwords import stopword_policy
 from tests.conftest import REPO
 from tests.test_fileio import before_rename, python

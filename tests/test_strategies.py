@@ -9,9 +9,9 @@ from selfreflect.answers import sample_answers
 from selfreflect.backends import Generator
 from selfreflect.config import validate_config
 from selfreflect.questions import question_id
-from selfreflect.strategies import builtin_names
 from selfreflect.strategies.context import Models
 from selfreflect.strategies.paper import sample_and_summarize_chat, twostep_cot_chat
+from selfreflect.strategies.registry import builtin_names
 from selfreflect.strategies.runner import fresh_seed, summarize
 from tests.test_strategies_prompts import GOLDEN, NO_THINKING, QUESTION
 

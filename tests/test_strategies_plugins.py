@@ -12,9 +12,10 @@ from selfreflect.artifacts import read_table, write_table
 from selfreflect.chat import question_chat
 from selfreflect.config import read_config_file, validate_config
 from selfreflect.errors import ConfigError
-from selfreflect.strategies import Context, QuestionFailed, StrategyError, check_strategies
-from selfreflect.strategies import resolve as resolve_strategy
+from selfreflect.strategies import Context, QuestionFailed, StrategyError
 from selfreflect.strategies.context import Models
+from selfreflect.strategies.registry import check_strategies
+from selfreflect.strategies.registry import resolve as resolve_strategy
 from selfreflect.strategies.runner import summarize
 from tests.conftest import REPO
 from tests.test_strategies import QUESTIONS, Recording, questions_table, run, summaries_config

@@ -13,7 +13,7 @@ from selfreflect.report.studies import (
 from selfreflect.scoring.cache import ResultCache
 from selfreflect.scoring.contexts import QuestionAnswers
 from selfreflect.scoring.experiment import judge_question, judgements_table
-from selfreflect.scoring.forwards import open_judge
+from selfreflect.scoring.registry import open_judge
 from selfreflect.scoring.stopwords import stopword_policy
 from selfreflect.scoring.table import result, strategy_scores
 from selfreflect.seeds import question_seed, subsample_indices

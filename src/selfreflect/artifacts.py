@@ -200,7 +200,10 @@ SCHEMAS: dict[str, pa.Schema] = {
             ("id", _STR),
             *EXPERIMENT_FIELDS,
             ("strategy", _STR),
-            ("backend", _STR),  # the judge backend (selfreflect.registry.JUDGES) that scored it
+            (
+                "backend",
+                _STR,
+            ),  # the judge backend (selfreflect.scoring.registry.JUDGES) that scored it
             ("score", pa.float64()),
             ("num_tasks", pa.int64()),
             ("error", _STR),

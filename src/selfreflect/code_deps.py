@@ -145,24 +145,41 @@ def _imported(statement: ast.Import | ast.ImportFrom, module: str, path: Path) -
     return [name for name in _import_names(statement, module, path) if module_file(name)]
 
 
-@cache
-def _registry_targets() -> dict[str, list[tuple[str, str]]]:
-    """``{registry name: [(module, attribute)]}`` of :mod:`selfreflect.registry`
-    (``"module:attribute"`` targets)."""
-    targets: dict[str, list[tuple[str, str]]] = {}
-    for statement in _tree(_HERE / "registry.py").body:
-        if isinstance(statement, ast.Assign) and isinstance(statement.value, ast.Call):
-            strings = [
-                node.value.partition(":")
-                for node in ast.walk(statement.value)
-                if isinstance(node, ast.Constant)
-                and isinstance(node.value, str)
-                and ":" in node.value
-            ]
-            for target in statement.targets:
-                if isinstance(target, ast.Name):
-                    targets[target.id] = [(m, a) for m, _, a in strings if module_file(m)]
-    return targets
+def _registry_targets(module: str, statement: ast.stmt | None, name: str) -> list[tuple[str, str]]:
+    """The ``(module, attribute)`` targets of the :class:`~selfreflect.registry.Registry` that
+    ``statement`` of package module ``module`` binds to ``name``: built there
+    (``NAME = Registry(kind, {name: "module:attribute"})``) or imported from the module that
+    builds it, wherever that is; none where it binds no registry."""
+    if isinstance(statement, ast.ImportFrom):
+        base = _from_base(statement, module, _path(module))
+        for alias in statement.names:
+            if (alias.asname or alias.name) == name and module_file(base):
+                return _registry_targets(base, _bindings(base).get(alias.name), alias.name)
+        return []
+    if not (
+        isinstance(statement, ast.Assign)
+        and isinstance(statement.value, ast.Call)
+        and ast.unparse(statement.value.func) == "Registry"
+    ):
+        return []
+    strings = [
+        node.value.partition(":")
+        for node in ast.walk(statement.value)
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and ":" in node.value
+    ]
+    return [(target, attribute) for target, _, attribute in strings if module_file(target)]
+
+
+def _registry_in(module: str, name: str, nodes: list[ast.AST]) -> list[tuple[str, str]]:
+    """The targets of the registry ``name`` is in code ``nodes`` of ``module``: imported in
+    that code (inside a function), else module-level there."""
+    local = [
+        child
+        for child in nodes
+        if isinstance(child, ast.ImportFrom)
+        and any((alias.asname or alias.name) == name for alias in child.names)
+    ]
+    return _registry_targets(module, local[0] if local else _bindings(module).get(name), name)
 
 
 _DATA_NAME = re.compile(r"\w[\w.-]*(/\w[\w.-]*)*")  # a path in data/, never out of it
@@ -241,7 +258,8 @@ class Reach:
     run, but a function's body (and so an import inside it) only counts where its name is
     used: by a statement that runs, or in a body that counts. A class counts whole where its
     name is used (its methods may run on any of its objects), and ``X.load(name)`` of a
-    registry counts every target (:data:`selfreflect.registry`). ``module.name`` counts
+    registry counts every target (:class:`selfreflect.registry.Registry`, wherever it is built).
+    ``module.name`` counts
     ``name`` of that module; any other attribute is an object's and counts nothing more.
     """
 
@@ -323,9 +341,8 @@ class Reach:
                     for alias in child.names:
                         self.name(base, alias.name)
             elif isinstance(child, ast.Attribute) and isinstance(child.value, ast.Name):
-                registry = _registry_targets().get(child.value.id)
-                if child.attr == "load" and registry is not None:
-                    for target_module, attribute in registry:
+                if child.attr == "load":
+                    for target_module, attribute in _registry_in(module, child.value.id, nodes):
                         self.name(target_module, attribute)
                 if (target := _module_bound(module, child.value.id)) is not None:
                     bases.add(id(child.value))

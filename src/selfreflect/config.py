@@ -105,7 +105,6 @@ def validate_config(config: Any, source: str = "config") -> dict[str, Any]:
         raise ConfigError(f"{source}: {where}: {_shorten(_message(cause))}") from None
     _check_model_references(config, source)
     _check_baseline(config, source)
-    _check_registered_names(config, source)
     _check_endpoints(config, source)
     _fill_converted_paths(config, source)
     return _canonical(config)
@@ -123,22 +122,6 @@ def _check_finite(value: Any, source: str, path: tuple[str | int, ...] = ()) -> 
     if isinstance(value, dict | list):
         for key, item in value.items() if isinstance(value, dict) else enumerate(value):
             _check_finite(item, source, (*path, key))
-
-
-def _check_registered_names(config: dict[str, Any], source: str) -> None:
-    """Backends, judge engines and dataset kinds are names of their registries."""
-    from selfreflect.registry import BACKENDS, DATASET_KINDS, JUDGES
-
-    checks = [(f"models.{m}.backend", s["backend"], BACKENDS) for m, s in config["models"].items()]
-    checks += [
-        (f"datasets.{d}.source", s["source"], DATASET_KINDS) for d, s in config["datasets"].items()
-    ]
-    checks.append(("scoring.backend", config["scoring"]["backend"], JUDGES))
-    agreement = config["report"]["agreement_backends"]
-    checks += [("report.agreement_backends", name, JUDGES) for name in agreement]
-    for where, value, registry in checks:
-        if value not in registry.names():
-            raise ConfigError(f"{source}: {where}: {value!r} is not one of {registry.names()}")
 
 
 def _check_endpoints(config: dict[str, Any], source: str) -> None:

@@ -21,7 +21,6 @@ import pandas as pd
 from selfreflect.artifacts import SCHEMAS
 from selfreflect.errors import InputError
 from selfreflect.fileio import DuplicateKey, loads_json, read_json
-from selfreflect.registry import DATASET_KINDS
 from selfreflect.text import LETTERS, question_form
 
 log = logging.getLogger(__name__)
@@ -79,14 +78,15 @@ class Preset:
     choices: str | None = None
 
 
-# the dataset kinds of selfreflect.registry.DATASET_KINDS
-NATURAL_QUESTIONS = Preset(
-    "google-research-datasets/natural_questions", "dev", "validation", "question.text"
-)
-TRIVIA_QA = Preset("mandarjoshi/trivia_qa", "rc", "test", "question", _answer_value)
-SIMPLEQA = Preset("basicv8vc/SimpleQA", None, "test", "problem", _answer_string)
-MMLU = Preset("cais/mmlu", "all", "test", "question", choices="choices")
-LOCAL = Preset(None, None, None, "question", _answer_string)
+DATASET_KINDS = {  # each kind's defaults, by its name (the schema's enum of datasets.*.source)
+    "natural_questions": Preset(
+        "google-research-datasets/natural_questions", "dev", "validation", "question.text"
+    ),
+    "trivia_qa": Preset("mandarjoshi/trivia_qa", "rc", "test", "question", _answer_value),
+    "simpleqa": Preset("basicv8vc/SimpleQA", None, "test", "problem", _answer_string),
+    "mmlu": Preset("cais/mmlu", "all", "test", "question", choices="choices"),
+    "local": Preset(None, None, None, "question", _answer_string),
+}
 
 
 # --- reading records -------------------------------------------------------------------------
@@ -321,10 +321,12 @@ def load_questions(name: str, spec: dict[str, Any], num_questions: int, seed: in
     A ``part`` keeps one side of a seeded split by id or by the records' ``template`` field
     (:func:`in_train_part`) before the draw.
     """
-    try:
-        preset = DATASET_KINDS.load(str(spec.get("source")))
-    except InputError as err:
-        raise InputError(f"dataset '{name}': {err}") from None
+    preset = DATASET_KINDS.get(str(spec.get("source")))
+    if preset is None:
+        known = ", ".join(DATASET_KINDS)
+        raise InputError(
+            f"dataset '{name}': unknown dataset kind '{spec.get('source')}' (known: {known})"
+        )
     field = spec.get("field") or preset.field
     source, records = _records(spec, preset, field)
     part = spec.get("part")

@@ -1,11 +1,13 @@
-"""Named implementations, imported on first use: generation backends, judge backends, dataset
-kinds and the built-in summary strategies.
+"""The one loader of ``"module.path:attribute"`` targets, and :class:`Registry`, a table of them.
 
-A registry maps a name to ``"module.path:attribute"``, which :func:`load` imports (the one
-loader of such targets: the command line's lazy commands and the config's strategy plug-ins
-use it too). The config schema's enums, the CLI's choices and the strategy names a config may
-list are a registry's names (:func:`selfreflect.config.validate_config` checks them), so
-listing them imports no implementation.
+A registry maps a name to where its implementation lives, imported on first use, so listing
+the names (the config's checks, the CLI's choices) imports no implementation. Each table lives
+beside the function that loads from it, above the implementations it names, and none of them
+imports it back: the engines (:data:`selfreflect.backends.registry.BACKENDS`,
+:data:`selfreflect.scoring.registry.JUDGES`) and the built-in strategies
+(:data:`selfreflect.strategies.registry.STRATEGIES`). The command line's lazy commands
+(:mod:`selfreflect.cli.commands`) and the config's strategy plug-ins are loaded by
+:func:`load` too.
 """
 
 from __future__ import annotations
@@ -41,45 +43,3 @@ class Registry:
             known = ", ".join(self._targets)
             raise InputError(f"unknown {self.kind} '{name}' (known: {known})")
         return load(self._targets[name])
-
-
-BACKENDS = Registry(  # Generator subclasses, constructed from a model's spec
-    "generation backend",
-    {
-        "vllm": "selfreflect.backends.vllm_engine:VllmGenerator",
-        "hf": "selfreflect.backends.hf_engine:HfGenerator",
-        "openai": "selfreflect.backends.openai_engine:OpenaiGenerator",
-    },
-)
-JUDGES = Registry(  # Judge subclasses, loaded with Judge.open(spec, scoring settings, llm)
-    "judge backend",
-    {
-        "hf": "selfreflect.scoring.hf_judge:HfJudge",
-        "vllm": "selfreflect.scoring.vllm_judge:VllmJudge",
-        "reference": "selfreflect.scoring.reference_judge:ReferenceJudge",
-    },
-)
-DATASET_KINDS = Registry(  # questions.Preset: where a kind's records are and which fields
-    "dataset kind",
-    {
-        name: f"selfreflect.questions:{name.upper()}"
-        for name in ["natural_questions", "trivia_qa", "simpleqa", "mmlu", "local"]
-    },
-)
-STRATEGIES = Registry(  # built-in summary strategies (docs/protocol.md §4): fn(Batch) -> summaries
-    "strategy",  # the prompts each renders: selfreflect.strategies.registry.PROMPTS
-    {
-        "greedy": "selfreflect.strategies.paper:greedy",
-        "basic": "selfreflect.strategies.paper:basic",
-        "cot": "selfreflect.strategies.paper:cot",
-        "sample_and_summarize": "selfreflect.strategies.paper:sample_and_summarize",
-        "concatenated_answers": "selfreflect.strategies.paper:concatenated_answers",
-        "twostep_cot": "selfreflect.strategies.paper:twostep_cot",
-        "cluster_and_verbalize": "selfreflect.strategies.related:cluster_and_verbalize",
-        "cluster_and_verbalize_llm": "selfreflect.strategies.related:cluster_and_verbalize_llm",
-        "sayself_rationale": "selfreflect.strategies.related:sayself_rationale",
-        "verbalized_confidence": "selfreflect.strategies.related:verbalized_confidence",
-        "finetuned_sft": "selfreflect.strategies.finetuned:finetuned",
-        "finetuned_dpo": "selfreflect.strategies.finetuned:finetuned",
-    },
-)

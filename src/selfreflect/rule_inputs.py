@@ -32,7 +32,7 @@ from selfreflect.errors import ConfigError
 from selfreflect.fileio import file_digest
 from selfreflect.finetune import check_finetune, judge_name
 from selfreflect.scoring.stopwords import BUILT_IN as BUILT_IN_STOPWORDS
-from selfreflect.strategies import check_strategies
+from selfreflect.strategies.registry import check_strategies
 from selfreflect.workflow import command_code, command_params
 
 if TYPE_CHECKING:  # input functions are given the job's wildcards (and inputs) as Namedlists

@@ -5,7 +5,9 @@ A :class:`Generator` turns chats into sampled completions. ``vllm`` (offline eng
 endpoint; every backend honours the same
 :class:`Sampling` semantics, including a per-prompt seed. A new backend is a
 :class:`Generator` subclass taking the model's spec, named in
-:data:`selfreflect.registry.BACKENDS`.
+:data:`selfreflect.backends.registry.BACKENDS`, which
+:func:`~selfreflect.backends.registry.open_generator` opens (no module of this package imports
+that table).
 """
 
 from __future__ import annotations
@@ -16,10 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from selfreflect.chat import Message
-from selfreflect.errors import InputError
 from selfreflect.families import ORIGINAL, PromptFormat
-from selfreflect.model_sources import check_model_path
-from selfreflect.registry import BACKENDS
 
 
 @dataclass(frozen=True)
@@ -101,14 +100,3 @@ class Generator(ABC):
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-def open_generator(spec: dict[str, Any]) -> Generator:
-    """Load the model of a validated ``models`` entry (with ``name``) on its backend."""
-    try:
-        backend = BACKENDS.load(spec["backend"])
-    except InputError as err:
-        raise InputError(f"model '{spec['name']}': {err}") from None
-    if backend.local:
-        check_model_path(spec["path"])
-    return backend(spec)

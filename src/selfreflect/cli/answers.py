@@ -22,7 +22,7 @@ def answers(
     from selfreflect import checkpoints, sharding
     from selfreflect.answers import sample_answers
     from selfreflect.artifacts import one_label, read_table, write_table
-    from selfreflect.backends import open_generator
+    from selfreflect.backends.registry import open_generator
     from selfreflect.config import answer_settings, load_config, model_spec
     from selfreflect.failures import check_failures
     from selfreflect.fileio import check_writable

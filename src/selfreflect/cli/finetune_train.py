@@ -6,7 +6,7 @@ import click
 
 from selfreflect.cli.options import CONFIG, METHOD, OUT, SUBJECT, reads
 from selfreflect.config import SEED_MAX
-from selfreflect.strategies import strategy_prompts
+from selfreflect.strategies.registry import strategy_prompts
 
 
 @reads(

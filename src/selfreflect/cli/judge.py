@@ -92,7 +92,7 @@ def judge(
     from selfreflect.fileio import check_writable
     from selfreflect.scoring.cache import open_cache
     from selfreflect.scoring.experiment import judgements_table
-    from selfreflect.scoring.forwards import open_judge
+    from selfreflect.scoring.registry import open_judge
     from selfreflect.scoring.stopwords import stopword_policy
 
     config = load_config(config_path)

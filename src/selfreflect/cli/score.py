@@ -13,7 +13,7 @@ import click
 from selfreflect.cli.options import SHARD, SHARDS
 from selfreflect.config import schema_enum
 from selfreflect.errors import InputError
-from selfreflect.registry import JUDGES
+from selfreflect.scoring.registry import JUDGES
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -149,7 +149,7 @@ def score(
     from selfreflect.reference_format import reference_scores
     from selfreflect.scoring.cache import open_cache
     from selfreflect.scoring.experiment import score_table
-    from selfreflect.scoring.forwards import open_judge
+    from selfreflect.scoring.registry import open_judge
     from selfreflect.scoring.stopwords import stopword_policy
 
     config, spec = _config_and_judge(config_path, judge)

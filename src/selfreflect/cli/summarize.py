@@ -8,7 +8,7 @@ from typing import Any
 import click
 
 from selfreflect.cli.options import CONFIG, OUT, QUESTIONS, SUBJECT, Job, reads
-from selfreflect.strategies import strategy_prompts, strategy_setting_keys
+from selfreflect.strategies.registry import strategy_prompts, strategy_setting_keys
 
 
 def summary_settings(job: Job, config: dict[str, Any]) -> list[Sequence[str]]:
@@ -54,7 +54,7 @@ def summarize(
     from selfreflect.failures import check_failures
     from selfreflect.fileio import check_writable
     from selfreflect.provenance import provenance
-    from selfreflect.strategies import resolve, strategy_settings
+    from selfreflect.strategies.registry import resolve, strategy_settings
     from selfreflect.strategies.runner import open_models, summarizer_name
     from selfreflect.strategies.runner import summarize as run_strategy
 

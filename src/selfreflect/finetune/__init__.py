@@ -36,7 +36,7 @@ def check_finetune(config: dict[str, Any], source: str = "config") -> None:
     """One-line :class:`ConfigError` for a ``finetune`` block the listed strategies cannot use:
     no training dataset, one that is also evaluated, an unknown teacher or candidate, or a
     summariser with other weights than the subjects' (it runs their adapters)."""
-    from selfreflect.strategies import builtin_names
+    from selfreflect.strategies.registry import builtin_names
 
     settings = config["finetune"]
     if not finetuned_methods(config):

@@ -1,6 +1,6 @@
 """Judge backend agreement: the same summaries scored by several judge backends.
 
-Each backend (:data:`selfreflect.registry.JUDGES`) loads the same judge model and scores the
+Each backend (:data:`selfreflect.scoring.registry.JUDGES`) loads the same judge model and scores the
 summaries with the scorer's own :func:`selfreflect.scoring.experiment.score_table`, so the backends'
 scores differ only by what the engines compute (kernels, batching, dtype handling).
 :func:`selfreflect.report.tables.backend_agreement_table` compares them.

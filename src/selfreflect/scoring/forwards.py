@@ -130,7 +130,8 @@ class Judge(ABC):
     @classmethod
     @abstractmethod
     def open(cls, spec: dict[str, Any], settings: dict[str, Any], llm: Any = None) -> Judge:
-        """Load the judge of a ``models`` entry with ``scoring`` settings (:func:`open_judge`)."""
+        """Load the judge of a ``models`` entry with ``scoring`` settings
+        (:func:`selfreflect.scoring.registry.open_judge`)."""
 
     def close(self) -> None:  # noqa: B027 - optional hook
         """Release the model (optional)."""
@@ -140,20 +141,3 @@ class Judge(ABC):
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-def open_judge(spec: dict[str, Any], settings: dict[str, Any], llm: Any = None) -> Judge:
-    """The judge for a validated ``models`` entry (with ``name``) and ``scoring`` settings.
-
-    ``settings["backend"]`` names the :class:`Judge` class in
-    :data:`selfreflect.registry.JUDGES`; ``settings["dtype"]`` overrides the model's dtype
-    unless ``auto``. ``llm`` wraps a running ``vllm.LLM``.
-    """
-    from selfreflect.model_sources import check_model_path
-    from selfreflect.registry import JUDGES
-
-    judge = JUDGES.load(settings["backend"])
-    check_model_path(spec["path"])
-    if settings["dtype"] != "auto":
-        spec = {**spec, "dtype": settings["dtype"]}
-    return judge.open(spec, settings, llm)

@@ -7,30 +7,14 @@ Built-ins: the paper's ``greedy``, ``basic``, ``cot``, ``sample_and_summarize``,
 ``finetuned``: a LoRA adapter's one pass). Users add strategies as plug-ins
 (``summaries.plugins`` in the config, see :mod:`selfreflect.strategies.plugins`).
 
-This package's face is the registry (names, prompts and settings, checked without importing a
-strategy or an engine) and a plug-in's :class:`Context`; running strategies on models is
+This package's face is what a plug-in uses (:class:`Context`, :class:`QuestionFailed`,
+:class:`StrategyError`). Strategies by name (the built-ins' table, their prompts and settings,
+checked without importing a strategy or an engine) are :mod:`selfreflect.strategies.registry`'s,
+which no strategy imports; running strategies on models is
 :mod:`selfreflect.strategies.runner`'s (the ``summarize`` command's).
 """
 
 from selfreflect.errors import StrategyError
 from selfreflect.strategies.plugins import Context, QuestionFailed
-from selfreflect.strategies.registry import (
-    builtin_names,
-    check_strategies,
-    resolve,
-    strategy_prompts,
-    strategy_setting_keys,
-    strategy_settings,
-)
 
-__all__ = [
-    "Context",
-    "QuestionFailed",
-    "StrategyError",
-    "builtin_names",
-    "check_strategies",
-    "resolve",
-    "strategy_prompts",
-    "strategy_setting_keys",
-    "strategy_settings",
-]
+__all__ = ["Context", "QuestionFailed", "StrategyError"]

@@ -1,7 +1,8 @@
-"""Strategies by name, checked without importing one: the built-ins are
-:data:`selfreflect.registry.STRATEGIES` (each a function in ``paper``, ``related`` or
-``finetuned``, imported when it runs) with the prompts each renders (:data:`PROMPTS`); plug-ins
-come from the config (:mod:`selfreflect.strategies.plugins`)."""
+"""Strategies by name, checked without importing one: the built-ins are :data:`STRATEGIES`
+(each a function in ``paper``, ``related`` or ``finetuned``, imported when it runs) with the
+prompts each renders (:data:`PROMPTS`); plug-ins come from the config
+(:mod:`selfreflect.strategies.plugins`). No strategy imports this module (nor does the
+package's ``__init__``), so the table lies above what it names."""
 
 from __future__ import annotations
 
@@ -10,12 +11,29 @@ from typing import TYPE_CHECKING, Any
 
 from selfreflect.config import registered_strategy
 from selfreflect.errors import ConfigError, StrategyError
-from selfreflect.registry import STRATEGIES
+from selfreflect.registry import Registry
 from selfreflect.strategies.plugins import load_plugin, plugin_strategy
 
 if TYPE_CHECKING:
     from selfreflect.strategies.context import StrategyFn
 
+STRATEGIES = Registry(  # the built-ins (docs/protocol.md §4): fn(Batch) -> summaries
+    "strategy",
+    {
+        "greedy": "selfreflect.strategies.paper:greedy",
+        "basic": "selfreflect.strategies.paper:basic",
+        "cot": "selfreflect.strategies.paper:cot",
+        "sample_and_summarize": "selfreflect.strategies.paper:sample_and_summarize",
+        "concatenated_answers": "selfreflect.strategies.paper:concatenated_answers",
+        "twostep_cot": "selfreflect.strategies.paper:twostep_cot",
+        "cluster_and_verbalize": "selfreflect.strategies.related:cluster_and_verbalize",
+        "cluster_and_verbalize_llm": "selfreflect.strategies.related:cluster_and_verbalize_llm",
+        "sayself_rationale": "selfreflect.strategies.related:sayself_rationale",
+        "verbalized_confidence": "selfreflect.strategies.related:verbalized_confidence",
+        "finetuned_sft": "selfreflect.strategies.finetuned:finetuned",
+        "finetuned_dpo": "selfreflect.strategies.finetuned:finetuned",
+    },
+)
 PROMPTS = {  # the prompts.yaml keys a built-in renders besides the system message (its params)
     "greedy": (),
     "basic": ("basic",),

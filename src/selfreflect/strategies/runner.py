@@ -12,7 +12,8 @@ from typing import Any
 
 import pandas as pd
 
-from selfreflect.backends import Generator, open_generator
+from selfreflect.backends import Generator
+from selfreflect.backends.registry import open_generator
 from selfreflect.config import model_spec
 from selfreflect.errors import SelfReflectError, StrategyError
 from selfreflect.seeds import question_seed

@@ -38,7 +38,7 @@ def agreement_scores(
     from selfreflect.config import load_config, model_spec
     from selfreflect.fileio import check_writable
     from selfreflect.report.agreement import backend_scores
-    from selfreflect.scoring.forwards import open_judge
+    from selfreflect.scoring.registry import open_judge
     from selfreflect.scoring.stopwords import stopword_policy
 
     config = load_config(config_path)

@@ -60,6 +60,6 @@ def read_judgements(path: str, strategy: str | None = None) -> tuple[pd.DataFram
 def open_study_judge(config: dict[str, Any], judge: str, config_path: str):
     """The judge model of a study."""
     from selfreflect.config import model_spec
-    from selfreflect.scoring.forwards import open_judge
+    from selfreflect.scoring.registry import open_judge
 
     return open_judge(model_spec(config, judge, source=config_path), config["scoring"])
