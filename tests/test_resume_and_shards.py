@@ -34,22 +34,37 @@ def test_shards_partition_the_questions(questions):
         sharding.shard(questions, 3, 3)
 
 
-def test_two_shards_equal_one_job(vllm_generator, questions):
+def test_two_shards_equal_one_job(tmp_path, vllm_generator, questions):
     whole = sample_answers(vllm_generator, questions, SETTINGS, run_seed=1, backend="vllm")
     parts = [
         sample_answers(vllm_generator, sharding.shard(questions, i, 2), SETTINGS, 1, "vllm")
         for i in range(2)
     ]
-    merged = sharding.merge(parts[::-1], questions["id"], ["b", "a"])
-    pd.testing.assert_frame_equal(merged, whole)
+    result = merge_shards(tmp_path, questions, "answers", [(part, {}) for part in parts[::-1]])
+    assert result.returncode == 0, result.stderr
+    write_table("answers", whole, tmp_path / "whole.parquet")
+    merged = read_table("answers", tmp_path / "out.parquet")
+    pd.testing.assert_frame_equal(merged, read_table("answers", tmp_path / "whole.parquet"))
 
 
-def test_merge_rejects_missing_and_duplicated_questions(questions):
-    rows = questions.assign(score=0.0)
-    with pytest.raises(InputError, match="no shard holds question"):
-        sharding.merge([rows.iloc[:3]], questions["id"], ["s0.parquet"])
-    with pytest.raises(InputError, match="is in two shards"):
-        sharding.merge([rows, rows.iloc[:1]], questions["id"], ["s0", "s1"])
+def test_merge_order_is_question_order_each_questions_rows_in_shard_order(questions):
+    ids = questions["id"]
+    second = pd.Series([ids[5], ids[3], ids[4], ids[3], ids[6]])  # two rows of question 3
+    shard, row = sharding.merge_order([second, ids.iloc[:3]], ids, ["b", "a"])
+    assert list(shard) == [1, 1, 1, 0, 0, 0, 0, 0]
+    assert list(row) == [0, 1, 2, 1, 3, 2, 0, 4]
+
+
+def test_merge_rejects_missing_foreign_and_duplicated_questions(questions):
+    ids = questions["id"]
+    with pytest.raises(InputError, match=r"^s0\.parquet: no shard holds question"):
+        sharding.merge_order([ids.iloc[:3]], ids, ["s0.parquet"])
+    with pytest.raises(InputError, match=r"^s0, s1: question .* is in two shards"):
+        sharding.merge_order([ids, ids.iloc[:1]], ids, ["s0", "s1"])
+    with pytest.raises(InputError, match=r"^s1: question x is not among the questions"):
+        sharding.merge_order([ids.iloc[:3], pd.Series(["x"])], ids, ["s0", "s1"])
+    with pytest.raises(InputError, match=rf"^s0: question {ids[1]} is in two rows"):
+        sharding.merge_order([ids[[0, 1, 1]]], ids, ["s0"], one_row=True)
 
 
 def test_chunks_resume_from_checkpoints(tmp_path, questions):
@@ -267,6 +282,19 @@ def test_merge_refuses_a_question_answered_twice_in_a_shard(tmp_path, questions)
     rows = questions_as_answers(questions)
     result = merge_shards(tmp_path, questions, "answers", [(pd.concat([rows, rows[:1]]), {})])
     refused(result, "p0.parquet: question ", "in two rows")
+
+
+def test_merge_names_an_empty_item_by_its_row_in_the_shard(tmp_path):
+    """A shard is read a row group at a time; a damaged row is named by its row in the file, and
+    nothing is written."""
+    texts = [f"question {i}" for i in range(1100)]
+    questions = pd.DataFrame({"id": [question_id(t) for t in texts], "question": texts})
+    rows = questions_as_answers(questions)
+    rows.at[1050, "test_answers"] = ["a", None]
+    result = merge_shards(tmp_path, questions, "answers", [(rows, {})])
+    row = f"row 1050 (id {questions['id'][1050]})"
+    refused(result, f"p0.parquet: field 'test_answers' has an empty item in {row}")
+    assert not list(tmp_path.glob("*out.parquet*"))
 
 
 def judgements(frame, subject):

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -271,10 +272,35 @@ def write_table(
     if missing:
         raise ValueError(f"{kind} table lacks columns {missing}")
     table = pa.Table.from_pandas(frame[schema.names], schema=schema, preserve_index=False)
-    meta = {METADATA_KEY: json.dumps({"kind": kind, **(metadata or {})}, sort_keys=True)}
-    table = table.replace_schema_metadata(meta)
+    table = table.replace_schema_metadata(_file_metadata(kind, metadata))
     with atomic_path(path) as tmp:
         pq.write_table(table, tmp, row_group_size=ROW_GROUP_ROWS)
+
+
+def write_arrow(
+    kind: str,
+    tables: Iterable[pa.Table],
+    path: str | os.PathLike,
+    metadata: dict[str, Any] | None = None,
+) -> int:
+    """Write the Arrow ``tables`` (of the ``kind`` schema) atomically to ``path`` as one table,
+    each as it comes (a row group per :data:`ROW_GROUP_ROWS` rows: tables of that many rows
+    give the file :func:`write_table` writes); returns the rows written."""
+    schema = SCHEMAS[kind].with_metadata(_file_metadata(kind, metadata))
+    rows = 0
+    with atomic_path(path) as tmp, pq.ParquetWriter(tmp, schema) as writer:
+        for table in tables:
+            writer.write_table(table, row_group_size=ROW_GROUP_ROWS)
+            rows += len(table)
+            del table  # not held while the next is made
+        if not rows:  # one empty row group, as write_table writes it
+            writer.write_table(schema.empty_table())
+    return rows
+
+
+def _file_metadata(kind: str, metadata: dict[str, Any] | None) -> dict[bytes, str]:
+    """A ``kind`` artifact's file-level metadata: its kind and provenance ``metadata``."""
+    return {METADATA_KEY: json.dumps({"kind": kind, **(metadata or {})}, sort_keys=True)}
 
 
 def read_table(
@@ -369,28 +395,36 @@ def read_arrow(
     if keys and set(keys) <= set(table.column_names):
         rows = table.select(list(keys)).to_pandas()
         check_new_rows(kind, rows, path, {} if seen is None else seen)
+    return _with_later_fields(kind, table, columns)
+
+
+def _with_later_fields(kind: str, table: pa.Table, columns: list[str]) -> pa.Table:
+    """The ``columns`` of ``table``, a later field its file was written without all null."""
     for name in columns:
-        if name not in table.schema.names:  # a later field the file was written without
+        if name not in table.schema.names:
             field = SCHEMAS[kind].field(name)
             table = table.append_column(field, pa.nulls(len(table), field.type))
     return table.select(columns)
 
 
-def _check_filled(kind: str, path: Path, table: pa.Table) -> None:
+def _check_filled(
+    kind: str, path: Path, table: pa.Table | pa.RecordBatch, first_row: int = 0
+) -> None:
     """One line naming the file, field and row for a null in a field every row holds
-    (:data:`FILLED`), or in one of its list's items."""
+    (:data:`FILLED`), or in one of its list's items (``table``: the file's rows from
+    ``first_row`` on)."""
     for name in ("id", *FILLED.get(kind, ())):
         if name not in table.column_names:
             continue
         column = table[name]
         if column.null_count:
             row = pc.index(pc.is_null(column), True).as_py()
-            raise InputError(f"{path}: field '{name}' is empty in row {row}{_row_id(table, row)}")
+            at = f"row {first_row + row}{_row_id(table, row)}"
+            raise InputError(f"{path}: field '{name}' is empty in {at}")
         if pa.types.is_list(column.type) and pc.list_flatten(column).null_count:
             row = next(i for i, items in enumerate(column.to_pylist()) if None in items)
-            raise InputError(
-                f"{path}: field '{name}' has an empty item in row {row}{_row_id(table, row)}"
-            )
+            at = f"row {first_row + row}{_row_id(table, row)}"
+            raise InputError(f"{path}: field '{name}' has an empty item in {at}")
 
 
 def _row_id(table: pa.Table, row: int) -> str:
@@ -412,6 +446,74 @@ def _read_rows(path: Path, columns: list[str], where: dict[str, str]) -> pa.Tabl
         batches.append(batch.filter(keep).select(columns))
     schema = parquet.schema_arrow
     return pa.Table.from_batches(batches, pa.schema([schema.field(name) for name in columns]))
+
+
+def read_keys(kind: str, path: str | os.PathLike) -> pd.DataFrame:
+    """The columns that name the rows of the ``kind`` artifact at ``path`` (id, experiment
+    labels, :data:`ROW_KEYS`), the file checked as :func:`read_table` checks it, holding no more
+    than :data:`ROW_GROUP_ROWS` rows of its other columns at a time."""
+    names = dict.fromkeys(("id", *EXPERIMENT, *ROW_KEYS.get(kind, ())))
+    keys = read_table(kind, path, [name for name in names if name in SCHEMAS[kind].names])
+    filled = [name for name in FILLED.get(kind, ()) if name not in keys.columns]
+    first_row = 0
+    try:
+        with pq.ParquetFile(path) as parquet:
+            for batch in parquet.iter_batches(ROW_GROUP_ROWS, columns=["id", *filled]):
+                _check_filled(kind, Path(path), batch, first_row)
+                first_row += len(batch)
+    except (pa.ArrowInvalid, OSError) as err:
+        raise InputError(f"{path}: not a readable Parquet file ({err})") from None
+    return keys
+
+
+def read_in_order(
+    kind: str, paths: list[str | os.PathLike], file: np.ndarray, row: np.ndarray
+) -> Iterator[pa.Table]:
+    """The rows ``row`` of the ``kind`` artifacts ``paths[file]``, in that order, as Arrow
+    tables of :data:`ROW_GROUP_ROWS` rows (which :func:`write_arrow` writes as
+    :func:`write_table` would).
+
+    A row group is read when the first of its rows is due and let go after the last: rows in
+    their files' order stream a group at a time. Check the files first (:func:`read_keys`).
+    """
+    files = [pq.read_metadata(path) for path in paths]  # a file opened holds buffers: not kept
+    sizes = [[f.row_group(g).num_rows for g in range(f.num_row_groups)] for f in files]
+    # each group's first row in its file
+    starts = np.concatenate([np.cumsum([0, *s], dtype=np.int64)[:-1] for s in sizes])
+    first = np.cumsum([0, *map(len, sizes)])  # each file's first group among all files' groups
+    group = first[file]  # each row's group among all files' groups
+    for index in range(len(files)):
+        mine = file == index
+        bounds = starts[first[index] : first[index + 1]]
+        group[mine] += np.searchsorted(bounds, row[mine], side="right") - 1
+    last = np.full(first[-1], -1)  # each group's last row due
+    np.maximum.at(last, group, np.arange(len(group)))
+    held: dict[int, pa.Table] = {}
+    for begin in range(0, len(group), ROW_GROUP_ROWS):
+        rows, groups = row[begin : begin + ROW_GROUP_ROWS], group[begin : begin + ROW_GROUP_ROWS]
+        due = np.unique(groups)
+        for g in due:
+            if g not in held:
+                index = int(np.searchsorted(first, g, side="right")) - 1
+                held[g] = _row_group(kind, paths[index], int(g - first[index]))
+        ends = np.cumsum([0, *(len(held[g]) for g in due)])
+        local = ends[np.searchsorted(due, groups)] + rows - starts[groups]
+        yield pa.concat_tables([held[g] for g in due]).take(local)
+        for g in due[last[due] < begin + len(rows)]:
+            del held[g]
+
+
+def _row_group(kind: str, path: str | os.PathLike, group: int) -> pa.Table:
+    """Row group ``group`` of the ``kind`` artifact at ``path``, in the kind's schema."""
+    schema = SCHEMAS[kind]
+    try:
+        with pq.ParquetFile(path) as parquet:
+            found = parquet.schema_arrow.names
+            columns = [name for name in schema.names if name in found]
+            table = parquet.read_row_group(group, columns=columns, use_threads=False)
+    except (pa.ArrowInvalid, OSError) as err:
+        raise InputError(f"{path}: not a readable Parquet file ({err})") from None
+    return _with_later_fields(kind, table, schema.names).cast(schema)
 
 
 def read_metadata(path: str | os.PathLike) -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""Split questions into shards and merge per-shard tables back in question order."""
+"""Split questions into shards and order the rows of per-shard tables back in question order."""
 
 from __future__ import annotations
 
@@ -19,33 +19,46 @@ def shard(questions: pd.DataFrame, index: int, count: int) -> pd.DataFrame:
     return questions.iloc[bounds[index] : bounds[index + 1]]
 
 
-def merge(
-    parts: list[pd.DataFrame], order: pd.Series, names: list[str], one_row: bool = False
-) -> pd.DataFrame:
-    """Concatenate shard tables and order them as ``order`` (question ids), each question's
-    rows in their shard's order.
+def merge_order(
+    ids: list[pd.Series], order: pd.Series, names: list[str], one_row: bool = False
+) -> tuple[np.ndarray, np.ndarray]:
+    """The merged table's rows, as each one's shard (an index into ``ids``, the question ids of
+    each shard's rows) and row there: in the order of the questions ``order`` (their ids), each
+    question's rows in its shard's order.
 
-    Every id must be in exactly one shard (in one row, if ``one_row``), and no shard may hold
-    a question that is not in ``order``; ``names`` name the shard files.
+    Every question must be in exactly one shard (in one row, if ``one_row``), and no shard may
+    hold a question that is not in ``order``; ``names`` name the shard files.
     """
-    rank = {qid: i for i, qid in enumerate(order)}
-    owner: dict[str, str] = {}
-    for part, name in zip(parts, names, strict=True):
-        repeated = part["id"][part["id"].duplicated()]
-        if one_row and len(repeated):
-            raise InputError(f"{name}: question {repeated.iloc[0]} is in two rows")
-        for qid in dict.fromkeys(part["id"]):
-            if qid not in rank:
-                raise InputError(f"{name}: question {qid} is not among the questions")
-            if qid in owner:
-                raise InputError(f"{owner[qid]}, {name}: question {qid} is in two shards")
-            owner[qid] = name
-    missing = [qid for qid in order if qid not in owner]
-    if missing:
-        raise InputError(f"{', '.join(names)}: no shard holds question {sorted(missing)[0]}")
-    merged = pd.concat(parts, ignore_index=True)
-    position = merged["id"].map(rank)
-    return merged.iloc[np.argsort(position.to_numpy(), kind="stable")].reset_index(drop=True)
+    questions = pd.Index(order)
+    if not questions.is_unique:
+        raise InputError(
+            f"the questions list question {order[questions.duplicated()].iloc[0]} twice"
+        )
+    owner = np.full(len(questions), -1)  # the shard holding each question
+    ranks = []
+    for index, (part, name) in enumerate(zip(ids, names, strict=True)):
+        repeated = part.duplicated().to_numpy()
+        if one_row and repeated.any():
+            raise InputError(f"{name}: question {part[repeated].iloc[0]} is in two rows")
+        rank = questions.get_indexer(part)
+        wrong = ~repeated & ((rank < 0) | (owner[rank] >= 0))
+        if wrong.any():
+            row = int(np.argmax(wrong))
+            if rank[row] < 0:
+                raise InputError(f"{name}: question {part.iloc[row]} is not among the questions")
+            raise InputError(
+                f"{names[owner[rank[row]]]}, {name}: question {part.iloc[row]} is in two shards"
+            )
+        owner[rank] = index
+        ranks.append(rank)
+    if (owner < 0).any():
+        missing = sorted(order[owner < 0])[0]
+        raise InputError(f"{', '.join(names)}: no shard holds question {missing}")
+    rank = np.concatenate(ranks)
+    shard = np.repeat(np.arange(len(ids)), [len(r) for r in ranks])
+    row = np.concatenate([np.arange(len(r)) for r in ranks])
+    position = np.argsort(rank, kind="stable")
+    return shard[position], row[position]
 
 
 # what every shard of one table shares: its run and experiment, and how it was made (the shard's

@@ -22,17 +22,27 @@ def merge(
     run of the questions and of one experiment made alike (subject, dataset, models, seed,
     settings), each question in one shard (judgements aside, in one row)."""
     from selfreflect import sharding
-    from selfreflect.artifacts import read_metadata, read_table, write_table
+    from selfreflect.artifacts import (
+        read_in_order,
+        read_keys,
+        read_metadata,
+        read_table,
+        write_arrow,
+    )
     from selfreflect.fileio import check_writable
     from selfreflect.provenance import merged_provenance
 
     check_writable(out)
     names = list(parts)
-    tables = [read_table(kind, part) for part in parts]
-    order = read_table("questions", questions_path)["id"]
+    order = read_table("questions", questions_path, columns=["id"])["id"]
     shards = [read_metadata(part) for part in parts]
-    identities = [sharding.identity(*shard) for shard in zip(shards, tables, names, strict=True)]
+    ids, identities = [], []
+    for meta, name in zip(shards, names, strict=True):
+        keys = read_keys(kind, name)
+        identities.append(sharding.identity(meta, keys, name))
+        ids.append(keys["id"])
     sharding.check_shards(read_metadata(questions_path).get("run"), identities, names)
-    merged = sharding.merge(tables, order, names, one_row=kind != "judgements")
-    write_table(kind, merged, out, merged_provenance(shards))
-    click.echo(f"{len(merged)} rows merged into {out}")
+    shard, row = sharding.merge_order(ids, order, names, one_row=kind != "judgements")
+    rows = read_in_order(kind, names, shard, row)
+    count = write_arrow(kind, rows, out, merged_provenance(shards))
+    click.echo(f"{count} rows merged into {out}")
