@@ -119,5 +119,5 @@ def test_two_jobs_whose_names_dvc_writes_alike_stop_the_generation(datasets):
     stages = [(job("judge", dataset=d), judge_stage(d, "tiny", "tiny")) for d in datasets]
     if datasets[0] == "a b":  # stages that are no one template: the second has its own deps
         stages[1][1]["deps"] = ["elsewhere"]
-    with pytest.raises(ConfigError, match="two jobs map to the DVC stage name 'judge.*a_b'"):
+    with pytest.raises(ConfigError, match=r"two jobs map to the DVC stage name 'judge.*a_b'"):
         grouped(stages)
