@@ -2,11 +2,17 @@
 
 import sys
 
+import pandas as pd
 import pytest
 
 from selfreflect.errors import ConfigError
+from selfreflect.strategies import clustering
 from selfreflect.strategies.clustering import cluster_answers, resolve_embedder
+from tests.conftest import REPO
 from tests.test_strategies import run, summaries_config
+
+# a real subject's sampled answers (Qwen2.5-Coder-0.5B, eight per question, many repeated)
+REAL_ANSWERS = REPO / "docs/science/subject/results/science/real/qwen2.5-coder-0.5b/answers.parquet"
 
 
 def test_minilm_is_used_when_installed_and_string_on_request():
@@ -27,6 +33,27 @@ def test_minilm_groups_paraphrases_that_strings_keep_apart():
     by_minilm = cluster_answers(answers, "minilm", 0.8)[0]
     by_string = cluster_answers(answers, "string", 0.8)[0]
     assert [c.size for c in by_minilm] == [2, 1] and [c.size for c in by_string] == [1, 1, 1]
+
+
+def test_minilm_embeds_each_distinct_answer_once_and_clusters_as_if_it_embedded_all(monkeypatch):
+    sampled = pd.read_parquet(REAL_ANSWERS).conditioning_answers[:20]
+    groups = [[*answers, " "] for answers in sampled]  # a blank answer is dropped
+    model = clustering.minilm()
+    encoded = []
+
+    class Spy:
+        def encode(self, texts, **kwargs):
+            encoded.extend(texts)
+            return model.encode(texts, **kwargs)
+
+    monkeypatch.setattr(clustering, "minilm", Spy)
+    clusters = cluster_answers(groups, "minilm", 0.8)
+    stripped = [[a.strip() for a in answers if a.strip()] for answers in groups]
+    flat = [a for answers in stripped for a in answers]
+    assert sorted(encoded) == sorted(set(flat)) and len(encoded) < len(flat)
+    every = iter(model.encode(flat, normalize_embeddings=True))  # as before: one vector per answer
+    labels = [clustering._leader_labels([next(every) for _ in a], 0.8) for a in stripped]
+    assert clusters == [clustering._clusters(*pair) for pair in zip(stripped, labels, strict=True)]
 
 
 @pytest.mark.parametrize("embedder", ["minilm", "string"])

@@ -13,6 +13,7 @@ import signal
 import sys
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 import yaml
@@ -23,7 +24,12 @@ from selfreflect import paths
 from selfreflect.artifacts import read_metadata, read_table, write_table
 from selfreflect.bench.explorer import synthetic_tables
 from selfreflect.config import read_config_file
+from selfreflect.errors import InputError
 from selfreflect.explorer import (
+    EMPTY,
+    TOKENS,
+    UNKNOWN,
+    _encoded,
     question_file,
     question_script,
     questions,
@@ -133,7 +139,7 @@ def scores(page, strategy: str) -> list[float | None]:
 def assert_quiet_and_offline(page) -> None:
     """No console error, and no request but for the explorer's own files."""
     assert page.problems == []
-    assert set(loaded(page)) <= {"index.html"} | {
+    assert set(loaded(page)) <= {"index.html", TOKENS} | {
         question_file(i) for i in range(page.evaluate("DATA.rows.length"))
     }
 
@@ -157,12 +163,12 @@ def test_conditioning_answers_are_clustered_by_meaning_and_test_answers_by_ident
     )
     tables = {"answers": answers, "scores": scores, "controlled_scores": pd.DataFrame()}
     tables["summaries"] = pd.DataFrame(columns=[*experiment, "strategy", "summary"])
-    (row,) = questions(tables, {"embedder": "minilm", "threshold": 0.8})
+    (row,) = questions(tables, {"embedder": "minilm", "threshold": 0.8}, {})
     assert row["conditioning"] == [{"text": said[0], "count": 2}, {"text": said[2], "count": 1}]
     assert [(group["text"], group["count"]) for group in row["test"]] == [
         (said[2], 2), (said[0], 1), (said[1], 1)
     ]  # fmt: skip
-    (strings,) = questions(tables, {"embedder": "string", "threshold": 0.8})
+    (strings,) = questions(tables, {"embedder": "string", "threshold": 0.8}, {})
     assert len(strings["conditioning"]) == 3
 
 
@@ -226,7 +232,7 @@ def test_a_question_page_colours_the_masked_words(page):
     page.click("#questions tbody tr:first-child")  # sets the hash; its hashchange shows the page
     page.wait_for_selector("#detail .word")  # once the question's data file has run
     page.wait_for_selector("#list", state="hidden")
-    assert loaded(page) == ["index.html", question_file(0)]
+    assert loaded(page) == ["index.html", TOKENS, question_file(0)]
     words = page.locator("#detail .word")
     assert words.count() > 0
     assert words.first.get_attribute("style").startswith("background:")
@@ -324,7 +330,7 @@ def embedded(page: str) -> str:
     return page[start : page.index("</script", start)]
 
 
-FORBIDDEN = "<>&\u2028\u2029"
+FORBIDDEN = "<>&'"  # besides any character that is not ASCII (U+2028 and U+2029 among them)
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False)
     | st.text(),
@@ -344,11 +350,11 @@ def question_data(script: str, index: int) -> str:
 @settings(max_examples=60, deadline=None)
 def test_no_text_can_end_or_comment_out_the_embedded_data(run_name, value):
     """Whatever the texts, the index's data script element and a question's data file hold
-    exactly the data: no <, >, &, U+2028 or U+2029 in it (each escaped), and it parses back
-    to the same data."""
+    exactly the data: no <, >, &, ' nor any character that is not ASCII (U+2028 and U+2029
+    among them: each escaped), and it parses back to the same data."""
     data = {"run": run_name, "strategies": [], "rows": [value]}
     for text in (embedded(render(data)), question_data(question_script(7, data), 7)):
-        assert not set(text) & set(FORBIDDEN)
+        assert text.isascii() and not set(text) & set(FORBIDDEN)
         assert json.loads(text) == data
 
 
@@ -366,13 +372,44 @@ def test_hostile_texts_are_embedded_literally_and_non_finite_numbers_as_missing(
     ]
     assert [row["question"] for row in shown] == HOSTILE
     assert [row["strategies"]["greedy"]["summary"] for row in shown] == HOSTILE
-    [word] = shown[1]["strategies"]["greedy"]["words"]
-    assert word[:3] == [0, 1, None]  # its distance NaN
-    # a probability that is no number in [0, 1] is shown as missing
-    assert [shown[i]["strategies"]["greedy"]["words"][0][3] for i in (2, 4)] == [
-        "\u201c\u2423word\u201d \u2192 \u201c<!--\u201d ?%"
-    ] * 2
-    assert "\u201c</\u201d ?%" in json.dumps(shown[3], ensure_ascii=False)
+    assert [row["words"] for row in shown] == [[0, len(text.split()), 1] for text in HOSTILE]
+    assert [row["strategies"]["greedy"]["distances"] for row in shown] == [
+        [5000], [None], [5000], [5000], [5000]
+    ]  # fmt: skip
+    tokens = (tmp_path / "x" / TOKENS).read_text()
+    assert tokens.startswith("explorerTokens(") and tokens.endswith(");\n")
+    assert json.loads(tokens[len("explorerTokens(") : -len(");\n")]) == [" word", "</", "<!--"]
+
+
+def test_strategies_that_mask_other_words_are_refused_with_one_line(tmp_path):
+    """A question's masked words are stored once, so each strategy's must be the same (the
+    same words split into the same tokens); scores made with other settings are refused."""
+    tables = {**hostile_tables(), "controlled_scores": pd.DataFrame()}
+    scores = tables["scores"]
+    split = [[{**task, "token": " wo"}, {**task, "token": "rd"}] for [task] in scores["tasks"]]
+    tables["scores"] = pd.concat([scores, scores.assign(strategy="other", tasks=split)])
+    cluster = {"embedder": "string", "threshold": 1.0}
+    message = r"^id q0 \(d, s, j\): strategy 'other' masks other words than 'greedy'"
+    with pytest.raises(InputError, match=message):
+        write_explorer(tables, "run", cluster, tmp_path / "x")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_the_page_reads_four_byte_token_ids(browser, tmp_path):
+    """A question of more than 65,536 distinct tokens has 4-byte token ids; the page reads
+    them, shares and missing predictions as in 2-byte ones."""
+    tables = {**hostile_tables(), "controlled_scores": pd.DataFrame()}
+    write_explorer(tables, "run", {"embedder": "string", "threshold": 1.0}, tmp_path / "x")
+    page = open_page(browser, tmp_path / "x")
+    tokens = [f"t{i}" for i in range(2**16 + 2)]
+    ids, shares = np.array([[2**16 + 1, 0, 0]]), np.array([[50, UNKNOWN, EMPTY]])
+    lines = page.evaluate(
+        "([tokens, q, encoded]) => { explorerTokens(tokens); return predicted(q, encoded); }",
+        [tokens, {"targets": [2**16]}, _encoded(ids, shares, True)],
+    )
+    assert lines == ["\u201ct65536\u201d \u2192 \u201ct65537\u201d 50%, \u201ct0\u201d ?%"]
+    assert page.problems == []
+    page.close()
 
 
 @pytest.mark.parametrize(
@@ -458,8 +495,21 @@ def test_the_page_shows_hostile_texts_literally(browser, hostile):
     assert page.text_content("#summaries tbody td:nth-child(4)") == HOSTILE[1]
     word = page.locator("#detail .word")
     assert word.get_attribute("style") is None  # its distance is not a number
-    assert word.get_attribute("title").startswith("distance \u2013\nwith the summary:")
     assert page.locator("#detail b").count() == 0
+    titles = [word.get_attribute("title")]
+    for row in range(3, 6):
+        page.go_back()
+        page.click(f"#questions tbody tr:nth-child({row})")
+        page.wait_for_selector("#detail .word")
+        titles.append(word.get_attribute("title"))
+    given = "with the summary: \u201c\u2423word\u201d \u2192 \u201c<!--\u201d"
+    answers = "with the answers: \u201c\u2423word\u201d \u2192 \u201c</\u201d"
+    assert titles == [  # a probability that is no number in [0, 1] is shown as missing
+        f"distance \u2013\n{given} 50%\n{answers} 50%",
+        f"distance 0.500\n{given} ?%\n{answers} 50%",
+        f"distance 0.500\n{given} 50%\n{answers} ?%",
+        f"distance 0.500\n{given} ?%\n{answers} 50%",
+    ]
     assert_quiet_and_offline(page)
     page.close()
 
@@ -485,7 +535,7 @@ def test_a_generated_explorer_loads_a_question_only_when_it_is_opened(browser, t
     page.click("#questions tbody tr:first-child")
     page.wait_for_selector("#detail .word")
     assert page.locator("#detail .word").first.get_attribute("style").startswith("background:")
-    assert loaded(page) == ["index.html", question_file(int(index))]
+    assert loaded(page) == ["index.html", TOKENS, question_file(int(index))]
     assert_quiet_and_offline(page)
     page.close()
 

@@ -8,21 +8,25 @@ the chosen strategy (the title shows the judge's top predictions with the summar
 reference context), and the controlled pairs. The explorer is a folder: ``index.html`` with the
 question table's data embedded as JSON, and one script per question (``questions/000123.js``)
 that the page adds only when that question is opened. Nothing is fetched from a server, so it
-works from ``file://``.
+works from ``file://``. A question's masked words are stored once (their positions, target
+tokens and the predictions given the answers), each strategy adds a distance per word and its
+predictions (:func:`_masked`), tokens as indices into the run's token table (``tokens.js``, added
+with the first question opened); the page builds the hover texts. The files are jinja2
+templates, their data written by ``|tojson``.
 """
 
 from __future__ import annotations
 
-import html
-import json
+import base64
 import math
 import os
-import re
 from collections.abc import Iterable, Iterator
+from functools import cache
 from importlib import resources
 from itertools import islice
 from typing import Any, NamedTuple
 
+import jinja2
 import numpy as np
 import pandas as pd
 import pyarrow as pa
@@ -48,8 +52,10 @@ COLUMNS = {  # the columns the explorer reads of each kind
     "controlled_scores": [*ROW_KEYS["controlled_scores"], "summary", "selfreflect", "error"],
 }
 HOVER_PREDICTIONS = 3  # of the judge's top tokens kept per task, those shown when hovering a word
+UNKNOWN, EMPTY = 254, 255  # a prediction's share: no number in [0, 1]; no prediction
 OWNER = "selfreflect explorer"  # the command whose marker the explorer folder holds
 CHUNK = 16  # questions whose conditioning answers are clustered at a time
+TOKENS = "tokens.js"  # the run's token table, relative to the explorer folder
 
 
 def read_files(files: Iterable[str | os.PathLike]) -> dict[str, pd.DataFrame]:
@@ -213,11 +219,14 @@ def write_explorer(
     """Write the explorer folder ``out`` (atomically) one question file at a time; returns
     the number of questions. ``cluster`` is the config's ``summaries.cluster``."""
     rows = []
+    tokens: dict[str, int] = {}
     with atomic_dir(out, OWNER) as tmp:
         (tmp / "questions").mkdir()
-        for index, question in enumerate(questions(tables, cluster)):
+        for index, question in enumerate(questions(tables, cluster, tokens)):
             rows.append(_table_row(question))
             (tmp / question_file(index)).write_text(question_script(index, question), "utf-8")
+        script = _templates().get_template("tokens").render(tokens=list(tokens))
+        (tmp / TOKENS).write_text(script, "utf-8")
         data = {"run": run, "strategies": list(dict.fromkeys(tables["scores"]["strategy"]))}
         (tmp / "index.html").write_text(render({**data, "rows": rows}), "utf-8")
     return len(rows)
@@ -230,7 +239,26 @@ def question_file(index: int) -> str:
 
 def question_script(index: int, question: dict[str, Any]) -> str:
     """A question's data file: a call that hands the page the question's data."""
-    return f"explorerQuestion({index}, {embedded_json(question)});\n"
+    return _templates().get_template("question").render(index=index, question=question)
+
+
+def render(data: dict[str, Any]) -> str:
+    """The explorer's ``index.html``: the page template with ``data`` in its data script."""
+    return _templates().get_template("explorer.html").render(data=data)
+
+
+@cache
+def _templates() -> jinja2.Environment:
+    """The page's, a question file's and the token table's templates. ``|tojson`` writes no
+    ``<``, ``>``, ``&``, ``'`` (each a \\u escape) nor any other non-ASCII character, so no
+    text ends or comments out a script, and refuses a number that is not finite."""
+    page = resources.files("selfreflect").joinpath("data/explorer.html").read_text("utf-8")
+    question = "explorerQuestion({{ index }}, {{ question|tojson }});\n"
+    tokens = "explorerTokens({{ tokens|tojson }});\n"
+    loader = jinja2.DictLoader({"explorer.html": page, "question": question, "tokens": tokens})
+    environment = jinja2.Environment(loader=loader, autoescape=True, keep_trailing_newline=True)
+    environment.policies["json.dumps_kwargs"] = {"allow_nan": False, "separators": (",", ":")}
+    return environment
 
 
 def _table_row(question: dict[str, Any]) -> dict[str, Any]:
@@ -240,11 +268,14 @@ def _table_row(question: dict[str, Any]) -> dict[str, Any]:
     return {**row, "scores": scores}
 
 
-def questions(tables: dict[str, pd.DataFrame], cluster: dict[str, Any]) -> Iterator[dict[str, Any]]:
+def questions(
+    tables: dict[str, pd.DataFrame], cluster: dict[str, Any], tokens: dict[str, int]
+) -> Iterator[dict[str, Any]]:
     """Each question of each experiment (in the scores' order) with everything its page shows,
-    its conditioning answers clustered :data:`CHUNK` questions at a time."""
+    its conditioning answers clustered :data:`CHUNK` questions at a time; the tokens it refers
+    to are added to the token table ``tokens`` (token -> index)."""
     embedder = resolve_embedder(cluster["embedder"])
-    unclustered = _questions(tables)
+    unclustered = _questions(tables, tokens)
     while chunk := list(islice(unclustered, CHUNK)):
         groups = [question["conditioning"] for question in chunk]
         for question, found in zip(
@@ -254,8 +285,9 @@ def questions(tables: dict[str, pd.DataFrame], cluster: dict[str, Any]) -> Itera
             yield question
 
 
-def _questions(tables: dict[str, pd.DataFrame]) -> Iterator[dict[str, Any]]:
-    """Each question's page data, its conditioning answers not yet clustered."""
+def _questions(tables: dict[str, pd.DataFrame], tokens: dict[str, int]) -> Iterator[dict[str, Any]]:
+    """Each question's page data (its tokens in the table ``tokens``), its conditioning
+    answers not yet clustered."""
     scores = tables["scores"]
     answers = tables["answers"].set_index(["dataset", "subject", "id"])
     summaries = {
@@ -273,16 +305,11 @@ def _questions(tables: dict[str, pd.DataFrame]) -> Iterator[dict[str, Any]]:
         ranks = by_strategy["score"].rank(method="min")
         test = _identical(list(answer["test_answers"]))
         shown = {same["index"] for same in test}  # one answer of each group of identical ones
-        reference: dict[str, str] = {}
-        judged = {
-            strategy: _judged(
-                by_strategy.loc[strategy],
-                summaries.get((dataset, subject, qid, strategy)),
-                ranks[strategy],
-                _words(tasks[row].values, shown, reference),  # no copy of the column
-            )
+        judged = {  # no copy of the column
+            strategy: tasks[row].values
             for strategy, row in zip(by_strategy.index, group["row"], strict=True)
         }
+        words, masked = _masked(judged, shown, tokens, f"id {qid} ({dataset}, {subject}, {judge})")
         yield {
             "dataset": dataset,
             "subject": subject,
@@ -292,8 +319,17 @@ def _questions(tables: dict[str, pd.DataFrame]) -> Iterator[dict[str, Any]]:
             "error": _text(answer["error"]),
             "test": test,
             "conditioning": list(answer["conditioning_answers"]),
-            "strategies": judged,
-            "reference": reference,
+            "strategies": {
+                strategy: {
+                    "summary": _text(summaries.get((dataset, subject, qid, strategy))),
+                    "score": _number(by_strategy.loc[strategy, "score"]),
+                    "rank": None if pd.isna(ranks[strategy]) else int(ranks[strategy]),
+                    "error": _text(by_strategy.loc[strategy, "error"]),
+                    **masked[strategy],
+                }
+                for strategy in by_strategy.index
+            },
+            **words,
             "pairs": _pairs(pairs.get((dataset, subject, judge, qid))),
         }
 
@@ -325,67 +361,105 @@ def _identical(answers: list[str]) -> list[dict[str, Any]]:
     ]
 
 
-def _judged(score: Any, summary: Any, rank: float, words: list[list[Any]]) -> dict[str, Any]:
-    """One strategy's summary, score, rank and masked ``words`` for one question."""
-    return {
-        "summary": _text(summary),
-        "score": _number(score["score"]),
-        "rank": None if pd.isna(rank) else int(rank),
-        "error": _text(score["error"]),
-        "words": words,
-    }
+def _masked(
+    judged: dict[str, pa.StructArray | None], shown: set[int], tokens: dict[str, int], where: str
+) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+    """The masked words of the test answers ``shown`` (one of each group of identical ones),
+    stored once for the question, then what each strategy adds; tokens as indices into the
+    token table ``tokens`` (new ones added). The question's:
+
+    - ``words``: ``[answer, position, tasks]`` of each word, flat: a task per token of the word;
+    - ``targets``: each task's token, the tasks in the words' order;
+    - ``reference``: the judge's predictions given the answers (:func:`_encoded`).
+
+    Each strategy's (by name): its ``distances`` in ten-thousandths (a word's is the mean over
+    its tokens, as the score is over all tokens; None if no number) and ``predictions`` given
+    its summary; none without tasks. Every strategy with tasks masks the same words (else the
+    scores are of other settings: refused naming the question, ``where``)."""
+    first: tuple[str, list[tuple[tuple[int, int], str | None]]] | None = None
+    question: dict[str, Any] = {"words": [], "targets": [], "reference": None}
+    predictions: dict[str, tuple[np.ndarray, np.ndarray] | None] = {}
+    out: dict[str, dict[str, Any]] = {}
+    for strategy, tasks in judged.items():
+        if tasks is None or len(tasks) == 0:  # no tasks kept
+            out[strategy], predictions[strategy] = {"distances": []}, None
+            continue
+        words = _words(tasks, shown)
+        order = np.array([i for word in words.values() for i in word], dtype=np.int64)
+        targets = tasks.field("token").take(pa.array(order)).to_pylist()
+        owners = [key for key, word in words.items() for _ in word]  # each task's word
+        keys = list(zip(owners, targets, strict=True))
+        if first is None:
+            first = (strategy, keys)
+            question["words"] = [v for (a, p), word in words.items() for v in (a, p, len(word))]
+            question["targets"] = _ids(targets, tokens).tolist()
+            question["reference"] = _predictions(tasks, "reference", order, tokens)
+        elif keys != first[1]:
+            raise InputError(
+                f"{where}: strategy {strategy!r} masks other words than {first[0]!r} (scored"
+                " with other settings?)"
+            )
+        distances = tasks.field("distance").to_pylist()
+        means = [_mean([distances[i] for i in word]) for word in words.values()]
+        out[strategy] = {"distances": [None if d is None else round(d * 10**4) for d in means]}
+        predictions[strategy] = _predictions(tasks, "summary", order, tokens)
+    wide = len(tokens) > 2**16  # ids that may not fit in 2 bytes
+    for strategy, found in predictions.items():
+        out[strategy]["predictions"] = None if found is None else _encoded(*found, wide)
+    if question["reference"] is not None:
+        question["reference"] = _encoded(*question["reference"], wide)
+    return question, out
 
 
-def _words(
-    tasks: pa.StructArray | None, shown: set[int], reference: dict[str, str]
-) -> list[list[Any]]:
-    """Per masked word of the test answers ``shown`` (one of each group of identical ones):
-    ``[answer, position, distance, the judge's predictions given the summary]``, a prediction
-    per token of the word; the distance is the mean over the word's tokens, as the score is
-    over all tokens. The predictions given the answers, the same under every strategy, go to
-    ``reference`` under ``"answer:position"``."""
-    if tasks is None:  # no tasks kept
-        return []
+def _words(tasks: pa.StructArray, shown: set[int]) -> dict[tuple[int, int], list[int]]:
+    """The tasks of each masked word ``(answer, position)`` of the test answers ``shown``."""
     answers, positions = tasks.field("answer").to_pylist(), tasks.field("position").to_pylist()
-    distances = tasks.field("distance").to_pylist()
-    summary = _predictions(tasks, "summary_top", "summary_p")
-    answered = _predictions(tasks, "reference_top", "reference_p")
     words: dict[tuple[int, int], list[int]] = {}
     for i, (answer, position) in enumerate(zip(answers, positions, strict=True)):
         if answer in shown:
             words.setdefault((answer, position), []).append(i)
-    out = []
-    for (answer, position), word in words.items():
-        distance = _mean([distances[i] for i in word])
-        out.append([answer, position, distance, " | ".join(summary[i] for i in word)])
-        reference.setdefault(f"{answer}:{position}", " | ".join(answered[i] for i in word))
-    return out
+    return words
 
 
-def _predictions(tasks: pa.StructArray, top: str, probs: str) -> list[str]:
-    """Per task, as the hover shows it: the judge's most likely tokens (field ``top``, their
-    probabilities field ``probs``) where it predicts the task's token (computed in Arrow)."""
-    tokens = pc.list_slice(tasks.field(top), 0, HOVER_PREDICTIONS)
-    shown = pc.list_flatten(pc.list_slice(tasks.field(probs), 0, HOVER_PREDICTIONS))
+def _ids(tokens: list[str | None], table: dict[str, int]) -> np.ndarray:
+    """Each token's index in the token ``table`` (added if new; a missing one is the empty
+    token)."""
+    return np.array([table.setdefault(t or "", len(table)) for t in tokens], dtype=np.int64)
+
+
+def _predictions(
+    tasks: pa.StructArray, context: str, order: np.ndarray, table: dict[str, int]
+) -> tuple[np.ndarray, np.ndarray]:
+    """The judge's most likely tokens given ``context`` (``summary`` or ``reference``: fields
+    ``<context>_top`` and ``<context>_p``) of the tasks in ``order``, as the hover shows them:
+    their ids in the token ``table`` and their shares in percent, tasks x
+    :data:`HOVER_PREDICTIONS` (a share :data:`UNKNOWN` if its probability is no number in
+    [0, 1], :data:`EMPTY` where the judge predicted fewer tokens; computed in Arrow)."""
+    top = pc.list_slice(tasks.field(f"{context}_top"), 0, HOVER_PREDICTIONS)
+    probs = pc.list_flatten(pc.list_slice(tasks.field(f"{context}_p"), 0, HOVER_PREDICTIONS))
     valid = pc.and_(
-        pc.is_finite(shown), pc.and_(pc.greater_equal(shown, 0), pc.less_equal(shown, 1))
+        pc.is_finite(probs), pc.and_(pc.greater_equal(probs, 0), pc.less_equal(probs, 1))
     )
-    percent = pc.round(pc.multiply(pc.if_else(valid, shown, 0.0), 100))
-    shares = pc.if_else(valid, pc.cast(pc.cast(percent, pa.int64()), pa.string()), "?")
-    shares = pc.fill_null(shares, "?")  # a probability that is no number in [0, 1] is missing
-    items = pc.binary_join_element_wise(_quoted(pc.list_flatten(tokens)), " ", shares, "%", "")
-    offsets = np.concatenate([[0], np.cumsum(pc.list_value_length(tokens).fill_null(0))])
-    listed = pa.ListArray.from_arrays(pa.array(offsets, pa.int32()), items)
-    predicted = pc.binary_join(listed, ", ")
-    target = _quoted(tasks.field("token"))
-    return pc.binary_join_element_wise(target, predicted, " \u2192 ").to_pylist()
+    percent = pc.round(pc.multiply(pc.if_else(valid, probs, 0.0), 100))
+    valid = pc.fill_null(valid, False).to_numpy(zero_copy_only=False)
+    found = np.where(valid, pc.fill_null(percent, 0).to_numpy(zero_copy_only=False), UNKNOWN)
+    counts = pc.fill_null(pc.list_value_length(top), 0).to_numpy().astype(np.int64)
+    task = np.repeat(np.arange(len(tasks)), counts)
+    slot = np.arange(len(task)) - np.repeat(np.cumsum(counts) - counts, counts)
+    ids = np.zeros((len(tasks), HOVER_PREDICTIONS), dtype=np.int64)
+    shares = np.full((len(tasks), HOVER_PREDICTIONS), EMPTY, dtype=np.int64)
+    ids[task, slot] = _ids(pc.list_flatten(top).to_pylist(), table)
+    shares[task, slot] = found
+    return ids[order], shares[order]
 
 
-def _quoted(tokens: pa.Array) -> pa.Array:
-    """Tokens as the hover shows them: quoted, their spaces and line breaks visible."""
-    visible = pc.replace_substring(pc.replace_substring(tokens, " ", "\u2423"), "\n", "\u21b5")
-    visible = pc.fill_null(visible, "")
-    return pc.binary_join_element_wise("\u201c", visible, "\u201d", "")
+def _encoded(ids: np.ndarray, shares: np.ndarray, wide: bool) -> str:
+    """Predictions (tasks x :data:`HOVER_PREDICTIONS` token ids and shares) as the page reads
+    them: base64 of the ids (little-endian, 4 bytes each if ``wide``, else 2: the page tells
+    them apart by the length) then the shares (a byte each)."""
+    width = "<u4" if wide else "<u2"
+    data = ids.astype(width).tobytes() + shares.astype(np.uint8).tobytes()
+    return base64.b64encode(data).decode("ascii")
 
 
 def _pairs(group: pd.DataFrame | None) -> list[dict[str, Any]]:
@@ -407,23 +481,3 @@ def _pairs(group: pd.DataFrame | None) -> list[dict[str, Any]]:
             }
         )
     return out
-
-
-def render(data: dict[str, Any]) -> str:
-    """The explorer's ``index.html``: the template with ``data`` embedded as JSON in its script
-    element, ``<``, ``>``, ``&`` and the JavaScript line separators escaped so that no text can
-    end or comment it out."""
-    template = resources.files("selfreflect").joinpath("data/explorer.html").read_text("utf-8")
-    values = {
-        "title": html.escape(f"SelfReflect explorer: {data['run']}"),
-        "data": embedded_json(data),
-    }
-    return re.sub(r"\{\{(title|data)\}\}", lambda match: values[match[1]], template)
-
-
-def embedded_json(data: Any) -> str:
-    """``data`` as JSON with no ``<``, ``>``, ``&``, U+2028 or U+2029 (each a \\u escape)."""
-    text = json.dumps(data, ensure_ascii=False, allow_nan=False)
-    for char in "<>&\u2028\u2029":
-        text = text.replace(char, f"\\u{ord(char):04x}")
-    return text

@@ -5,8 +5,9 @@
 writes schema-valid answers, summaries, scores and controlled-pair tables of one experiment
 (default: 1000 questions, 6 strategies, N = 50 test and conditioning answers, every test
 answer's content words masked) through the project's writers, builds their explorer with
-``selfreflect explorer`` (its time and peak memory sampled), and records the size of its files,
-the time until the question table shows and the time to open a question's page.
+``selfreflect explorer`` (its time and peak memory sampled), and records the size of its files
+(in all and per question), the time until the question table shows and the time to open a
+question's page.
 """
 
 from __future__ import annotations
@@ -125,14 +126,16 @@ def _controlled(rng: np.random.Generator, words: np.ndarray, ids: list[str]) -> 
     )
 
 
-def file_sizes(folder: Path) -> dict[str, Any]:
-    """The explorer folder's file count, total and largest file size and the index's size."""
+def file_sizes(folder: Path, questions: int) -> dict[str, Any]:
+    """The explorer folder's file count, total size (and per question of ``questions``),
+    largest file size and the index's size."""
     files = [path for path in folder.rglob("*") if path.is_file()]
     largest = max(files, key=lambda path: path.stat().st_size)
-    mib = 2**20
+    mib, total = 2**20, sum(path.stat().st_size for path in files)
     return {
         "files": len(files),
-        "total_mib": round(sum(path.stat().st_size for path in files) / mib, 1),
+        "total_mib": round(total / mib, 1),
+        "kib_per_question": round(total / questions / 2**10, 1),
         "largest_file": str(largest.relative_to(folder)),
         "largest_file_mib": round(largest.stat().st_size / mib, 3),
         "index_mib": round((folder / "index.html").stat().st_size / mib, 3),
@@ -195,7 +198,7 @@ def run_benchmark(questions: int, strategies: int, answers: int, work: Path) -> 
         "embedder": "string",
         "input_mib": round(inputs, 1),
         "build": {key: value for key, value in build.items() if key != "command"},
-        **file_sizes(out),
+        **file_sizes(out, questions),
         **browser_times(out, questions),
     }
 

@@ -62,10 +62,16 @@ def cluster_answers(
     if embedder == "string":
         labels = [_string_labels(answers) for answers in groups]
     else:
-        flat = [a for answers in groups for a in answers]
-        vectors = iter(minilm().encode(flat, normalize_embeddings=True) if flat else [])
-        labels = [_leader_labels([next(vectors) for _ in answers], threshold) for answers in groups]
+        vectors = _embeddings([a for answers in groups for a in answers])
+        labels = [_leader_labels([vectors[a] for a in answers], threshold) for answers in groups]
     return [_clusters(answers, ids) for answers, ids in zip(groups, labels, strict=True)]
+
+
+def _embeddings(texts: Sequence[str]) -> dict[str, Any]:
+    """The unit MiniLM vector of each distinct text, each embedded once (answers repeat)."""
+    distinct = list(dict.fromkeys(texts))
+    vectors = minilm().encode(distinct, normalize_embeddings=True) if distinct else []
+    return dict(zip(distinct, vectors, strict=True))
 
 
 def _string_labels(answers: Sequence[str]) -> list[str]:
