@@ -3,8 +3,8 @@ workflow/Snakefile as `snakedeploy deploy-workflow` writes it (with the onstart 
 adds) uses a release's workflow/Snakefile, from a local path or from the release's git tag; the
 package is installed from that tag (pip), not imported from a checkout; the folder holds the
 release's config/, data/ and examples/ (what the smoke config names). The smoke config runs to
-its report there, its jobs' code inputs are the installed package's files, and the tag's module
-plans the same run."""
+its main table there (half its DAG: sampling, summaries, judge and scores of one dataset), its
+jobs' code inputs are the installed package's files, and the tag's module plans the same run."""
 
 from __future__ import annotations
 
@@ -39,7 +39,7 @@ use rule * from selfreflect
 onstart:
     selfreflect.onstart()
 """
-REPORT = "reports/smoke/tables/main.csv"
+REPORT = "reports/smoke/tables/main.csv"  # the one target: the jobs of the main table
 
 
 @pytest.fixture(scope="module")
@@ -68,7 +68,7 @@ def installed(site: Path) -> dict[str, str]:
 def snakemake(folder: Path, site: Path, *args: str) -> str:
     """``snakemake ARGS`` in the deployment ``folder``; what it printed (its jobs, with their
     inputs, on standard error)."""
-    command = ["snakemake", *args, "--cores", "2", "--resources", "gpu=1"]
+    command = ["snakemake", *args, REPORT, "--cores", "2", "--resources", "gpu=1"]
     result = run(command, folder, env=installed(site))
     return result.stdout + result.stderr
 
@@ -76,8 +76,8 @@ def snakemake(folder: Path, site: Path, *args: str) -> str:
 @pytest.fixture(scope="module")
 def deployed(release, site, tmp_path_factory) -> tuple[Path, str]:
     """A deployment of the release's workflow from its local path (config/, data/ and
-    examples/ taken from the tag) after Snakemake ran the smoke config there, and what it
-    printed."""
+    examples/ taken from the tag) after Snakemake ran the smoke config's main table there, and
+    what it printed."""
     folder = tmp_path_factory.mktemp("deployed") / "analysis"
     archive = folder.parent / "release.tar"
     run(["git", "archive", "--output", str(archive), TAG, "config", "data", "examples"], release)
@@ -90,7 +90,7 @@ def deployed(release, site, tmp_path_factory) -> tuple[Path, str]:
 
 
 def test_the_smoke_config_runs_as_a_module_on_the_installed_package(deployed, site):
-    """The run ends with its report; every job's code inputs are the installed package's
+    """The run ends with its main table; every job's code inputs are the installed package's
     files (and the plug-in strategy's module of the folder), none of a checkout."""
     folder, printed = deployed
     assert (folder / REPORT).is_file()
