@@ -38,20 +38,6 @@ def dvc_view(project: Path) -> dict[str, dict]:
     return stages
 
 
-def as_in_project(path: str) -> str:
-    """A job input as the project copy's own processes name it: in this process the package
-    that runs is the checkout's (named by its full path), which the copy holds as its
-    ``src/selfreflect`` (what the copy's commands run: :func:`tests.workflow_utils.run`)."""
-    from selfreflect.code_deps import SOURCE, package_dir
-
-    installed = package_dir()
-    return (
-        str(SOURCE / Path(path).relative_to(installed))
-        if installed.is_absolute() and Path(path).is_relative_to(installed)
-        else path
-    )
-
-
 def snakemake_commands(project: Path, config: str, run_name: str) -> list[str]:
     """Every job's shell command from a forced dry run, as DVC runs it (params.yaml, no log)."""
     args = ["snakemake", "--configfile", config, "-n", "-p", "--forceall"]
@@ -186,7 +172,7 @@ def test_dvc_deps_and_params_are_the_jobs_inputs_settings_and_prompts(generated,
         folded = [j for j in jobs if set(j.output) & set(job.input) & temporary]
         settings = {k for j in [*folded, job] for k in j.params.get("settings", {})}
         prompts = {k for j in [*folded, job] for k in j.params.get("prompts", {})}
-        inputs = {as_in_project(p) for j in [*folded, job] for p in j.input} - temporary
+        inputs = {p for j in [*folded, job] for p in j.input} - temporary
         expected[stage_name(job)] = {
             "deps": inputs,
             "params": {("params.yaml", dvc_param(k, resolved) or k) for k in settings}
