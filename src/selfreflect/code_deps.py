@@ -18,11 +18,12 @@ render it.
 A plug-in strategy (``summaries.plugins``) is code of the jobs running it: its module, the
 working directory's modules it imports (directly or not) and what these use of the package.
 
-The analysis is static (``ast``) and reads the files of the package that runs
-(:func:`package_dir`): ``src/selfreflect`` of a checkout it runs in (the paths DVC's deps name),
-or the installed copy's files where the workflow runs elsewhere (as a Snakemake module); a
-plug-in's modules are read in the working directory. A code hash names each package file by its
-path in the source tree, so the same code hashes alike, checked out or installed.
+The analysis is static (``ast``) and reads the files of the package that runs; it names them
+as the working directory does (:func:`package_dir`): ``src/selfreflect/…`` in a checkout (the
+paths DVC's deps name), their full paths where the workflow runs elsewhere (as a Snakemake
+module, on an installed copy); a plug-in's modules are read in the working directory. A code
+hash names each package file by its path in the source tree, so the same code hashes alike,
+checked out or installed.
 """
 
 from __future__ import annotations
@@ -81,12 +82,13 @@ _HERE = Path(__file__).resolve().parent  # the package that runs, where the anal
 
 
 def package_dir() -> Path:
-    """The folder of the package that runs (this module's), as the working directory names it
-    in deps: :data:`SOURCE` where the working directory's is it (a checkout, or a DVC project
-    linking one's), else its full path (an installed copy, as where the workflow runs as a
-    Snakemake module from another folder). The analysis itself reads the files at their full
-    paths, so what it keeps between calls holds in any working directory."""
-    return SOURCE if (Path.cwd() / SOURCE).resolve() == _HERE else _HERE
+    """The folder of the package as the working directory names it in deps: :data:`SOURCE`
+    where the working directory has the package's source (a checkout, a DVC project linking
+    one's, a copy of the project whose commands run its own), else the full path of the package
+    that runs (an installed copy, as where the workflow runs as a Snakemake module from another
+    folder). The analysis itself reads the files of the package that runs, so what it keeps
+    between calls holds in any working directory."""
+    return SOURCE if (Path.cwd() / SOURCE).is_dir() else _HERE
 
 
 def module_file(module: str) -> Path | None:
