@@ -16,7 +16,7 @@ import yaml
 from selfreflect.artifacts import read_table
 from selfreflect.config import read_config_file
 from selfreflect.snakemake_jobs import job_stats
-from tests.workflow_utils import clone_completed, copy_project, run
+from tests.workflow_utils import clone_completed, copy_project, run, run_env
 
 pytestmark = pytest.mark.workflow
 
@@ -175,7 +175,10 @@ def test_two_runs_with_different_names_do_not_touch_each_other(tmp_path):
         config = write_config(copy, f"{name}.yaml", lambda c, name=name: c.update(run=name))
         target = f"results/{name}/smoke/tiny/summaries/greedy.parquet"
         commands.append(["snakemake", "--configfile", config, "--cores", "1", target])
-    jobs = [subprocess.Popen(c, cwd=copy, stderr=subprocess.PIPE, text=True) for c in commands]
+    env = run_env(copy)  # the copy's code, as the run that built the model: the same job inputs
+    jobs = [
+        subprocess.Popen(c, cwd=copy, stderr=subprocess.PIPE, text=True, env=env) for c in commands
+    ]
     for job in jobs:
         status, stderr = job.wait(), job.stderr.read()
         assert status == 0 or ended_in_snakemakes_lock_cleanup_race(stderr), stderr

@@ -76,14 +76,20 @@ def clone_completed(project: Path, dest: Path) -> Path:
     return dest
 
 
+def run_env(cwd: Path, env: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment of a command run in ``cwd`` (with the variables ``env`` set): a project
+    copy runs its own code."""
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})}
+    if (Path(cwd) / "src" / "selfreflect").is_dir():
+        env["PYTHONPATH"] = os.pathsep.join([str(Path(cwd) / "src"), env.get("PYTHONPATH", "")])
+    return env
+
+
 def run(
     args: list[str], cwd: Path, check: bool = True, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess:
     """Run ``args`` in ``cwd`` (with the variables ``env`` set), output captured."""
-    env = {**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})}
-    if (Path(cwd) / "src" / "selfreflect").is_dir():  # a project copy runs its own code
-        env["PYTHONPATH"] = os.pathsep.join([str(Path(cwd) / "src"), env.get("PYTHONPATH", "")])
-    result = subprocess.run(args, cwd=cwd, capture_output=True, text=True, env=env)
+    result = subprocess.run(args, cwd=cwd, capture_output=True, text=True, env=run_env(cwd, env))
     if check and result.returncode != 0:
         raise AssertionError(
             f"{' '.join(args)} failed:\n{result.stdout[-4000:]}\n{result.stderr[-4000:]}"
