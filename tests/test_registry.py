@@ -21,6 +21,7 @@ from selfreflect.questions import DATASET_KINDS, Preset, load_questions
 from selfreflect.scoring.forwards import Judge
 from selfreflect.scoring.registry import JUDGES
 from selfreflect.strategies.registry import STRATEGIES
+from tests.test_code_deps import IMPORTS
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -91,18 +92,6 @@ def test_score_command_choices_come_from_the_registry_and_schema():
     ).stdout
     assert "[hf|vllm|reference]" in help_text
     assert "[auto|float32|bfloat16|float16]" in help_text
-
-
-IMPORTS = """
-import importlib, json, sys
-loaded = {}
-for module in sys.argv[1:]:
-    for name in [n for n in sys.modules if n.partition(".")[0] == "selfreflect"]:
-        del sys.modules[name]
-    importlib.import_module(module)
-    loaded[module] = [n for n in sys.modules if n.partition(".")[0] == "selfreflect"]
-print(json.dumps(loaded))
-"""
 
 
 def registries() -> dict[str, set[str]]:
