@@ -83,7 +83,7 @@ def test_pulled_answer_sets_leave_the_quick_start_the_judge_and_dvc_shows_the_ru
     listed = {line[:-1] for line in status.splitlines() if line.endswith(":") and line[0] != "\t"}
     assert listed <= stages and (listed or "up to date" in status), status  # no paper stage
     metrics = run(["dvc", "metrics", "show"], project).stdout
-    assert "reports/laptop/metrics/main.json" in metrics, metrics
+    assert "reports/laptop/metrics/main/greedy.json" in metrics, metrics
     plots = run(["dvc", "plots", "show"], project).stdout
     assert (project / "dvc_plots" / "index.html").is_file(), plots
     dry = run(["dvc", "repro", "--dry"], project).stdout

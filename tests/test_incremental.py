@@ -309,11 +309,22 @@ def test_editing_a_module_reruns_exactly_the_commands_importing_it(edited, path,
 def drop_dependency(project: Path, command: str, path: str) -> None:
     """The rules of ``command`` lose the code dependency ``path``, recorded as if they had run
     so (Snakemake's metadata by --touch, DVC's lock by commit)."""
-    rules = project / "src" / "selfreflect" / "workflow.py"  # where rules take their code
-    kept = f"[f for f in deps.files if (command, f) != {(command, path)!r}]"  # in _code_files
+    rules = project / "src" / "selfreflect" / "rule_inputs.py"  # where rules take their deps
     text = rules.read_text()
-    assert "*deps.files," in text
-    rules.write_text(text.replace("*deps.files,", f"*{kept},"))
+    assert "        self.command_deps = command_deps\n" in text
+    dropped = f"""
+
+def _without(deps, command):
+    from dataclasses import replace
+
+    files = tuple(f for f in deps.files if (command, f) != {(command, path)!r})
+    return replace(deps, files=files)
+"""
+    text = text.replace(
+        "        self.command_deps = command_deps\n",
+        "        self.command_deps = lambda c: _without(command_deps(c), c)\n",
+    )
+    rules.write_text(text + dropped)
     run(["selfreflect", "dvc-yaml"], project)
     run(["selfreflect", "dvc-sync", "--config", CONFIG], project)  # the copy's dates, for Snakemake
     run(["snakemake", "--configfile", CONFIG, "--cores", "1", "--touch"], project)
