@@ -133,7 +133,7 @@ def test_snakemake_after_a_config_change_reruns_the_tables_dvc_made(smoke_dvc_ru
     DVC made, so the tables DVC built with the old value must not count as up to date."""
     project = clone(smoke_dvc_run, tmp_path / "p")
     config = project / "config/smoke.yaml"
-    config.write_text(config.read_text().replace("figure_dpi: 300", "figure_dpi: 100"))
+    config.write_text(config.read_text() + "\nreport:\n  figure_dpi: 100\n")  # over the include
     run(["selfreflect", "dvc-yaml", "--config", "config/smoke.yaml", "--project", "."], project)
     assert f"outputs DVC made with another {SETTING} look up to date" in sync_line(project)
     dvc_sync(project)

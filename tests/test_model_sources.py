@@ -111,6 +111,9 @@ def test_converted_folder_loads_and_records_its_source(smollm2_model):
     assert not hasattr(config, "quantization_config")
     assert AutoTokenizer.from_pretrained(smollm2_model).eos_token == "<|im_end|>"
     assert model_fingerprint(str(smollm2_model))["sha256"]
+    # the same bytes with HF_HUB_OFFLINE set or not (it would set this key to true)
+    tokenizer_config = json.loads((smollm2_model / "tokenizer_config.json").read_text())
+    assert tokenizer_config["local_files_only"] is True
 
 
 def test_vllm_reads_auto_dtype_as_the_checkpoint_dtype(smollm2_model):

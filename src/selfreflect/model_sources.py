@@ -152,7 +152,9 @@ def convert_gguf(spec: dict[str, Any], out_dir: str | os.PathLike) -> Path:
 
     dtype = getattr(torch, "float32" if spec["dtype"] == "auto" else spec["dtype"])
     with gguf_file(spec) as source:
-        kwargs = {"gguf_file": source.name}
+        # local_files_only is saved in the tokenizer config; HF_HUB_OFFLINE would set it, so a
+        # fixed value keeps the folder the same wherever it is converted
+        kwargs = {"gguf_file": source.name, "local_files_only": True}
         try:
             tokenizer = AutoTokenizer.from_pretrained(str(source.parent), **kwargs)
             model = AutoModelForCausalLM.from_pretrained(str(source.parent), dtype=dtype, **kwargs)
