@@ -103,35 +103,40 @@ def load_tokenizer(spec: dict[str, Any]) -> Any:
         return AutoTokenizer.from_pretrained(str(source.parent), gguf_file=source.name)
 
 
+def context_work(contexts: list, batch_size: int) -> list[dict[str, float]]:
+    """Per context (its :class:`~selfreflect.scoring.contexts.ContextTasks`): the tokens and
+    attended keys the `hf` judge computes (the prefix once, one token tree per batch of
+    ``batch_size`` sequences) and their forward FLOPs with Qwen2.5-7B's shape."""
+    from types import SimpleNamespace
+
+    from selfreflect.bench.scorer import PRESETS, forward_flops, tree_work
+
+    shape = SimpleNamespace(**PRESETS[PREDICTED_MODEL])
+    out = []
+    for tasks in contexts:
+        counted = tree_work(tasks, batch_size)
+        out.append({**counted, "flops": forward_flops(shape, counted, tasks.num_tasks)})
+    return out
+
+
 def judge_work(spec: dict[str, Any], sizes: tuple[int, ...], batch_size: int) -> dict:
     """The `hf` judge's work per question on the example answers, cycled to N held-out and N
     conditioning answers for each N of ``sizes``, with the tokenizer and prompts of the
     ``models`` entry ``spec``: the
     tasks, and the tokens, attended keys and Qwen2.5-7B forward FLOPs of the reference context
     and of one summary's context (the example's sample-and-summarize summary)."""
-    from types import SimpleNamespace
-
-    from selfreflect.bench.scorer import PRESETS, forward_flops, inputs, question_work, tree_work
+    from selfreflect.bench.scorer import inputs, question_work
     from selfreflect.families import PromptFormat
 
     fmt = PromptFormat.for_model(load_tokenizer(spec), spec)
-    shape = SimpleNamespace(**PRESETS[PREDICTED_MODEL])
     cases = []
     for n in sizes:
         work = question_work(fmt, inputs(None, n, n))
         tasks = sum(summary.num_tasks for _, summary in work) / len(work)
         case: dict[str, Any] = {"answers": n, "tasks": tasks}
         for name, index in (("reference", 0), ("summary", 1)):
-            contexts = [pair[index] for pair in work]
-            counted = [tree_work(tasks, batch_size) for tasks in contexts]
-            flops = sum(
-                forward_flops(shape, c, t.num_tasks) for c, t in zip(counted, contexts, strict=True)
-            )
-            case[name] = {
-                "tokens": sum(c["tokens"] for c in counted) / len(work),
-                "keys": sum(c["keys"] for c in counted) / len(work),
-                "flops": flops / len(work),
-            }
+            counted = context_work([pair[index] for pair in work], batch_size)
+            case[name] = {key: sum(c[key] for c in counted) / len(work) for key in counted[0]}
         cases.append(case)
     return {
         "predicted_model": PREDICTED_MODEL,

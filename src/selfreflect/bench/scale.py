@@ -81,17 +81,24 @@ def snakemake(project: Path, *args: str, config: str = "scale.yaml") -> str:
     return done.stdout
 
 
+def planned(project: Path, config: Path, shards: int) -> dict[str, int]:
+    """Jobs per rule of the forced dry run of ``config`` in ``project`` with ``shards`` judge
+    and answer shards (one per GPU)."""
+    from selfreflect.snakemake_jobs import job_stats
+
+    dry_run = ("-n", "--forceall", "--config", f"shards={shards}")
+    return job_stats(snakemake(project, *dry_run, config=str(config)))
+
+
 def plans(project: Path, config: Path, shard_counts: tuple[int, ...]) -> list[dict[str, Any]]:
     """The dry run of ``config`` as it is (its own sizes) with each number of judge and answer
     shards (one per GPU): jobs planned and seconds to build the DAG."""
-    from selfreflect.snakemake_jobs import job_stats
-
     out = []
     for shards in shard_counts:
         start = time.perf_counter()
-        planned = job_stats(snakemake(project, "-n", "--config", f"shards={shards}", config=config))
+        jobs = sum(planned(project, config, shards).values())
         seconds = round(time.perf_counter() - start, 1)
-        out.append({"shards": shards, "jobs": sum(planned.values()), "seconds": seconds})
+        out.append({"shards": shards, "jobs": jobs, "seconds": seconds})
     return out
 
 

@@ -1,7 +1,7 @@
 """docs/scale.md from what ``selfreflect bench scale`` recorded (docs/scale.json), what
 ``selfreflect bench growth`` recorded (docs/growth.json) and the GPU scorer benchmarks
-(docs/benchmarks/*.json): the paper's size after the judge, the growth of the real run, and
-the paper run's judge pass predicted.
+(its judge work per question): the paper's size after the judge and the growth of the real run,
+pointing to docs/paper_run.md (docs/paper_run.json) for the whole run predicted.
 
     selfreflect docs scale [--check]
 """
@@ -21,11 +21,10 @@ from selfreflect.fileio import read_json, read_yaml
 
 RECORD = Path("docs") / "scale.json"
 GROWTH = Path("docs") / "growth.json"
-BENCHMARKS = Path("docs") / "benchmarks"
+PAPER_RUN = Path("docs") / "paper_run.json"
 DOC = Path("docs") / "scale.md"
 MEMORY_BUDGET_MIB = 4 * 1024  # the peak each job must stay under at the paper's size
 LINEAR = (0.8, 1.2)  # a rule's log-log slope of CPU time against questions counted as linear
-PAPER = {"questions": 1000, "answers": 50, "strategies": 6, "gpus": (1, 8)}
 
 
 def rule_table(record: dict[str, Any]) -> pd.DataFrame:
@@ -96,45 +95,6 @@ def growth_table(growth: dict[str, Any]) -> pd.DataFrame:
     return cpu.round({"exponent": 2}).sort_values(cpu.columns[len(sizes) - 1], ascending=False)
 
 
-def gpu_throughput(batch_size: int, answers: int) -> tuple[float, str]:
-    """The `hf` judge's FLOP/s on a GPU at ``answers`` conditioning answers, from the recorded
-    scorer benchmark of Qwen2.5-7B's shape with the paper's batch size (else the fastest)."""
-    records = [read_json(path) for path in sorted(BENCHMARKS.glob("*.json"))]
-    gpu = [
-        (record, case)
-        for record in records
-        if record.get("device", "").startswith("cuda")
-        and record["settings"]["preset"] == "qwen2.5-7b"
-        for case in record["cases"]
-        if case["conditioning"] == answers
-    ]
-    matching = [pair for pair in gpu if pair[0]["settings"]["batch_size"] == batch_size] or gpu
-    record, case = max(matching, key=lambda pair: pair[1]["judges"]["hf"]["flop_per_s"])
-    source = f"{record['device_name']}, batch size {record['settings']['batch_size']}"
-    return case["judges"]["hf"]["flop_per_s"], source
-
-
-def prediction(work: dict[str, Any]) -> dict[str, Any]:
-    """The paper's judge pass (PAPER: questions, N, strategies) on one GPU: seconds per
-    question for the reference context and each strategy's, from the FLOPs per question at
-    the paper's N and the GPU's measured FLOP/s."""
-    case = next(c for c in work["cases"] if c["answers"] == PAPER["answers"])
-    flop_per_s, source = gpu_throughput(work["batch_size"], PAPER["answers"])
-    reference = case["reference"]["flops"] / flop_per_s
-    per_strategy = case["summary"]["flops"] / flop_per_s
-    per_question = reference + PAPER["strategies"] * per_strategy
-    return {
-        "case": case,
-        "flop_per_s": flop_per_s,
-        "source": source,
-        "reference_s": reference,
-        "strategy_s": per_strategy,
-        "question_s": per_question,
-        "hours": {g: PAPER["questions"] * per_question / g / 3600 for g in PAPER["gpus"]},
-        "strategy_hours": PAPER["questions"] * per_strategy / 3600,
-    }
-
-
 def growth_context(growth: dict[str, Any]) -> dict[str, Any]:
     """The growth and prediction sections."""
     rules = growth_table(growth)
@@ -152,7 +112,7 @@ def growth_context(growth: dict[str, Any]) -> dict[str, Any]:
         ]
         for c in work["cases"]
     ]
-    p = prediction(work)
+    paper = read_json(PAPER_RUN)
     return {
         "growth": growth,
         "growth_rules": rules,
@@ -168,10 +128,8 @@ def growth_context(growth: dict[str, Any]) -> dict[str, Any]:
         ),
         "work": work,
         "work_table": table([*header, "summary FLOPs"], rows, align="rrrrrr"),
-        "p": p,
-        "hours": ", ".join(
-            f"{h:.1f} h on {g} GPU{'s' if g > 1 else ''}" for g, h in p["hours"].items()
-        ),
+        "judge": {g: paper["rules"]["judge"]["seconds"][g]["estimate"] / 3600 for g in ("1", "8")},
+        "whole": {g: paper["totals"][g]["estimate"] / 3600 for g in ("1", "8")},
     }
 
 
@@ -182,9 +140,7 @@ def run_text(record: dict[str, Any]) -> str:
 
 def growth_text(growth: dict[str, Any]) -> str:
     """docs/scale.md's growth and prediction sections."""
-    return render(
-        "scale_growth.md.j2", GROWTH=GROWTH, LINEAR=LINEAR, PAPER=PAPER, **growth_context(growth)
-    )
+    return render("scale_growth.md.j2", GROWTH=GROWTH, LINEAR=LINEAR, **growth_context(growth))
 
 
 def text() -> str:
@@ -195,5 +151,5 @@ def text() -> str:
 @click.command()
 @click.option("--check", is_flag=True, help="Fail if docs/scale.md differs from its render.")
 def scale(check: bool) -> None:
-    """Render docs/scale.md from docs/scale.json, docs/growth.json and docs/benchmarks."""
+    """Render docs/scale.md from docs/scale.json, docs/growth.json and docs/paper_run.json."""
     publish(DOC, text(), check, "docs scale")

@@ -1,0 +1,596 @@
+"""The paper's whole run predicted, per Snakemake rule, on 1 and 8 GPUs.
+
+    selfreflect bench paper-run --json docs/paper_run.json
+
+No model runs. The rules and their jobs are the paper config's DAG (``snakemake -n`` with one
+judge and answer shard per GPU); a rule without a cost model here is refused, not left out.
+Per rule, the work and its seconds, each an estimate with a low and a high bound
+(:class:`Bound`):
+
+- the judge (``judge``, ``report_alt_metrics``): every context the DAG scores, built as
+  :mod:`selfreflect.scoring.experiment` builds them (the reference, each strategy's summary, the
+  controlled pairs' distinct texts, the convergence study's subsampled references, the MMLU
+  study's variants, the alternative metrics' chats), counted as the `hf` judge computes them
+  (:func:`selfreflect.bench.growth.context_work`: Qwen2.5's tokenizer and prompts on the
+  original tool's example answers, cycled to N, Qwen2.5-7B's FLOPs), at the GPU throughput the
+  scorer benchmark recorded (docs/benchmarks);
+- sampling (``answers``, ``summarize``): generated tokens (answer and summary lengths counted
+  on the example answers and summaries) at a stated vLLM throughput (:data:`GENERATION`);
+- each GPU job's engine start-up (:data:`STARTUP`);
+- the CPU rules after the judge as docs/scale.json measured them at the paper's size, the ones
+  before it as docs/growth.json measured them.
+
+``selfreflect docs paper-run`` renders docs/paper_run.md from the JSON.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import click
+
+GPUS = (1, 8)  # one judge and answer shard per GPU
+RECORDS = {"scale": Path("docs") / "scale.json", "growth": Path("docs") / "growth.json"}
+BENCHMARKS = Path("docs") / "benchmarks"
+GENERATION = {  # vLLM's output tokens/s for a 7B model on one H100, bf16
+    "estimate": 2900.0,
+    "low": 1450.0,
+    "high": 5777.0,
+    "source": "high: MLPerf Inference v5.1, Llama-3.1-8B in FP8 on one H100 with vLLM 0.10.0,"
+    " offline scenario, 5777 tokens/s (Red Hat's submission); bf16 moves twice the weight"
+    " bytes per token and is no faster: estimate half of it, low a quarter",
+}
+STARTUP = {  # seconds to load Qwen2.5-7B-Instruct from local disk onto one GPU
+    "vllm": {
+        "estimate": 90.0,
+        "low": 30.0,
+        "high": 300.0,
+        "source": "stated: weights (15 GB), memory profiling, CUDA graph capture; a cold"
+        " torch.compile cache makes the high bound",
+    },
+    "hf": {
+        "estimate": 45.0,
+        "low": 15.0,
+        "high": 180.0,
+        "source": "stated: transformers reading 15 GB of safetensors onto the GPU",
+    },
+}
+REASONING_TOKENS = 512  # a reasoning step's output (cot, twostep_cot's brainstorm): stated
+GPU_RULES = {"answers", "summarize", "judge", "report_alt_metrics"}
+BEFORE_JUDGE = {"questions", "merge_answers"}  # CPU rules docs/scale.json does not run
+
+
+@dataclass(frozen=True)
+class Bound:
+    """An estimate with its low and high bounds."""
+
+    low: float
+    estimate: float
+    high: float
+
+    @classmethod
+    def exact(cls, value: float) -> Bound:
+        return cls(value, value, value)
+
+    @classmethod
+    def of(cls, values: Iterable[float]) -> Bound:
+        """The mean of ``values`` between their least and greatest."""
+        values = list(values)
+        return cls(min(values), sum(values) / len(values), max(values))
+
+    @classmethod
+    def stated(cls, entry: dict[str, Any]) -> Bound:
+        return cls(entry["low"], entry["estimate"], entry["high"])
+
+    def __add__(self, other: Bound) -> Bound:
+        return Bound(self.low + other.low, self.estimate + other.estimate, self.high + other.high)
+
+    def __mul__(self, other: Bound | float) -> Bound:
+        o = other if isinstance(other, Bound) else Bound.exact(other)
+        return Bound(self.low * o.low, self.estimate * o.estimate, self.high * o.high)
+
+    def __truediv__(self, rate: Bound) -> Bound:
+        """Work over a rate: the low bound at the highest rate."""
+        return Bound(self.low / rate.high, self.estimate / rate.estimate, self.high / rate.low)
+
+    def record(self) -> dict[str, float]:
+        return {"estimate": self.estimate, "low": self.low, "high": self.high}
+
+
+ZERO = Bound.exact(0.0)
+
+
+def total(bounds: Iterable[Bound]) -> Bound:
+    return sum(bounds, ZERO)
+
+
+def judge_throughput(batch_size: int, answers: int) -> tuple[Bound, str]:
+    """The `hf` judge's FLOP/s on a GPU with Qwen2.5-7B's shape: the recorded scorer
+    benchmark's case at ``answers`` conditioning answers with the config's batch size (else
+    the fastest run's), bounded by that run's slowest and fastest case."""
+    from selfreflect.fileio import read_json
+
+    runs = [read_json(path) for path in sorted(BENCHMARKS.glob("*.json"))]
+    gpu = [
+        run
+        for run in runs
+        if run.get("device", "").startswith("cuda") and run["settings"]["preset"] == "qwen2.5-7b"
+    ]
+    rate = {
+        id(run): {c["conditioning"]: c["judges"]["hf"]["flop_per_s"] for c in run["cases"]}
+        for run in gpu
+    }
+    matching = [run for run in gpu if run["settings"]["batch_size"] == batch_size] or gpu
+    run = max(matching, key=lambda r: rate[id(r)][answers])
+    cases = rate[id(run)].values()
+    source = (
+        f"{run['device_name']}, batch size {run['settings']['batch_size']}, recorded"
+        f" {run['date'][:10]}: the case at {answers} conditioning answers, bounded by the run's"
+        f" cases at {', '.join(map(str, rate[id(run)]))}"
+    )
+    return Bound(min(cases), rate[id(run)][answers], max(cases)), source
+
+
+@dataclass(frozen=True)
+class Example:
+    """One of the original tool's example questions, cycled to the config's N."""
+
+    question: str
+    test: list[str]
+    conditioning: list[str]
+    fresh: list[str]  # the fresh answers of sample_and_summarize and concatenated_answers
+    summaries: dict[str, str]  # the tool's example summaries: greedy, sample_and_summarize
+
+
+def examples(answers: int, fresh: int) -> list[Example]:
+    """The example questions with ``answers`` held-out and conditioning answers and ``fresh``
+    fresh answers (the conditioning answers, cycled)."""
+    from selfreflect.bench.scorer import REFERENCE, inputs
+    from selfreflect.fileio import read_json
+
+    summaries = read_json(REFERENCE / "example_summaries.json")
+    out = []
+    for i, item in enumerate(inputs(None, answers, max(answers, fresh))):
+        given = summaries[i % len(summaries)]["summaries"]
+        out.append(
+            Example(
+                item["question"],
+                item["test"],
+                item["conditioning"][:answers],
+                item["conditioning"][:fresh],
+                {"greedy": given["greedy"], "sample_and_summarize": item["summary"]},
+            )
+        )
+    return out
+
+
+def summary_text(strategy: str, example: Example) -> str:
+    """A strategy's summary of ``example``: the tool's example of greedy and
+    sample_and_summarize, the fresh answers' block of concatenated_answers, and for the other
+    strategies (basic, cot, twostep_cot: one summary sentence) sample_and_summarize's."""
+    from selfreflect.chat import format_answers
+
+    if strategy == "concatenated_answers":
+        return format_answers(example.fresh)
+    return example.summaries.get(strategy, example.summaries["sample_and_summarize"])
+
+
+def controlled_pairs(example: Example, foreign: str, pair_types: list[str]) -> list:
+    """``example``'s controlled pairs (its answers grouped by string; ``foreign``: another
+    question's answer, for extra_option)."""
+    from selfreflect.controlled import clusters_of, question_pairs
+
+    return question_pairs(clusters_of([example.conditioning])[0], pair_types, foreign)
+
+
+def alt_metric_tasks(fmt: Any, example: Example, pairs: list):
+    """The alternative metrics' forwards as the judge runs them: the rating's and P(True)'s
+    chat of both summaries of each pair, one sequence each, the logits of its last token
+    (:func:`selfreflect.report.alt_metrics.next_token_logprobs`)."""
+    from selfreflect.report.alt_metrics import p_true_chat, rating_chat
+    from selfreflect.scoring.contexts import ContextTasks
+
+    texts = [text for pair in pairs for text in (pair.good, pair.bad)]
+    item = (example.question, example.conditioning)
+    chats = [chat(*item, text) for chat in (rating_chat, p_true_chat) for text in texts]
+    ids = [fmt.encode(fmt.render(chat)) for chat in chats]
+    return ContextTasks([[*seq, 0] for seq in ids], [len(seq) for seq in ids], 0)
+
+
+def example_work(fmt: Any, config: dict[str, Any], example: Example, foreign: str) -> dict:
+    """Per context kind of ``example``'s judge pass, as the DAG's judge jobs build them: its
+    contexts (alternative metrics: chats) and their Qwen2.5-7B forward FLOPs."""
+    from selfreflect.bench.growth import context_work
+    from selfreflect.scoring.contexts import question_reference, reference_tasks, summary_tasks
+    from selfreflect.scoring.stopwords import stopword_policy
+    from selfreflect.seeds import question_seed, subsample_indices
+
+    scoring, report = config["scoring"], config["report"]
+    reference = question_reference(
+        fmt,
+        example.question,
+        example.test,
+        example.conditioning,
+        stopword_policy(scoring["stopwords"]),
+    )
+
+    def work(contexts: list) -> dict[str, float]:
+        counted = context_work(contexts, scoring["batch_size"])
+        return {"contexts": len(contexts), "flops": sum(c["flops"] for c in counted)}
+
+    def summaries(texts: Iterable[str]) -> dict[str, float]:
+        contexts = [summary_tasks(fmt, example.question, "s", t, reference) for t in texts]
+        return work(contexts)
+
+    kinds = {"reference": work([reference])}
+    for strategy in config["summaries"]["strategies"]:
+        kinds[f"strategy {strategy}"] = summaries([summary_text(strategy, example)])
+    pairs = controlled_pairs(example, foreign, report["pair_types"])
+    kinds["controlled pairs"] = summaries(dict.fromkeys(t for p in pairs for t in (p.good, p.bad)))
+    seed = question_seed(config["seed"], example.question)
+    n = len(example.conditioning)
+    for size in [size for size in report["convergence_sizes"] if size <= n]:
+        answers = [example.conditioning[i] for i in subsample_indices(n, size, seed)]
+        contexts = [reference_tasks(fmt, example.question, answers, reference.words)]
+        kinds[f"convergence {size}"] = work(contexts)
+    chats = alt_metric_tasks(fmt, example, pairs)
+    kinds["alt metrics"] = {"contexts": len(chats.sequences)}
+    kinds["alt metrics"]["flops"] = work([chats])["flops"]
+    return kinds
+
+
+def dataset_groups(config: dict[str, Any]) -> dict[str, list[str]]:
+    """The evaluated datasets, those summarised, and those of multiple-choice questions."""
+    from selfreflect.config import evaluated_datasets, summarized_datasets
+    from selfreflect.questions import DATASET_KINDS
+
+    evaluated = evaluated_datasets(config)
+    return {
+        "evaluated": evaluated,
+        "summarized": summarized_datasets(config),
+        "multiple choice": [
+            name
+            for name in evaluated
+            if DATASET_KINDS[config["datasets"][name]["source"]].choices
+            or config["datasets"][name].get("choices")
+        ],
+    }
+
+
+def judge_contexts(fmt: Any, config: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Per context kind: contexts and forward FLOPs per question (each a :class:`Bound` over
+    the example questions; where the count varies with the answers, bounded by the counts
+    that can occur), the datasets that score it and how many of their questions."""
+    sizes = config["answers"]["num_answers"], config["summaries"]["num_fresh_answers"]
+    items = examples(*sizes)
+    foreign = [items[(i + 1) % len(items)].conditioning[0] for i in range(len(items))]
+    counted = [example_work(fmt, config, e, f) for e, f in zip(items, foreign, strict=True)]
+    report, groups = config["report"], dataset_groups(config)
+    pair_types = len(report["pair_types"])
+    varying = {  # the contexts a pair type that does not apply leaves out: good + idk at least
+        "controlled pairs": (2, 1 + pair_types),
+        "alt metrics": (4, 4 * pair_types),  # 2 metrics x both sides of each pair
+    }
+    out = {}
+    for kind in counted[0]:
+        entry = {
+            "contexts": Bound.of(c[kind]["contexts"] for c in counted),
+            "flops": Bound.of(c[kind]["flops"] for c in counted),
+            "datasets": groups["summarized"],
+            "questions": config["questions"]["num_questions"],
+        }
+        if kind in varying:
+            each = Bound.of(c[kind]["flops"] / c[kind]["contexts"] for c in counted)
+            entry["contexts"] = Bound(
+                varying[kind][0], entry["contexts"].estimate, varying[kind][1]
+            )
+            entry["flops"] = each * entry["contexts"]
+        if kind in ("reference", *varying):
+            entry["datasets"] = groups["evaluated"]
+        if kind.startswith("convergence"):
+            entry["questions"] = report["convergence_questions"] or entry["questions"]
+        out[kind] = entry
+    temperatures = len(report["mc_temperatures"])
+    if groups["multiple choice"] and temperatures:  # one per temperature, short as a pair's
+        pairs = out["controlled pairs"]
+        contexts = Bound(1, temperatures, temperatures)
+        out["mc variants"] = {
+            "contexts": contexts,
+            "flops": pairs["flops"] * Bound.exact(1 / pairs["contexts"].estimate) * contexts,
+            "datasets": groups["multiple choice"],
+            "questions": config["questions"]["num_questions"],
+        }
+    return out
+
+
+def generated_tokens(fmt: Any, config: dict[str, Any]) -> dict[str, dict[str, Bound]]:
+    """Per question, the tokens generated and prompted by the answers job of a dataset
+    (``answers``) and by each strategy's summaries job: answer and summary lengths from the
+    example answers (low: the shorter question's mean, high: the longest answer) and
+    summaries; a reasoning step (cot, twostep_cot's brainstorm) :data:`REASONING_TOKENS`,
+    at most ``summaries.max_tokens``. A strategy with no model here is refused."""
+    from selfreflect.chat import question_chat
+    from selfreflect.strategies.paper import sample_and_summarize_chat, twostep_cot_chat
+    from selfreflect.strategies.text import prompt, user_chat
+
+    items = examples(config["answers"]["num_answers"], config["summaries"]["num_fresh_answers"])
+
+    def count(text: str) -> int:
+        return len(fmt.encode(text))
+
+    def prompted(chat: list) -> int:
+        return len(fmt.encode(fmt.render(chat)))
+
+    lengths = [[count(a) for a in e.test + e.conditioning] for e in items]
+    answer = Bound(
+        min(sum(n) / len(n) for n in lengths),
+        Bound.of(n for question in lengths for n in question).estimate,
+        max(max(n) for n in lengths),
+    )
+    summary = {k: Bound.of(count(e.summaries[k]) for e in items) for k in items[0].summaries}
+    said = Bound.of(prompted(question_chat(e.question)) for e in items)
+    cap = config["summaries"]["max_tokens"]
+    reasoning = Bound(summary["sample_and_summarize"].low, REASONING_TOKENS, cap)
+    fresh = answer * config["summaries"]["num_fresh_answers"]
+
+    def chats(build: Callable[[Example], list]) -> Bound:
+        return Bound.of(prompted(build(e)) for e in items)
+
+    summarized = summary["sample_and_summarize"]
+    strategies = {
+        "greedy": (summary["greedy"], said),
+        "basic": (summarized, chats(lambda e: user_chat(prompt("basic", question=e.question)))),
+        "cot": (reasoning, chats(lambda e: user_chat(prompt("cot", question=e.question)))),
+        "sample_and_summarize": (
+            fresh + summarized,
+            said + chats(lambda e: sample_and_summarize_chat(e.question, e.fresh)),
+        ),
+        "concatenated_answers": (fresh, said),
+        "twostep_cot": (
+            reasoning + summarized,
+            chats(lambda e: twostep_cot_chat(e.question, e.summaries["sample_and_summarize"]))
+            + chats(lambda e: user_chat(prompt("twostep_cot_brainstorm", question=e.question)))
+            + reasoning,
+        ),
+    }
+    unknown = [s for s in config["summaries"]["strategies"] if s not in strategies]
+    if unknown:
+        raise click.ClickException(
+            f"summaries.strategies: no generation model for {', '.join(unknown)}"
+            f" (known: {', '.join(strategies)})"
+        )
+    out = {
+        "answers": {"generated": answer * (2 * config["answers"]["num_answers"]), "prompt": said}
+    }
+    for strategy in config["summaries"]["strategies"]:
+        generated, prompt_tokens = strategies[strategy]
+        out[strategy] = {"generated": generated, "prompt": prompt_tokens}
+    return out
+
+
+def generation_seconds(tokens: dict[str, Bound], rate: Bound) -> Bound:
+    """Seconds to generate ``tokens`` (per question or job) at ``rate``; the high bound also
+    reads every prompt token at the generation rate (prefill is faster: estimate 0)."""
+    out = tokens["generated"] / rate
+    return Bound(out.low, out.estimate, out.high + tokens["prompt"].high / rate.low)
+
+
+def spread(jobs: list[Bound], gpus: int) -> Bound:
+    """Wall seconds of a rule's jobs on ``gpus`` GPUs, one job per GPU at a time: the longer
+    of its longest job and its total over the GPUs (each bound on its own)."""
+    longest = [max(getattr(job, side) for job in jobs) for side in ("low", "estimate", "high")]
+    spread = [getattr(total(jobs), side) / gpus for side in ("low", "estimate", "high")]
+    return Bound(*(max(a, b) for a, b in zip(longest, spread, strict=True)))
+
+
+EMBEDDING = {  # all-MiniLM-L6-v2 on the job's CPU: short texts per second
+    "estimate": 1000.0,
+    "low": 500.0,
+    "high": 2000.0,
+    "source": "stated: sentence-transformers' all-MiniLM-L6-v2 on a few CPU cores, texts of"
+    " a sentence",
+}
+
+
+def gpu_jobs(
+    fmt: Any, config: dict[str, Any], shards: int, rates: dict[str, Bound]
+) -> dict[str, dict[str, Any]]:
+    """The GPU rules' jobs with ``shards`` judge and answer shards: each job's seconds, and
+    each rule's work."""
+    groups = dataset_groups(config)
+    questions = config["questions"]["num_questions"]
+    vllm, hf = Bound.stated(STARTUP["vllm"]), Bound.stated(STARTUP["hf"])
+    tokens = generated_tokens(fmt, config)
+    per_shard = questions / shards
+    answers = generation_seconds(tokens["answers"], rates["generation"]) * per_shard + vllm
+    rules: dict[str, dict[str, Any]] = {
+        "answers": {
+            "jobs": [answers] * (shards * len(groups["evaluated"])),
+            "work": {"per question": {k: v.record() for k, v in tokens["answers"].items()}},
+        },
+        "summarize": {"jobs": [], "work": {}},
+    }
+    for strategy in config["summaries"]["strategies"]:
+        each = generation_seconds(tokens[strategy], rates["generation"])
+        rules["summarize"]["jobs"] += [each * questions + vllm] * len(groups["summarized"])
+        rules["summarize"]["work"][strategy] = {k: v.record() for k, v in tokens[strategy].items()}
+    contexts = judge_contexts(fmt, config)
+    # each job groups the dataset's conditioning answers by meaning for the pairs
+    clustered = Bound.exact(questions * config["answers"]["num_answers"]) / rates["embedding"]
+    flops = {
+        dataset: total(
+            entry["flops"] * entry["questions"]
+            for kind, entry in contexts.items()
+            if dataset in entry["datasets"] and kind != "alt metrics"
+        )
+        for dataset in groups["evaluated"]
+    }
+    rules["judge"] = {
+        "jobs": [
+            flops[dataset] * (1 / shards) / rates["judge"] + hf + clustered
+            for dataset in groups["evaluated"]
+            for _ in range(shards)
+        ],
+        "work": {
+            kind: record_entry(entry) for kind, entry in contexts.items() if kind != "alt metrics"
+        },
+    }
+    alt = contexts["alt metrics"]
+    rules["report_alt_metrics"] = {
+        "jobs": [alt["flops"] * questions / rates["judge"] + hf + clustered] * len(alt["datasets"]),
+        "work": {"alt metrics": record_entry(alt)},
+    }
+    return rules
+
+
+def record_entry(entry: dict[str, Any]) -> dict[str, Any]:
+    """A context kind's entry as JSON: per question and in all."""
+    scored = entry["questions"] * len(entry["datasets"])
+    return {
+        "datasets": entry["datasets"],
+        "questions": entry["questions"],
+        "contexts_per_question": entry["contexts"].record(),
+        "flops_per_question": entry["flops"].record(),
+        "flops": (entry["flops"] * scored).record(),
+    }
+
+
+def cpu_rules(config: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The CPU rules' seconds: after the judge, each rule's jobs summed as docs/scale.json
+    measured them at the paper's size (exact: measured); before it (:data:`BEFORE_JUDGE`), as
+    docs/growth.json measured them at its largest size (low: its smallest time at any size,
+    high: grown linearly in questions to the paper's)."""
+    from selfreflect.fileio import read_json
+
+    scale, growth = (read_json(path) for path in RECORDS.values())
+    rules: dict[str, dict[str, Any]] = {}
+    for job in scale["jobs"]:
+        entry = rules.setdefault(job["rule"], {"seconds": ZERO, "basis": str(RECORDS["scale"])})
+        entry["seconds"] += Bound.exact(job["wall_s"])
+    sizes = growth["sizes"]
+    questions = config["questions"]["num_questions"]
+    for rule in BEFORE_JUDGE:
+        measured = [sum(j["wall_s"] for j in s["jobs"] if j["rule"] == rule) for s in sizes]
+        largest = sizes[-1]["questions"]
+        rules[rule] = {
+            "seconds": Bound(min(measured), measured[-1], measured[-1] * questions / largest),
+            "basis": f"{RECORDS['growth']}: {largest} questions, grown linearly to {questions}",
+        }
+    return rules
+
+
+def predict(config_path: Path, tokenizer: dict[str, Any]) -> dict[str, Any]:
+    """The record: per rule of the DAG its jobs and seconds on each of :data:`GPUS`, and the
+    totals; refused, naming the rule, if a rule has no cost model or its jobs differ from the
+    DAG's."""
+    from selfreflect.bench.growth import load_tokenizer
+    from selfreflect.bench.scale import planned
+    from selfreflect.config import load_config
+    from selfreflect.families import PromptFormat
+
+    config = load_config(config_path)
+    fmt = PromptFormat.for_model(load_tokenizer(tokenizer), tokenizer)
+    judge, source = judge_throughput(
+        config["scoring"]["batch_size"], config["answers"]["num_answers"]
+    )
+    rates = {
+        "judge": judge,
+        "generation": Bound.stated(GENERATION),
+        "embedding": Bound.stated(EMBEDDING),
+    }
+    cpu = cpu_rules(config)
+    rules: dict[str, dict[str, Any]] = {}
+    for gpus in GPUS:
+        dag = planned(Path.cwd(), config_path, gpus)
+        unknown = sorted(set(dag) - GPU_RULES - set(cpu))
+        if unknown:
+            raise click.ClickException(f"rules {', '.join(unknown)}: no cost model in {__name__}")
+        gpu = gpu_jobs(fmt, config, gpus, rates)
+        for rule, jobs in dag.items():
+            entry = rules.setdefault(rule, {"kind": "gpu" if rule in gpu else "cpu"})
+            entry.setdefault("jobs", {})[str(gpus)] = jobs
+            if rule in gpu:
+                if len(gpu[rule]["jobs"]) != jobs:
+                    raise click.ClickException(
+                        f"rule {rule}: the DAG plans {jobs} jobs, the prediction"
+                        f" {len(gpu[rule]['jobs'])}"
+                    )
+                entry["work"] = gpu[rule]["work"]
+                seconds = spread(gpu[rule]["jobs"], gpus)
+                entry.setdefault("gpu_seconds", {})[str(gpus)] = total(gpu[rule]["jobs"]).record()
+            else:
+                seconds = cpu[rule]["seconds"]
+                entry["basis"] = cpu[rule]["basis"]
+            entry.setdefault("seconds", {})[str(gpus)] = seconds.record()
+    totals = {
+        str(gpus): total(Bound.stated(rule["seconds"][str(gpus)]) for rule in rules.values())
+        for gpus in GPUS
+    }
+    return {
+        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "config": str(config_path),
+        "tokenizer": tokenizer["name"],
+        "gpus": list(GPUS),
+        "sizes": {
+            "questions": config["questions"]["num_questions"],
+            "answers": config["answers"]["num_answers"],
+            "fresh_answers": config["summaries"]["num_fresh_answers"],
+            "strategies": config["summaries"]["strategies"],
+            "datasets": dataset_groups(config),
+            "pair_types": config["report"]["pair_types"],
+            "mc_temperatures": config["report"]["mc_temperatures"],
+            "convergence_sizes": config["report"]["convergence_sizes"],
+            "convergence_questions": config["report"]["convergence_questions"],
+            "batch_size": config["scoring"]["batch_size"],
+        },
+        "rates": {
+            "judge_flop_per_s": judge.record() | {"source": source},
+            "generation_tokens_per_s": GENERATION,
+            "embedding_texts_per_s": EMBEDDING,
+            "startup_s": STARTUP,
+            "reasoning_tokens": REASONING_TOKENS,
+        },
+        "rules": dict(sorted(rules.items(), key=lambda item: -item[1]["seconds"]["1"]["estimate"])),
+        "totals": {gpus: bound.record() for gpus, bound in totals.items()},
+        "not_included": [],
+    }
+
+
+@click.command()
+@click.option(
+    "--config",
+    "config_path",
+    default="config/config.yaml",
+    show_default=True,
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="The run predicted (its DAG, sizes and settings).",
+)
+@click.option(
+    "--tokenizer-config",
+    default="config/science.yaml",
+    show_default=True,
+    type=click.Path(dir_okay=False, path_type=Path),
+)
+@click.option("--tokenizer-model", default="qwen2.5-coder-0.5b", show_default=True)
+@click.option("--json", "json_out", required=True, type=click.Path(dir_okay=False, path_type=Path))
+def paper_run(
+    config_path: Path, tokenizer_config: Path, tokenizer_model: str, json_out: Path
+) -> None:
+    """Predict CONFIG's whole run per rule on 1 and 8 GPUs (run from the project's root; no
+    model runs); written to --json."""
+    from selfreflect.config import load_config, model_spec
+    from selfreflect.fileio import write_json
+
+    spec = model_spec(load_config(tokenizer_config), tokenizer_model, source=str(tokenizer_config))
+    record = predict(config_path, spec)
+    write_json(json_out, record)
+    hours = ", ".join(f"{t['estimate'] / 3600:.1f} h on {g}" for g, t in record["totals"].items())
+    click.echo(f"{len(record['rules'])} rules; {hours} GPU(s)")
+
+
+if __name__ == "__main__":  # until `selfreflect bench paper-run` is in the command table
+    paper_run()

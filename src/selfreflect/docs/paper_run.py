@@ -1,0 +1,106 @@
+"""docs/paper_run.md from what ``selfreflect bench paper-run`` recorded (docs/paper_run.json):
+the paper's whole run predicted, per rule, on 1 and 8 GPUs.
+
+    selfreflect docs paper-run [--check]
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+
+from selfreflect.docs import publish, render
+from selfreflect.docs.tables import table
+from selfreflect.fileio import read_json
+
+RECORD = Path("docs") / "paper_run.json"
+DOC = Path("docs") / "paper_run.md"
+
+
+def span(bound: dict[str, float], unit: float = 60, digits: int = 1) -> str:
+    """An estimate and its bounds, in ``unit`` (minutes)."""
+    parts = [bound[key] / unit for key in ("estimate", "low", "high")]
+    return f"{parts[0]:.{digits}f} ({parts[1]:.{digits}f}–{parts[2]:.{digits}f})"
+
+
+def hours(bound: dict[str, float]) -> str:
+    return span(bound, 3600) + " h"
+
+
+def rule_rows(record: dict[str, Any]) -> list[list[Any]]:
+    """Per rule: where it runs, its jobs and minutes on each number of GPUs."""
+    rows = []
+    for rule, entry in record["rules"].items():
+        row = [rule, entry["kind"].upper()]
+        for gpus in map(str, record["gpus"]):
+            row += [entry["jobs"][gpus], span(entry["seconds"][gpus])]
+        rows.append(row)
+    return rows
+
+
+def context_rows(work: dict[str, Any]) -> list[list[Any]]:
+    """Per context kind of the judge's work: datasets, questions, contexts per question and
+    PFLOPs in all."""
+    return [
+        [
+            kind,
+            ", ".join(entry["datasets"]),
+            entry["questions"],
+            span(entry["contexts_per_question"], 1),
+            span(entry["flops"], 1e15, 0),
+        ]
+        for kind, entry in work.items()
+    ]
+
+
+def generation_rows(work: dict[str, Any]) -> list[list[Any]]:
+    """Per job kind of the sampling: tokens generated and prompted per question."""
+    return [
+        [name, span(tokens["generated"], 1, 0), span(tokens["prompt"], 1, 0)]
+        for name, tokens in work.items()
+    ]
+
+
+def text(record: dict[str, Any]) -> str:
+    """docs/paper_run.md from the recorded prediction."""
+    gpus = [str(g) for g in record["gpus"]]
+    header = ["rule", "runs on"]
+    for g in gpus:
+        header += [
+            f"jobs, {g} GPU{'s' if g != '1' else ''}",
+            f"minutes, {g} GPU{'s' if g != '1' else ''}",
+        ]
+    rules = record["rules"]
+    summaries = {"answers (per question, each dataset)": rules["answers"]["work"]["per question"]}
+    summaries |= rules["summarize"]["work"]
+    return render(
+        "paper_run.md.j2",
+        RECORD=RECORD,
+        record=record,
+        rates=record["rates"],
+        hours=hours,
+        span=span,
+        totals={g: hours(record["totals"][g]) for g in gpus},
+        rules=table(header, rule_rows(record), "ll" + "rr" * len(gpus)),
+        contexts=table(
+            ["context kind", "datasets", "questions", "contexts per question", "PFLOPs"],
+            context_rows({**rules["judge"]["work"], **rules["report_alt_metrics"]["work"]}),
+            "llrrr",
+        ),
+        generation=table(
+            ["job", "tokens generated", "tokens prompted"], generation_rows(summaries), "lrr"
+        ),
+    )
+
+
+@click.command()
+@click.option("--check", is_flag=True, help="Fail if docs/paper_run.md differs from its render.")
+def paper_run(check: bool) -> None:
+    """Render docs/paper_run.md from docs/paper_run.json."""
+    publish(DOC, text(read_json(RECORD)), check, "docs paper-run")
+
+
+if __name__ == "__main__":  # until `selfreflect docs paper-run` is in the command table
+    paper_run()

@@ -1,0 +1,39 @@
+"""The paper's whole run predicted per rule (docs/paper_run.json, `selfreflect bench
+paper-run`): its rules are exactly the paper config's DAG's, and docs/paper_run.md is what the
+JSON renders."""
+
+import json
+import sys
+
+import pytest
+
+from tests.workflow_utils import REPO, copy_project, run
+
+pytestmark = pytest.mark.workflow
+
+RECORD = REPO / "docs" / "paper_run.json"
+
+
+@pytest.mark.parametrize("gpus", [1, 8])
+def test_the_prediction_counts_every_rule_and_job_of_the_paper_dag(tmp_path, gpus):
+    """A rule added to the workflow, or a sharding change, without a new prediction fails."""
+    from selfreflect.bench.scale import planned
+
+    record = json.loads(RECORD.read_text())
+    project = copy_project(tmp_path / "p", config="config/config.yaml")
+    dag = planned(project, record["config"], gpus)
+    predicted = {rule: entry["jobs"][str(gpus)] for rule, entry in record["rules"].items()}
+    assert predicted == dag
+    assert record["not_included"] == []
+
+
+def test_every_figure_of_the_prediction_is_bounded():
+    record = json.loads(RECORD.read_text())
+    bounds = [entry["seconds"][str(g)] for entry in record["rules"].values() for g in (1, 8)]
+    bounds += list(record["totals"].values())
+    assert all(0 < b["low"] <= b["estimate"] <= b["high"] for b in bounds)
+    assert record["totals"]["8"]["estimate"] < record["totals"]["1"]["estimate"]
+
+
+def test_docs_paper_run_md_is_rendered_from_its_record():
+    run([sys.executable, "-m", "selfreflect.docs.paper_run", "--check"], REPO)
