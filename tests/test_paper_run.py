@@ -3,7 +3,6 @@ paper-run`): its rules are exactly the paper config's DAG's, and docs/paper_run.
 JSON renders."""
 
 import json
-import sys
 
 import pytest
 
@@ -35,5 +34,5 @@ def test_every_figure_of_the_prediction_is_bounded():
     assert record["totals"]["8"]["estimate"] < record["totals"]["1"]["estimate"]
 
 
-def test_docs_paper_run_md_is_rendered_from_its_record():
-    run([sys.executable, "-m", "selfreflect.docs.paper_run", "--check"], REPO)
+def test_docs_paper_run_md_and_the_readme_line_are_rendered_from_its_record():
+    run(["selfreflect", "docs", "paper-run", "--check"], REPO)

@@ -590,7 +590,3 @@ def paper_run(
     write_json(json_out, record)
     hours = ", ".join(f"{t['estimate'] / 3600:.1f} h on {g}" for g, t in record["totals"].items())
     click.echo(f"{len(record['rules'])} rules; {hours} GPU(s)")
-
-
-if __name__ == "__main__":  # until `selfreflect bench paper-run` is in the command table
-    paper_run()

@@ -38,11 +38,13 @@ BENCH = (  # selfreflect bench NAME: benchmarks (they write JSON), selfreflect.b
     "explorer-screenshots",
     "scale",
     "growth",
+    "paper-run",
     "calibrate-stopwords",
     "human-ratings",
 )
 DOCS = (  # selfreflect docs NAME: a page of docs/ from a benchmark's JSON, selfreflect.docs.<NAME>
     "scale",
+    "paper-run",
     "performance",
     "real-model",
     "science",

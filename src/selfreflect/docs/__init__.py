@@ -10,6 +10,7 @@ reruns no job. Run from the project's root (the paths are relative to it).
 from __future__ import annotations
 
 import os
+import re
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,7 @@ from typing import Any
 import click
 
 TEMPLATES = Path(__file__).parent / "templates"
+SPAN = re.compile(r"(<!-- rendered: ([\w-]+) -->\n).*?(<!-- /rendered -->)", re.DOTALL)
 
 
 def fmt(value: Any, spec: str) -> str:
@@ -61,3 +63,9 @@ def publish(page: str | os.PathLike, text: str, check: bool, command: str) -> No
             raise click.ClickException(f"{page}: stale; run selfreflect {command}")
         return
     write_text(page, text)
+
+
+def fill(text: str, rendered: dict[str, str]) -> str:
+    """``text`` with each rendered span named in ``rendered`` replaced by its text there (the
+    spans other commands render left as they are)."""
+    return SPAN.sub(lambda m: m[1] + rendered[m[2]] + m[3] if m[2] in rendered else m[0], text)

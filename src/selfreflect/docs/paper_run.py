@@ -11,12 +11,13 @@ from typing import Any
 
 import click
 
-from selfreflect.docs import publish, render
+from selfreflect.docs import fill, publish, render
 from selfreflect.docs.tables import table
 from selfreflect.fileio import read_json
 
 RECORD = Path("docs") / "paper_run.json"
 DOC = Path("docs") / "paper_run.md"
+README = Path("README.md")  # its span `paper-run`: the whole run's prediction in one line
 
 
 def span(bound: dict[str, float], unit: float = 60, digits: int = 1) -> str:
@@ -98,9 +99,14 @@ def text(record: dict[str, Any]) -> str:
 @click.command()
 @click.option("--check", is_flag=True, help="Fail if docs/paper_run.md differs from its render.")
 def paper_run(check: bool) -> None:
-    """Render docs/paper_run.md from docs/paper_run.json."""
-    publish(DOC, text(read_json(RECORD)), check, "docs paper-run")
-
-
-if __name__ == "__main__":  # until `selfreflect docs paper-run` is in the command table
-    paper_run()
+    """Render docs/paper_run.md and README.md's prediction line from docs/paper_run.json."""
+    record = read_json(RECORD)
+    publish(DOC, text(record), check, "docs paper-run")
+    totals = {gpus: hours(total) for gpus, total in record["totals"].items()}
+    line = render("paper_run_readme.md.j2", totals=totals, DOC=DOC)
+    publish(
+        README,
+        fill(README.read_text(encoding="utf-8"), {"paper-run": line}),
+        check,
+        "docs paper-run",
+    )

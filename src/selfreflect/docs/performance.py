@@ -13,12 +13,11 @@ written.
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import click
 
-from selfreflect.docs import render
+from selfreflect.docs import fill, render
 from selfreflect.docs.tables import table
 from selfreflect.fileio import read_json
 
@@ -32,7 +31,6 @@ EARLIER_RUNS = (
     Path("docs") / "real_model_judge_pass_string_pairs.json",
 )
 DOCS = [Path("docs") / "performance.md", Path("README.md")]
-SPAN = re.compile(r"(<!-- rendered: ([\w-]+) -->\n).*?(<!-- /rendered -->)", re.DOTALL)
 
 
 def latest_runs(folder: Path = RUNS) -> dict[str, dict]:
@@ -186,11 +184,6 @@ def spans(
             "performance/explorer-scale.md.j2", record=explorer, opened=opened
         ),
     }
-
-
-def fill(text: str, rendered: dict[str, str]) -> str:
-    """``text`` with each of its rendered spans replaced by its text in ``rendered``."""
-    return SPAN.sub(lambda m: m[1] + rendered[m[2]] + m[3], text)
 
 
 def pages() -> dict[Path, str]:
