@@ -46,7 +46,7 @@ def test_check_writes_nothing_and_names_the_command(tmp_path):
     assert page.read_text() == "text\n"
 
 
-@pytest.mark.parametrize("name", ["real-model", "finetuning", "power"])
+@pytest.mark.parametrize("name", ["real-model", "finetuning", "power", "configs"])
 def test_a_committed_page_is_what_its_json_renders(name):
     """(docs scale, performance and science are checked beside their benchmarks' tests.)"""
     run(["selfreflect", "docs", name, "--check"], REPO)

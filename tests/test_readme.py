@@ -71,9 +71,10 @@ def test_the_quick_start_is_two_commands():
 
 
 def test_the_rendered_spans_stay_in_the_readme():
-    """`selfreflect docs performance` and `docs paper-run` rewrite these spans of README.md."""
+    """`selfreflect docs performance`, `docs paper-run` and `docs configs` rewrite these spans
+    of README.md."""
     text = README.read_text(encoding="utf-8")
-    for name in ("real-model-run", "readme", "paper-run"):
+    for name in ("real-model-run", "readme", "paper-run", "configs"):
         assert f"<!-- rendered: {name} -->\n" in text, name
 
 

@@ -50,6 +50,7 @@ DOCS = (  # selfreflect docs NAME: a page of docs/ from a benchmark's JSON, self
     "science",
     "finetuning",
     "power",
+    "configs",
 )
 TOP = (  # selfreflect NAME: selfreflect.cli.<NAME with _>
     "tiny-model",

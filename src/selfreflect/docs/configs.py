@@ -1,0 +1,55 @@
+"""README.md's table of the shipped configs (its span ``configs``): each run's time, memory and
+sizes as its benchmark recorded them: the laptop run (docs/real_model.json, ``selfreflect bench
+real-run``), the science run's records (docs/science/, ``selfreflect bench science-record``),
+the finetuning run (docs/finetuning.json, ``selfreflect bench finetuning``) and the paper's run
+after the judge (docs/scale.json, ``selfreflect bench scale``). What no run measured stays "not
+measured" in the template (``templates/configs.md.j2``).
+
+    selfreflect docs configs [--check]
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from selfreflect.docs import fill, publish, render
+from selfreflect.docs.finetuning import JSON as FINETUNING
+from selfreflect.docs.performance import REAL_RUN
+from selfreflect.docs.scale import RECORD as SCALE
+from selfreflect.docs.scale import rule_table
+from selfreflect.fileio import read_json
+
+README = Path("README.md")
+SCIENCE = Path("config") / "science.yaml"
+
+
+def science_times() -> dict[str, dict[str, float]]:
+    """Each recorded judge of the science run (in the config's order): its jobs' summed time."""
+    from selfreflect.bench.science_record import default_records, read_records
+    from selfreflect.config import load_config
+
+    provenance, _ = read_records(default_records(SCIENCE), load_config(SCIENCE))
+    return {judge: made["time"] for judge, made in provenance.items()}
+
+
+def table() -> str:
+    """The README's table of shipped configs, its figures from the runs' records."""
+    scale = read_json(SCALE)
+    return render(
+        "configs.md.j2",
+        laptop=read_json(REAL_RUN),
+        science=science_times(),
+        finetune=read_json(FINETUNING)["run"],
+        scale=scale,
+        scale_peak=int(rule_table(scale)["peak_rss_mib"].max()),
+    )
+
+
+@click.command()
+@click.option("--check", is_flag=True, help="Fail if README.md's table of configs is stale.")
+def configs(check: bool) -> None:
+    """Render README.md's table of shipped configs from the runs' records."""
+    text = fill(README.read_text(encoding="utf-8"), {"configs": table()})
+    publish(README, text, check, "docs configs")
