@@ -9,7 +9,10 @@ one summary per question.
 For each number of conditioning answers it scores every task with the `hf` judge (and, with
 ``--vllm``, the `vllm` judge) and the first ``--reference-tasks`` tasks of each question with
 the `reference` judge: each of the reference's tasks is a forward pass of its own, so a subset
-gives its rate. Printed, and written to ``--json``: tokens computed per task by the reference
+gives its rate. Each judge scores a case once untimed (the warm-up: kernels, engine, caches),
+then ``--repeats`` times timed; every rate is recorded as the median over the repeats with its
+range (min, max), each repeat's rates from that repeat's time. Printed, and written to
+``--json``: tokens computed per task by the reference
 algorithm, by the previous `hf` judge (one right-padded row per masked word) and by the
 current one (a token tree per batch), and the distinct tokens of each context (its prefix and
 one token tree of all its masked words: the fewest any exact judge can compute), also counted
@@ -33,6 +36,7 @@ import os
 import platform
 import resource
 import shlex
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -61,6 +65,7 @@ class Settings:
     reference_tasks: int
     count_answers: list[int]
     batch_size: int
+    repeats: int  # timed runs per case and judge after a warm-up (older records: one, no key)
     temperature: float
     vllm: bool
     stopwords: str = "wordfreq"
@@ -227,6 +232,26 @@ def timed(judge, work: list, temperature: float, device: str) -> tuple[float, li
     return time.perf_counter() - start, distances
 
 
+def repeated(
+    judge, work: list, settings: Settings, amounts: dict[str, float]
+) -> tuple[dict, list[torch.Tensor]]:
+    """A warm-up, then ``settings.repeats`` timed runs of ``work``: the seconds of each run
+    (``timings``), their median and the median of each rate ``amount / seconds``, the range
+    (min, max) of each under ``range``; and the last run's task distances."""
+    timed(judge, work, settings.temperature, settings.device)
+    runs = [
+        timed(judge, work, settings.temperature, settings.device) for _ in range(settings.repeats)
+    ]
+    seconds = [s for s, _ in runs]
+    result: dict = {"timings": seconds, "seconds": statistics.median(seconds)}
+    result["range"] = {"seconds": [min(seconds), max(seconds)]}
+    for key, amount in amounts.items():
+        values = [amount / s for s in seconds]
+        result[key] = statistics.median(values)
+        result["range"][key] = [min(values), max(values)]
+    return result, runs[-1][1]
+
+
 def first_tasks(tasks, n: int):
     """The same context with only its first ``n`` tasks (later targets and words dropped)."""
     from selfreflect.scoring.contexts import ContextTasks
@@ -319,8 +344,12 @@ def work_per_task(work: list, batch_size: int) -> dict:
     return {"tasks": tasks, "tokens_per_task": {k: v / tasks for k, v in tokens.items()}}
 
 
-def bench_case(settings: Settings, model, fmt, judges: dict, conditioning: int) -> dict:
-    """Work, speed and agreement of every judge for one number of conditioning answers."""
+def bench_case(
+    settings: Settings, model, fmt, judges: dict, conditioning: int, peak: float | None
+) -> dict:
+    """Work, speed and agreement of every judge for one number of conditioning answers; `hf`'s
+    FLOP/s also as a share of plain matmuls and (``peak``: the device's bf16 FLOP/s) of the
+    peak."""
     items = inputs(settings.questions, settings.answers, conditioning)
     work = question_work(fmt, items, settings.stopwords)
     contexts = [tasks for pair in work for tasks in pair]
@@ -340,12 +369,14 @@ def bench_case(settings: Settings, model, fmt, judges: dict, conditioning: int) 
         if name == "reference":
             n = settings.reference_tasks
             subset = [(first_tasks(r, n), first_tasks(s, n)) for r, s in work]
-        seconds, distances[name] = timed(judge, subset, settings.temperature, settings.device)
         done = sum(summary.num_tasks for _, summary in subset)
-        results[name] = {"tasks": done, "seconds": seconds, "tasks_per_s": done / seconds}
-    hf = results["hf"]
-    hf["flop_per_s"] = case["hf_flops"] / hf["seconds"]
-    hf["matmul_share"] = hf["flop_per_s"] / case["matmul_flop_per_s"]
+        amounts = {"tasks_per_s": done}
+        if name == "hf":
+            flops = case["hf_flops"]
+            amounts |= {"flop_per_s": flops, "matmul_share": flops / case["matmul_flop_per_s"]}
+            amounts |= {"peak_share": flops / peak} if peak else {}
+        result, distances[name] = repeated(judge, subset, settings, amounts)
+        results[name] = {"tasks": done, **result}
     case["judges"] = results
     case["agreement"] = {
         f"hf/{other}": max(
@@ -367,6 +398,12 @@ def tokens_line(tokens: dict[str, float]) -> str:
     )
 
 
+def spread(result: dict, key: str, spec: str, scale: float = 1) -> str:
+    """A recorded rate's median and range, e.g. ``4.53 (4.41-4.6)``."""
+    low, high = (v / scale for v in result["range"][key])
+    return f"{result[key] / scale:{spec}} ({low:{spec}}-{high:{spec}})"
+
+
 def print_case(case: dict) -> None:
     print(
         f"{case['conditioning']} conditioning answers: {case['tasks']} tasks, longest sequence "
@@ -375,13 +412,16 @@ def print_case(case: dict) -> None:
     judges = case["judges"]
     for name, result in judges.items():
         print(
-            f"{name:>11}: {result['tasks_per_s']:9.3g} tasks/s  {result['seconds']:8.2f} s  "
-            f"({result['tasks']} tasks)"
+            f"{name:>11}: {spread(result, 'tasks_per_s', '.3g')} tasks/s, "
+            f"{spread(result, 'seconds', '.3g')} s ({result['tasks']} tasks; median (min-max) "
+            f"of {len(result['timings'])} runs)"
         )
+    hf = judges["hf"]
     print(
-        f"{'':>11}  hf: {judges['hf']['flop_per_s'] / 1e9:.1f} GFLOP/s = "
-        f"{judges['hf']['matmul_share']:.0%} of plain matmuls of the layer shapes "
+        f"{'':>11}  hf: {spread(hf, 'flop_per_s', '.1f', 1e9)} GFLOP/s = "
+        f"{spread(hf, 'matmul_share', '.0%')} of plain matmuls of the layer shapes "
         f"({case['matmul_flop_per_s'] / 1e9:.1f} GFLOP/s)"
+        + (f", {spread(hf, 'peak_share', '.0%')} of bf16 peak" if "peak_share" in hf else "")
     )
     for pair, gap in case["agreement"].items():
         name, base = pair.split("/")
@@ -390,7 +430,7 @@ def print_case(case: dict) -> None:
 
 
 def judges_of(settings: Settings, model, fmt, tokenizer, workdir: Path) -> dict:
-    """The judges timed, warmed up (kernels, engine; the reference baseline needs none)."""
+    """The judges timed (each case warms them up)."""
     from selfreflect.scoring.hf_judge import HfJudge
     from selfreflect.scoring.reference_judge import ReferenceJudge
 
@@ -402,10 +442,6 @@ def judges_of(settings: Settings, model, fmt, tokenizer, workdir: Path) -> dict:
         judges["vllm"] = vllm_judge(
             model, tokenizer, settings.device, settings.dtype, settings.batch_size, workdir
         )
-    warm = question_work(fmt, inputs(1, 1, 1), settings.stopwords)
-    for name, judge in judges.items():
-        if name != "reference":
-            timed(judge, warm, settings.temperature, settings.device)
     return judges
 
 
@@ -427,6 +463,9 @@ def benchmark(settings: Settings) -> dict:
         "load_average": os.getloadavg()[0] if hasattr(os, "getloadavg") else None,
         "settings": dataclasses.asdict(settings),
     }
+    if settings.device.startswith("cuda"):
+        name = record["device_name"]
+        record["peak_bf16_flop_per_s"] = next((v for k, v in PEAK_BF16.items() if k in name), None)
     tokenizer = build_tokenizer()
     fmt = PromptFormat(tokenizer, detect_family("tiny"))  # the tiny model's prompts
     model = build_model(settings.preset, settings.device, getattr(torch, settings.dtype))
@@ -452,15 +491,10 @@ def benchmark(settings: Settings) -> dict:
         judges = judges_of(settings, model, fmt, tokenizer, Path(tmp))
         record["cases"] = []
         for conditioning in settings.conditioning:
-            case = bench_case(settings, model, fmt, judges, conditioning)
+            peak = record.get("peak_bf16_flop_per_s")
+            case = bench_case(settings, model, fmt, judges, conditioning, peak)
             print_case(case)
             record["cases"].append(case)
-    if settings.device.startswith("cuda"):
-        peak = next((v for k, v in PEAK_BF16.items() if k in record["device_name"]), None)
-        record["peak_bf16_flop_per_s"] = peak
-        for case in record["cases"] if peak else []:
-            share = case["judges"]["hf"]["flop_per_s"] / peak
-            print(f"{case['conditioning']} conditioning answers: hf at {share:.0%} of bf16 peak")
     record["peak_rss_mib"] = peak_rss_mib()
     print(f"peak host RSS: {record['peak_rss_mib']:.0f} MiB")
     return record
@@ -500,6 +534,13 @@ def benchmark(settings: Settings) -> dict:
     help="also count (not time) tokens per task on every example question (repeatable)",
 )
 @click.option("--batch-size", type=int, default=16, show_default=True)
+@click.option(
+    "--repeats",
+    type=click.IntRange(min=3),
+    default=3,
+    show_default=True,
+    help="timed runs per case and judge after the warm-up (at least 3: a median and a range)",
+)
 @click.option("--temperature", type=float, default=5.0, show_default=True)
 @click.option("--vllm", is_flag=True, help="also time the vllm judge")
 @click.option(
