@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import copy
 import json
+import shutil
+import statistics
+
+import pytest
 
 from selfreflect.docs import performance as render
 from tests.workflow_utils import REPO, run
@@ -25,26 +29,55 @@ def test_bench_scorer_records_a_run_that_the_docs_render(tmp_path):
     assert tokens["distinct"] <= tokens["hf"] < tokens["hf_padded_rows"] < tokens["reference"]
     assert [c["answers"] for c in record["token_counts"]] == [1, 2]
 
+    # a warm-up, then 3 timed repeats: each rate the median of the same runs, with its range
+    assert record["settings"]["repeats"] == 3
+    for result in case["judges"].values():
+        assert len(result["timings"]) == 3
+        assert result["seconds"] == statistics.median(result["timings"])
+        for key, (low, high) in result["range"].items():
+            assert low <= result[key] <= high, key
+    hf = case["judges"]["hf"]
+    assert hf["tasks_per_s"] == pytest.approx(hf["tasks"] / hf["seconds"])
+    assert hf["flop_per_s"] == pytest.approx(case["hf_flops"] / hf["seconds"])
+    assert hf["matmul_share"] == pytest.approx(hf["flop_per_s"] / case["matmul_flop_per_s"])
+
     # an older run with a better figure is not the one shown
     older = copy.deepcopy(record)
     older["date"] = "2000-01-01T00:00:00+00:00"
     older["cases"][0]["judges"]["hf"]["tasks_per_s"] *= 1000
     (out.parent / "older.json").write_text(json.dumps(older))
+    # and records from before repeats (one timing per case) are read beside it
+    for name in ("2026-11-22-cpu-qwen2.5-0.5b.json", "2026-11-27-h100-qwen2.5-7b-q1-b32.json"):
+        shutil.copy(REPO / render.RUNS / name, out.parent / name)
     real_run = json.loads((REPO / render.REAL_RUN).read_text())
     earlier = tuple(json.loads((REPO / path).read_text()) for path in render.EARLIER_RUNS)
     explorer = json.loads((REPO / render.EXPLORER).read_text())
-    spans = render.spans(render.latest_runs(out.parent), real_run, earlier, explorer)
+    spans = render.spans(render.recorded(out.parent), real_run, earlier, explorer)
     assert f"takes {real_run['seconds'] / 60:.1f} min" in spans["real-model-run"]
     assert f"showed after {explorer['table_seconds']:g} s" in spans["explorer-scale"]
     seconds = [f"{r['seconds']:,.0f}" for r in (*earlier, real_run)]
     assert f"| {' | '.join(seconds)} |" in spans["judge-pass"]
-    speedup = case["judges"]["hf"]["tasks_per_s"] / case["judges"]["reference"]["tasks_per_s"]
-    assert f"`hf` {speedup:.1f}× `reference`" in spans["readme"]
-    assert f"| {case['judges']['hf']['tasks_per_s']:.3g} |" in spans["cpu"]
-    assert "No GPU run" in spans["gpu"]
+    speedup = hf["tasks_per_s"] / case["judges"]["reference"]["tasks_per_s"]
+    tiny = f"{speedup:.1f}–{speedup * 1000:.1f}× on {record['device_name']} with the tiny shape"
+    assert f"{tiny} (2 runs, batch size 16)" in spans["readme"]
+    assert "with the qwen2.5-0.5b shape (1 run, batch size 16)" in spans["readme"]
+    low, high = hf["range"]["tasks_per_s"]
+    assert f"| {hf['tasks_per_s']:.3g} ({low:.3g}–{high:.3g}) |" in spans["cpu"]
+    assert "then 3 times timed" in spans["cpu"]
+    rows = {line.split(" | ")[2]: line for line in spans["runs"].splitlines()[2:]}
+    assert "| single timing |" in rows["2026-11-22"] and "| 16 |" in rows["2026-11-22"]
+    assert "| median of 3 |" in rows[record["date"][:10]]
+    assert "A single timing" in spans["gpu"] and "| 291 | 4.67 |" in spans["gpu"]
+    assert "(batch size 32; each case timed once)" in spans["gpu-targets"]
+    assert "it reaches 6%–18% of the bf16 peak" in spans["gpu-targets"]
     begin, end = "<!-- rendered: readme -->\n", "<!-- /rendered -->\n"
     text = f"a\n{begin}stale\n{end}b\n"
     assert render.fill(text, spans) == f"a\n{begin}{spans['readme']}{end}b\n"
+
+
+def test_fewer_than_three_repeats_are_refused():
+    result = run(["selfreflect", "bench", "scorer", "--repeats", "2"], REPO, check=False)
+    assert result.returncode == 2 and "--repeats" in result.stderr
 
 
 def test_docs_match_the_recorded_runs():

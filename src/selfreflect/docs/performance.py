@@ -1,7 +1,11 @@
 """The measured figures of docs/performance.md and README.md.
 
 The scorer's figures come from the runs that ``selfreflect bench scorer --json`` recorded under
-docs/benchmarks/: the latest CPU run and the latest CUDA run (by date), never the best one. The
+docs/benchmarks/: the latest CPU run and the latest CUDA run (by date) in full, never the best
+one, and every speed or share of peak quoted elsewhere as the range across all recorded runs of
+that device and shape, each run named with its batch size. A run records each rate as the median
+of its timed repeats with their range; the records from before repeats (one timing per case) are
+read as one repeat and marked as single timings. The
 real-model run's time and memory come from docs/real_model.json (``selfreflect bench
 real-run``). Each figure lives between ``<!-- rendered: NAME -->`` and ``<!-- /rendered -->``
 (its template: ``templates/performance/NAME.md.j2``); the text around the markers is kept as
@@ -19,6 +23,7 @@ import click
 
 from selfreflect.docs import fill, render
 from selfreflect.docs.tables import table
+from selfreflect.errors import InputError
 from selfreflect.fileio import read_json
 
 RUNS = Path("docs") / "benchmarks"
@@ -33,15 +38,88 @@ EARLIER_RUNS = (
 DOCS = [Path("docs") / "performance.md", Path("README.md")]
 
 
-def latest_runs(folder: Path = RUNS) -> dict[str, dict]:
-    """The latest recorded run per device kind (``cpu``, ``cuda``)."""
-    out: dict[str, dict] = {}
-    for path in sorted(folder.glob("*.json")):
-        run = read_json(path)
-        kind = "cuda" if run["device"].startswith("cuda") else "cpu"
-        if kind not in out or run["date"] > out[kind]["date"]:
-            out[kind] = run
+RATES = ("seconds", "tasks_per_s", "flop_per_s", "matmul_share", "peak_share")
+
+
+def read_run(path: Path) -> dict:
+    """A recorded scorer run. A record of one timing per case (from before repeats) comes back
+    in the shape of one with repeats: its time as the one ``timings``, each rate's range that
+    rate alone, and on CUDA `hf`'s ``peak_share`` computed from the recorded peak."""
+    run = read_json(path)
+    try:
+        run["settings"].setdefault("repeats", 1)
+        peak = run.get("peak_bf16_flop_per_s")
+        for case in run["cases"]:
+            hf = case["judges"]["hf"]
+            if peak and "peak_share" not in hf:
+                hf["peak_share"] = hf["flop_per_s"] / peak
+            for result in case["judges"].values():
+                result.setdefault("timings", [result["seconds"]])
+                ranges = {key: [result[key]] * 2 for key in RATES if key in result}
+                result.setdefault("range", ranges)
+    except KeyError as err:
+        raise InputError(f"{path}: missing field {err}") from None
+    return run
+
+
+def recorded(folder: Path = RUNS) -> list[dict]:
+    """Every recorded run (``read_run``), oldest first."""
+    return sorted(map(read_run, folder.glob("*.json")), key=lambda run: run["date"])
+
+
+def latest_runs(runs: list[dict]) -> dict[str, dict]:
+    """The latest of ``runs`` (oldest first) per device kind (``cpu``, ``cuda``)."""
+    return {("cuda" if run["device"].startswith("cuda") else "cpu"): run for run in runs}
+
+
+def cell(result: dict, key: str, spec: str, scale: float = 1) -> str:
+    """A judge's rate: the median, and over repeats its range, e.g. ``4.53 (4.41–4.6)``."""
+    text = f"{result[key] / scale:{spec}}"
+    if len(result["timings"]) > 1:
+        low, high = (value / scale for value in result["range"][key])
+        text += f" ({low:{spec}}–{high:{spec}})"
+    return text
+
+
+def extent(values: list[float], spec: str) -> str:
+    """The range of ``values``, e.g. ``24–29%`` (one figure where both ends format alike)."""
+    low, high = f"{min(values):{spec}}", f"{max(values):{spec}}"
+    return low if low == high else f"{low}–{high}"
+
+
+def hf_values(run: dict, key: str) -> list[float]:
+    """Every case's range ends of `hf`'s ``key``: its slowest and fastest repeat."""
+    return [v for case in run["cases"] for v in case["judges"]["hf"]["range"][key]]
+
+
+def speedups(run: dict) -> list[float]:
+    """Per case, `hf`'s median tasks/s over `reference`'s."""
+    return [
+        case["judges"]["hf"]["tasks_per_s"] / case["judges"]["reference"]["tasks_per_s"]
+        for case in run["cases"]
+    ]
+
+
+def timing(run: dict) -> str:
+    """How the run timed each case."""
+    repeats = run["settings"]["repeats"]
+    if repeats == 1:
+        return "single timing"
+    return f"median of {repeats}"
+
+
+def groups(runs: list[dict]) -> dict[tuple[str, str], list[dict]]:
+    """``runs`` by device and model shape (``device_name``, ``preset``)."""
+    out: dict[tuple[str, str], list[dict]] = {}
+    for run in runs:
+        out.setdefault((run["device_name"], run["settings"]["preset"]), []).append(run)
     return out
+
+
+def batch_sizes(runs: list[dict]) -> str:
+    """The batch sizes of ``runs``, e.g. ``32, 64 and 128``."""
+    sizes = sorted({str(run["settings"]["batch_size"]) for run in runs}, key=int)
+    return " and ".join([", ".join(sizes[:-1]), sizes[-1]] if len(sizes) > 1 else sizes)
 
 
 def saving(tokens: dict[str, float]) -> str:
@@ -70,15 +148,74 @@ def speed(run: dict) -> str:
             f"{tokens['hf']:.1f} ({tokens['hf_padded_rows']:.1f}, {saving(tokens)} fewer; "
             f"{tokens['distinct']:.1f})",
         ]
-        row += [f"{result[name]['tasks_per_s']:.3g}" for name in judges]
+        row += [cell(result[name], "tasks_per_s", ".3g") for name in judges]
         row += [f"{hf['tasks_per_s'] / result[name]['tasks_per_s']:.1f}x" for name in judges[1:]]
-        row += [f"{hf['flop_per_s'] / 1e9:.1f}", f"{hf['matmul_share']:.0%}"]
-        row += [f"{hf['flop_per_s'] / peak:.0%}"] if peak else []
+        row += [cell(hf, "flop_per_s", ".1f", 1e9), cell(hf, "matmul_share", ".0%")]
+        row += [cell(hf, "peak_share", ".0%")] if peak else []
         row += [f"{max(case['agreement'].values()):.1e}"]
         rows.append(row)
     tasks = ", ".join(f"{name} {run['cases'][0]['judges'][name]['tasks']}" for name in judges)
     speeds = table(header, rows, align="l" + "r" * (len(header) - 1))
     return render("performance/speed.md.j2", run=run, tasks=tasks, speed=speeds)
+
+
+def runs_table(runs: list[dict]) -> str:
+    """Every recorded run, by device, shape and batch size: `hf`'s rates and shares over all
+    its cases and repeats, its speed-up over `reference` over its cases."""
+    header = ["device", "shape", "recorded", "batch size", "questions x held-out answers"]
+    header += ["timing per case", "`hf` tasks/s", "`hf` / `reference`"]
+    header += ["share of matmul FLOP/s", "share of bf16 peak"]
+    rows = [
+        [
+            run["device_name"],
+            f"`{run['settings']['preset']}`",
+            run["date"][:10],
+            run["settings"]["batch_size"],
+            f"{run['settings']['questions']} x {run['settings']['answers']}",
+            timing(run),
+            extent(hf_values(run, "tasks_per_s"), ".3g"),
+            extent(speedups(run), ".1f") + "x",
+            extent(hf_values(run, "matmul_share"), ".0%"),
+            extent(hf_values(run, "peak_share"), ".0%") if run.get("peak_bf16_flop_per_s") else "–",
+        ]
+        for group in groups(runs).values()
+        for run in sorted(group, key=lambda r: (r["settings"]["batch_size"], r["date"]))
+    ]
+    return table(header, rows, align="lllrrlrrrr") + "\n"
+
+
+def gpu_targets(runs: list[dict]) -> str:
+    """The GPU targets against the range of every recorded CUDA run of each device and shape."""
+    cuda = {key: group for key, group in groups(runs).items() if group[0]["device"] != "cpu"}
+    summaries = [
+        {
+            "device": device,
+            "preset": preset,
+            "runs": group,
+            "batch_sizes": batch_sizes(group),
+            "single": sum(run["settings"]["repeats"] == 1 for run in group),
+            "speedup": extent([s for run in group for s in speedups(run)], ".0f"),
+            "peak": extent([v for run in group for v in hf_values(run, "peak_share")], ".0%"),
+            "matmul": extent([v for run in group for v in hf_values(run, "matmul_share")], ".0%"),
+            "per_batch": [
+                (size, extent([v for r in same for v in hf_values(r, "peak_share")], ".0%"))
+                for size, same in by_batch_size(group)
+            ],
+            "cases": sum(len(run["cases"]) for run in group),
+            "speedup_met": sum(s >= 10 for run in group for s in speedups(run)),
+            "peak_met": sum(
+                case["judges"]["hf"]["peak_share"] >= 0.5 for run in group for case in run["cases"]
+            ),
+        }
+        for (device, preset), group in cuda.items()
+    ]
+    return render("performance/gpu-targets.md.j2", groups=summaries)
+
+
+def by_batch_size(runs: list[dict]) -> list[tuple[int, list[dict]]]:
+    """``runs`` grouped by batch size, smallest first."""
+    sizes = sorted({run["settings"]["batch_size"] for run in runs})
+    return [(size, [r for r in runs if r["settings"]["batch_size"] == size]) for size in sizes]
 
 
 def tokens(run: dict) -> str:
@@ -103,12 +240,20 @@ def tokens(run: dict) -> str:
     return render("performance/tokens.md.j2", run=run, tokens=counts)
 
 
-def readme(run: dict) -> str:
-    """The README's speed figure: the latest CPU run's first case."""
-    case = run["cases"][0]
-    judges = case["judges"]
-    speedup = judges["hf"]["tasks_per_s"] / judges["reference"]["tasks_per_s"]
-    return render("performance/readme.md.j2", run=run, case=case, speedup=speedup)
+def readme(runs: list[dict]) -> str:
+    """The README's speed figure: `hf`'s speed-up over `reference`, its range over every
+    recorded run of each device and shape, with their batch sizes."""
+    summaries = [
+        {
+            "device": device,
+            "preset": preset,
+            "runs": len(group),
+            "batch_sizes": batch_sizes(group),
+            "speedup": extent([s for run in group for s in speedups(run)], ".1f"),
+        }
+        for (device, preset), group in groups(runs).items()
+    ]
+    return render("performance/readme.md.j2", groups=summaries)
 
 
 def per_rule(result: dict) -> dict[str, str]:
@@ -162,10 +307,11 @@ def judge_pass(before: dict, string_pairs: dict, after: dict) -> str:
 
 
 def spans(
-    runs: dict[str, dict], real_run: dict, earlier: tuple[dict, dict], explorer: dict
+    runs: list[dict], real_run: dict, earlier: tuple[dict, dict], explorer: dict
 ) -> dict[str, str]:
-    """The text of every rendered span."""
-    cpu, gpu = runs["cpu"], runs.get("cuda")
+    """The text of every rendered span; ``runs``: the recorded scorer runs, oldest first."""
+    latest = latest_runs(runs)
+    cpu, gpu = latest["cpu"], latest.get("cuda")
     opened = ", ".join(
         f"{seconds:g} s (question {index + 1})"
         for index, seconds in zip(explorer["opened"], explorer["question_seconds"], strict=True)
@@ -178,7 +324,9 @@ def spans(
         "tokens": tokens(cpu),
         "cpu": speed(cpu),
         "gpu": speed(gpu) if gpu else "No GPU run has been recorded yet.\n",
-        "readme": readme(cpu),
+        "runs": runs_table(runs),
+        "gpu-targets": gpu_targets(runs),
+        "readme": readme(runs),
         "real-model-run": render("performance/real-model-run.md.j2", run=real_run),
         "explorer-scale": render(
             "performance/explorer-scale.md.j2", record=explorer, opened=opened
@@ -189,7 +337,7 @@ def spans(
 def pages() -> dict[Path, str]:
     """Each page with rendered spans (``DOCS``) as its spans render now."""
     earlier = tuple(read_json(path) for path in EARLIER_RUNS)
-    rendered = spans(latest_runs(), read_json(REAL_RUN), earlier, read_json(EXPLORER))
+    rendered = spans(recorded(), read_json(REAL_RUN), earlier, read_json(EXPLORER))
     return {path: fill(path.read_text(encoding="utf-8"), rendered) for path in DOCS}
 
 
