@@ -185,8 +185,9 @@ def runs_table(runs: list[dict]) -> str:
 
 
 def gpu_targets(runs: list[dict]) -> str:
-    """The GPU targets against the range of every recorded CUDA run of each device and shape."""
-    cuda = {key: group for key, group in groups(runs).items() if group[0]["device"] != "cpu"}
+    """The GPU targets against the range of every recorded run of each device of known bf16
+    peak and shape."""
+    cuda = {k: group for k, group in groups(runs).items() if group[0].get("peak_bf16_flop_per_s")}
     summaries = [
         {
             "device": device,
