@@ -91,14 +91,17 @@ def test_export_load_and_import_lose_nothing(smoke_run, answers_with_a_failure, 
 
 
 def test_the_laptop_runs_real_answers_travel_losslessly(tmp_path):
-    """SmolLM2's own answers (real text: quotes, newlines, cut-off sentences), sampled by the
-    laptop config's jobs."""
+    """SmolLM2's own answers (real text: quotes, newlines, cut-off sentences) as the laptop
+    config's jobs sampled them: the answer set the checkout ships (dvc/laptop, pulled from
+    data/dvc-remote), imported where the run converted its model."""
     project = copy_project(tmp_path / "project", "config/laptop.yaml")
     answers = paths.ANSWERS.format(run="laptop", dataset="real", subject="smollm2")
     questions = paths.QUESTIONS.format(run="laptop", dataset="real")
-    workflow.run(
-        ["snakemake", "--configfile", "config/laptop.yaml", "--cores", "2", answers], project
-    )
+    model = paths.CONVERTED_MODEL.format(model="smollm2")
+    convert = ["snakemake", "--configfile", "config/laptop.yaml", "--cores", "2", model]
+    workflow.run(convert, project)
+    pull = ["dvc", "pull", "questions-real", "merge_answers@real-smollm2"]
+    workflow.run(pull, project / paths.DVC_PROJECT.format(run="laptop"))
     original = round_trip(
         project / answers, project / questions, tmp_path / "set", project, "config/laptop.yaml"
     )

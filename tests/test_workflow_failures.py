@@ -59,6 +59,7 @@ def test_a_killed_score_job_after_a_setting_change_reruns_to_a_clean_runs_scores
     project = clone_completed(smoke_run, tmp_path / "p")
     config = read_config_file(project / SMOKE)
     config["answers"]["max_tokens"] = 8
+    config["summaries"]["strategies"] = ["greedy"]  # the one scored here: fewer jobs to wait for
     (project / SMOKE).write_text(yaml.safe_dump(config, sort_keys=False))
     with monkeypatch.context() as patch:
         patch.setenv(

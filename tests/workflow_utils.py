@@ -26,6 +26,12 @@ _SKIP = shutil.ignore_patterns(
 )
 
 
+def _skip(folder: str, names: list[str]) -> set[str]:
+    """What a copy leaves out (:data:`_SKIP`), but not the links a DVC project folder
+    (dvc/<run>/) keeps to the checkout's folders of the same names."""
+    return {name for name in _SKIP(folder, names) if not os.path.islink(os.path.join(folder, name))}
+
+
 def copy_project(dest: Path, config: str = "config/smoke.yaml") -> Path:
     """A fresh copy of the project (git + DVC initialised) with dvc.yaml and params.yaml
     generated for ``config``."""
@@ -40,7 +46,7 @@ def _template(config: str) -> Path:
     root = Path(tempfile.mkdtemp(prefix="selfreflect-project-"))
     atexit.register(shutil.rmtree, root, ignore_errors=True)
     project = root / "p"
-    shutil.copytree(REPO, project, ignore=_SKIP, symlinks=True)
+    shutil.copytree(REPO, project, ignore=_skip, symlinks=True)
     run(["selfreflect", "dvc-yaml", "--config", config, "--project", "."], project)
     run(["git", "init", "-q"], project)
     commit_all(project, "copy")
