@@ -20,7 +20,7 @@ from selfreflect.snakemake_jobs import job_stats
 from tests import workflow_utils as workflow
 from tests.assertions import one_line_error, snapshot
 from tests.test_fileio import before_rename
-from tests.workflow_utils import clone_completed, copy_project, snakemake
+from tests.workflow_utils import clone_completed, fresh_clone, snakemake
 
 pytestmark = pytest.mark.workflow
 
@@ -93,8 +93,8 @@ def test_export_load_and_import_lose_nothing(smoke_run, answers_with_a_failure, 
 def test_the_laptop_runs_real_answers_travel_losslessly(tmp_path):
     """SmolLM2's own answers (real text: quotes, newlines, cut-off sentences) as the laptop
     config's jobs sampled them: the answer set the checkout ships (dvc/laptop, pulled from
-    data/dvc-remote), imported where the run converted its model."""
-    project = copy_project(tmp_path / "project", "config/laptop.yaml")
+    data/dvc-remote), imported where the laptop run converted its model."""
+    project = fresh_clone(tmp_path / "project")  # with dvc/laptop/'s links to its folders
     answers = paths.ANSWERS.format(run="laptop", dataset="real", subject="smollm2")
     questions = paths.QUESTIONS.format(run="laptop", dataset="real")
     model = paths.CONVERTED_MODEL.format(model="smollm2")

@@ -14,7 +14,7 @@ from selfreflect import paths
 from selfreflect.snakemake_jobs import job_stats
 from selfreflect.workflow import expanded, rule_of
 from tests.conftest import REPO
-from tests.workflow_utils import run
+from tests.workflow_utils import fresh_clone, run
 
 pytestmark = pytest.mark.workflow
 
@@ -22,14 +22,6 @@ LAPTOP = "config/laptop.yaml"
 PROJECT = paths.DVC_PROJECT.format(run="laptop")
 SHIPPED = ("questions", "merge_answers", "summarize")  # the rules whose outputs the remote holds
 QUICK_START = ["snakemake", "--configfile", LAPTOP, "--cores", "2", "--resources", "gpu=1"]
-
-
-def fresh_clone(dest: Path) -> Path:
-    """A `git clone` of the checkout's commit, as a user gets it."""
-    commit = run(["git", "rev-parse", "HEAD"], REPO).stdout.strip()
-    run(["git", "clone", "-q", "--no-checkout", str(REPO), str(dest)], REPO)
-    run(["git", "checkout", "-q", commit], dest)
-    return dest
 
 
 def shipped_outs(lock_file: Path) -> dict[str, str]:

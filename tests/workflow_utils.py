@@ -26,10 +26,12 @@ _SKIP = shutil.ignore_patterns(
 )
 
 
-def _skip(folder: str, names: list[str]) -> set[str]:
-    """What a copy leaves out (:data:`_SKIP`), but not the links a DVC project folder
-    (dvc/<run>/) keeps to the checkout's folders of the same names."""
-    return {name for name in _SKIP(folder, names) if not os.path.islink(os.path.join(folder, name))}
+def fresh_clone(dest: Path) -> Path:
+    """A `git clone` of the checkout's commit, as a user gets it."""
+    commit = run(["git", "rev-parse", "HEAD"], REPO).stdout.strip()
+    run(["git", "clone", "-q", "--no-checkout", str(REPO), str(dest)], REPO)
+    run(["git", "checkout", "-q", commit], dest)
+    return dest
 
 
 def copy_project(dest: Path, config: str = "config/smoke.yaml") -> Path:
@@ -46,7 +48,7 @@ def _template(config: str) -> Path:
     root = Path(tempfile.mkdtemp(prefix="selfreflect-project-"))
     atexit.register(shutil.rmtree, root, ignore_errors=True)
     project = root / "p"
-    shutil.copytree(REPO, project, ignore=_skip, symlinks=True)
+    shutil.copytree(REPO, project, ignore=_SKIP, symlinks=True)
     run(["selfreflect", "dvc-yaml", "--config", config, "--project", "."], project)
     run(["git", "init", "-q"], project)
     commit_all(project, "copy")
