@@ -30,6 +30,7 @@ import copy
 import os
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -146,6 +147,20 @@ def judge_work(spec: dict[str, Any], sizes: tuple[int, ...], batch_size: int) ->
     }
 
 
+def tokenizer_options(command: Callable) -> Callable:
+    """The options naming the model whose tokenizer counts the judge's work: --tokenizer-config
+    and --tokenizer-model (a model of that config)."""
+    command = click.option("--tokenizer-model", default="qwen2.5-coder-0.5b", show_default=True)(
+        command
+    )
+    return click.option(
+        "--tokenizer-config",
+        default="config/science.yaml",
+        show_default=True,
+        type=click.Path(dir_okay=False, path_type=Path),
+    )(command)
+
+
 @click.command()
 @click.option(
     "--config",
@@ -179,13 +194,7 @@ def judge_work(spec: dict[str, Any], sizes: tuple[int, ...], batch_size: int) ->
     type=click.Path(file_okay=False, path_type=Path),
     help="Kept work folder, so that a later call resumes [default: a temporary one].",
 )
-@click.option(
-    "--tokenizer-config",
-    default="config/science.yaml",
-    show_default=True,
-    type=click.Path(dir_okay=False, path_type=Path),
-)
-@click.option("--tokenizer-model", default="qwen2.5-coder-0.5b", show_default=True)
+@tokenizer_options
 @click.option(
     "--judge-answers",
     type=click.IntRange(min=1),

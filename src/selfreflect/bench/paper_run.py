@@ -33,6 +33,8 @@ from typing import Any
 
 import click
 
+from selfreflect.bench.growth import tokenizer_options
+
 GPUS = (1, 8)  # one judge and answer shard per GPU
 RECORDS = {"scale": Path("docs") / "scale.json", "growth": Path("docs") / "growth.json"}
 BENCHMARKS = Path("docs") / "benchmarks"
@@ -569,13 +571,7 @@ def predict(config_path: Path, tokenizer: dict[str, Any]) -> dict[str, Any]:
     type=click.Path(dir_okay=False, path_type=Path),
     help="The run predicted (its DAG, sizes and settings).",
 )
-@click.option(
-    "--tokenizer-config",
-    default="config/science.yaml",
-    show_default=True,
-    type=click.Path(dir_okay=False, path_type=Path),
-)
-@click.option("--tokenizer-model", default="qwen2.5-coder-0.5b", show_default=True)
+@tokenizer_options
 @click.option("--json", "json_out", required=True, type=click.Path(dir_okay=False, path_type=Path))
 def paper_run(
     config_path: Path, tokenizer_config: Path, tokenizer_model: str, json_out: Path
