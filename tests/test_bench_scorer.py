@@ -9,6 +9,7 @@ import statistics
 
 import pytest
 
+from selfreflect.bench.scorer import RUNS
 from selfreflect.docs import performance as render
 from tests.workflow_utils import REPO, run
 
@@ -48,7 +49,7 @@ def test_bench_scorer_records_a_run_that_the_docs_render(tmp_path):
     (out.parent / "older.json").write_text(json.dumps(older))
     # and records from before repeats (one timing per case) are read beside it
     for name in ("2026-11-22-cpu-qwen2.5-0.5b.json", "2026-11-27-h100-qwen2.5-7b-q1-b32.json"):
-        shutil.copy(REPO / render.RUNS / name, out.parent / name)
+        shutil.copy(REPO / RUNS / name, out.parent / name)
     real_run = json.loads((REPO / render.REAL_RUN).read_text())
     earlier = tuple(json.loads((REPO / path).read_text()) for path in render.EARLIER_RUNS)
     explorer = json.loads((REPO / render.EXPLORER).read_text())

@@ -37,7 +37,6 @@ from selfreflect.bench.growth import tokenizer_options
 
 GPUS = (1, 8)  # one judge and answer shard per GPU
 RECORDS = {"scale": Path("docs") / "scale.json", "growth": Path("docs") / "growth.json"}
-BENCHMARKS = Path("docs") / "benchmarks"
 GENERATION = {  # vLLM's output tokens/s for a 7B model on one H100, bf16
     "estimate": 2900.0,
     "low": 1450.0,
@@ -114,9 +113,9 @@ def judge_throughput(batch_size: int, answers: int) -> tuple[Bound, str]:
     """The `hf` judge's FLOP/s on a GPU with Qwen2.5-7B's shape: the recorded scorer
     benchmark's case at ``answers`` conditioning answers with the config's batch size (else
     the fastest run's), bounded by that run's slowest and fastest case."""
-    from selfreflect.fileio import read_json
+    from selfreflect.bench.scorer import recorded
 
-    runs = [read_json(path) for path in sorted(BENCHMARKS.glob("*.json"))]
+    runs = recorded()
     gpu = [
         run
         for run in runs

@@ -92,6 +92,39 @@ PRESETS = {
 }
 PEAK_BF16 = {"H100": 989e12, "H200": 989e12, "A100": 312e12, "L40S": 362e12}
 
+RUNS = Path("docs") / "benchmarks"  # where the docs read the recorded runs
+RATES = ("seconds", "tasks_per_s", "flop_per_s", "matmul_share", "peak_share")
+
+
+def read_run(path: Path) -> dict:
+    """A run this benchmark recorded (``--json``). A record of one timing per case (from before
+    repeats) comes back in the shape of one with repeats: its time as the one ``timings``, each
+    rate's range that rate alone, and on CUDA `hf`'s ``peak_share`` computed from the recorded
+    peak."""
+    from selfreflect.errors import InputError
+    from selfreflect.fileio import read_json
+
+    run = read_json(path)
+    try:
+        run["settings"].setdefault("repeats", 1)
+        peak = run.get("peak_bf16_flop_per_s")
+        for case in run["cases"]:
+            hf = case["judges"]["hf"]
+            if peak and "peak_share" not in hf:
+                hf["peak_share"] = hf["flop_per_s"] / peak
+            for result in case["judges"].values():
+                result.setdefault("timings", [result["seconds"]])
+                ranges = {key: [result[key]] * 2 for key in RATES if key in result}
+                result.setdefault("range", ranges)
+    except KeyError as err:
+        raise InputError(f"{path}: missing field {err}") from None
+    return run
+
+
+def recorded(folder: Path = RUNS) -> list[dict]:
+    """Every recorded run (``read_run``), oldest first."""
+    return sorted(map(read_run, folder.glob("*.json")), key=lambda run: run["date"])
+
 
 def build_model(preset: str, device: str, dtype: torch.dtype):
     """A random-weight Qwen2 model of the preset's shape, in memory."""

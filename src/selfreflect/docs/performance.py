@@ -17,16 +17,17 @@ written.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import click
 
+from selfreflect.bench.scorer import recorded
 from selfreflect.docs import fill, render
 from selfreflect.docs.tables import table
-from selfreflect.errors import InputError
 from selfreflect.fileio import read_json
 
-RUNS = Path("docs") / "benchmarks"
 REAL_RUN = Path("docs") / "real_model.json"
 EXPLORER = Path("docs") / "explorer_scale.json"
 # the Quick start run measured before the shared judge pass (one judge job per strategy and
@@ -36,35 +37,6 @@ EARLIER_RUNS = (
     Path("docs") / "real_model_judge_pass_string_pairs.json",
 )
 DOCS = [Path("docs") / "performance.md", Path("README.md")]
-
-
-RATES = ("seconds", "tasks_per_s", "flop_per_s", "matmul_share", "peak_share")
-
-
-def read_run(path: Path) -> dict:
-    """A recorded scorer run. A record of one timing per case (from before repeats) comes back
-    in the shape of one with repeats: its time as the one ``timings``, each rate's range that
-    rate alone, and on CUDA `hf`'s ``peak_share`` computed from the recorded peak."""
-    run = read_json(path)
-    try:
-        run["settings"].setdefault("repeats", 1)
-        peak = run.get("peak_bf16_flop_per_s")
-        for case in run["cases"]:
-            hf = case["judges"]["hf"]
-            if peak and "peak_share" not in hf:
-                hf["peak_share"] = hf["flop_per_s"] / peak
-            for result in case["judges"].values():
-                result.setdefault("timings", [result["seconds"]])
-                ranges = {key: [result[key]] * 2 for key in RATES if key in result}
-                result.setdefault("range", ranges)
-    except KeyError as err:
-        raise InputError(f"{path}: missing field {err}") from None
-    return run
-
-
-def recorded(folder: Path = RUNS) -> list[dict]:
-    """Every recorded run (``read_run``), oldest first."""
-    return sorted(map(read_run, folder.glob("*.json")), key=lambda run: run["date"])
 
 
 def latest_runs(runs: list[dict]) -> dict[str, dict]:
@@ -108,12 +80,17 @@ def timing(run: dict) -> str:
     return f"median of {repeats}"
 
 
+def grouped(runs: list[dict], key: Callable[[dict], Any]) -> dict[Any, list[dict]]:
+    """``runs`` by ``key``, each group in the order of ``runs``."""
+    out: dict[Any, list[dict]] = {}
+    for run in runs:
+        out.setdefault(key(run), []).append(run)
+    return out
+
+
 def groups(runs: list[dict]) -> dict[tuple[str, str], list[dict]]:
     """``runs`` by device and model shape (``device_name``, ``preset``)."""
-    out: dict[tuple[str, str], list[dict]] = {}
-    for run in runs:
-        out.setdefault((run["device_name"], run["settings"]["preset"]), []).append(run)
-    return out
+    return grouped(runs, lambda run: (run["device_name"], run["settings"]["preset"]))
 
 
 def batch_sizes(runs: list[dict]) -> str:
@@ -215,8 +192,7 @@ def gpu_targets(runs: list[dict]) -> str:
 
 def by_batch_size(runs: list[dict]) -> list[tuple[int, list[dict]]]:
     """``runs`` grouped by batch size, smallest first."""
-    sizes = sorted({run["settings"]["batch_size"] for run in runs})
-    return [(size, [r for r in runs if r["settings"]["batch_size"] == size]) for size in sizes]
+    return sorted(grouped(runs, lambda run: run["settings"]["batch_size"]).items())
 
 
 def tokens(run: dict) -> str:
