@@ -49,3 +49,21 @@ def test_merge_command_keeps_each_shards_provenance(tmp_path):
     assert [s["git_commit"] for s in meta["shards"]] == ["commit0", "commit1"]
     assert [s["shard"] for s in meta["shards"]] == [[0, 2], [1, 2]]
     assert meta["seed"] == 1 and "git_commit" not in meta and meta["merged_from"] == 2
+
+
+def test_a_models_fingerprint_is_its_files_not_who_wrote_the_folder(tmp_path):
+    """A model converted by Snakemake (a directory output, with its .snakemake_timestamp) and by
+    hand (`selfreflect convert-model`, with our owner marker) is the same model to an adapter's
+    check and to the judge cache; a changed file is another model."""
+    from selfreflect.fileio import OWNER_MARKER
+    from selfreflect.provenance import model_fingerprint
+
+    model = tmp_path / "model"
+    model.mkdir()
+    (model / "config.json").write_text('{"hidden_size": 8}')
+    before = model_fingerprint(str(model))["sha256"]
+    (model / ".snakemake_timestamp").write_text("")
+    (model / OWNER_MARKER).write_text("convert-model\n")
+    assert model_fingerprint(str(model))["sha256"] == before
+    (model / "config.json").write_text('{"hidden_size": 16}')
+    assert model_fingerprint(str(model))["sha256"] != before

@@ -42,12 +42,16 @@ def package_versions() -> dict[str, str]:
     return versions
 
 
+# markers of who wrote a folder, not model files: ours, and Snakemake's in a directory output
+UNHASHED = frozenset({OWNER_MARKER, ".snakemake_timestamp"})
+
+
 def model_fingerprint(path: str) -> dict[str, str | None]:
     """A model's identity: a content hash of a local directory, or a hub snapshot revision."""
     local = Path(path)
     if local.is_dir():
         digest = hashlib.sha256()
-        files = (p for p in local.rglob("*") if p.is_file() and p.name != OWNER_MARKER)
+        files = (p for p in local.rglob("*") if p.is_file() and p.name not in UNHASHED)
         for file in sorted(files):
             digest.update(file.relative_to(local).as_posix().encode())
             size = file.stat().st_size
