@@ -142,8 +142,9 @@ def _imported_modules(path: Path) -> set[str]:
 def test_the_command_line_is_the_top_floor():
     """Its table names the commands' modules by import strings, so those must lie below it: no
     module outside the command line imports it, and no command's module (nor a helper of one)
-    imports its top (``selfreflect.cli``: the groups; ``selfreflect.cli.commands``: the table)."""
-    top = {"selfreflect.cli", "selfreflect.cli.commands"}
+    imports its top (``selfreflect.cli``: the groups; ``selfreflect.cli.commands`` and
+    ``selfreflect.cli.tools``: the tables)."""
+    top = {"selfreflect.cli", "selfreflect.cli.commands", "selfreflect.cli.tools"}
     for path in sorted((REPO / SOURCE).rglob("*.py")):
         module = ".".join(path.relative_to(REPO / "src").with_suffix("").parts)
         imported = _imported_modules(path)
@@ -323,7 +324,24 @@ def test_the_commands_that_load_a_model_are_those_depending_on_the_engines():
     from selfreflect.cli.commands import COMMANDS
 
     engines = {c for c in COMMANDS if any(f.startswith(BACKENDS) for f in command_deps(c).files)}
-    assert {c for c in engines if not c.startswith("bench ")} == MODEL_COMMANDS
+    assert engines == MODEL_COMMANDS
+
+
+def test_no_workflow_command_depends_on_the_benchmarks_or_the_docs():
+    """Adding or editing a benchmark, a docs page or their table (cli/tools.py) reruns no job;
+    the entry still finds and lists their commands."""
+    from selfreflect.cli import cli, find_command
+    from selfreflect.cli.commands import COMMANDS
+    from selfreflect.cli.tools import TOOLS
+
+    apart = (f"{SOURCE}/bench/", f"{SOURCE}/docs/", f"{SOURCE}/cli/tools.py")
+    for command in COMMANDS:
+        assert not [f for f in command_deps(command).files if f.startswith(apart)], command
+    assert not set(COMMANDS) & set(TOOLS)
+    for words, target in TOOLS.items():
+        group, name = words.split()
+        assert find_command(words).callback.__name__ == target.partition(":")[2]
+        assert name in cli.commands[group].list_commands(None)
 
 
 @pytest.mark.workflow

@@ -60,6 +60,7 @@ STARTUP = {  # seconds to load Qwen2.5-7B-Instruct from local disk onto one GPU
         "source": "stated: transformers reading 15 GB of safetensors onto the GPU",
     },
 }
+PROMPT_KEYS = ("basic", "cot", "twostep_cot_brainstorm", "sample_and_summarize")  # measured
 REASONING_TOKENS = 512  # a reasoning step's output (cot, twostep_cot's brainstorm): stated
 GPU_RULES = {"answers", "summarize", "judge", "report_alt_metrics"}
 BEFORE_JUDGE = {"questions", "merge_answers"}  # CPU rules docs/scale.json does not run

@@ -3,10 +3,11 @@
 Snakemake rules and DVC stages call these commands; each reads its parameters by key from the
 experiment config and names its inputs and outputs explicitly. Each command lives in its own
 module of this package (or of :mod:`selfreflect.bench` and :mod:`selfreflect.docs`), imported
-only when it runs (the table: :mod:`selfreflect.cli.commands`), so editing one command never
-reruns the jobs of another. This module is the command line's top: it builds the groups, and
-looks a command and its code dependencies up by its words (:func:`command_deps`, which the
-workflow's rules are handed in ``workflow/rules/common.smk``).
+only when it runs (the tables: :mod:`selfreflect.cli.commands`, and :mod:`selfreflect.cli.tools`
+for ``bench`` and ``docs``, loaded by name), so editing one command never reruns the jobs of
+another, and adding a benchmark or a docs page reruns none. This module is the command line's
+top: it builds the groups, and looks a command and its code dependencies up by its words
+(:func:`command_deps`, which the workflow's rules are handed in ``workflow/rules/common.smk``).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from typing import TYPE_CHECKING
 import click
 
 from selfreflect import __version__
-from selfreflect.cli.commands import COMMANDS, GROUPS, subcommands
+from selfreflect.cli.commands import COMMANDS, GROUPS, TOOLS, subcommands
 from selfreflect.errors import SelfReflectError
 from selfreflect.progress import echo_to_stdout
 from selfreflect.registry import load
@@ -35,11 +36,18 @@ QUIET_LOGGERS = ("httpx", "httpx2", "httpcore", "openai", "urllib3", "filelock",
 
 class LazyGroup(click.Group):
     """A group whose commands (``{name: "module:function"}``, :mod:`selfreflect.cli.commands`)
-    are imported when they run or are listed."""
+    are imported when they run or are listed; ``lazy`` may name a table (``"module:attr"``) to
+    load then too."""
 
-    def __init__(self, *args, lazy: dict[str, str], **kwargs) -> None:
+    def __init__(self, *args, lazy: dict[str, str] | str, **kwargs) -> None:
         super().__init__(*args, **kwargs)
-        self.lazy = lazy
+        self._lazy = lazy
+
+    @property
+    def lazy(self) -> dict[str, str]:
+        if isinstance(self._lazy, str):
+            self._lazy = subcommands(str(self.name), load(self._lazy))
+        return self._lazy
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return [*self.lazy, *super().list_commands(ctx)]
@@ -69,12 +77,12 @@ def report_group() -> None:
     """The paper's tables and figures, and the judge-scored studies behind them."""
 
 
-@cli.group("bench", cls=LazyGroup, lazy=subcommands("bench"))
+@cli.group("bench", cls=LazyGroup, lazy=TOOLS)
 def bench_group() -> None:
     """Benchmarks: measure, and record JSON (run from the project's root)."""
 
 
-@cli.group("docs", cls=LazyGroup, lazy=subcommands("docs"))
+@cli.group("docs", cls=LazyGroup, lazy=TOOLS)
 def docs_group() -> None:
     """Render the docs from what the benchmarks recorded (run from the project's root)."""
 
@@ -83,9 +91,10 @@ def find_command(command: str) -> click.Command:
     """The click command ``selfreflect COMMAND`` runs (``"answers"``, ``"report main-table"``)."""
     if command in GROUPS:
         return cli.commands[command]
-    if command not in COMMANDS:
+    table = COMMANDS if command in COMMANDS else load(TOOLS)
+    if command not in table:
         raise ValueError(f"'selfreflect {command}': no such command")
-    return load(COMMANDS[command])
+    return load(table[command])
 
 
 def command_deps(command: str) -> Deps:

@@ -1,10 +1,13 @@
-"""The ``selfreflect`` command table: each command's words and the function that runs it.
+"""The ``selfreflect`` command table: each workflow command's words and the function that
+runs it.
 
 A function is imported only when its command runs or is looked up (the lazy loading the click
 documentation describes), so a command's code dependencies (:mod:`selfreflect.code_deps`) are
-its own module and what that imports. The table is the command line's own: its entry
-(:mod:`selfreflect.cli`) builds its groups from it and looks commands up in it, and every
-module it names lies below that entry (none of them imports the command line's top).
+its own module and what that imports, with the command line's entry (:mod:`selfreflect.cli`),
+which builds its groups from this table and so imports it: editing it reruns every stage. The
+commands no stage runs (``bench``, ``docs``) have their own table, :mod:`selfreflect.cli.tools`,
+which the entry loads by name only when they run. Every module named lies below that entry
+(none of them imports the command line's top).
 """
 
 from __future__ import annotations
@@ -27,31 +30,6 @@ REPORT = (  # selfreflect report NAME: selfreflect.cli.report.<NAME with _>
     "alt-metrics",
     "agreement-scores",
 )
-BENCH = (  # selfreflect bench NAME: benchmarks (they write JSON), selfreflect.bench.<NAME with _>
-    "scorer",
-    "hf-generation",
-    "real-run",
-    "finetuning",
-    "power",
-    "science-record",
-    "explorer",
-    "explorer-screenshots",
-    "scale",
-    "growth",
-    "paper-run",
-    "calibrate-stopwords",
-    "human-ratings",
-)
-DOCS = (  # selfreflect docs NAME: a page of docs/ from a benchmark's JSON, selfreflect.docs.<NAME>
-    "scale",
-    "paper-run",
-    "performance",
-    "real-model",
-    "science",
-    "finetuning",
-    "power",
-    "configs",
-)
 TOP = (  # selfreflect NAME: selfreflect.cli.<NAME with _>
     "tiny-model",
     "convert-model",
@@ -73,27 +51,28 @@ TOP = (  # selfreflect NAME: selfreflect.cli.<NAME with _>
 )
 
 
-def _own(package: str, name: str) -> str:
-    """The function NAME with _ of the module of that name in ``package``."""
+def own(package: str, name: str) -> str:
+    """``"module:function"`` of the function NAME with _ of the module of that name in
+    ``package``."""
     function = name.replace("-", "_")
     return f"{package}.{function}:{function}"
 
 
 COMMANDS: dict[str, str] = {  # the command's words: "module:function"
-    **{name: _own("selfreflect.cli", name) for name in TOP},
+    **{name: own("selfreflect.cli", name) for name in TOP},
     **{f"report {n}": f"selfreflect.cli.report.tables:{n.replace('-', '_')}" for n in TABLES},
-    **{f"report {name}": _own("selfreflect.cli.report", name) for name in REPORT},
-    **{f"bench {name}": _own("selfreflect.bench", name) for name in BENCH},
-    **{f"docs {name}": _own("selfreflect.docs", name) for name in DOCS},
+    **{f"report {name}": own("selfreflect.cli.report", name) for name in REPORT},
 }
+TOOLS = "selfreflect.cli.tools:TOOLS"  # the bench and docs groups' table, loaded by name
 
 
-def subcommands(group: str) -> dict[str, str]:
-    """``{name: "module:function"}`` of the commands right under ``group`` (``""``: the top)."""
+def subcommands(group: str, table: dict[str, str] = COMMANDS) -> dict[str, str]:
+    """``{name: "module:function"}`` of the commands of ``table`` right under ``group``
+    (``""``: the top)."""
     prefix = f"{group} " if group else ""
     return {
         words.removeprefix(prefix): target
-        for words, target in COMMANDS.items()
+        for words, target in table.items()
         if words.startswith(prefix) and " " not in words.removeprefix(prefix)
     }
 
