@@ -432,9 +432,12 @@ def tokens_line(tokens: dict[str, float]) -> str:
 
 
 def spread(result: dict, key: str, spec: str, scale: float = 1) -> str:
-    """A recorded rate's median and range, e.g. ``4.53 (4.41-4.6)``."""
-    low, high = (v / scale for v in result["range"][key])
-    return f"{result[key] / scale:{spec}} ({low:{spec}}-{high:{spec}})"
+    """A recorded rate: the median, and over repeats its range, e.g. ``4.53 (4.41–4.6)``."""
+    text = f"{result[key] / scale:{spec}}"
+    if len(result["timings"]) > 1:
+        low, high = (value / scale for value in result["range"][key])
+        text += f" ({low:{spec}}–{high:{spec}})"
+    return text
 
 
 def print_case(case: dict) -> None:
@@ -446,7 +449,7 @@ def print_case(case: dict) -> None:
     for name, result in judges.items():
         print(
             f"{name:>11}: {spread(result, 'tasks_per_s', '.3g')} tasks/s, "
-            f"{spread(result, 'seconds', '.3g')} s ({result['tasks']} tasks; median (min-max) "
+            f"{spread(result, 'seconds', '.3g')} s ({result['tasks']} tasks; median (min–max) "
             f"of {len(result['timings'])} runs)"
         )
     hf = judges["hf"]

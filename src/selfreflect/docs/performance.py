@@ -23,7 +23,7 @@ from typing import Any
 
 import click
 
-from selfreflect.bench.scorer import recorded
+from selfreflect.bench.scorer import recorded, spread
 from selfreflect.docs import fill, render
 from selfreflect.docs.tables import table
 from selfreflect.fileio import read_json
@@ -42,15 +42,6 @@ DOCS = [Path("docs") / "performance.md", Path("README.md")]
 def latest_runs(runs: list[dict]) -> dict[str, dict]:
     """The latest of ``runs`` (oldest first) per device kind (``cpu``, ``cuda``)."""
     return {("cuda" if run["device"].startswith("cuda") else "cpu"): run for run in runs}
-
-
-def cell(result: dict, key: str, spec: str, scale: float = 1) -> str:
-    """A judge's rate: the median, and over repeats its range, e.g. ``4.53 (4.41–4.6)``."""
-    text = f"{result[key] / scale:{spec}}"
-    if len(result["timings"]) > 1:
-        low, high = (value / scale for value in result["range"][key])
-        text += f" ({low:{spec}}–{high:{spec}})"
-    return text
 
 
 def extent(values: list[float], spec: str) -> str:
@@ -125,10 +116,10 @@ def speed(run: dict) -> str:
             f"{tokens['hf']:.1f} ({tokens['hf_padded_rows']:.1f}, {saving(tokens)} fewer; "
             f"{tokens['distinct']:.1f})",
         ]
-        row += [cell(result[name], "tasks_per_s", ".3g") for name in judges]
+        row += [spread(result[name], "tasks_per_s", ".3g") for name in judges]
         row += [f"{hf['tasks_per_s'] / result[name]['tasks_per_s']:.1f}x" for name in judges[1:]]
-        row += [cell(hf, "flop_per_s", ".1f", 1e9), cell(hf, "matmul_share", ".0%")]
-        row += [cell(hf, "peak_share", ".0%")] if peak else []
+        row += [spread(hf, "flop_per_s", ".1f", 1e9), spread(hf, "matmul_share", ".0%")]
+        row += [spread(hf, "peak_share", ".0%")] if peak else []
         row += [f"{max(case['agreement'].values()):.1e}"]
         rows.append(row)
     tasks = ", ".join(f"{name} {run['cases'][0]['judges'][name]['tasks']}" for name in judges)
