@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import json
 import os
 import shutil
 from collections.abc import Callable
@@ -104,6 +105,20 @@ SMOKE_RUNS = ("smoke_dvc_run", "smoke_run")
 SHARED_BUILDS = ("experiment",)
 
 
+# Each group's seconds in a recorded run of the suite (`pytest --store-durations` writes it): the
+# longest groups start first, so no worker is left with a long one at the end while the other
+# idles. A group it does not know starts after the known ones, in collection order.
+DURATIONS = Path(__file__).with_name("durations.json")
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--store-durations",
+        action="store_true",
+        help=f"record each xdist group's seconds in {DURATIONS.name} (orders later runs)",
+    )
+
+
 def smoke_run_used(item: pytest.Item) -> str | None:
     """The smoke run fixture ``item`` uses, if any."""
     return next((name for name in SMOKE_RUNS if name in item.fixturenames), None)
@@ -114,15 +129,42 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Groups for `--dist loadgroup`: a test on a smoke run is its own group (the slow tests
     spread over the workers, each with its copy of the session's smoke run), any other test
     goes with its module (a module's fixtures are built on one worker), and the tests sharing
-    one of :data:`SHARED_BUILDS` go together. The smoke run tests go
-    first: one worker builds the run on every core while the others wait for it."""
+    one of :data:`SHARED_BUILDS` go together. The smoke run tests go first (one worker builds
+    the run on every core while the others wait for it), then the groups longest first
+    (:data:`DURATIONS`)."""
+    recorded = json.loads(DURATIONS.read_text()) if DURATIONS.is_file() else {}
+    seconds = {}
     for item in items:
         group = item.nodeid if smoke_run_used(item) else item.module.__name__
         shared = [name for name in SHARED_BUILDS if name in item.fixturenames]
         if shared:
             group = f"{item.module.__name__}::{shared[0]}"
         item.add_marker(pytest.mark.xdist_group(group))
-    items.sort(key=lambda item: smoke_run_used(item) is None)
+        seconds[item] = recorded.get(group, 0.0)
+    items.sort(key=lambda item: (smoke_run_used(item) is None, -seconds[item]))
+
+
+class GroupDurations:
+    """Sums each xdist group's setup, call and teardown seconds (its name follows the ``@`` of
+    a report's node id) and writes them to :data:`DURATIONS` when the session ends."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = {}
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        _, at, group = report.nodeid.rpartition("@")
+        if at:
+            self.seconds[group] = self.seconds.get(group, 0.0) + report.duration
+
+    def pytest_sessionfinish(self) -> None:
+        ordered = dict(sorted(self.seconds.items(), key=lambda item: -item[1]))
+        rounded = {group: round(seconds, 1) for group, seconds in ordered.items()}
+        DURATIONS.write_text(json.dumps(rounded, indent=1) + "\n")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if config.getoption("store_durations") and not hasattr(config, "workerinput"):
+        config.pluginmanager.register(GroupDurations(), "group-durations")
 
 
 @pytest.fixture(scope="session")
