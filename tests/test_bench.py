@@ -9,14 +9,11 @@ import pytest
 
 from selfreflect.bench.resources import sampled_run
 from selfreflect.cli import command_deps
-from selfreflect.cli.commands import BENCH, COMMANDS, DOCS
+from selfreflect.cli.commands import COMMANDS
+from selfreflect.cli.tools import BENCH, DOCS, TOOLS
 from tests.workflow_utils import REPO, run
 
-WORKFLOW_COMMANDS = [
-    name for name in COMMANDS if name.split()[0] not in ("bench", "docs", "report")
-]
-OUTSIDE = ("src/selfreflect/bench/", "src/selfreflect/cli/bench", "src/selfreflect/docs/")
-OUTSIDE += ("src/selfreflect/cli/docs",)
+OUTSIDE = ("src/selfreflect/bench/", "src/selfreflect/docs/", "src/selfreflect/cli/tools.py")
 
 
 @pytest.mark.parametrize(("group", "names"), [("bench", BENCH), ("docs", DOCS)])
@@ -25,9 +22,18 @@ def test_each_group_lists_its_commands(group, names):
     assert all(f"  {name} " in listed for name in names)
 
 
-@pytest.mark.parametrize("command", WORKFLOW_COMMANDS)
+def test_the_entry_finds_each_bench_and_docs_command_by_its_table():
+    from selfreflect.cli import find_command
+
+    assert not set(COMMANDS) & set(TOOLS)
+    for words, target in TOOLS.items():
+        assert find_command(words).callback.__name__ == target.partition(":")[2]
+
+
+@pytest.mark.parametrize("command", list(COMMANDS))
 def test_no_workflow_command_reaches_the_bench_or_docs_package(command, monkeypatch):
-    """Editing a benchmark or a page reruns no job."""
+    """Editing a benchmark, a page or their table (cli/tools.py, which the entry loads by name)
+    reruns no job."""
     monkeypatch.chdir(REPO)  # the analysis reads src/selfreflect of the working directory
     assert not [f for f in command_deps(command).files if f.startswith(OUTSIDE)]
 

@@ -327,23 +327,6 @@ def test_the_commands_that_load_a_model_are_those_depending_on_the_engines():
     assert engines == MODEL_COMMANDS
 
 
-def test_no_workflow_command_depends_on_the_benchmarks_or_the_docs():
-    """Adding or editing a benchmark, a docs page or their table (cli/tools.py) reruns no job;
-    the entry still finds and lists their commands."""
-    from selfreflect.cli import cli, find_command
-    from selfreflect.cli.commands import COMMANDS
-    from selfreflect.cli.tools import TOOLS
-
-    apart = (f"{SOURCE}/bench/", f"{SOURCE}/docs/", f"{SOURCE}/cli/tools.py")
-    for command in COMMANDS:
-        assert not [f for f in command_deps(command).files if f.startswith(apart)], command
-    assert not set(COMMANDS) & set(TOOLS)
-    for words, target in TOOLS.items():
-        group, name = words.split()
-        assert find_command(words).callback.__name__ == target.partition(":")[2]
-        assert name in cli.commands[group].list_commands(None)
-
-
 @pytest.mark.workflow
 @pytest.mark.parametrize("config", ["config/smoke.yaml", "config/config.yaml"])
 def test_no_stage_without_a_model_depends_on_an_engine(config, tmp_path):
