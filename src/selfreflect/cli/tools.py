@@ -3,7 +3,7 @@ which write JSON) and ``selfreflect docs NAME`` (pages of docs/ from that JSON).
 
 The command line's entry loads this table by its name (:data:`selfreflect.cli.commands.TOOLS`)
 when one of these groups runs or is listed, so it is no code dependency of a stage: adding a
-benchmark or a page reruns no job (``tests/test_code_deps.py``).
+benchmark or a page reruns no job (``tests/test_bench.py``).
 """
 
 from __future__ import annotations
