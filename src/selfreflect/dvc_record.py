@@ -32,6 +32,7 @@ from typing import Any
 from selfreflect.code_deps import SOURCE
 from selfreflect.dvc_project import run_project
 from selfreflect.errors import ConfigError
+from selfreflect.fileio import SNAKEMAKE_STAMP
 from selfreflect.paths import MODELS
 from selfreflect.workflow import PARAMS_FILE, rule_of, setting_values
 
@@ -237,8 +238,9 @@ def _shown(path: str) -> str:
 
 def _time_carrier(path: str) -> str:
     """The file whose modification time Snakemake takes for ``path``: a folder's
-    ``.snakemake_timestamp`` where it has one (a folder Snakemake made), else ``path``."""
-    stamp = os.path.join(path, ".snakemake_timestamp")
+    :data:`~selfreflect.fileio.SNAKEMAKE_STAMP` where it has one (a folder Snakemake made),
+    else ``path``."""
+    stamp = os.path.join(path, SNAKEMAKE_STAMP)
     return stamp if os.path.isdir(path) and os.path.isfile(stamp) else path
 
 

@@ -281,6 +281,7 @@ def file_digest(path: str | os.PathLike) -> str:
 
 
 OWNER_MARKER = ".selfreflect-output"  # in a folder a command wrote: its name, then its entries
+SNAKEMAKE_STAMP = ".snakemake_timestamp"  # in a folder Snakemake made: its time, Snakemake's
 
 
 def _marker_lines(path: Path) -> list[str]:

