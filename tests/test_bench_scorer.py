@@ -56,7 +56,7 @@ def test_bench_scorer_records_a_run_that_the_docs_render(tmp_path):
     spans = render.spans(render.recorded(out.parent), real_run, earlier, explorer)
     assert f"takes {real_run['seconds'] / 60:.1f} min" in spans["real-model-run"]
     assert f"showed after {explorer['table_seconds']:g} s" in spans["explorer-scale"]
-    seconds = [f"{r['seconds']:,.0f}" for r in (*earlier, real_run)]
+    seconds = [f"{r['seconds']:,.0f}" for r in earlier]
     assert f"| {' | '.join(seconds)} |" in spans["judge-pass"]
     speedup = hf["tasks_per_s"] / case["judges"]["reference"]["tasks_per_s"]
     tiny = f"{speedup:.1f}–{speedup * 1000:.1f}× on {record['device_name']} with the tiny shape"

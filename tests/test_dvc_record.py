@@ -6,6 +6,7 @@ of the DVC smoke run: Snakemake plans after DVC's commands, says in one line whe
 dvc-sync` is due, and neither planning nor listing the targets changes a file."""
 
 import os
+import shutil
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -154,6 +155,14 @@ def test_outputs_changed_since_or_of_another_run_are_left_to_snakemake(project):
     assert not sync_plan({"run": "r"})  # a config without the setting: another workflow
     (project / OUT).write_text("rewritten by Snakemake\n")
     os.utime(project / "in.txt", (2e9, 2e9))
+    assert not sync_plan(config("basic"))
+
+
+def test_a_copy_without_git_has_no_record_to_date(project):
+    """A release archive (no .git): DVC cannot open its project, so Snakemake plans on the files
+    as they are instead of failing on DVC's "not a git repository"."""
+    assert sync_plan(config("basic"))  # made with another baseline: dated before its input
+    shutil.rmtree(project / ".git")
     assert not sync_plan(config("basic"))
 
 

@@ -155,14 +155,20 @@ def sync_plan(config: dict[str, Any]) -> SyncPlan:
     """What :func:`dvc_sync` would date for ``config`` (module docstring), from the lock of its
     run's DVC project (:func:`selfreflect.dvc_project.run_project`, whose stages spell the
     root's paths); reads, changes nothing."""
+    from dvc.scm import SCMError
+
     project = run_project(config["run"])
     if not (project / LOCK_FILE).is_file():
+        return SyncPlan({}, {}, ())
+    try:
+        stages = recorded_stages(config, project)
+    except SCMError:  # a copy without git (a release archive): DVC cannot open its project
         return SyncPlan({}, {}, ())
     after: dict[str, int] = {}  # vouched output: its newest input's timestamp (ns)
     before: dict[str, int] = {}
     keys: set[str] = set()
     undatable = []
-    for stage in recorded_stages(config, project):
+    for stage in stages:
         dates = {**after, **before}
         if stage.differing:
             keys |= set(stage.differing)

@@ -30,11 +30,13 @@ from selfreflect.fileio import read_json
 
 REAL_RUN = Path("docs") / "real_model.json"
 EXPLORER = Path("docs") / "explorer_scale.json"
-# the Quick start run measured before the shared judge pass (one judge job per strategy and
-# study), and with it while the controlled pairs still grouped answers by string
+# the Quick start run (its config of then: answers of up to 24 tokens) measured before the shared
+# judge pass (one judge job per strategy and study), with it while the controlled pairs still
+# grouped answers by string, and with them grouped by meaning
 EARLIER_RUNS = (
     Path("docs") / "real_model_before_judge_pass.json",
     Path("docs") / "real_model_judge_pass_string_pairs.json",
+    Path("docs") / "real_model_pairs_by_meaning.json",
 )
 DOCS = [Path("docs") / "performance.md", Path("README.md")]
 
@@ -252,8 +254,8 @@ def per_rule(result: dict) -> dict[str, str]:
 def judge_pass(before: dict, string_pairs: dict, after: dict) -> str:
     """docs/performance.md's comparison of the Quick start run before the shared judge pass
     (one judge job per strategy and study), with it (controlled pairs still grouping answers
-    by string) and now (pairs grouped by meaning: fewer pairs where SmolLM2's answers hold no
-    real majority)."""
+    by string) and after (pairs grouped by meaning: fewer pairs where SmolLM2's answers hold no
+    real majority), all three on one config."""
 
     def total(run: dict) -> int:
         return next(r["judge_forward_tokens"] for r in run["judge_tokens"] if r["kind"] == "total")
@@ -275,7 +277,7 @@ def judge_pass(before: dict, string_pairs: dict, after: dict) -> str:
 
 
 def spans(
-    runs: list[dict], real_run: dict, earlier: tuple[dict, dict], explorer: dict
+    runs: list[dict], real_run: dict, earlier: tuple[dict, dict, dict], explorer: dict
 ) -> dict[str, str]:
     """The text of every rendered span; ``runs``: the recorded scorer runs, oldest first."""
     latest = latest_runs(runs)
@@ -288,7 +290,7 @@ def spans(
         "laptop-rules": render(
             "performance/laptop-rules.md.j2", run=real_run, **per_rule(real_run)
         ),
-        "judge-pass": judge_pass(*earlier, real_run),
+        "judge-pass": judge_pass(*earlier),
         "tokens": tokens(cpu),
         "cpu": speed(cpu),
         "gpu": speed(gpu) if gpu else "No GPU run has been recorded yet.\n",
