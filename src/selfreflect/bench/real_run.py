@@ -21,9 +21,12 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 import click
+
+OVERRIDES = "overrides.yaml"  # in the copy: settings over the config, a second --configfile
 
 
 def copy_tracked(dest: Path) -> None:
@@ -55,9 +58,16 @@ def fresh_environment(folder: Path, project: Path) -> tuple[dict[str, str], floa
     return env, time.perf_counter() - start
 
 
-def measure(config: str, cores: str, install: bool) -> dict:
-    """Run Snakemake on ``config`` in a fresh copy (after installing into a fresh environment
-    if ``install``); wall time, peak memory, load, outcome."""
+def measure(
+    config: str,
+    cores: str,
+    install: bool,
+    overrides: dict | None = None,
+    targets: Sequence[str] = (),
+) -> dict:
+    """Run Snakemake on ``config`` (with ``overrides`` over it, on ``targets`` if any) in a
+    fresh copy (after installing into a fresh environment if ``install``); wall time, peak
+    memory, load, outcome."""
     import psutil
     import yaml
 
@@ -69,7 +79,12 @@ def measure(config: str, cores: str, install: bool) -> dict:
         env, install_seconds = dict(os.environ), None
         if install:
             env, install_seconds = fresh_environment(Path(tmp) / "venv", project)
-        command = ["snakemake", "--configfile", config, "--cores", cores, "--resources", "gpu=1"]
+        configs = [config]
+        if overrides:
+            configs.append(OVERRIDES)
+            (project / OVERRIDES).write_text(yaml.safe_dump(overrides), encoding="utf-8")
+        command = ["snakemake", *targets, "--configfile", *configs, "--cores", cores]
+        command += ["--resources", "gpu=1"]
         log = project / "snakemake.log"
         usage = sampled_run(command, project, log, env)
         run = yaml.safe_load((project / config).read_text())["run"]
@@ -78,6 +93,8 @@ def measure(config: str, cores: str, install: bool) -> dict:
         return {
             "date": usage["date"],
             "config": config,
+            **({"overrides": overrides} if overrides else {}),
+            **({"targets": list(targets)} if targets else {}),
             "install_seconds": None if install_seconds is None else round(install_seconds, 1),
             **usage,
             "memory_gib": round(psutil.virtual_memory().total / 2**30, 1),

