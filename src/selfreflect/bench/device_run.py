@@ -39,6 +39,8 @@ from pathlib import Path
 
 import click
 
+from selfreflect.paths import DEFAULT_CONFIG
+
 # what the DAG's jobs import or run, beside torch and transformers
 DAG_MODULES = (
     "snakemake",
@@ -51,7 +53,6 @@ DAG_MODULES = (
 )
 DAG_COMMANDS = ("snakemake", "selfreflect")
 SMOKE = "config/smoke.yaml"
-PAPER = Path("config") / "config.yaml"
 # wordfreq's stopwords among the scorer's input words: where wordfreq is not installed, the same
 # words are masked (docs/performance.md, "GPU")
 GPU_STOPWORDS = Path("docs") / "benchmarks" / "gpu_stopwords.txt"
@@ -71,10 +72,12 @@ def missing(
 
 
 def paper_batch_size() -> int:
-    """The paper config's judge batch size (masked words per packed row)."""
-    import yaml
+    """The paper config's judge batch size (masked words per packed row), read as the file
+    states it: ``bench growth``'s ``load_paper_batch_size`` validates the config, which needs
+    jsonschema, and a lent machine may have only torch and transformers."""
+    from selfreflect.fileio import read_yaml
 
-    return yaml.safe_load(PAPER.read_text(encoding="utf-8"))["scoring"]["batch_size"]
+    return read_yaml(DEFAULT_CONFIG)["scoring"]["batch_size"]
 
 
 def scorer_runs(
@@ -155,7 +158,7 @@ def device_run(
     from selfreflect.bench.scorer import device_name
     from selfreflect.fileio import write_json
 
-    refuse_overwriting_inputs([json_path], [SMOKE, str(PAPER)])
+    refuse_overwriting_inputs([json_path], [SMOKE, DEFAULT_CONFIG])
     device = device or ("cuda" if torch.cuda.is_available() else "cpu")
     sizes = list(dict.fromkeys([paper_batch_size(), *batch_sizes]))
     record: dict = {
