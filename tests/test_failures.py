@@ -112,6 +112,26 @@ def test_scoring_job_where_every_question_fails_exits_non_zero(project):
     assert meta["git_commit"] and len(meta["config_hash"]) == 64
 
 
+def test_judge_job_where_every_question_fails_writes_nothing(project):
+    """The judge writes its rows as it goes, beside its output: a job refused for its failures
+    leaves neither the output nor those rows."""
+    folder = project / "shards"
+    folder.mkdir()
+    args = ["judge", "--dataset", "smoke", "--subject", "tiny", "--judge", "tiny", "--no-studies"]
+    args += ["--questions", str(project / "questions.parquet")]
+    args += ["--answers", str(project / "answers.parquet"), "--cache", str(project / "cache")]
+    args += ["--out", str(folder / "tiny-0.parquet"), str(project / "greedy.parquet")]
+    result = selfreflect(*args, "--config", str(project / "strict.yaml"))
+    assert result.returncode == 1, result.stderr
+    assert result.stderr.splitlines()[-1] == (
+        "error: scoring with tiny (strategy greedy): 2 of 2 questions failed, more than "
+        "max_failed_share=0.5: 2x 'no conditioning answers'"
+    )
+    assert list(folder.iterdir()) == []
+    assert selfreflect(*args, "--config", str(project / "lenient.yaml")).returncode == 0
+    assert [path.name for path in folder.iterdir()] == ["tiny-0.parquet"]
+
+
 def test_summary_job_where_every_question_fails_exits_non_zero(project):
     out = project / "never.parquet"
     args = ["summarize", "--subject", "tiny", "--strategy", "never"]

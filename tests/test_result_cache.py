@@ -18,13 +18,14 @@ import pytest
 import yaml
 
 from selfreflect.artifacts import read_table, write_table
-from selfreflect.config import read_config_file
+from selfreflect.config import load_config, model_spec, read_config_file
 from selfreflect.questions import normalize_question, question_id
 from selfreflect.scoring.cache import ResultCache, checksum
 from selfreflect.scoring.contexts import QuestionAnswers
-from selfreflect.scoring.experiment import judge_question
+from selfreflect.scoring.experiment import judge_question, judgements_table
 from selfreflect.scoring.registry import open_judge
 from selfreflect.scoring.stopwords import stopword_policy
+from selfreflect.scoring.table import COLUMNS
 from tests.conftest import REPO
 from tests.test_fileio import before_rename, python
 
@@ -298,3 +299,27 @@ def test_judge_with_a_malformed_cache_entry_writes_what_it_writes_without(work):
         for name in ("again.parquet", "uncached.parquet")
     ]
     pd.testing.assert_frame_equal(*tables)
+
+
+def test_the_judge_writes_a_question_at_a_time_the_table_of_the_judge_pass(work):
+    """`selfreflect judge` writes each question's rows as they come: the rows the judge pass
+    makes of the same inputs in one table (`judgements_table`), the experiment's labels added."""
+    judge_cli(work, "streamed-cache", "streamed.parquet")
+    config = load_config(work / "config.yaml")
+    answers = read_table("answers", work / "answers.parquet")
+    with open_judge(model_spec(config, "tiny"), config["scoring"]) as judge:
+        table = judgements_table(
+            judge,
+            read_table("questions", work / "q.parquet"),
+            answers,
+            answers,
+            read_table("summaries", work / "s.parquet"),
+            config["scoring"],
+            None,
+            config["seed"],
+            stopword_policy(config["scoring"]["stopwords"]),
+        )
+    written = read_table("judgements", work / "streamed.parquet")
+    labels = written[["dataset", "subject", "judge"]].drop_duplicates()
+    assert labels.values.tolist() == [["d", "tiny", "tiny"]]
+    pd.testing.assert_frame_equal(written[COLUMNS], table, check_dtype=False)

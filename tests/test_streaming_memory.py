@@ -4,19 +4,27 @@ the number of questions (issue 49), measured on the real command in a subprocess
 import filecmp
 import os
 import subprocess
+from itertools import pairwise
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from selfreflect.artifacts import TASK, read_metadata, read_tables, write_table
+from selfreflect.artifacts import (
+    TASK,
+    arrow_table,
+    read_metadata,
+    read_tables,
+    write_arrow,
+    write_table,
+)
 from selfreflect.bench.synthetic import answer_words, task_lists, vocabulary
 from selfreflect.provenance import merged_provenance
 from selfreflect.sharding import shard
 
 SHARD_QUESTIONS = 50  # a shard's questions, the same at both sizes
 STRATEGIES = 4
-ANSWERS = 4  # test answers per question: 84 scoring tasks per strategy row
+ANSWERS = 9  # test answers per question: about 88 scoring tasks per strategy row
 PAIR_ROWS = 2  # rows without tasks per question (a controlled pair's sides)
 
 
@@ -67,10 +75,11 @@ def peak_mib(command: list[str]) -> float:
 
 def test_merge_memory_does_not_grow_with_questions(tmp_path):
     """Merging the judgement shards of 2,000 questions peaks less than 60 MiB above merging those
-    of 200 (shards of 50 questions, 4 strategies of 84 scoring tasks each: about 115 MiB of
-    tasks in Arrow at 2,000 questions, so a merge holding them all fails). Measured: 200
-    questions about 220 MiB, 2,000 about 245 (the allocator warms up over the first few row
-    groups) and 4,000 about 250; the merge that read every shard whole peaked at 245 and 653."""
+    of 200 (shards of 50 questions, 4 strategies of about 88 scoring tasks each: about 130 MiB
+    of tasks in Arrow at 2,000 questions, so a merge holding them all fails). Measured with
+    these answers: 200 questions 215 MiB, 2,000 255 (the allocator warms up over the first few
+    row groups) and 4,000 286; with answers of 25 words (4 per question, 84 tasks), the merge
+    that read every shard whole peaked at 245 and 653 MiB at 200 and 2,000 questions."""
     peaks = {}
     for count in (200, 2000):
         folder = tmp_path / str(count)
@@ -90,3 +99,18 @@ def test_merge_writes_the_whole_tables_file(tmp_path):
     provenance = merged_provenance([read_metadata(part) for part in parts])
     write_table("judgements", rows, tmp_path / "whole.parquet", provenance)
     assert filecmp.cmp(tmp_path / "merged.parquet", tmp_path / "whole.parquet", shallow=False)
+
+
+def test_tables_written_as_they_come_make_the_file_written_at_once(tmp_path):
+    """``write_arrow`` joins and cuts what it is given (a judge's question at a time, a few rows
+    each, or a large table) into the row groups ``write_table`` writes: byte for byte its file
+    of the rows joined."""
+    parts = judgement_shards(tmp_path, 200, shard_questions=200)
+    rows = read_tables("judgements", parts)
+    sizes = [1, 7, 1500, 3, 900, 0, 1]
+    bounds = np.cumsum([0, *sizes, len(rows) - sum(sizes)])
+    tables = [arrow_table("judgements", rows.iloc[start:end]) for start, end in pairwise(bounds)]
+    metadata = {"run": "r"}
+    write_arrow("judgements", tables, tmp_path / "streamed.parquet", metadata)
+    write_table("judgements", rows, tmp_path / "whole.parquet", metadata)
+    assert filecmp.cmp(tmp_path / "streamed.parquet", tmp_path / "whole.parquet", shallow=False)

@@ -261,18 +261,22 @@ ROW_GROUP_ROWS = 1024
 ROW_BATCH = 64  # rows a filtered read decodes at a time (artifacts.read_arrow: where)
 
 
-def write_table(
-    kind: str, frame: pd.DataFrame, path: str | os.PathLike, metadata: dict[str, Any] | None = None
-) -> None:
-    """Cast ``frame`` to the ``kind`` schema and write it atomically to ``path``."""
+def arrow_table(kind: str, frame: pd.DataFrame) -> pa.Table:
+    """``frame`` cast to the ``kind`` schema (the fields written later filled with nulls)."""
     schema = SCHEMAS[kind]
     later = [name for name in LATER_FIELDS.get(kind, ()) if name not in frame.columns]
     frame = frame.assign(**dict.fromkeys(later))
     missing = [name for name in schema.names if name not in frame.columns]
     if missing:
         raise ValueError(f"{kind} table lacks columns {missing}")
-    table = pa.Table.from_pandas(frame[schema.names], schema=schema, preserve_index=False)
-    table = table.replace_schema_metadata(_file_metadata(kind, metadata))
+    return pa.Table.from_pandas(frame[schema.names], schema=schema, preserve_index=False)
+
+
+def write_table(
+    kind: str, frame: pd.DataFrame, path: str | os.PathLike, metadata: dict[str, Any] | None = None
+) -> None:
+    """Cast ``frame`` to the ``kind`` schema and write it atomically to ``path``."""
+    table = arrow_table(kind, frame).replace_schema_metadata(_file_metadata(kind, metadata))
     with atomic_path(path) as tmp:
         pq.write_table(table, tmp, row_group_size=ROW_GROUP_ROWS)
 
@@ -283,19 +287,42 @@ def write_arrow(
     path: str | os.PathLike,
     metadata: dict[str, Any] | None = None,
 ) -> int:
-    """Write the Arrow ``tables`` (of the ``kind`` schema) atomically to ``path`` as one table,
-    each as it comes (a row group per :data:`ROW_GROUP_ROWS` rows: tables of that many rows
-    give the file :func:`write_table` writes); returns the rows written."""
+    """Write the Arrow ``tables`` (of the ``kind`` schema, any number of rows each) atomically
+    to ``path`` as one table, as they come: the file :func:`write_table` writes of them joined,
+    holding no more than about two row groups (:data:`ROW_GROUP_ROWS` rows); returns the rows
+    written."""
     schema = SCHEMAS[kind].with_metadata(_file_metadata(kind, metadata))
     rows = 0
     with atomic_path(path) as tmp, pq.ParquetWriter(tmp, schema) as writer:
-        for table in tables:
-            writer.write_table(table, row_group_size=ROW_GROUP_ROWS)
-            rows += len(table)
-            del table  # not held while the next is made
+        for group in _row_groups(tables):
+            writer.write_table(group, row_group_size=ROW_GROUP_ROWS)
+            rows += len(group)
+            del group  # not held while the next is made
         if not rows:  # one empty row group, as write_table writes it
             writer.write_table(schema.empty_table())
     return rows
+
+
+def _row_groups(tables: Iterable[pa.Table]) -> Iterator[pa.Table]:
+    """``tables`` joined and cut into tables of :data:`ROW_GROUP_ROWS` rows, the last shorter."""
+    pending: list[pa.Table] = []
+    held = 0
+    for table in tables:
+        pending.append(table)
+        held += len(table)
+        while held >= ROW_GROUP_ROWS:
+            joined = pa.concat_tables(pending)
+            yield joined.slice(0, ROW_GROUP_ROWS).combine_chunks()
+            pending = [joined.slice(ROW_GROUP_ROWS)]  # no copy: a large table is cut once
+            held = len(pending[0])
+    if held:
+        yield pa.concat_tables(pending).combine_chunks()
+
+
+def read_row_groups(kind: str, path: str | os.PathLike) -> Iterator[pa.Table]:
+    """The ``kind`` artifact at ``path`` a row group at a time, in the kind's schema."""
+    for group in range(pq.read_metadata(path).num_row_groups):
+        yield _row_group(kind, path, group)
 
 
 def _file_metadata(kind: str, metadata: dict[str, Any] | None) -> dict[bytes, str]:

@@ -64,6 +64,32 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
     (:func:`_sweep_temp_files`).
     """
     path = Path(path)
+    tmp = _temp_file(path)
+    try:
+        yield tmp
+        os.replace(tmp, path)
+    except OSError as err:
+        raise InputError(f"{path}: cannot write ({_reason(err)})") from None
+    finally:
+        tmp.unlink(missing_ok=True)
+    _sweep_temp_files(path)
+
+
+@contextmanager
+def scratch_path(path: str | os.PathLike) -> Iterator[Path]:
+    """Yield a temporary path beside ``path`` for what its writer reads back before it writes
+    ``path``; removed when the block ends (one a killed writer left is swept as
+    :func:`atomic_path`'s are)."""
+    tmp = _temp_file(Path(path))
+    try:
+        yield tmp
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def _temp_file(path: Path) -> Path:
+    """A new empty file beside ``path``, named for this machine and process, with the mode a
+    plain ``open`` would give it."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         prefix = f".{path.name}.{_HOST}.{os.getpid()}."
@@ -72,15 +98,7 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
         raise InputError(f"{path}: cannot write ({_reason(err)})") from None
     os.fchmod(fd, 0o666 & ~_umask())
     os.close(fd)
-    try:
-        yield Path(tmp)
-        os.replace(tmp, path)
-    except OSError as err:
-        raise InputError(f"{path}: cannot write ({_reason(err)})") from None
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-    _sweep_temp_files(path)
+    return Path(tmp)
 
 
 def _sweep_temp_files(path: Path) -> None:

@@ -3,11 +3,11 @@
     selfreflect bench explorer --json docs/explorer_scale.json
 
 writes schema-valid answers, summaries, scores and controlled-pair tables of one experiment
-(default: 1000 questions, 6 strategies, N = 50 test and conditioning answers, every test
-answer's content words masked) through the project's writers, builds their explorer with
-``selfreflect explorer`` (its time and peak memory sampled), and records the size of its files
-(in all and per question), the time until the question table shows and the time to open a
-question's page.
+(default: 1000 questions, 6 strategies, N = 50 test and conditioning answers of real answers'
+lengths, each a distinct text: ``selfreflect.bench.synthetic.answer_words``) through the
+project's writers, builds their explorer with ``selfreflect explorer`` (its time and peak memory
+sampled), and records the size of its files (in all and per question), the time until the
+question table shows and the time to open a question's page.
 """
 
 from __future__ import annotations
@@ -25,9 +25,10 @@ import yaml
 
 from selfreflect.artifacts import write_table
 from selfreflect.bench.synthetic import (
-    ANSWER_WORDS,
     QUESTION_WORDS,
     SUMMARY_WORDS,
+    AnswerWords,
+    answer_words,
     sentences,
     task_lists,
     vocabulary,
@@ -47,15 +48,13 @@ def synthetic_tables(
     rng = np.random.default_rng(seed)
     words = vocabulary(rng)
     ids = [f"q{i:06d}" for i in range(questions)]
-    test = rng.integers(0, len(words), (questions, answers, ANSWER_WORDS))
+    test, conditioning = answer_words(rng, questions, 2 * answers).split(answers)
     answer_table = pd.DataFrame(
         {
             "id": ids,
             "question": [f"{s}?" for s in sentences(rng, words, questions, QUESTION_WORDS)],
-            "test_answers": [[" ".join(words[a]) for a in q] for q in test],
-            "conditioning_answers": [
-                sentences(rng, words, answers, ANSWER_WORDS) for _ in range(questions)
-            ],
+            "test_answers": test.texts(words),
+            "conditioning_answers": conditioning.texts(words),
             "backend": "synthetic",
             "model": EXPERIMENT["subject"],
             "seed": seed,
@@ -73,7 +72,7 @@ def synthetic_tables(
 
 
 def _strategy_tables(
-    folder: Path, rng: np.random.Generator, words: np.ndarray, test: np.ndarray, ids: list[str],
+    folder: Path, rng: np.random.Generator, words: np.ndarray, test: AnswerWords, ids: list[str],
     strategy: str,
 ) -> list[Path]:  # fmt: skip
     """Write one strategy's summaries and scores tables; returns their files."""
@@ -95,7 +94,7 @@ def _strategy_tables(
         {
             **rows,
             "score": rng.gamma(2.0, 0.15, len(ids)),
-            "num_tasks": len(tasks[0]),
+            "num_tasks": test.tasks_per_question(),
             "error": None,
             "tasks": pd.arrays.ArrowExtensionArray(tasks),
         }

@@ -9,12 +9,14 @@ constructed summaries made by the studies' own constructors) and the pairs' alte
 With those files in place, Snakemake plans only the jobs after the judge: the merges, score
 files, studies, tables and the explorer (``selfreflect bench scale``, tests/test_scale.py).
 
-Answers are made-up words: each question has a few distinct answers, sampled with random shares
-(so that the answers cluster as real ones do), and every answer masks three words in five.
+Answers are made-up words of real answers' lengths: each question's answers carry one of a few
+meanings, with random shares (so that they cluster as real ones do), every answer is a distinct
+text (as a subject's sampled answers are), and every answer masks three words in five.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -33,10 +35,12 @@ from selfreflect.config import (
 )
 
 VOCABULARY = 5000  # distinct made-up words
-ANSWER_WORDS = 25  # words per answer: a sentence or two
+# Word counts of the original tool's 20 example answers (tests/data/example_test_answers.json,
+# a test reads them): each synthetic answer's length is drawn from them.
+REAL_ANSWER_WORDS = (3, 5, 6, 6, 9, 11, 11, 11, 12, 13, 1, 6, 7, 7, 14, 15, 15, 18, 19, 26)
 SUMMARY_WORDS = 60
 QUESTION_WORDS = 12
-DISTINCT_ANSWERS = (1, 6)  # distinct answers per question: from 1 to 5
+MEANINGS = (1, 6)  # meanings per question: from 1 to 5
 MASKED = (0, 1, 3)  # positions modulo 5 whose word is masked: 60% of an answer's words
 TOP = 5  # the judge's top tokens kept per task (scoring.records.TOP_PREDICTIONS)
 CHOICES = 4  # a multiple-choice question's options
@@ -44,10 +48,10 @@ FORWARD_TOKENS = 0  # no judge ran
 
 
 def vocabulary(rng: np.random.Generator) -> np.ndarray:
-    """Made-up words of 1 to 4 syllables."""
+    """:data:`VOCABULARY` distinct made-up words of 1 to 4 syllables."""
     syllables = [c + v for c in "bcdfghklmnprstvz" for v in "aeiou"]
-    counts = rng.integers(1, 5, VOCABULARY)
-    return np.array(["".join(rng.choice(syllables, n)) for n in counts], dtype=object)
+    drawn = ("".join(rng.choice(syllables, n)) for n in rng.integers(1, 5, 2 * VOCABULARY))
+    return np.array(list(dict.fromkeys(drawn))[:VOCABULARY], dtype=object)
 
 
 def sentences(rng: np.random.Generator, words: np.ndarray, count: int, length: int) -> list[str]:
@@ -63,25 +67,51 @@ def _lists(values: pa.Array, size: int) -> pa.ListArray:
 def task_positions(length: int) -> np.ndarray:
     """The masked word of each task of an answer of ``length`` words (every third word is two
     tokens)."""
-    positions = np.array([p for p in range(length) if p % 5 in MASKED])
+    positions = np.array([p for p in range(length) if p % 5 in MASKED], dtype=np.int32)
     return np.repeat(positions, np.where(positions % 3 == 0, 2, 1))
 
 
-def task_lists(rng: np.random.Generator, words: np.ndarray, test: np.ndarray) -> pa.ListArray:
+@dataclass(frozen=True)
+class AnswerWords:
+    """Each question's answers as word indices: ``indices`` (questions x answers x longest,
+    padded) and each answer's word count, ``lengths`` (questions x answers)."""
+
+    indices: np.ndarray
+    lengths: np.ndarray
+
+    def split(self, n: int) -> tuple[AnswerWords, AnswerWords]:
+        """Each question's first ``n`` answers, then the rest."""
+        head = AnswerWords(self.indices[:, :n], self.lengths[:, :n])
+        return head, AnswerWords(self.indices[:, n:], self.lengths[:, n:])
+
+    def texts(self, words: np.ndarray) -> list[list[str]]:
+        return [
+            [" ".join(words[answer[:length]]) for answer, length in zip(*question, strict=True)]
+            for question in zip(self.indices, self.lengths, strict=True)
+        ]
+
+    def tasks_per_question(self) -> np.ndarray:
+        """The scoring tasks of each question's answers (:func:`task_positions`)."""
+        counts = np.array([len(task_positions(n)) for n in range(self.indices.shape[2] + 1)])
+        return counts[self.lengths].sum(axis=1)
+
+
+def task_lists(rng: np.random.Generator, words: np.ndarray, test: AnswerWords) -> pa.ListArray:
     """One summary's scoring tasks for each question: one per token of each masked word of the
-    ``test`` answers (word indices, questions x answers x words); every third word is two
-    tokens."""
-    questions, answers, length = test.shape
-    position = task_positions(length)
-    per_question = answers * len(position)
-    answer = np.repeat(np.arange(answers, dtype=np.int32), len(position))
-    word = words[test[:, :, position].reshape(-1)]
-    n = questions * per_question
+    ``test`` answers (:func:`task_positions`), in answer order."""
+    questions, answers, longest = test.indices.shape
+    template = task_positions(longest)  # an answer's tasks are the first of these
+    kept = template[None, :] < test.lengths.reshape(-1, 1)  # answers x template
+    flat_answer, slot = np.nonzero(kept)
+    position = template[slot]
+    answer = (flat_answer % answers).astype(np.int32)
+    word = words[test.indices.reshape(questions * answers, longest)[flat_answer, position]]
+    n = len(word)
     top = pa.array(words[rng.integers(0, len(words), n * TOP)])
     probs = np.sort(rng.dirichlet(np.ones(TOP + 1), n)[:, :TOP], axis=1)[:, ::-1]
     fields = {
-        "answer": pa.array(np.tile(answer, questions)),
-        "position": pa.array(np.tile(np.tile(position, answers), questions).astype(np.int32)),
+        "answer": pa.array(answer),
+        "position": pa.array(position),
         "word": pa.array(word),
         "token": pa.array(" " + word),
         "distance": pa.array(rng.gamma(2.0, 0.15, n)),
@@ -91,23 +121,25 @@ def task_lists(rng: np.random.Generator, words: np.ndarray, test: np.ndarray) ->
         "reference_p": _lists(pa.array(probs.reshape(-1).astype(np.float32)), TOP),
     }
     tasks = pa.StructArray.from_arrays(list(fields.values()), fields=list(TASK))
-    return _lists(tasks, per_question)
+    offsets = np.concatenate([[0], np.cumsum(test.tasks_per_question())]).astype(np.int32)
+    return pa.ListArray.from_arrays(pa.array(offsets), tasks)
 
 
-def answer_words(rng: np.random.Generator, questions: int, answers: int) -> np.ndarray:
-    """Word indices of ``answers`` answers to each question (questions x answers x words),
-    drawn from a few distinct answers per question with random shares."""
-    low, high = DISTINCT_ANSWERS
-    distinct = rng.integers(0, VOCABULARY, (questions, high - 1, ANSWER_WORDS))
-    out = np.empty((questions, answers, ANSWER_WORDS), dtype=np.int64)
+def answer_words(rng: np.random.Generator, questions: int, answers: int) -> AnswerWords:
+    """``answers`` distinct answers to each question, each of a real answer's length
+    (:data:`REAL_ANSWER_WORDS`) and one of a few meanings per question with random shares: an
+    answer is its meaning's words up to its length, the last word its own."""
+    low, high = MEANINGS
+    longest = max(REAL_ANSWER_WORDS)
+    meanings = rng.integers(0, VOCABULARY, (questions, high - 1, longest))
+    indices = np.empty((questions, answers, longest), dtype=np.int64)
+    lengths = rng.choice(REAL_ANSWER_WORDS, (questions, answers))
     for q in range(questions):
         k = rng.integers(low, high)
-        out[q] = distinct[q, rng.choice(k, answers, p=rng.dirichlet(np.ones(k)))]
-    return out
-
-
-def _texts(words: np.ndarray, indices: np.ndarray) -> list[list[str]]:
-    return [[" ".join(words[a]) for a in question] for question in indices]
+        indices[q] = meanings[q, rng.choice(k, answers, p=rng.dirichlet(np.ones(k)))]
+        own = rng.choice(VOCABULARY, answers, replace=False)  # distinct last words
+        indices[q, np.arange(answers), lengths[q] - 1] = own
+    return AnswerWords(indices, lengths)
 
 
 def write_synthetic_run(config: dict[str, Any], root: Path, seed: int = 0) -> list[Path]:
@@ -191,19 +223,19 @@ def _answers(
     config: dict[str, Any],
     dataset: str,
     questions: pd.DataFrame,
-) -> tuple[pd.DataFrame, np.ndarray]:
-    """The answers table and its test answers' word indices (questions x answers x words)."""
+) -> tuple[pd.DataFrame, AnswerWords]:
+    """The answers table and its test answers' words."""
     count, n = len(questions), answer_settings(config, dataset)["num_answers"]
     both = answer_words(rng, count, 2 * n)
-    test, conditioning = both[:, :n], both[:, n:]
+    test, conditioning = both.split(n)
     multiple_choice = questions["choices"].notna().any()
     truth = list(rng.dirichlet(np.ones(CHOICES + 1), count)) if multiple_choice else None
     table = pd.DataFrame(
         {
             "id": questions["id"],
             "question": questions["question"],
-            "test_answers": _texts(words, test),
-            "conditioning_answers": _texts(words, conditioning),
+            "test_answers": test.texts(words),
+            "conditioning_answers": conditioning.texts(words),
             "backend": "synthetic",
             "model": "synthetic",
             "seed": config["seed"],
@@ -247,7 +279,7 @@ def _judgements(
     config: dict[str, Any],
     questions: pd.DataFrame,
     answers: pd.DataFrame,
-    test: np.ndarray,
+    test: AnswerWords,
     summaries: dict[str, pd.DataFrame],
 ) -> pd.DataFrame:
     """One experiment's judgements as the judge pass lays them out
@@ -276,8 +308,8 @@ def _judgements(
     rows["error"] = rows["error"].astype(object).where(rows["error"].notna(), None)
     scored = rows["error"].isna()
     rows["score"] = pd.Series(rng.gamma(2.0, 0.15, len(rows))).where(scored)
-    num_tasks = test.shape[1] * len(task_positions(ANSWER_WORDS))
-    rows["num_tasks"] = pd.Series(num_tasks, index=rows.index, dtype="Int64").where(scored)
+    num_tasks = dict(zip(answers["id"], test.tasks_per_question(), strict=True))
+    rows["num_tasks"] = rows["id"].map(num_tasks).astype("Int64").where(scored)
     strategy_tasks = [task_lists(rng, words, test) for _ in summaries]
     others = len(rows) - sum(len(table) for table in summaries.values())
     tasks = pa.concat_arrays([*strategy_tasks, pa.nulls(others, pa.list_(TASK))])

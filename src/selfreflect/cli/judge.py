@@ -3,12 +3,14 @@ workflow's scoring stage; ``selfreflect score`` scores files standalone)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
 
 from selfreflect.cli.options import ANSWERS, CONFIG, OUT, QUESTIONS, SHARD, SHARDS, Job, reads
-from selfreflect.cli.report.studies import experiment, write_study
+from selfreflect.cli.report.studies import experiment
 from selfreflect.config import evaluated_datasets
 
 if TYPE_CHECKING:
@@ -82,16 +84,16 @@ def judge(
 ) -> None:
     """Judge every summary of SUMMARIES_PATHS (and, with --studies, the report's constructed
     summaries) on one shard of the questions, each question's reference context once; results
-    judged before under the same judge, code and answers are read from --cache."""
+    judged before under the same judge, code and answers are read from --cache. The rows are
+    written a question at a time: the job's memory does not grow with the shard's questions."""
     import pandas as pd
 
     from selfreflect import sharding
     from selfreflect.artifacts import SCHEMAS, read_table, read_tables
     from selfreflect.config import load_config, model_spec
-    from selfreflect.failures import check_failures
-    from selfreflect.fileio import check_writable
+    from selfreflect.fileio import check_writable, scratch_path
     from selfreflect.scoring.cache import open_cache
-    from selfreflect.scoring.experiment import judgements_table
+    from selfreflect.scoring.experiment import judgement_rows
     from selfreflect.scoring.registry import open_judge
     from selfreflect.scoring.stopwords import stopword_policy
 
@@ -105,27 +107,57 @@ def judge(
     if summaries_paths:
         summaries = read_tables("summaries", summaries_paths)
     cache = open_cache(cache_dir, spec, config["scoring"])
-    with open_judge(spec, config["scoring"]) as model:
-        table = judgements_table(
-            model,
-            questions,
-            answers,
-            sharding.shard(answers, shard, shards),
-            summaries,
-            config["scoring"],
-            {**config["report"], "cluster": config["summaries"]["cluster"]} if studies else None,
-            config["seed"],
-            stopword_policy(config["scoring"]["stopwords"]),
-            cache,
-        )
-    check_failures(
-        table[table["kind"] == "strategy"],
-        config["max_failed_share"],
-        f"scoring with {judge}",
-        "strategy",
+    labels = {"dataset": dataset, "subject": subject, "judge": judge}
+    report = {**config["report"], "cluster": config["summaries"]["cluster"]} if studies else None
+    with scratch_path(out) as rows_file:
+        with open_judge(spec, config["scoring"]) as model:
+            rows = judgement_rows(
+                model,
+                questions,
+                answers,
+                sharding.shard(answers, shard, shards),
+                summaries,
+                config["scoring"],
+                report,
+                config["seed"],
+                stopword_policy(config["scoring"]["stopwords"]),
+                cache,
+            )
+            write_rows(rows, labels, rows_file)
+        meta = {"shard": [shard, shards], "judge_forward_tokens": model.forward_tokens}
+        written, failed = publish(rows_file, out, config, judge, meta)
+    click.echo(f"{written - failed} judgements ({failed} failed) written to {out}")
+
+
+def write_rows(rows: Iterator[list[dict]], labels: dict[str, str], path: Path) -> None:
+    """Write each question's judgements ``rows`` at ``path`` as they come, labelled with their
+    experiment."""
+    import pandas as pd
+
+    from selfreflect.artifacts import arrow_table, write_arrow
+    from selfreflect.scoring.table import COLUMNS
+
+    tables = (
+        arrow_table("judgements", pd.DataFrame(question, columns=COLUMNS).assign(**labels))
+        for question in rows
     )
-    tokens = model.forward_tokens
-    meta = {"shard": [shard, shards], "judge_forward_tokens": tokens}
-    write_study("judgements", table, out, config, dataset, subject, judge, **meta)
-    failed = int(table["error"].notna().sum())
-    click.echo(f"{len(table) - failed} judgements ({failed} failed) written to {out}")
+    write_arrow("judgements", tables, path)
+
+
+def publish(
+    rows_file: Path, out: str, config: dict[str, Any], judge: str, metadata: dict[str, Any]
+) -> tuple[int, int]:
+    """Write the judgements of ``rows_file`` at ``out`` with their provenance (and
+    ``metadata``), a row group at a time, unless more strategy rows failed than the config
+    allows; returns the rows and the failed ones."""
+    from selfreflect.artifacts import columns_but_tasks, read_row_groups, read_table, write_arrow
+    from selfreflect.failures import check_failures
+    from selfreflect.provenance import provenance
+
+    table = read_table("judgements", rows_file, columns_but_tasks("judgements"))
+    strategy_rows = table[table["kind"] == "strategy"]
+    what = f"scoring with {judge}"
+    check_failures(strategy_rows, config["max_failed_share"], what, "strategy")
+    meta = provenance(config, [judge], judge=judge, **metadata)
+    write_arrow("judgements", read_row_groups("judgements", rows_file), out, meta)
+    return len(table), int(table["error"].notna().sum())

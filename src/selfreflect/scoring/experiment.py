@@ -122,12 +122,31 @@ def judgements_table(
     is_stopword: IsStopword,
     cache: ResultCache | None = None,
 ) -> pd.DataFrame:
-    """The ``judgements`` of the questions in ``shard`` (rows of ``answers``, the whole
+    """The ``judgements`` of the questions in ``shard`` (:func:`judgement_rows`) in one table."""
+    rows = judgement_rows(
+        judge, questions, answers, shard, summaries, scoring, report, run_seed, is_stopword, cache
+    )
+    return pd.DataFrame([row for question in rows for row in question], columns=COLUMNS)
+
+
+def judgement_rows(
+    judge: Judge,
+    questions: pd.DataFrame | None,
+    answers: pd.DataFrame,
+    shard: pd.DataFrame,
+    summaries: pd.DataFrame,
+    scoring: dict[str, Any],
+    report: dict[str, Any] | None,
+    run_seed: int,
+    is_stopword: IsStopword,
+    cache: ResultCache | None = None,
+) -> Iterator[list[dict]]:
+    """The ``judgements`` rows of each question in ``shard`` (rows of ``answers``, the whole
     dataset's, from which controlled pairs borrow foreign answers and the convergence study
-    takes its first questions): every summary of ``summaries`` and, unless ``report`` (the
-    config's report settings, with the ``cluster`` settings that group answers by meaning) is
-    None, the studies' constructed summaries. ``questions`` gives the multiple-choice
-    questions' options (None: no question has any)."""
+    takes its first questions), a question at a time: every summary of ``summaries`` and,
+    unless ``report`` (the config's report settings, with the ``cluster`` settings that group
+    answers by meaning) is None, the studies' constructed summaries. ``questions`` gives the
+    multiple-choice questions' options (None: no question has any)."""
     pairs = pairs_table(answers, [])
     if report is not None:
         grouping = (report["cluster"]["embedder"], report["cluster"]["threshold"])
@@ -148,7 +167,6 @@ def judgements_table(
     by_question: dict[str, dict[str, Any]] = {}
     for summary in summaries.itertuples(index=False):
         by_question.setdefault(summary.id, {})[summary.strategy] = summary
-    rows = []
     for answer in progress(shard.itertuples(index=False), "judging: questions", len(shard)):
         strategy_rows = list(_strategy_rows(answer, by_question, strategies)) if strategies else []
         items = [*strategy_rows, *_pair_rows(pairs_of.get(answer.id, []))]
@@ -187,10 +205,10 @@ def judgements_table(
                 scoring["keep_tasks"],
                 cache,
             )
-        rows += filled(items, judged)
+        rows = filled(items, judged)
         if answer.id in convergence:
             rows += convergence_rows(answer.id, pools, strategy_rows, judged, sizes, seed)
-    return pd.DataFrame(rows, columns=COLUMNS)
+        yield rows
 
 
 def score_table(
