@@ -86,3 +86,22 @@ def test_the_judge_work_per_question_grows_with_n_on_real_answers(tiny_model, mo
 
 def test_docs_scale_md_is_rendered_from_its_records():
     run(["selfreflect", "docs", "scale", "--check"], REPO)
+
+
+def test_the_judge_jobs_memory_is_measured_on_each_shard_size(tmp_path):
+    """`selfreflect bench judge-memory` judges shard 0 of the paper config's summarised dataset
+    at each size (here 1 and 2 of 2 questions, N = 3) on the tiny model: every strategy row,
+    pair side and convergence cell of the shard's questions, their tasks, the job's peak."""
+    command = ["selfreflect", "bench", "judge-memory", "--answers", "3"]
+    sizes = ["--shard-questions", "1", "--shard-questions", "2"]
+    run([*command, *sizes, "--json", str(tmp_path / "memory.json")], REPO)
+    record = json.loads((tmp_path / "memory.json").read_text())
+    assert (record["answers"], record["strategies"], record["pair_types"]) == (3, 6, 5)
+    one, two = record["shards"]
+    assert (one["shard_questions"], one["shards"]) == (1, 2)
+    assert (two["shard_questions"], two["shards"]) == (2, 1)
+    assert two["rows"] > one["rows"] > 0 and two["tasks"] > one["tasks"] > 0
+    assert all(shard["peak_rss_mib"] > 100 and shard["seconds"] > 0 for shard in record["shards"])
+    from selfreflect.docs.scale import judge_text
+
+    assert "| 2 | " in judge_text(record) and "MiB per question added" in judge_text(record)

@@ -15,7 +15,7 @@ from selfreflect.scoring.contexts import QuestionAnswers
 from selfreflect.scoring.experiment import judge_question, judgements_table
 from selfreflect.scoring.registry import open_judge
 from selfreflect.scoring.stopwords import stopword_policy
-from selfreflect.scoring.table import result, strategy_scores
+from selfreflect.scoring.table import result
 from selfreflect.seeds import question_seed, subsample_indices
 
 SETTINGS = {"backend": "hf", "dtype": "auto", "batch_size": 8}
@@ -203,7 +203,7 @@ def test_one_pass_scores_every_summary_as_scoring_it_alone(judge):
         assert abs(row.score - expected.score) < 1e-6, row
         assert row.num_tasks == expected.num_tasks
     assert shared < (judge.forward_tokens - before) / 2
-    scores = strategy_scores(table, "a")
+    scores = table[(table["kind"] == "strategy") & (table["strategy"] == "a")]
     assert scores["id"].tolist() == ["q1", "q2", "q3"]
     assert scores["error"].tolist()[2] == "answers failed: failed upstream"
 

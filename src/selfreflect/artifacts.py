@@ -463,16 +463,30 @@ def _row_id(table: pa.Table, row: int) -> str:
 def _read_rows(path: Path, columns: list[str], where: dict[str, str]) -> pa.Table:
     """The ``columns`` of the rows of the Parquet file ``path`` whose columns hold the values of
     ``where``, read a batch at a time (at most one batch of other rows in memory)."""
-    parquet = pq.ParquetFile(path)
-    batches = []
-    for batch in parquet.iter_batches(batch_size=ROW_BATCH, columns=[*columns, *where]):
-        keep = None
-        for name, value in where.items():
-            equal = pc.equal(batch.column(name), value)
-            keep = equal if keep is None else pc.and_(keep, equal)
-        batches.append(batch.filter(keep).select(columns))
-    schema = parquet.schema_arrow
-    return pa.Table.from_batches(batches, pa.schema([schema.field(name) for name in columns]))
+    schema = pq.read_schema(path)
+    fields = pa.schema([schema.field(name) for name in columns])
+    return pa.Table.from_batches(list(read_batches(path, columns, where)), fields)
+
+
+def read_batches(
+    path: str | os.PathLike, columns: list[str], where: dict[str, str]
+) -> Iterator[pa.RecordBatch]:
+    """The ``columns`` of the rows of the Parquet file ``path`` whose columns hold the values of
+    ``where``, a batch of at most :data:`ROW_BATCH` rows at a time, unchecked: check the file
+    first (:func:`read_table` of a few of its columns)."""
+    with pq.ParquetFile(path) as parquet:
+        for group in range(parquet.num_row_groups):  # one at a time: the reader reads ahead
+            for batch in parquet.iter_batches(ROW_BATCH, [group], [*columns, *where]):
+                yield _where(batch, where).select(columns)
+
+
+def _where(batch: pa.RecordBatch, where: dict[str, str]) -> pa.RecordBatch:
+    """The rows of ``batch`` whose columns hold the values of ``where``."""
+    keep = None
+    for name, value in where.items():
+        equal = pc.equal(batch.column(name), value)
+        keep = equal if keep is None else pc.and_(keep, equal)
+    return batch.filter(keep)
 
 
 def read_keys(kind: str, path: str | os.PathLike) -> pd.DataFrame:

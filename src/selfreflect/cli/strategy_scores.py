@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from selfreflect.cli.options import CONFIG, OUT
-from selfreflect.cli.report.studies import JUDGEMENTS, read_judgements, write_study
+from selfreflect.cli.report.studies import JUDGEMENTS
 
 
 @click.command("strategy-scores")
@@ -14,15 +14,30 @@ from selfreflect.cli.report.studies import JUDGEMENTS, read_judgements, write_st
 @click.option("--strategy", required=True, help="Strategy name from the config.")
 @OUT
 def strategy_scores(config_path: str, judgements_path: str, strategy: str, out: str) -> None:
-    """The scores table of STRATEGY's summaries (one row per question)."""
+    """The scores table of STRATEGY's summaries (one row per question), written as its rows of
+    the judgements are read: the job's memory does not grow with the number of questions."""
+    import pyarrow as pa
+
+    from selfreflect.artifacts import (
+        EXPERIMENT,
+        SCHEMAS,
+        one_label,
+        read_batches,
+        read_table,
+        write_arrow,
+    )
     from selfreflect.config import load_config
     from selfreflect.errors import InputError
-    from selfreflect.scoring.table import strategy_scores as select
+    from selfreflect.provenance import provenance
 
-    judgements, experiment = read_judgements(judgements_path, strategy)
-    table = select(judgements, strategy)
-    if table.empty:
+    where = {"kind": "strategy", "strategy": strategy}
+    keys = read_table("judgements", judgements_path, ["id", *EXPERIMENT, "error"], where)
+    if keys.empty:
         raise InputError(f"{judgements_path}: strategy: no judgements of '{strategy}'")
-    write_study("scores", table, out, load_config(config_path), **experiment)
-    failed = int(table["error"].notna().sum())
-    click.echo(f"{len(table) - failed} scores ({failed} failed) of {strategy} written to {out}")
+    judge = {label: one_label(keys, label, judgements_path) for label in EXPERIMENT}["judge"]
+    schema = SCHEMAS["scores"]
+    batches = read_batches(judgements_path, schema.names, where)
+    rows = (pa.Table.from_batches([batch]).cast(schema) for batch in batches)
+    write_arrow("scores", rows, out, provenance(load_config(config_path), [judge], judge=judge))
+    failed = int(keys["error"].notna().sum())
+    click.echo(f"{len(keys) - failed} scores ({failed} failed) of {strategy} written to {out}")

@@ -21,6 +21,7 @@ BENCH = (  # selfreflect bench NAME: selfreflect.bench.<NAME with _>
     "explorer",
     "explorer-screenshots",
     "scale",
+    "judge-memory",
     "growth",
     "paper-run",
     "calibrate-stopwords",

@@ -1,7 +1,9 @@
 """docs/scale.md from what ``selfreflect bench scale`` recorded (docs/scale.json), what
 ``selfreflect bench growth`` recorded (docs/growth.json) and the GPU scorer benchmarks
-(its judge work per question): the paper's size after the judge and the growth of the real run,
-pointing to docs/paper_run.md (docs/paper_run.json) for the whole run predicted.
+(its judge work per question), and what ``selfreflect bench judge-memory`` recorded
+(docs/judge_memory.json): the paper's size after the judge, the growth of the real run and the
+judge job's memory, pointing to docs/paper_run.md (docs/paper_run.json) for the whole run
+predicted.
 
     selfreflect docs scale [--check]
 """
@@ -22,9 +24,11 @@ from selfreflect.fileio import read_json, read_yaml
 RECORD = Path("docs") / "scale.json"
 GROWTH = Path("docs") / "growth.json"
 PAPER_RUN = Path("docs") / "paper_run.json"
+JUDGE_MEMORY = Path("docs") / "judge_memory.json"
 DOC = Path("docs") / "scale.md"
 MEMORY_BUDGET_MIB = 4 * 1024  # the peak each job must stay under at the paper's size
-LINEAR = (0.8, 1.2)  # a rule's log-log slope of CPU time against questions counted as linear
+PAPER_QUESTIONS = 1000  # the paper's questions per dataset (one judge shard on one GPU)
+RESOLVED = 2  # a cost per question is measured where its growth is this many largest residuals
 
 
 def rule_table(record: dict[str, Any]) -> pd.DataFrame:
@@ -62,21 +66,25 @@ def run_context(record: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def slope(sizes: list[float], values: list[float]) -> float:
-    """The least-squares slope of log(values) against log(sizes): 1 is linear growth."""
-    x, y = np.log(sizes), np.log(np.maximum(values, 1e-9))
-    return float(np.polyfit(x, y, 1)[0])
+def linear_fit(sizes: list[float], values: list[float]) -> tuple[float, float, float]:
+    """The least-squares fixed cost and cost per question of ``values`` against ``sizes``, and
+    the largest residual."""
+    per_question, fixed = np.polyfit(sizes, values, 1)
+    residuals = np.asarray(values) - (fixed + per_question * np.asarray(sizes))
+    return float(fixed), float(per_question), float(np.abs(residuals).max())
 
 
-def growth_kind(exponent: float) -> str:
-    if exponent < LINEAR[0]:
-        return "sublinear"
-    return "linear" if exponent <= LINEAR[1] else "superlinear"
+def resolved(fits: pd.DataFrame, questions: list[int]) -> pd.Series:
+    """Whether each rule's cost per question is measured: its fitted growth over the sizes
+    exceeds :data:`RESOLVED` times the fit's largest residual."""
+    growth = fits["s_per_question"] * (max(questions) - min(questions))
+    return growth > RESOLVED * fits["largest_residual_s"]
 
 
 def growth_table(growth: dict[str, Any]) -> pd.DataFrame:
-    """Per rule: CPU seconds at each size, their growth exponent and kind, the largest size's
-    wall seconds, peak memory and output MiB."""
+    """Per rule: CPU seconds at each size, their fit as a fixed cost plus a cost per question
+    (with the largest residual) and what it predicts at :data:`PAPER_QUESTIONS` questions, the
+    largest size's wall seconds, peak memory and output MiB."""
     sizes = growth["sizes"]
     questions = [size["questions"] for size in sizes]
     cpu = pd.DataFrame(
@@ -85,14 +93,19 @@ def growth_table(growth: dict[str, Any]) -> pd.DataFrame:
             for size in sizes
         }
     ).fillna(0.0)
-    cpu["exponent"] = [slope(questions, list(row)) for row in cpu.to_numpy()]
-    cpu["growth"] = cpu["exponent"].map(growth_kind)
+    fits = [linear_fit(questions, list(row)) for row in cpu.to_numpy()]
+    cpu["fixed_s"], cpu["s_per_question"], cpu["largest_residual_s"] = zip(*fits, strict=True)
+    predicted = cpu["fixed_s"] + PAPER_QUESTIONS * cpu["s_per_question"]
+    measured = resolved(cpu, questions)
+    cpu[f"predicted_s@{PAPER_QUESTIONS}"] = predicted.round().astype(object).where(measured, None)
     largest = pd.DataFrame(sizes[-1]["jobs"]).groupby("rule")
     cpu[f"wall_s@{questions[-1]}"] = largest["wall_s"].sum()
     cpu[f"peak_rss_mib@{questions[-1]}"] = largest["peak_rss_mib"].max().astype(int)
     outputs = pd.DataFrame(sizes[-1]["outputs"]).T["mib"]
     cpu[f"output_mib@{questions[-1]}"] = outputs.reindex(cpu.index)
-    return cpu.round({"exponent": 2}).sort_values(cpu.columns[len(sizes) - 1], ascending=False)
+    rounded = {"fixed_s": 1, "s_per_question": 2, "largest_residual_s": 1}
+    cpu = cpu.round(rounded)
+    return cpu.sort_values(cpu.columns[len(sizes) - 1], ascending=False)
 
 
 def growth_context(growth: dict[str, Any]) -> dict[str, Any]:
@@ -123,9 +136,7 @@ def growth_context(growth: dict[str, Any]) -> dict[str, Any]:
             f"{s['judge_forward_tokens'] / s['questions']:,.0f} judge tokens per question"
             for s in sizes
         ),
-        "kinds": ", ".join(
-            f"{n} rules grow {kind}ly" for kind, n in rules["growth"].value_counts().items()
-        ),
+        "unresolved": rules.index[rules[f"predicted_s@{PAPER_QUESTIONS}"].isna()].tolist(),
         "work": work,
         "work_table": table([*header, "summary FLOPs"], rows, align="rrrrrr"),
         "judge": {g: paper["rules"]["judge"]["seconds"][g]["estimate"] / 3600 for g in ("1", "8")},
@@ -140,16 +151,47 @@ def run_text(record: dict[str, Any]) -> str:
 
 def growth_text(growth: dict[str, Any]) -> str:
     """docs/scale.md's growth and prediction sections."""
-    return render("scale_growth.md.j2", GROWTH=GROWTH, LINEAR=LINEAR, **growth_context(growth))
+    context = growth_context(growth)
+    constants = {"GROWTH": GROWTH, "PAPER_QUESTIONS": PAPER_QUESTIONS, "RESOLVED": RESOLVED}
+    return render("scale_growth.md.j2", **constants, **context)
+
+
+def judge_text(record: dict[str, Any]) -> str:
+    """docs/scale.md's section on the judge job's memory per shard size."""
+    header = ["questions in the shard", "rows", "scoring tasks", "peak MiB", "wall s", "CPU s"]
+    rows = [
+        [s["shard_questions"], f"{s['rows']:,}", f"{s['tasks']:,}", s["peak_rss_mib"],
+         f"{s['seconds']:g}", f"{s['cpu_seconds']:g}"]
+        for s in record["shards"]
+    ]  # fmt: skip
+    smallest, largest = record["shards"][0], record["shards"][-1]
+    added = largest["shard_questions"] - smallest["shard_questions"]
+    per_question = (largest["peak_rss_mib"] - smallest["peak_rss_mib"]) / added
+    paper = largest["peak_rss_mib"] + per_question * (PAPER_QUESTIONS - largest["shard_questions"])
+    verdict = (
+        f"{per_question:+.1f} MiB per question added to the shard: a shard of the paper's "
+        f"{PAPER_QUESTIONS:,} questions (one GPU) would peak at about {paper:,.0f} MiB, "
+        f"{'under' if paper < MEMORY_BUDGET_MIB else 'over'} the 4 GiB each job must stay under."
+    )
+    return render(
+        "scale_judge.md.j2",
+        JUDGE_MEMORY=JUDGE_MEMORY,
+        record=record,
+        largest=largest["shard_questions"],
+        shards=table(header, rows, align="rrrrrr"),
+        verdict=verdict,
+    )
 
 
 def text() -> str:
     """docs/scale.md from its records."""
-    return run_text(read_json(RECORD)) + growth_text(read_json(GROWTH))
+    pages = run_text(read_json(RECORD)) + growth_text(read_json(GROWTH))
+    return pages + judge_text(read_json(JUDGE_MEMORY))
 
 
 @click.command()
 @click.option("--check", is_flag=True, help="Fail if docs/scale.md differs from its render.")
 def scale(check: bool) -> None:
-    """Render docs/scale.md from docs/scale.json, docs/growth.json and docs/paper_run.json."""
+    """Render docs/scale.md from docs/scale.json, docs/growth.json, docs/paper_run.json and
+    docs/judge_memory.json."""
     publish(DOC, text(), check, "docs scale")

@@ -118,12 +118,6 @@ def of_kind(judgements: pd.DataFrame, kind: str, labels: list[str]) -> pd.DataFr
     return rows[["id", *labels, "summary", "score", "num_tasks", "error"]].reset_index(drop=True)
 
 
-def strategy_scores(judgements: pd.DataFrame, strategy: str) -> pd.DataFrame:
-    """One strategy's ``scores`` rows (without the experiment labels)."""
-    rows = judgements[(judgements["kind"] == "strategy") & (judgements["strategy"] == strategy)]
-    return rows[SCORES]
-
-
 def summary_scores(judgements: pd.DataFrame, summaries: pd.DataFrame) -> pd.DataFrame:
     """The ``scores`` rows of ``summaries`` (without the experiment labels): each question on
     the strategies it has a summary of, in their order (a reference file's questions carry

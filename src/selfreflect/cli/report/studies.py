@@ -44,16 +44,12 @@ def write_study(
     write_table(kind, table.assign(**labels), out, meta)
 
 
-def read_judgements(path: str, strategy: str | None = None) -> tuple[pd.DataFrame, dict[str, str]]:
-    """An experiment's judgements and the experiment they belong to (dataset, subject, judge):
-    all rows without their scoring tasks (most of the table), or ``strategy``'s rows with
-    theirs."""
+def read_judgements(path: str) -> tuple[pd.DataFrame, dict[str, str]]:
+    """An experiment's judgements without their scoring tasks (most of the table) and the
+    experiment they belong to (dataset, subject, judge)."""
     from selfreflect.artifacts import EXPERIMENT, columns_but_tasks, one_label, read_table
 
-    if strategy is None:
-        table = read_table("judgements", path, columns_but_tasks("judgements"))
-    else:
-        table = read_table("judgements", path, where={"kind": "strategy", "strategy": strategy})
+    table = read_table("judgements", path, columns_but_tasks("judgements"))
     return table, {key: one_label(table, key, path) for key in EXPERIMENT}
 
 
