@@ -104,4 +104,4 @@ def test_the_judge_jobs_memory_is_measured_on_each_shard_size(tmp_path):
     assert all(shard["peak_rss_mib"] > 100 and shard["seconds"] > 0 for shard in record["shards"])
     from selfreflect.docs.scale import judge_text
 
-    assert "| 2 | " in judge_text(record) and "MiB per question added" in judge_text(record)
+    assert "| 2 | " in judge_text(record) and "MiB per question" in judge_text(record)

@@ -130,18 +130,18 @@ def judge(
 
 
 def write_rows(rows: Iterator[list[dict]], labels: dict[str, str], path: Path) -> None:
-    """Write each question's judgements ``rows`` at ``path`` as they come, labelled with their
-    experiment."""
+    """Write each question's judgements ``rows`` at ``path`` (a scratch file) as they come,
+    labelled with their experiment: a row group per question, none held in memory."""
     import pandas as pd
+    import pyarrow.parquet as pq
 
-    from selfreflect.artifacts import arrow_table, write_arrow
+    from selfreflect.artifacts import SCHEMAS, arrow_table
     from selfreflect.scoring.table import COLUMNS
 
-    tables = (
-        arrow_table("judgements", pd.DataFrame(question, columns=COLUMNS).assign(**labels))
-        for question in rows
-    )
-    write_arrow("judgements", tables, path)
+    with pq.ParquetWriter(path, SCHEMAS["judgements"]) as writer:
+        for question in rows:
+            frame = pd.DataFrame(question, columns=COLUMNS).assign(**labels)
+            writer.write_table(arrow_table("judgements", frame))
 
 
 def publish(

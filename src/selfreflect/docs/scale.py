@@ -175,10 +175,10 @@ def judge_text(record: dict[str, Any]) -> str:
     )
     verdict = (
         f"From {smallest['shard_questions']} to {largest['shard_questions']} questions the peak "
-        f"grew by {per_question:.1f} MiB per question. The rows wait in memory until a row group "
-        f"of {ROW_GROUP_ROWS:,} rows is full (about {full_group:.0f} questions at "
-        f"{rows_per_question:.1f} rows per question), then go to disk; the copy to the output "
-        f"holds one row group too. So the peak should stop growing there, at about "
+        f"grew by {per_question:.1f} MiB per question. The job holds up to a row group of "
+        f"{ROW_GROUP_ROWS:,} rows (about {full_group:.0f} questions at "
+        f"{rows_per_question:.1f} rows per question) before it writes them to disk, so the peak "
+        f"should stop growing there, at about "
         f"{bound:,.0f} MiB for a shard of any size, "
         f"{'under' if bound < MEMORY_BUDGET_MIB else 'over'} the 4 GiB each job must stay under. "
         f"That bound is read from the code; both sizes measured here are below it."
