@@ -22,7 +22,7 @@ from selfreflect.config import load_config, model_spec, read_config_file
 from selfreflect.questions import normalize_question, question_id
 from selfreflect.scoring.cache import ResultCache, checksum
 from selfreflect.scoring.contexts import QuestionAnswers
-from selfreflect.scoring.experiment import judge_question, judgements_table
+from selfreflect.scoring.experiment import judge_question, judgement_rows, judgements_table
 from selfreflect.scoring.registry import open_judge
 from selfreflect.scoring.stopwords import stopword_policy
 from selfreflect.scoring.table import COLUMNS
@@ -308,7 +308,7 @@ def test_the_judge_writes_a_question_at_a_time_the_table_of_the_judge_pass(work)
     config = load_config(work / "config.yaml")
     answers = read_table("answers", work / "answers.parquet")
     with open_judge(model_spec(config, "tiny"), config["scoring"]) as judge:
-        table = judgements_table(
+        rows = judgement_rows(
             judge,
             read_table("questions", work / "q.parquet"),
             answers,
@@ -319,6 +319,7 @@ def test_the_judge_writes_a_question_at_a_time_the_table_of_the_judge_pass(work)
             config["seed"],
             stopword_policy(config["scoring"]["stopwords"]),
         )
+        table = judgements_table(rows)
     written = read_table("judgements", work / "streamed.parquet")
     labels = written[["dataset", "subject", "judge"]].drop_duplicates()
     assert labels.values.tolist() == [["d", "tiny", "tiny"]]

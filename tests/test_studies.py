@@ -12,7 +12,7 @@ from selfreflect.report.studies import (
 )
 from selfreflect.scoring.cache import ResultCache
 from selfreflect.scoring.contexts import QuestionAnswers
-from selfreflect.scoring.experiment import judge_question, judgements_table
+from selfreflect.scoring.experiment import judge_question, judgement_rows, judgements_table
 from selfreflect.scoring.registry import open_judge
 from selfreflect.scoring.stopwords import stopword_policy
 from selfreflect.scoring.table import result
@@ -62,7 +62,7 @@ def questions_frame(choices=(None, None, None)) -> pd.DataFrame:
 def judged(judge, summaries=NO_SUMMARIES, questions=None, cache=None, answers=None, **report):
     """The judgements of the three questions of :func:`answers_frame` (or ``answers``)."""
     answers = answers_frame() if answers is None else answers
-    return judgements_table(
+    rows = judgement_rows(
         judge,
         questions_frame() if questions is None else questions,
         answers,
@@ -74,6 +74,7 @@ def judged(judge, summaries=NO_SUMMARIES, questions=None, cache=None, answers=No
         stopword_policy("none"),
         cache,
     )
+    return judgements_table(rows)
 
 
 def summaries_frame(texts: dict[str, list[str | None]]) -> pd.DataFrame:

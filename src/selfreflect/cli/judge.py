@@ -132,15 +132,14 @@ def judge(
 def write_rows(rows: Iterator[list[dict]], labels: dict[str, str], path: Path) -> None:
     """Write each question's judgements ``rows`` at ``path`` (a scratch file) as they come,
     labelled with their experiment: a row group per question, none held in memory."""
-    import pandas as pd
     import pyarrow.parquet as pq
 
     from selfreflect.artifacts import SCHEMAS, arrow_table
-    from selfreflect.scoring.table import COLUMNS
+    from selfreflect.scoring.experiment import judgements_table
 
     with pq.ParquetWriter(path, SCHEMAS["judgements"]) as writer:
         for question in rows:
-            frame = pd.DataFrame(question, columns=COLUMNS).assign(**labels)
+            frame = judgements_table([question]).assign(**labels)
             writer.write_table(arrow_table("judgements", frame))
 
 

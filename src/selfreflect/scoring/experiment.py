@@ -14,7 +14,7 @@ text are kept, and stored in the cache. A question whose texts are all known run
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
@@ -110,22 +110,8 @@ def _mc_rows(answer: Any, choices: Any, temperatures: list[float]) -> Iterator[d
         yield row(answer.id, "mc", summary, None, temperature=t)
 
 
-def judgements_table(
-    judge: Judge,
-    questions: pd.DataFrame | None,
-    answers: pd.DataFrame,
-    shard: pd.DataFrame,
-    summaries: pd.DataFrame,
-    scoring: dict[str, Any],
-    report: dict[str, Any] | None,
-    run_seed: int,
-    is_stopword: IsStopword,
-    cache: ResultCache | None = None,
-) -> pd.DataFrame:
-    """The ``judgements`` of the questions in ``shard`` (:func:`judgement_rows`) in one table."""
-    rows = judgement_rows(
-        judge, questions, answers, shard, summaries, scoring, report, run_seed, is_stopword, cache
-    )
+def judgements_table(rows: Iterable[list[dict]]) -> pd.DataFrame:
+    """Each question's ``judgements`` rows (:func:`judgement_rows`) in one table."""
     return pd.DataFrame([row for question in rows for row in question], columns=COLUMNS)
 
 
@@ -221,10 +207,12 @@ def score_table(
     cache: ResultCache | None = None,
 ) -> pd.DataFrame:
     """The ``scores`` rows of ``summaries`` on the questions of ``answers`` (without dataset and
-    subject), judged by ``judge``: the judge pass (:func:`judgements_table`) on these summaries
+    subject), judged by ``judge``: the judge pass (:func:`judgement_rows`) on these summaries
     alone. ``keep_tasks`` fills the ``tasks`` column (else null)."""
     scoring = {"temperature": temperature, "keep_tasks": keep_tasks}
     judgements = judgements_table(
-        judge, None, answers, answers, summaries, scoring, None, 0, is_stopword, cache
+        judgement_rows(
+            judge, None, answers, answers, summaries, scoring, None, 0, is_stopword, cache
+        )
     )
     return summary_scores(judgements, summaries).assign(judge=judge.name)
