@@ -91,6 +91,7 @@ def package_dir() -> Path:
     return SOURCE if (Path.cwd() / SOURCE).is_dir() else _HERE
 
 
+@cache
 def module_file(module: str) -> Path | None:
     """The file (full path) of package module ``module`` (``selfreflect.scoring.forwards``), if
     it is one."""
@@ -325,52 +326,15 @@ class Reach:
             self._follow(module, statement)
 
     def _follow(self, module: str, node: ast.AST) -> None:
-        """Count what running ``node`` (code of ``module``) may use: the modules it imports,
-        the module-level names it names, directly or as ``module.name``."""
+        """Count what running ``node`` (code of ``module``) may use (:func:`_uses`)."""
         if id(node) in self._followed:
             return
         self._followed.add(id(node))
-        path = _path(module)
-        bound = _bindings(module)
-        bases: set[int] = set()  # names read as a module's attribute's base
-        nodes = [node, *_evaluated_nodes(node, _lazy_annotations(module))]
-        for child in nodes:
-            if isinstance(child, ast.Import | ast.ImportFrom):
-                for imported in _imported(child, module, path):
-                    self.load(imported)
-                if isinstance(child, ast.ImportFrom):
-                    base = _from_base(child, module, path)
-                    for alias in child.names:
-                        self.name(base, alias.name)
-            elif isinstance(child, ast.Attribute) and isinstance(child.value, ast.Name):
-                if child.attr == "load":
-                    for target_module, attribute in _registry_in(module, child.value.id, nodes):
-                        self.name(target_module, attribute)
-                if (target := _module_bound(module, child.value.id)) is not None:
-                    bases.add(id(child.value))
-                    self._attribute(target, child, nodes)
-        for child in nodes:
-            if isinstance(child, ast.Name) and child.id in bound and id(child) not in bases:
-                target = _module_bound(module, child.id)
-                if target is None:
-                    self.name(module, child.id)
-                else:  # a module handed on whole
-                    for name in _bindings(target):
-                        self.name(target, name)
-
-    def _attribute(self, module: str, node: ast.Attribute, nodes: list[ast.AST]) -> None:
-        """Use ``module.attr`` (and on through submodules: ``package.module.attr``)."""
-        submodule = f"{module}.{node.attr}"
-        if not module_file(submodule):
-            self.name(module, node.attr)
-            return
-        self.load(submodule)
-        outer = [n for n in nodes if isinstance(n, ast.Attribute) and n.value is node]
-        for attribute in outer:
-            self._attribute(submodule, attribute, nodes)
-        if not outer:
-            for name in _bindings(submodule):
-                self.name(submodule, name)
+        for used, name in _uses(module, node):
+            if name is None:
+                self.load(used)
+            else:
+                self.name(used, name)
 
     def files(self) -> tuple[str, ...]:
         """The paths of the loaded modules and of the data files they name."""
@@ -380,6 +344,60 @@ class Reach:
         """The prompts.yaml keys the loaded modules declare (``PROMPT_KEYS``)."""
         trees = [_tree(_path(m)) for m in self.loaded]
         return tuple(sorted({key for tree in trees for key in _prompt_keys(tree)}))
+
+
+Use = tuple[str, str | None]  # (module, None): the module loads; (module, name): name is used
+_USES: dict[tuple[str, int], tuple[Use, ...]] = {}
+
+
+def _uses(module: str, node: ast.AST) -> tuple[Use, ...]:
+    """What running ``node`` (code of ``module``) may use: the modules it imports, the
+    module-level names it names, directly or as ``module.name``. Kept for the process, as the
+    parsed trees are (:func:`_tree`): every command's analysis walks the modules they share."""
+    key = (module, id(node))
+    if key not in _USES:
+        _USES[key] = tuple(dict.fromkeys(_find_uses(module, node)))
+    return _USES[key]
+
+
+def _find_uses(module: str, node: ast.AST) -> Iterator[Use]:
+    path = _path(module)
+    bound = _bindings(module)
+    bases: set[int] = set()  # names read as a module's attribute's base
+    nodes = [node, *_evaluated_nodes(node, _lazy_annotations(module))]
+    for child in nodes:
+        if isinstance(child, ast.Import | ast.ImportFrom):
+            yield from ((imported, None) for imported in _imported(child, module, path))
+            if isinstance(child, ast.ImportFrom):
+                base = _from_base(child, module, path)
+                yield from ((base, alias.name) for alias in child.names)
+        elif isinstance(child, ast.Attribute) and isinstance(child.value, ast.Name):
+            if child.attr == "load":
+                yield from _registry_in(module, child.value.id, nodes)
+            if (target := _module_bound(module, child.value.id)) is not None:
+                bases.add(id(child.value))
+                yield from _attribute_uses(target, child, nodes)
+    for child in nodes:
+        if isinstance(child, ast.Name) and child.id in bound and id(child) not in bases:
+            target = _module_bound(module, child.id)
+            if target is None:
+                yield module, child.id
+            else:  # a module handed on whole
+                yield from ((target, name) for name in _bindings(target))
+
+
+def _attribute_uses(module: str, node: ast.Attribute, nodes: list[ast.AST]) -> Iterator[Use]:
+    """What ``module.attr`` uses (and on through submodules: ``package.module.attr``)."""
+    submodule = f"{module}.{node.attr}"
+    if not module_file(submodule):
+        yield module, node.attr
+        return
+    yield submodule, None
+    outer = [n for n in nodes if isinstance(n, ast.Attribute) and n.value is node]
+    for attribute in outer:
+        yield from _attribute_uses(submodule, attribute, nodes)
+    if not outer:
+        yield from ((submodule, name) for name in _bindings(submodule))
 
 
 def _header(definition: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> list[ast.AST]:
