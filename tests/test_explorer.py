@@ -5,6 +5,7 @@ test-artifacts/."""
 
 from __future__ import annotations
 
+import filecmp
 import json
 import math
 import re
@@ -20,6 +21,7 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from selfreflect import explorer as explorer_module
 from selfreflect import paths
 from selfreflect.artifacts import read_metadata, read_table, write_table
 from selfreflect.bench.explorer import synthetic_tables
@@ -163,12 +165,12 @@ def test_conditioning_answers_are_clustered_by_meaning_and_test_answers_by_ident
     )
     tables = {"answers": answers, "scores": scores, "controlled_scores": pd.DataFrame()}
     tables["summaries"] = pd.DataFrame(columns=[*experiment, "strategy", "summary"])
-    (row,) = questions(tables, {"embedder": "minilm", "threshold": 0.8}, {})
+    (row,) = questions([tables], {"embedder": "minilm", "threshold": 0.8}, {})
     assert row["conditioning"] == [{"text": said[0], "count": 2}, {"text": said[2], "count": 1}]
     assert [(group["text"], group["count"]) for group in row["test"]] == [
         (said[2], 2), (said[0], 1), (said[1], 1)
     ]  # fmt: skip
-    (strings,) = questions(tables, {"embedder": "string", "threshold": 0.8}, {})
+    (strings,) = questions([tables], {"embedder": "string", "threshold": 0.8}, {})
     assert len(strings["conditioning"]) == 3
 
 
@@ -184,7 +186,7 @@ def test_imported_answers_need_their_experiment_named(tmp_path):
     scores = answers[["id"]].assign(dataset="nq", subject="qwen", judge="j", strategy="greedy")
     scores = scores.assign(score=0.1, num_tasks=1, error=None, tasks=None)
     write_table("scores", scores, tmp_path / "scores.parquet")
-    tables = read_files([named, tmp_path / "scores.parquet"])
+    (tables,) = read_files([named, tmp_path / "scores.parquet"])  # one block
     assert set(zip(tables["answers"]["dataset"], tables["answers"]["subject"], strict=True)) == {
         ("nq", "qwen")
     }
@@ -360,7 +362,7 @@ def test_no_text_can_end_or_comment_out_the_embedded_data(run_name, value):
 
 def test_hostile_texts_are_embedded_literally_and_non_finite_numbers_as_missing(tmp_path):
     tables = {**hostile_tables(), "controlled_scores": pd.DataFrame()}
-    write_explorer(tables, "</title>", {"embedder": "string", "threshold": 1.0}, tmp_path / "x")
+    write_explorer([tables], "</title>", {"embedder": "string", "threshold": 1.0}, tmp_path / "x")
     page = (tmp_path / "x/index.html").read_text()
     assert "<title>SelfReflect explorer: &lt;/title&gt;</title>" in page
     table = json.loads(embedded(page))
@@ -391,7 +393,7 @@ def test_strategies_that_mask_other_words_are_refused_with_one_line(tmp_path):
     cluster = {"embedder": "string", "threshold": 1.0}
     message = r"^id q0 \(d, s, j\): strategy 'other' masks other words than 'greedy'"
     with pytest.raises(InputError, match=message):
-        write_explorer(tables, "run", cluster, tmp_path / "x")
+        write_explorer([tables], "run", cluster, tmp_path / "x")
     assert list(tmp_path.iterdir()) == []
 
 
@@ -399,7 +401,7 @@ def test_the_page_reads_four_byte_token_ids(browser, tmp_path):
     """A question of more than 65,536 distinct tokens has 4-byte token ids; the page reads
     them, shares and missing predictions as in 2-byte ones."""
     tables = {**hostile_tables(), "controlled_scores": pd.DataFrame()}
-    write_explorer(tables, "run", {"embedder": "string", "threshold": 1.0}, tmp_path / "x")
+    write_explorer([tables], "run", {"embedder": "string", "threshold": 1.0}, tmp_path / "x")
     page = open_page(browser, tmp_path / "x")
     tokens = [f"t{i}" for i in range(2**16 + 2)]
     ids, shares = np.array([[2**16 + 1, 0, 0]]), np.array([[50, UNKNOWN, EMPTY]])
@@ -538,6 +540,35 @@ def test_a_generated_explorer_loads_a_question_only_when_it_is_opened(browser, t
     assert loaded(page) == ["index.html", TOKENS, question_file(int(index))]
     assert_quiet_and_offline(page)
     page.close()
+
+
+def same_folders(left: Path, right: Path) -> bool:
+    """Whether the folders hold the same files, byte for byte."""
+    names = sorted(str(p.relative_to(left)) for p in left.rglob("*") if p.is_file())
+    if names != sorted(str(p.relative_to(right)) for p in right.rglob("*") if p.is_file()):
+        return False
+    return all(filecmp.cmp(left / name, right / name, shallow=False) for name in names)
+
+
+def test_the_explorer_read_a_block_at_a_time_is_the_explorer_of_the_whole(tmp_path, monkeypatch):
+    """Read in blocks of 7 questions (two experiments judging one subject's answers, the
+    second's first strategy missing two questions, so that they come last; a summary missing),
+    the folder is byte for byte the one read in one block."""
+    files = synthetic_tables(tmp_path / "tables", questions=30, strategies=3, answers=4)
+    summaries = [path for path in files if read_metadata(path)["kind"] == "summaries"]
+    table = read_table("summaries", summaries[0])
+    write_table("summaries", table.iloc[1:], summaries[0], read_metadata(summaries[0]))
+    for number, path in enumerate([p for p in files if read_metadata(p)["kind"] == "scores"]):
+        table = read_table("scores", path).assign(judge="other")
+        files.append(tmp_path / f"other-{path.name}")
+        write_table("scores", table.iloc[2 if number == 0 else 0 :], files[-1], read_metadata(path))
+    cluster = {"embedder": "string", "threshold": 0.8}
+    built = {}
+    for block in (7, 10**6):
+        monkeypatch.setattr(explorer_module, "BLOCK", block)
+        built[block] = tmp_path / f"explorer-{block}"
+        assert write_explorer(read_files(files), "run", cluster, built[block]) == 60
+    assert same_folders(built[7], built[10**6])
 
 
 @pytest.mark.parametrize("name", ["constructor", "toString", "__proto__"])

@@ -34,23 +34,21 @@ import pyarrow.compute as pc
 
 from selfreflect.artifacts import (
     EXPERIMENT,
-    ROW_KEYS,
+    SCHEMAS,
     TASK,
     check_new_rows,
+    read_in_order,
+    read_keys,
     read_metadata,
-    read_table,
+    to_frame,
 )
 from selfreflect.errors import InputError
 from selfreflect.fileio import atomic_dir
 from selfreflect.strategies.clustering import cluster_answers, resolve_embedder
 
 KINDS = ("answers", "summaries", "scores", "controlled_scores")  # the kinds a page shows
-COLUMNS = {  # the columns the explorer reads of each kind
-    "answers": ["id", "question", "test_answers", "conditioning_answers", "error"],
-    "summaries": ["dataset", "subject", "id", "strategy", "summary"],
-    "scores": [*EXPERIMENT, "id", "strategy", "score", "error", "tasks"],
-    "controlled_scores": [*ROW_KEYS["controlled_scores"], "summary", "selfreflect", "error"],
-}
+BLOCK = 128  # questions read at a time: the explorer's memory holds a block's rows
+ANSWER_KEYS = ["dataset", "subject", "id"]  # what names an answers row (and its summaries')
 HOVER_PREDICTIONS = 3  # of the judge's top tokens kept per task, those shown when hovering a word
 UNKNOWN, EMPTY = 254, 255  # a prediction's share: no number in [0, 1]; no prediction
 OWNER = "selfreflect explorer"  # the command whose marker the explorer folder holds
@@ -58,15 +56,16 @@ CHUNK = 16  # questions whose conditioning answers are clustered at a time
 TOKENS = "tokens.js"  # the run's token table, relative to the explorer folder
 
 
-def read_files(files: Iterable[str | os.PathLike]) -> dict[str, pd.DataFrame]:
-    """Each kind's tables of ``files``, told apart by the kind each artifact records. Summary,
-    score and controlled-pair rows name their experiment; an answers table's dataset and
-    subject are in its metadata. A row given twice (a file named twice, or two files of one
-    experiment), a scored question without its answers, scores whose masked words are not
-    those answers' words, or a controlled pair with one side is refused with one line."""
-    frames: dict[str, list[pd.DataFrame]] = {kind: [] for kind in KINDS}
+def read_files(files: Iterable[str | os.PathLike]) -> Inputs:
+    """The explorer's input ``files``, told apart by the kind each artifact records, and the
+    keys of their rows. Summary, score and controlled-pair rows name their experiment; an
+    answers table's dataset and subject are in its metadata. A row given twice (a file named
+    twice, or two files of one experiment), a scored question without its answers, or a
+    controlled pair with one side is refused with one line; scores whose masked words are not
+    those answers' words, as the questions are read (:class:`Inputs`)."""
+    paths: dict[str, list[str]] = {kind: [] for kind in KINDS}
+    keys: dict[str, list[pd.DataFrame]] = {kind: [] for kind in KINDS}
     seen: dict[tuple[Any, ...], str] = {}  # each row's kind and key -> the file that gave it
-    sources = []  # (file, table) of each scores file
     named: set[str] = set()
     for file in map(str, files):
         if file in named:
@@ -76,25 +75,90 @@ def read_files(files: Iterable[str | os.PathLike]) -> dict[str, pd.DataFrame]:
         kind = metadata.get("kind")
         if kind not in KINDS:
             raise InputError(f"{file}: not an answers, summaries, scores or controlled-pairs file")
-        table = read_table(kind, file, COLUMNS[kind], seen=seen)
+        found = read_keys(kind, file)
         if kind == "answers":
-            table = _labelled(table, metadata, file)
-            check_new_rows(kind, table, file, seen)
-        frames[kind].append(table)
-        if kind == "scores":
-            sources.append((file, table))
+            found = _labelled(found, metadata, file)
+        check_new_rows(kind, found, file, seen)
+        keys[kind].append(found.assign(file=len(paths[kind]), row=np.arange(len(found))))
+        paths[kind].append(file)
     for kind in ("answers", "scores"):
-        if not frames[kind]:
+        if not paths[kind]:
             raise InputError(f"explorer: no {kind} file among the files given")
-    words = _test_words(pd.concat(frames["answers"], ignore_index=True))
-    for file, table in sources:
-        _check_answered(table, file, seen)
-        _check_masked_words(table, file, words, seen)
-    _check_pairs(seen)
-    return {
+    frames = {
         kind: pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
-        for kind, parts in frames.items()
+        for kind, parts in keys.items()
     }
+    for index, part in frames["scores"].groupby("file"):
+        _check_answered(part, paths["scores"][index], seen)
+    _check_pairs(seen)
+    return Inputs(paths, frames, seen)
+
+
+class Inputs(NamedTuple):
+    """The explorer's input files, checked (:func:`read_files`): each kind's files and the keys
+    of their rows (``file``: the file's index among the kind's, ``row``: the row's in its
+    file). Iterated, it reads them :data:`BLOCK` questions of one experiment at a time, each
+    kind's rows of those questions as a table, and checks their masked words: the explorer
+    holds a block of a run's tables, not the whole."""
+
+    paths: dict[str, list[str]]
+    keys: dict[str, pd.DataFrame]
+    seen: dict[tuple[Any, ...], str]
+
+    def __iter__(self) -> Iterator[dict[str, pd.DataFrame]]:  # type: ignore[override]
+        for _, scores in self.keys["scores"].groupby(EXPERIMENT, sort=False, dropna=False):
+            yield from self._blocks(scores)
+
+    def _blocks(self, scores: pd.DataFrame) -> Iterator[dict[str, pd.DataFrame]]:
+        """The blocks of the questions of one experiment, whose scores' keys are ``scores``
+        (its questions in the order they first come, each with all its rows)."""
+        question = scores.groupby("id", sort=False).ngroup().to_numpy()
+        order = np.argsort(question, kind="stable")
+        rows = {"scores": scores.iloc[order].assign(block=question[order] // BLOCK)}
+        asked = rows["scores"][[*EXPERIMENT, "id", "block"]].drop_duplicates()
+        for kind in ("answers", "summaries", "controlled_scores"):
+            on = [*EXPERIMENT, "id"] if kind == "controlled_scores" else ANSWER_KEYS
+            if len(self.keys[kind]):  # in block order (a merge keeps the left order)
+                rows[kind] = asked[[*on, "block"]].drop_duplicates().merge(self.keys[kind], on=on)
+        streams = {kind: _Rows(kind, self.paths[kind], found) for kind, found in rows.items()}
+        for block in range(int(rows["scores"]["block"].iloc[-1]) + 1):
+            spans = {
+                kind: slice(*np.searchsorted(found["block"].to_numpy(), [block, block + 1]))
+                for kind, found in rows.items()
+            }
+            tables = {kind: pd.DataFrame() for kind in KINDS}
+            for kind, span in spans.items():
+                tables[kind] = to_frame(streams[kind].take(span.stop - span.start))
+            labels = rows["answers"][["dataset", "subject"]][spans["answers"]].to_numpy()
+            tables["answers"][["dataset", "subject"]] = labels
+            words = _test_words(tables["answers"])
+            files = rows["scores"]["file"].to_numpy()[spans["scores"]]
+            for index in np.unique(files):
+                mine = tables["scores"][files == index]
+                _check_masked_words(mine, self.paths["scores"][index], words, self.seen)
+            yield tables
+
+
+class _Rows:
+    """The rows of a kind's ``files`` at the ``file`` and ``row`` of ``rows``, in that order,
+    handed out a number at a time (:func:`~selfreflect.artifacts.read_in_order`)."""
+
+    def __init__(self, kind: str, files: list[str], rows: pd.DataFrame) -> None:
+        self.kind = kind
+        file, row = rows["file"].to_numpy(), rows["row"].to_numpy()
+        self._tables = read_in_order(kind, list(files), file, row)
+        self._held = SCHEMAS[kind].empty_table()
+
+    def take(self, count: int) -> pa.Table:
+        """The next ``count`` rows, each column one array."""
+        parts = [SCHEMAS[self.kind].empty_table()]
+        while count > 0:
+            if not len(self._held):
+                self._held = next(self._tables)
+            parts.append(self._held.slice(0, count))
+            self._held = self._held.slice(len(parts[-1]))
+            count -= len(parts[-1])
+        return pa.concat_tables(parts).combine_chunks()
 
 
 def _check_answered(scores: pd.DataFrame, file: str, seen: dict[tuple[Any, ...], str]) -> None:
@@ -214,21 +278,27 @@ def _labelled(answers: pd.DataFrame, metadata: dict[str, Any], file: str) -> pd.
 
 
 def write_explorer(
-    tables: dict[str, pd.DataFrame], run: str, cluster: dict[str, Any], out: str | os.PathLike
+    blocks: Iterable[dict[str, pd.DataFrame]],
+    run: str,
+    cluster: dict[str, Any],
+    out: str | os.PathLike,
 ) -> int:
-    """Write the explorer folder ``out`` (atomically) one question file at a time; returns
-    the number of questions. ``cluster`` is the config's ``summaries.cluster``."""
+    """Write the explorer folder ``out`` (atomically) one question file at a time, from
+    ``blocks`` of the run's tables (:class:`Inputs`); returns the number of questions.
+    ``cluster`` is the config's ``summaries.cluster``."""
     rows = []
     tokens: dict[str, int] = {}
+    strategies: dict[str, None] = {}  # in the order they first come
     with atomic_dir(out, OWNER) as tmp:
         (tmp / "questions").mkdir()
-        for index, question in enumerate(questions(tables, cluster, tokens)):
+        for index, question in enumerate(questions(blocks, cluster, tokens)):
             rows.append(_table_row(question))
+            strategies.update(dict.fromkeys(question["strategies"]))
             (tmp / question_file(index)).write_text(question_script(index, question), "utf-8")
         script = _templates().get_template("tokens").render(tokens=list(tokens))
         (tmp / TOKENS).write_text(script, "utf-8")
-        data = {"run": run, "strategies": list(dict.fromkeys(tables["scores"]["strategy"]))}
-        (tmp / "index.html").write_text(render({**data, "rows": rows}), "utf-8")
+        data = {"run": run, "strategies": list(strategies), "rows": rows}
+        (tmp / "index.html").write_text(render(data), "utf-8")
     return len(rows)
 
 
@@ -269,13 +339,13 @@ def _table_row(question: dict[str, Any]) -> dict[str, Any]:
 
 
 def questions(
-    tables: dict[str, pd.DataFrame], cluster: dict[str, Any], tokens: dict[str, int]
+    blocks: Iterable[dict[str, pd.DataFrame]], cluster: dict[str, Any], tokens: dict[str, int]
 ) -> Iterator[dict[str, Any]]:
-    """Each question of each experiment (in the scores' order) with everything its page shows,
-    its conditioning answers clustered :data:`CHUNK` questions at a time; the tokens it refers
-    to are added to the token table ``tokens`` (token -> index)."""
+    """Each question of each block of tables (in the scores' order) with everything its page
+    shows, its conditioning answers clustered :data:`CHUNK` questions at a time; the tokens it
+    refers to are added to the token table ``tokens`` (token -> index)."""
     embedder = resolve_embedder(cluster["embedder"])
-    unclustered = _questions(tables, tokens)
+    unclustered = (question for tables in blocks for question in _questions(tables, tokens))
     while chunk := list(islice(unclustered, CHUNK)):
         groups = [question["conditioning"] for question in chunk]
         for question, found in zip(
