@@ -21,6 +21,7 @@ import base64
 import math
 import os
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 from itertools import islice
@@ -94,7 +95,8 @@ def read_files(files: Iterable[str | os.PathLike]) -> Inputs:
     return Inputs(paths, frames, seen)
 
 
-class Inputs(NamedTuple):
+@dataclass(frozen=True)
+class Inputs:
     """The explorer's input files, checked (:func:`read_files`): each kind's files and the keys
     of their rows (``file``: the file's index among the kind's, ``row``: the row's in its
     file). Iterated, it reads them :data:`BLOCK` questions of one experiment at a time, each
@@ -105,7 +107,7 @@ class Inputs(NamedTuple):
     keys: dict[str, pd.DataFrame]
     seen: dict[tuple[Any, ...], str]
 
-    def __iter__(self) -> Iterator[dict[str, pd.DataFrame]]:  # type: ignore[override]
+    def __iter__(self) -> Iterator[dict[str, pd.DataFrame]]:
         for _, scores in self.keys["scores"].groupby(EXPERIMENT, sort=False, dropna=False):
             yield from self._blocks(scores)
 
