@@ -18,9 +18,11 @@ import numpy as np
 import pandas as pd
 
 from selfreflect.artifacts import ROW_GROUP_ROWS
+from selfreflect.config import read_config_file
 from selfreflect.docs import publish, render
 from selfreflect.docs.tables import table
 from selfreflect.fileio import read_json, read_yaml
+from selfreflect.paths import DEFAULT_CONFIG
 
 RECORD = Path("docs") / "scale.json"
 GROWTH = Path("docs") / "growth.json"
@@ -28,7 +30,6 @@ PAPER_RUN = Path("docs") / "paper_run.json"
 JUDGE_MEMORY = Path("docs") / "judge_memory.json"
 DOC = Path("docs") / "scale.md"
 MEMORY_BUDGET_MIB = 4 * 1024  # the peak each job must stay under at the paper's size
-PAPER_QUESTIONS = 1000  # the paper's questions per dataset (one judge shard on one GPU)
 RESOLVED = 2  # a cost per question is measured where its growth is this many largest residuals
 
 
@@ -82,9 +83,14 @@ def resolved(fits: pd.DataFrame, questions: list[int]) -> pd.Series:
     return growth > RESOLVED * fits["largest_residual_s"]
 
 
-def growth_table(growth: dict[str, Any]) -> pd.DataFrame:
+def paper_questions() -> int:
+    """The paper config's questions per dataset (one judge shard on one GPU)."""
+    return read_config_file(Path(DEFAULT_CONFIG))["questions"]["num_questions"]
+
+
+def growth_table(growth: dict[str, Any], predicted_at: int) -> pd.DataFrame:
     """Per rule: CPU seconds at each size, their fit as a fixed cost plus a cost per question
-    (with the largest residual) and what it predicts at :data:`PAPER_QUESTIONS` questions, the
+    (with the largest residual) and what it predicts at ``predicted_at`` questions, the
     largest size's wall seconds, peak memory and output MiB."""
     sizes = growth["sizes"]
     questions = [size["questions"] for size in sizes]
@@ -96,9 +102,9 @@ def growth_table(growth: dict[str, Any]) -> pd.DataFrame:
     ).fillna(0.0)
     fits = [linear_fit(questions, list(row)) for row in cpu.to_numpy()]
     cpu["fixed_s"], cpu["s_per_question"], cpu["largest_residual_s"] = zip(*fits, strict=True)
-    predicted = cpu["fixed_s"] + PAPER_QUESTIONS * cpu["s_per_question"]
+    predicted = cpu["fixed_s"] + predicted_at * cpu["s_per_question"]
     measured = resolved(cpu, questions)
-    cpu[f"predicted_s@{PAPER_QUESTIONS}"] = predicted.round().astype(object).where(measured, None)
+    cpu[f"predicted_s@{predicted_at}"] = predicted.round().astype(object).where(measured, None)
     largest = pd.DataFrame(sizes[-1]["jobs"]).groupby("rule")
     cpu[f"wall_s@{questions[-1]}"] = largest["wall_s"].sum()
     cpu[f"peak_rss_mib@{questions[-1]}"] = largest["peak_rss_mib"].max().astype(int)
@@ -109,9 +115,9 @@ def growth_table(growth: dict[str, Any]) -> pd.DataFrame:
     return cpu.sort_values(cpu.columns[len(sizes) - 1], ascending=False)
 
 
-def growth_context(growth: dict[str, Any]) -> dict[str, Any]:
-    """The growth and prediction sections."""
-    rules = growth_table(growth)
+def growth_context(growth: dict[str, Any], predicted_at: int) -> dict[str, Any]:
+    """The growth and prediction sections, predicted at ``predicted_at`` questions."""
+    rules = growth_table(growth, predicted_at)
     sizes = growth["sizes"]
     work = growth["judge_work"]
     header = ["N", "tasks", "reference tokens", "summary tokens", "reference FLOPs"]
@@ -137,7 +143,7 @@ def growth_context(growth: dict[str, Any]) -> dict[str, Any]:
             f"{s['judge_forward_tokens'] / s['questions']:,.0f} judge tokens per question"
             for s in sizes
         ),
-        "unresolved": rules.index[rules[f"predicted_s@{PAPER_QUESTIONS}"].isna()].tolist(),
+        "unresolved": rules.index[rules[f"predicted_s@{predicted_at}"].isna()].tolist(),
         "work": work,
         "work_table": table([*header, "summary FLOPs"], rows, align="rrrrrr"),
         "judge": {g: paper["rules"]["judge"]["seconds"][g]["estimate"] / 3600 for g in ("1", "8")},
@@ -152,8 +158,9 @@ def run_text(record: dict[str, Any]) -> str:
 
 def growth_text(growth: dict[str, Any]) -> str:
     """docs/scale.md's growth and prediction sections."""
-    context = growth_context(growth)
-    constants = {"GROWTH": GROWTH, "PAPER_QUESTIONS": PAPER_QUESTIONS, "RESOLVED": RESOLVED}
+    questions = paper_questions()
+    context = growth_context(growth, questions)
+    constants = {"GROWTH": GROWTH, "PAPER_QUESTIONS": questions, "RESOLVED": RESOLVED}
     return render("scale_growth.md.j2", **constants, **context)
 
 
