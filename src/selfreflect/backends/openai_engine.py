@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -82,6 +83,10 @@ class OpenaiGenerator(Generator):
             timeout=spec["timeout"],
             max_retries=spec["max_retries"],
         )
+        # The SDK builds its response models on first use (pydantic's defer_build), which is not
+        # thread-safe: requests wait for their endpoint together, responses are parsed one at a
+        # time (concurrent first parses failed with "BaseModel cannot be instantiated directly").
+        self._parsing = threading.Lock()
 
     def chat(
         self,
@@ -94,8 +99,10 @@ class OpenaiGenerator(Generator):
 
         def one(chat: list[Message], spec: Sampling) -> Any:
             messages = self.format.messages(chat)
-            return self.client.chat.completions.create(
-                model=self.model, messages=messages, **request_fields(spec, template_kwargs)
+            return self._parsed(
+                self.client.chat.completions.with_raw_response.create(
+                    model=self.model, messages=messages, **request_fields(spec, template_kwargs)
+                )
             )
 
         def text(choice: Any) -> str | None:
@@ -105,11 +112,18 @@ class OpenaiGenerator(Generator):
 
     def generate(self, prompts: list[str], sampling: list[Sampling]) -> list[Generation]:
         def one(prompt: str, spec: Sampling) -> Any:
-            return self.client.completions.create(
-                model=self.model, prompt=prompt, **request_fields(spec, {})
+            return self._parsed(
+                self.client.completions.with_raw_response.create(
+                    model=self.model, prompt=prompt, **request_fields(spec, {})
+                )
             )
 
         return self._run(one, prompts, sampling, lambda choice: choice.text)
+
+    def _parsed(self, raw: Any) -> Any:
+        """The SDK's response object of a raw response, parsed under :attr:`_parsing`."""
+        with self._parsing:
+            return raw.parse()
 
     def _run(
         self,
