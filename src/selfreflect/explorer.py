@@ -35,6 +35,7 @@ import pyarrow.compute as pc
 
 from selfreflect.artifacts import (
     EXPERIMENT,
+    ROW_KEYS,
     SCHEMAS,
     TASK,
     check_new_rows,
@@ -49,7 +50,6 @@ from selfreflect.strategies.clustering import cluster_answers, resolve_embedder
 
 KINDS = ("answers", "summaries", "scores", "controlled_scores")  # the kinds a page shows
 BLOCK = 128  # questions read at a time: the explorer's memory holds a block's rows
-ANSWER_KEYS = ["dataset", "subject", "id"]  # what names an answers row (and its summaries')
 HOVER_PREDICTIONS = 3  # of the judge's top tokens kept per task, those shown when hovering a word
 UNKNOWN, EMPTY = 254, 255  # a prediction's share: no number in [0, 1]; no prediction
 OWNER = "selfreflect explorer"  # the command whose marker the explorer folder holds
@@ -119,7 +119,7 @@ class Inputs:
         rows = {"scores": scores.iloc[order].assign(block=question[order] // BLOCK)}
         asked = rows["scores"][[*EXPERIMENT, "id", "block"]].drop_duplicates()
         for kind in ("answers", "summaries", "controlled_scores"):
-            on = [*EXPERIMENT, "id"] if kind == "controlled_scores" else ANSWER_KEYS
+            on = [*EXPERIMENT, "id"] if kind == "controlled_scores" else [*ROW_KEYS["answers"]]
             if len(self.keys[kind]):  # in block order (a merge keeps the left order)
                 rows[kind] = asked[[*on, "block"]].drop_duplicates().merge(self.keys[kind], on=on)
         streams = {kind: _Rows(kind, self.paths[kind], found) for kind, found in rows.items()}
