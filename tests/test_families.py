@@ -22,7 +22,8 @@ from selfreflect.families import (
     detect_family,
     model_family,
 )
-from selfreflect.scoring.contexts import MaskedWord, context_tasks
+from selfreflect.scoring.contexts import context_tasks
+from selfreflect.scoring.prompts import MaskedWord, context_prompt
 from selfreflect.strategies.paper import sample_and_summarize_chat, twostep_cot_chat
 from selfreflect.strategies.text import prompt, user_chat
 from selfreflect.tiny_model import build_tokenizer
@@ -211,7 +212,7 @@ def test_judge_masked_answer_prompt(family):
     template, off, _ = FRAMES[family]
     fmt = fmt_with(template, family)
     masked = MaskedWord("The capital is _", "Canberra", 0, 3)
-    tasks = context_tasks(fmt, QUESTION, "Canberra.", "answer", [masked])
+    tasks = context_tasks(fmt, context_prompt(QUESTION, "Canberra.", "answer", [masked]))
     question_turn = off(QUESTION).split(QUESTION)[0] + QUESTION
     text = fmt.tokenizer.decode(tasks.sequences[0])
     end_of_turn = {"deepseek-r1-distill": "", "gemma": "<end_of_turn>\n"}

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from selfreflect.config import answer_settings, load_config, question_count
-from selfreflect.mc_study.power import detections, power, power_curve, simulate_study
+from selfreflect.mc_study.power import detections, power_curve, simulate_study
 from selfreflect.stats import proportion_ci
 from tests.conftest import REPO
 
@@ -26,7 +26,7 @@ def test_the_science_runs_study_detects_a_perfect_judge_and_not_a_random_one():
     questions, n = question_count(config, "real_mmlu"), answer_settings(config, "real_mmlu")
     temperatures = config["report"]["mc_temperatures"]
     size = (min(questions, 40), n["num_answers"], temperatures)  # 40 shipped questions
-    assert power("perfect", *size, trials=100, seed=0) >= 0.95
+    assert detections("perfect", *size, trials=100, seed=0) >= 95
     # the random judge's true false-positive rate is the test's level, about 5 % (4.6 to 5.2 %
     # over 2,000 to 5,000 trials), so a few hundred trials put the point estimate on either
     # side of 5 % by chance: assert that it is not shown to exceed 5 %

@@ -15,7 +15,8 @@ import pytest
 from selfreflect.backends import Sampling
 from selfreflect.chat import prompts, question_chat
 from selfreflect.report.alt_metrics import p_true_chat, rating_chat
-from selfreflect.scoring.contexts import masked_words, question_tasks
+from selfreflect.scoring.contexts import question_tasks
+from selfreflect.scoring.prompts import masked_words
 from selfreflect.scoring.stopwords import stopword_policy
 from selfreflect.strategies.context import Models
 from selfreflect.strategies.paper import sample_and_summarize_chat, twostep_cot_chat

@@ -21,8 +21,8 @@ from selfreflect.artifacts import read_table, write_table
 from selfreflect.config import load_config, model_spec, read_config_file
 from selfreflect.questions import normalize_question, question_id
 from selfreflect.scoring.cache import ResultCache, checksum
-from selfreflect.scoring.contexts import QuestionAnswers
 from selfreflect.scoring.experiment import judge_question, judgement_rows, judgements_table
+from selfreflect.scoring.prompts import QuestionAnswers
 from selfreflect.scoring.registry import open_judge
 from selfreflect.scoring.stopwords import stopword_policy
 from selfreflect.scoring.table import COLUMNS

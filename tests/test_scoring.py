@@ -16,18 +16,16 @@ from selfreflect.cli.score import read_summaries
 from selfreflect.errors import InputError
 from selfreflect.reference_format import read_reference_answers
 from selfreflect.scoring import metric
-from selfreflect.scoring.contexts import (
-    ContextTasks,
-    QuestionAnswers,
-    TaskError,
-    context_tasks,
-    masked_words,
-    question_tasks,
-    scoring_question,
-    token_tree,
-)
+from selfreflect.scoring.contexts import ContextTasks, context_tasks, question_tasks, token_tree
 from selfreflect.scoring.experiment import judge_question, score_table
 from selfreflect.scoring.hf_judge import HfJudge
+from selfreflect.scoring.prompts import (
+    QuestionAnswers,
+    TaskError,
+    context_prompt,
+    masked_words,
+    scoring_question,
+)
 from selfreflect.scoring.records import TOP_PREDICTIONS
 from selfreflect.scoring.reference_judge import ReferenceJudge
 from selfreflect.scoring.stopwords import masked_positions, stopword_policy
@@ -159,7 +157,8 @@ def test_scoring_question_and_answer_list():
 def test_target_tokens_are_the_extra_tokens_of_the_chat_ending_with_the_word(hf_model):
     tokenizer, _ = hf_model
     words = masked_words(["The easiest is backstroke."], NONE)
-    tasks = context_tasks(tiny_format(tokenizer), "Question: Q?", "ctx", "answer", words)
+    prompt = context_prompt("Question: Q?", "ctx", "answer", words)
+    tasks = context_tasks(tiny_format(tokenizer), prompt)
     for k, word in enumerate(words):
         sequence = tasks.sequences[k]
         assert tokenizer.decode(sequence[tasks.starts[k] :]) == word.word

@@ -11,8 +11,8 @@ from selfreflect.report.studies import (
     convergence_scores,
 )
 from selfreflect.scoring.cache import ResultCache
-from selfreflect.scoring.contexts import QuestionAnswers
 from selfreflect.scoring.experiment import judge_question, judgement_rows, judgements_table
+from selfreflect.scoring.prompts import QuestionAnswers
 from selfreflect.scoring.registry import open_judge
 from selfreflect.scoring.stopwords import stopword_policy
 from selfreflect.scoring.table import result

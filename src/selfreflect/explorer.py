@@ -176,7 +176,7 @@ def _check_answered(scores: pd.DataFrame, file: str, seen: dict[tuple[Any, ...],
 
 class AnswerWords(NamedTuple):
     """The words of the test answers of the answers files given, split as scoring splits them
-    (:func:`selfreflect.scoring.contexts.masked_words`), flat: question ``q`` (numbered by
+    (:func:`selfreflect.scoring.prompts.masked_words`), flat: question ``q`` (numbered by
     ``questions``: (dataset, subject, id) -> q) has ``answers[q]`` test answers numbered from
     ``first[q]``; answer ``g`` has ``count[g]`` words from ``words[start[g]]`` on."""
 

@@ -207,25 +207,21 @@ def example_work(fmt: Any, config: dict[str, Any], example: Example, foreign: st
     """Per context kind of ``example``'s judge pass, as the DAG's judge jobs build them: its
     contexts (alternative metrics: chats) and their Qwen2.5-7B forward FLOPs."""
     from selfreflect.bench.growth import context_work
-    from selfreflect.scoring.contexts import question_reference, reference_tasks, summary_tasks
+    from selfreflect.scoring.contexts import context_tasks
+    from selfreflect.scoring.prompts import masked_words, reference_prompt, summary_prompt
     from selfreflect.scoring.stopwords import stopword_policy
     from selfreflect.seeds import question_seed, subsample_indices
 
     scoring, report = config["scoring"], config["report"]
-    reference = question_reference(
-        fmt,
-        example.question,
-        example.test,
-        example.conditioning,
-        stopword_policy(scoring["stopwords"]),
-    )
+    words = masked_words(example.test, stopword_policy(scoring["stopwords"]))
+    reference = context_tasks(fmt, reference_prompt(example.question, example.conditioning, words))
 
     def work(contexts: list) -> dict[str, float]:
         counted = context_work(contexts, scoring["batch_size"])
         return {"contexts": len(contexts), "flops": sum(c["flops"] for c in counted)}
 
     def summaries(texts: Iterable[str]) -> dict[str, float]:
-        contexts = [summary_tasks(fmt, example.question, "s", t, reference) for t in texts]
+        contexts = [context_tasks(fmt, summary_prompt(example.question, t, words)) for t in texts]
         return work(contexts)
 
     kinds = {"reference": work([reference])}
@@ -237,7 +233,7 @@ def example_work(fmt: Any, config: dict[str, Any], example: Example, foreign: st
     n = len(example.conditioning)
     for size in [size for size in report["convergence_sizes"] if size <= n]:
         answers = [example.conditioning[i] for i in subsample_indices(n, size, seed)]
-        contexts = [reference_tasks(fmt, example.question, answers, reference.words)]
+        contexts = [context_tasks(fmt, reference_prompt(example.question, answers, words))]
         kinds[f"convergence {size}"] = work(contexts)
     chats = alt_metric_tasks(fmt, example, pairs)
     kinds["alt metrics"] = {"contexts": len(chats.sequences)}

@@ -92,21 +92,6 @@ def detections(
     return sum(study_p_value(study) < level for study in studies)
 
 
-def power(
-    judge: Judge,
-    questions: int,
-    n_answers: int,
-    temperatures: Sequence[float],
-    trials: int,
-    seed: int,
-    **options: float,
-) -> float:
-    """The share of ``trials`` simulated studies where the test fires (:func:`detections`,
-    which takes ``options``): the power for the perfect judge, the false-positive rate for
-    the random one."""
-    return detections(judge, questions, n_answers, temperatures, trials, seed, **options) / trials
-
-
 def power_curve(
     question_counts: Sequence[int],
     n_answers: int,
@@ -115,8 +100,9 @@ def power_curve(
     seed: int,
     **options: float,
 ) -> pd.DataFrame:
-    """:func:`power` of each judge at each question count, with its Wilson interval over the
-    trials: columns judge, questions, n_answers, power, low, high."""
+    """Each judge's power at each question count (the share of ``trials`` where
+    :func:`detections` fires: the false-positive rate for the random judge), with its Wilson
+    interval: columns judge, questions, n_answers, power, low, high."""
     rows = []
     for judge in JUDGES:
         for questions in question_counts:

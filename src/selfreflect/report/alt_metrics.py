@@ -24,8 +24,9 @@ import numpy as np
 import torch
 
 from selfreflect.chat import Message, format_answers, prompts, system_message
-from selfreflect.scoring.contexts import ContextTasks, scoring_question
+from selfreflect.scoring.contexts import ContextTasks
 from selfreflect.scoring.forwards import Judge
+from selfreflect.scoring.prompts import scoring_question
 from selfreflect.strategies.clustering import minilm
 from selfreflect.text import QUESTION_PREFIX
 

@@ -4,11 +4,13 @@ variants and the convergence study's subsampled references.
 
 The result is one ``judgements`` table (:mod:`selfreflect.scoring.table`). The pass of a question
 (:func:`judge_question`) runs one way: the :mod:`~selfreflect.scoring.cache` gives back the
-summary texts judged before under the same question, answers, judge and code; the
-:mod:`~selfreflect.scoring.contexts` of the others are built once (the reference contexts for
-all of them, each distinct text's own); the judge's :mod:`~selfreflect.scoring.forwards` give
-each task's distance to each reference context; the :mod:`~selfreflect.scoring.records` of each
-text are kept, and stored in the cache. A question whose texts are all known runs no model.
+summary texts judged before under the same question, answers, judge and code; for the others,
+the :mod:`~selfreflect.scoring.prompts` (the masked words; the chats of the reference contexts,
+shared by all of them, and of each distinct text) are written, and their
+:mod:`~selfreflect.scoring.contexts` (token sequences) built once; the judge's
+:mod:`~selfreflect.scoring.forwards` give each task's distance to each reference context; the
+:mod:`~selfreflect.scoring.records` of each text are kept, and stored in the cache. A question
+whose texts are all known runs no model.
 """
 
 from __future__ import annotations
@@ -22,7 +24,8 @@ import pandas as pd
 from selfreflect.controlled import SIDES, pairs_table
 from selfreflect.mc_study.variants import mc_exclusion, mc_variants
 from selfreflect.progress import progress
-from selfreflect.scoring.contexts import QuestionAnswers, question_contexts
+from selfreflect.scoring.contexts import question_contexts
+from selfreflect.scoring.prompts import QuestionAnswers, TaskError, question_prompts
 from selfreflect.scoring.records import TOP_PREDICTIONS, Judgement, judgements
 from selfreflect.scoring.stopwords import IsStopword
 from selfreflect.scoring.table import COLUMNS, convergence_rows, filled, row, summary_scores
@@ -58,16 +61,33 @@ def judge_question(
     todo = [text for text in unique if text not in known]
     if not todo:
         return known
-    contexts = question_contexts(judge.format, judge.max_model_len, answers, todo, is_stopword)
-    top_k = TOP_PREDICTIONS if keep_tasks else 0
-    references, summaries = judge.cross_judge(
-        contexts.references, list(contexts.summaries.values()), temperature, top_k
-    )
-    fresh = judgements(judge.tokenizer, contexts, references, summaries, temperature, keep_tasks)
+    fresh = judged_texts(judge, answers, todo, temperature, is_stopword, keep_tasks)
     if cache is not None:
         for text in todo:
             cache.put(answers.key(), text, fresh[text].entry())
     return known | {text: fresh[text] for text in todo}
+
+
+def judged_texts(
+    judge: Judge,
+    answers: QuestionAnswers,
+    texts: Sequence[str],
+    temperature: float,
+    is_stopword: IsStopword,
+    keep_tasks: bool,
+) -> dict[str, Judgement]:
+    """Each of ``texts`` judged on one question: its chats, their token sequences, the judge's
+    forwards, the records; a question that cannot be scored fails every text."""
+    try:
+        prompts = question_prompts(answers, texts, is_stopword)
+    except TaskError as err:
+        return {text: Judgement([], [], error=str(err)) for text in texts}
+    contexts = question_contexts(judge.format, judge.max_model_len, prompts)
+    top_k = TOP_PREDICTIONS if keep_tasks else 0
+    references, summaries = judge.cross_judge(
+        contexts.references, list(contexts.summaries.values()), temperature, top_k
+    )
+    return judgements(judge.tokenizer, contexts, references, summaries, temperature, keep_tasks)
 
 
 def upstream_error(answer: Any, summary: Any) -> str | None:
