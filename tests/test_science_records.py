@@ -192,6 +192,10 @@ def test_records_of_a_judge_the_config_does_not_name_or_a_missing_folder_are_ref
         ("a: [", r"plan_changes.yaml: malformed YAML"),
         ("just words", r"plan_changes.yaml: expected a list of changes"),
         ("- {date: '2026-01-01', reason: r}", r"plan_changes.yaml: change 1: needs date, change"),
+        (
+            "- {date: d, change: c, reason: r, exploratory: [claims]}",
+            r"plan_changes.yaml: change 1: exploratory: a list of pairs, mc, strategies",
+        ),
     ],
 )
 def test_a_malformed_list_of_plan_changes_is_refused(recorded, text, message):
@@ -206,6 +210,26 @@ def test_a_plan_change_with_a_pipe_or_line_break_stays_one_table_row(recorded):
     change = [{"date": "2026-01-01", "change": "a | b\nc", "reason": "r"}]
     (records / "plan_changes.yaml").write_text(yaml.safe_dump(change), encoding="utf-8")
     assert "| 2026-01-01 | a \\| b c | r |" in render(config_path, records)
+
+
+def test_a_plan_change_after_the_data_were_seen_labels_its_studies_exploratory(recorded):
+    """Each study's verdicts are labelled by the numbered plan changes that name it; the others
+    stay confirmatory, and the verdict table says which."""
+    config_path, records = recorded
+    assert "Verdicts: confirmatory." in render(config_path, records)
+    changes = [
+        {"date": "1", "change": "c", "reason": "r"},
+        {"date": "2", "change": "c", "reason": "r", "exploratory": ["pairs", "strategies"]},
+    ]
+    (records / "plan_changes.yaml").write_text(yaml.safe_dump(changes), encoding="utf-8")
+    page = render(config_path, records)
+    pairs, strategies = (page.index(f"## {n}. ") for n in (1, 3))
+    assert page[pairs:].startswith(
+        "## 1. Controlled pairs (paper Table 1)\n\nVerdicts: exploratory (plan change 2)."
+    )
+    assert "Verdicts: exploratory (plan change 2)." in page[strategies:]
+    assert "Confirmatory: multiple-choice study." in page
+    assert "| 2 | 2 | c | r | pairs, strategies |" in page
 
 
 def tables_folder(config_path: Path) -> Path:

@@ -2,7 +2,10 @@
 science-record``), whatever the verdicts are; nothing is typed by hand. A record made under
 another analysis plan than the config's is refused: its verdicts would not be the plan's.
 Changes of plan after a run are listed, with date and reason, in
-``docs/science/plan_changes.yaml``. The page is never written over one of the files it reads.
+``docs/science/plan_changes.yaml``; a change names the studies whose verdicts it leaves
+exploratory (decided by a plan written after their data were seen), and the page labels every
+study's verdicts confirmatory or exploratory. The page is never written over one of the files it
+reads.
 
     selfreflect docs science [--config config/science.yaml] [--records docs/science]
         [--out docs/science.md] [--check]
@@ -31,6 +34,11 @@ from selfreflect.errors import InputError
 from selfreflect.fileio import read_yaml
 
 PLAN_CHANGES = "plan_changes.yaml"
+STUDIES = {  # the studies a plan change can leave exploratory, and their sections' titles
+    "pairs": "controlled pairs",
+    "mc": "multiple-choice study",
+    "strategies": "strategies compared",
+}
 
 
 def _verdict(passed: bool) -> str:
@@ -41,9 +49,10 @@ def _p(value: float) -> float:
     return float(f"{value:.2g}")
 
 
-def _plan_changes(path: Path) -> list[dict[str, str]]:
+def _plan_changes(path: Path) -> list[dict[str, Any]]:
     """The changes of plan listed in ``path`` (none if it is missing): a list of mappings of
-    ``date``, ``change`` and ``reason`` text."""
+    ``date``, ``change`` and ``reason`` text and, optionally, ``exploratory``: the
+    :data:`STUDIES` whose verdicts the change leaves exploratory."""
     if not path.is_file():
         return []
     changes = read_yaml(path)
@@ -53,7 +62,25 @@ def _plan_changes(path: Path) -> list[dict[str, str]]:
     for number, change in enumerate(changes, 1):
         if not isinstance(change, dict) or not all(isinstance(change.get(f), str) for f in fields):
             raise InputError(f"{path}: change {number}: needs date, change and reason as text")
+        studies = change.get("exploratory", [])
+        if not isinstance(studies, list) or not set(studies) <= set(STUDIES):
+            raise InputError(
+                f"{path}: change {number}: exploratory: a list of {', '.join(STUDIES)}"
+            )
     return changes
+
+
+def study_kinds(changes: list[dict[str, Any]]) -> dict[str, str]:
+    """Each study's verdicts: ``confirmatory``, or ``exploratory (plan changes 1, 3)`` naming
+    the numbered changes that leave them so."""
+    kinds = {}
+    for study in STUDIES:
+        numbers = [str(n) for n, c in enumerate(changes, 1) if study in c.get("exploratory", [])]
+        plural = "s" if len(numbers) > 1 else ""
+        kinds[study] = (
+            f"exploratory (plan change{plural} {', '.join(numbers)})" if numbers else "confirmatory"
+        )
+    return kinds
 
 
 def _pairs(validation: pd.DataFrame) -> str:
@@ -199,6 +226,7 @@ def text(config_path: Path, records: Path) -> str:
     config = load_config(config_path)
     provenance, tables = read_records(records, config)
     changes = _plan_changes(records / PLAN_CHANGES)
+    kinds = study_kinds(changes)
     free_form = summarized_datasets(config)
     baseline = config["report"]["baseline"]
     context = {
@@ -207,10 +235,17 @@ def text(config_path: Path, records: Path) -> str:
         "records": records.as_posix(),
         "plan": config["report"]["plan"],
         "changes": table(
-            ["date", "change", "reason"], [[c["date"], c["change"], c["reason"]] for c in changes]
+            ["#", "date", "change", "reason", "leaves exploratory"],
+            [
+                [n, c["date"], c["change"], c["reason"], ", ".join(c.get("exploratory", []))]
+                for n, c in enumerate(changes, 1)
+            ],
+            align="rllll",
         )
         if changes
         else "",
+        "kinds": kinds,
+        "confirmed": [title for study, title in STUDIES.items() if kinds[study] == "confirmatory"],
         "runs": _records_table(provenance, config["judges"]),
         "baseline": baseline,
         "free_form": free_form,
