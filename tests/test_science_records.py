@@ -22,6 +22,7 @@ from selfreflect.bench.science_record import (
     REQUIRED,
     check_unmixed,
     config_digest,
+    recompute,
     record,
 )
 from selfreflect.cli import main
@@ -84,6 +85,33 @@ def recorded(tmp_path) -> tuple[Path, Path]:
     records = tmp_path / "records"
     assert record(config_path, records) == [records / JUDGE]
     return config_path, records
+
+
+@pytest.mark.workflow
+def test_a_record_keeps_its_per_question_rows_which_give_its_tables_again(smoke_run, tmp_path):
+    """science-record of the smoke run keeps the rows each table was built from; building the
+    tables again from them gives every recorded value, and a changed score is named with its
+    table, column and row."""
+    config_path = smoke_run / "config" / "smoke.yaml"
+    records = tmp_path / "records"
+    judges = record(config_path, records)
+    config = load_config(config_path)
+    done, differences = recompute(records, config)
+    assert not differences
+    tables = ("main", "validation", "mc_study")
+    assert sorted(done) == sorted(f"{j.name}/{t}" for j in judges for t in tables)
+    assert f"| {', '.join(sorted(tables))} |" in render(config_path, records)
+    rows_path = judges[0] / "rows" / "main.parquet"
+    rows = pd.read_parquet(rows_path)
+    scored = rows.index[rows["score"].notna()][0]
+    rows.loc[scored, "score"] += 0.5
+    rows.to_parquet(rows_path, index=False)
+    _, differences = recompute(records, config)
+    assert differences and all(
+        line.startswith(f"{judges[0] / 'main.csv'}: ") for line in differences
+    )
+    strategy = rows.loc[scored, "strategy"]
+    assert any(line.split(": ")[1] == "mean" and strategy in line for line in differences)
 
 
 def test_a_record_keeps_the_judges_rows_and_the_runs_provenance(recorded):

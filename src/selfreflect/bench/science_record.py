@@ -2,9 +2,11 @@
 
 The science run (config/science.yaml) is a workflow run made one judge at a time on a CPU.
 After each, ``science-record`` keeps that judge's rows of the report tables docs/science.md
-shows and the run's provenance (commit, date, sizes, analysis plan, the judge's job times) in
-the repository, so the page is re-rendered and asserted on (``pytest -m science``) without
-the run's results.
+shows, the per-question rows those tables were built from (``<judge>/rows/<table>.parquet``:
+each summary's score, each pair's, each MC question's), and the run's provenance (commit,
+date, sizes, analysis plan, the judge's job times) in the repository, so the page is
+re-rendered and asserted on (``pytest -m science``), and its intervals and tests recomputed
+(:func:`recompute`), without the run's results. Records made before 2026-12-02 carry no rows.
 
     selfreflect bench science-record [--config config/science.yaml] [--records docs/science]
 
@@ -24,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import click
+import numpy as np
 import pandas as pd
 
 from selfreflect import paths
@@ -99,6 +102,12 @@ KEYS = {  # what names a row of each table, beside its dataset, subject and judg
     "mc_study": [],
     "backend_agreement": ["backend"],
 }
+ROWS = "rows"  # a record's per-question rows: <judge>/rows/<table>.parquet
+PER_QUESTION = {  # the run's files each table is built from (its report's FILES)
+    "main": paths.SCORES,
+    "validation": paths.CONTROLLED,
+    "mc_study": paths.MC,
+}
 RECORD = "record.json"
 OWNER = "selfreflect bench science-record"
 _COUNT = {"type": "integer", "minimum": 0}
@@ -142,19 +151,19 @@ def _judge_jobs(benchmarks: Path, judge: str, resolved: dict[str, Any]) -> dict[
         "shard": range(resolved["shards"]),
         "strategy": resolved["summaries"]["strategies"],
     }
-    files = [path for job in JUDGE_JOBS for path in _job_files(benchmarks, job, names)]
+    files = [path for job in JUDGE_JOBS for path in _existing_files(benchmarks, job, names)]
     last = [_last_measure(path) for path in files]  # the last of `repeat` runs
     wall = sum(row["s"] for row in last)
     cpu = sum(row["cpu_time"] for row in last)
     return {"jobs": len(files), "wall_s": round(wall, 1), "cpu_s": round(cpu, 1)}
 
 
-def _job_files(benchmarks: Path, job: str, names: dict[str, Any]) -> list[Path]:
-    """The benchmark files of template ``job`` that exist, for every combination of the run's
-    ``names``."""
-    fields = [field for _, field, _, _ in string.Formatter().parse(job) if field]
+def _existing_files(root: Path, template: str, names: dict[str, Any]) -> list[Path]:
+    """The files under ``root`` of path ``template`` that exist, for every combination of the
+    run's ``names`` (a job's benchmark files, a table's input files)."""
+    fields = [field for _, field, _, _ in string.Formatter().parse(template) if field]
     values = itertools.product(*(map(str, names[field]) for field in fields))
-    candidates = (benchmarks / job.format(**dict(zip(fields, v, strict=True))) for v in values)
+    candidates = (root / template.format(**dict(zip(fields, v, strict=True))) for v in values)
     return [path for path in candidates if path.is_file()]
 
 
@@ -225,12 +234,95 @@ def record(config_path: Path, records: Path) -> list[Path]:
     made = _provenance(config_path, resolved, judges)
     check_unmixed([*((records / j / RECORD, m) for j, m in made.items()), *_kept_records(records)])
     for judge, provenance in made.items():
+        inputs = {name: _per_question(root, resolved, name, judge) for name in read}
         with atomic_dir(records / judge, OWNER) as tmp:
             for name, table in read.items():
                 rows = table[table["judge"] == judge]
                 (tmp / f"{name}.csv").write_text(rows.to_csv(index=False), encoding="utf-8")
+            for name, rows in inputs.items():
+                if rows is not None:
+                    (tmp / ROWS).mkdir(exist_ok=True)
+                    rows.to_parquet(tmp / ROWS / f"{name}.parquet", index=False)
             (tmp / RECORD).write_text(json.dumps(provenance, indent=2) + "\n", encoding="utf-8")
     return [records / judge for judge in judges]
+
+
+def _report(table: str) -> Any:
+    """The catalog's report that makes ``table``."""
+    from selfreflect.report.catalog import REPORTS
+
+    return next(report for report in REPORTS if report.table == table)
+
+
+def _per_question(
+    root: Path, resolved: dict[str, Any], table: str, judge: str
+) -> pd.DataFrame | None:
+    """The rows ``judge``'s part of ``table`` was built from: its report's reading of the run's
+    files of :data:`PER_QUESTION` (none for another table, or where the judge has no such
+    file)."""
+    from selfreflect.report.readers import read_tables
+
+    if table not in PER_QUESTION:
+        return None
+    names = {
+        "dataset": evaluated_datasets(resolved),
+        "subject": resolved["subjects"],
+        "judge": [judge],
+        "strategy": resolved["summaries"]["strategies"],
+    }
+    template = PER_QUESTION[table].replace("{run}", resolved["run"])
+    files = _existing_files(root, template, names)
+    return read_tables(_report(table).reads, files) if files else None
+
+
+def _plain(value: Any) -> Any:
+    """A NumPy scalar as the Python value it holds (for messages)."""
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def recompute(records: Path, config: dict[str, Any]) -> tuple[list[str], list[str]]:
+    """Each record's tables built again from its per-question rows, as the run's report built
+    them under ``config``: the tables recomputed (``<judge>/<table>``) and one line per value
+    that differs from the recorded table (naming the file, row and column)."""
+    done, differences = [], []
+    for path in sorted(records.glob(f"*/{ROWS}/*.parquet")):
+        judge, table = path.parents[1].name, path.stem
+        report = _report(table)
+        built = report.build(pd.read_parquet(path), **report.arguments(config))
+        recorded = path.parents[1] / f"{table}.csv"
+        differences += _differences(recorded, read_table_csv(recorded), built, KEYS[table])
+        done.append(f"{judge}/{table}")
+    return done, differences
+
+
+def _differences(
+    path: Path, recorded: pd.DataFrame, built: pd.DataFrame, keys: list[str]
+) -> list[str]:
+    """One line per recorded value of ``path`` that ``built`` does not give (numbers to a
+    relative 1e-9: the CSV round trip), and per row one of them lacks."""
+    key = [c for c in ("dataset", "subject", "judge", *keys) if c in recorded]
+    mine, theirs = recorded.set_index(key), built.set_index(key)
+    lines = [
+        f"{path}: row {', '.join(map(str, row))}: not recomputed"
+        for row in mine.index.difference(theirs.index)
+    ]
+    lines += [
+        f"{path}: row {', '.join(map(str, row))}: recomputed, not recorded"
+        for row in theirs.index.difference(mine.index)
+    ]
+    common = mine.index.intersection(theirs.index)
+    for column in [c for c in mine.columns if c in theirs.columns]:
+        ours, new = mine.loc[common, column], theirs.loc[common, column]
+        if column in TEXT or ours.dtype == object:
+            same = (ours.astype(str) == new.astype(str)) | (ours.isna() & new.isna())
+        else:
+            a, b = ours.to_numpy(dtype=float), new.to_numpy(dtype=float)
+            same = pd.Series(np.isclose(a, b, rtol=1e-9, atol=1e-12, equal_nan=True), common)
+        for row in common[~same.to_numpy()]:
+            was, now = (_plain(frame.loc[row, column]) for frame in (mine, theirs))
+            where = ", ".join(map(str, row))
+            lines.append(f"{path}: {column}: recorded {was!r}, recomputed {now!r} ({where})")
+    return lines
 
 
 def _provenance(

@@ -24,8 +24,10 @@ from selfreflect.bench.science_record import (
     CONFIG,
     OPTIONAL,
     RECORDS,
+    ROWS,
     default_records,
     read_records,
+    recompute,
 )
 from selfreflect.config import load_config, summarized_datasets
 from selfreflect.docs import publish, render
@@ -190,8 +192,10 @@ def _agreement(agreement: pd.DataFrame) -> str:
     return table(header, rows)
 
 
-def _records_table(provenance: dict[str, Any], judges: list[str]) -> str:
-    """Each judge's recorded run: when, from which commit, its sizes and its judge jobs' time."""
+def _records_table(provenance: dict[str, Any], judges: list[str], records: Path) -> str:
+    """Each judge's recorded run: when, from which commit, its sizes, its judge jobs' time and
+    the tables whose per-question rows it keeps (``--recompute`` rebuilds them)."""
+    kept = {judge: [p.stem for p in (records / judge / ROWS).glob("*.parquet")] for judge in judges}
     header = [
         "judge",
         "recorded",
@@ -201,6 +205,7 @@ def _records_table(provenance: dict[str, Any], judges: list[str]) -> str:
         "judge jobs",
         "job wall min",
         "CPU min",
+        "per-question rows",
     ]
     rows: list[list[object]] = []
     for judge, made in provenance.items():
@@ -215,10 +220,11 @@ def _records_table(provenance: dict[str, Any], judges: list[str]) -> str:
                 time["jobs"],
                 round(time["wall_s"] / 60, 1),
                 round(time["cpu_s"] / 60, 1),
+                ", ".join(sorted(kept[judge])) or "none",
             ]
         )
     missing = [judge for judge in judges if judge not in provenance]
-    return table(header, rows + [[judge, "not yet run", *[""] * 6] for judge in missing])
+    return table(header, rows + [[judge, "not yet run", *[""] * 7] for judge in missing])
 
 
 def text(config_path: Path, records: Path) -> str:
@@ -246,7 +252,7 @@ def text(config_path: Path, records: Path) -> str:
         else "",
         "kinds": kinds,
         "confirmed": [title for study, title in STUDIES.items() if kinds[study] == "confirmatory"],
-        "runs": _records_table(provenance, config["judges"]),
+        "runs": _records_table(provenance, config["judges"], records),
         "baseline": baseline,
         "free_form": free_form,
         "verdicts": "",
@@ -275,7 +281,18 @@ def default_out(config: Path) -> Path:
 
 def _inputs(config: Path, records: Path) -> list[Path]:
     """The files :func:`text` reads: the config and every file of the records."""
-    return [config, records / PLAN_CHANGES, *records.glob("*/*")]
+    return [config, records / PLAN_CHANGES, *records.glob("*/*"), *records.glob("*/*/*")]
+
+
+def check_recomputed(config: Path, records: Path) -> str:
+    """Each record's tables rebuilt from its per-question rows under ``config``: what was
+    recomputed, or one line per value that differs (an ``InputError``)."""
+    done, differences = recompute(records, load_config(config))
+    if differences:
+        raise InputError("\n".join(differences))
+    return (
+        f"recomputed {', '.join(done)}" if done else f"{records}: no record keeps per-question rows"
+    )
 
 
 @click.command(help="Render docs/science.md from the science run's records.")
@@ -287,9 +304,20 @@ def _inputs(config: Path, records: Path) -> list[Path]:
     help="The page [default: docs/science.md for science.yaml, else docs/science-NAME.md].",
 )
 @click.option("--check", is_flag=True, help="Fail if --out differs from what it renders.")
-def science(config: str, records: str | None, out: str | None, check: bool) -> None:
+@click.option(
+    "--recompute",
+    "recomputed",
+    is_flag=True,
+    help="Also build each record's tables again from its per-question rows (its rows/ folder) "
+    "and fail if a value differs from the recorded one.",
+)
+def science(
+    config: str, records: str | None, out: str | None, check: bool, recomputed: bool
+) -> None:
     folder = Path(records) if records else default_records(Path(config))
     page = Path(out) if out else default_out(Path(config))
+    if recomputed:
+        print(check_recomputed(Path(config), folder))
     if not check:
         refuse_overwriting_inputs([page], _inputs(Path(config), folder))
     publish(page, text(Path(config).resolve(), folder), check, "docs science")
