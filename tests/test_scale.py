@@ -105,3 +105,33 @@ def test_the_judge_jobs_memory_is_measured_on_each_shard_size(tmp_path):
     from selfreflect.docs.scale import judge_text
 
     assert "| 2 | " in judge_text(record) and "MiB per question" in judge_text(record)
+
+
+def _record(questions: int, jobs: list[tuple[str, float, int]]) -> dict:
+    """A scale record with one job per (rule, CPU seconds, peak MiB), each writing 1 MiB."""
+    return {
+        "questions": questions,
+        "config": "config/config.yaml",
+        "jobs": [{"rule": r, "wall_s": c, "cpu_s": c, "peak_rss_mib": m} for r, c, m in jobs],
+        "outputs": {rule: {"files": 1, "mib": 1.0} for rule, _, _ in jobs},
+    }
+
+
+def test_ten_times_the_paper_is_read_beside_the_paper_size_per_rule():
+    """Peak ratio, CPU per question and fixed CPU from the two sizes; the page names the jobs
+    over 4 GiB and those whose peak grew more than the limit."""
+    from selfreflect.docs.scale import growth_between, ten_times_text
+
+    paper = _record(1000, [("explorer", 100.0, 1000), ("merge", 10.0, 3000)])
+    larger = _record(10000, [("explorer", 1000.0, 1400), ("merge", 10.0, 4600)])
+    rules = growth_between(paper, larger)
+    assert rules.loc["explorer", "peak_ratio"] == 1.4
+    assert rules.loc["explorer", "cpu_s_per_question"] == pytest.approx(0.1)
+    assert rules.loc["explorer", "fixed_cpu_s"] == pytest.approx(0.0)
+    assert rules.loc["merge", "cpu_s_per_question"] == 0 and rules.loc["merge", "fixed_cpu_s"] == 10
+    assert list(rules.index) == ["merge", "explorer"]  # largest peak first
+    larger |= {"date": "d", "cpus": 2, "cores": 2, "convergence_questions": 1}
+    larger |= {"run_seconds": 1.0, "load_average": 1.0, "generate_seconds": 1.0}
+    text = ten_times_text(paper, larger)
+    assert "4,600 MiB (merge),\nover the 4 GiB" in text
+    assert "Over 4 GiB: merge." in text and "more than 1.5× from 1,000 questions: merge." in text

@@ -1,4 +1,5 @@
-"""docs/scale.md from what ``selfreflect bench scale`` recorded (docs/scale.json), what
+"""docs/scale.md from what ``selfreflect bench scale`` recorded (docs/scale.json at the paper's
+size, docs/scale_10x.json at ten times its questions), what
 ``selfreflect bench growth`` recorded (docs/growth.json) and the GPU scorer benchmarks
 (its judge work per question), and what ``selfreflect bench judge-memory`` recorded
 (docs/judge_memory.json): the paper's size after the judge, the growth of the real run and the
@@ -25,11 +26,13 @@ from selfreflect.fileio import read_json, read_yaml
 from selfreflect.paths import DEFAULT_CONFIG
 
 RECORD = Path("docs") / "scale.json"
+TEN_TIMES = Path("docs") / "scale_10x.json"  # the same run at ten times the paper's questions
 GROWTH = Path("docs") / "growth.json"
 PAPER_RUN = Path("docs") / "paper_run.json"
 JUDGE_MEMORY = Path("docs") / "judge_memory.json"
 DOC = Path("docs") / "scale.md"
-MEMORY_BUDGET_MIB = 4 * 1024  # the peak each job must stay under at the paper's size
+MEMORY_BUDGET_MIB = 4 * 1024  # the peak each job must stay under, at any size
+PEAK_GROWTH_LIMIT = 1.5  # a job's peak at ten times the questions, at most this times the paper's
 RESOLVED = 2  # a cost per question is measured where its growth is this many largest residuals
 
 
@@ -46,7 +49,7 @@ def rule_table(record: dict[str, Any]) -> pd.DataFrame:
     outputs = pd.DataFrame(record["outputs"]).T
     rules = rules.join(outputs.rename(columns={"files": "output_files", "mib": "output_mib"}))
     counts = ["jobs", "peak_rss_mib", "output_files"]
-    rules[counts] = rules[counts].astype(int)
+    rules[counts] = rules[counts].astype("Int64")  # a rule whose outputs --summary lists none: <NA>
     return rules.sort_values("peak_rss_mib", ascending=False)
 
 
@@ -66,6 +69,48 @@ def run_context(record: dict[str, Any]) -> dict[str, Any]:
         "embedder": read_yaml(Path(record["config"]))["summaries"]["cluster"]["embedder"],
         "plans": table(["shards", "jobs", "seconds to plan"], plans, align="rrr"),
     }
+
+
+def growth_between(paper: dict[str, Any], larger: dict[str, Any]) -> pd.DataFrame:
+    """Per rule, the synthetic run at the paper's size beside the same run at a larger size:
+    peak memory of each and their ratio, CPU seconds of each, the CPU cost per question and the
+    fixed cost that the two sizes give (two points: no residual), and the output MiB of each."""
+    small, big = rule_table(paper), rule_table(larger)
+    q0, q1 = paper["questions"], larger["questions"]
+    per_question = (big["cpu_s"] - small["cpu_s"]) / (q1 - q0)
+    frame = pd.DataFrame(
+        {
+            f"peak_mib@{q0}": small["peak_rss_mib"],
+            f"peak_mib@{q1}": big["peak_rss_mib"],
+            "peak_ratio": (big["peak_rss_mib"] / small["peak_rss_mib"]).round(2),
+            f"cpu_s@{q0}": small["cpu_s"],
+            f"cpu_s@{q1}": big["cpu_s"],
+            "cpu_s_per_question": per_question.round(3),
+            "fixed_cpu_s": (small["cpu_s"] - q0 * per_question).round(1),
+            f"output_mib@{q0}": small["output_mib"],
+            f"output_mib@{q1}": big["output_mib"],
+        }
+    )
+    return frame.sort_values(f"peak_mib@{q1}", ascending=False)
+
+
+def ten_times_text(paper: dict[str, Any], larger: dict[str, Any]) -> str:
+    """docs/scale.md's section on the run at ten times the paper's questions."""
+    rules = growth_between(paper, larger)
+    peak = rules.columns[1]
+    return render(
+        "scale_ten_times.md.j2",
+        TEN_TIMES=TEN_TIMES,
+        record=larger,
+        paper=paper,
+        rules=rules,
+        over_budget=rules.index[rules[peak] >= MEMORY_BUDGET_MIB].tolist(),
+        over_growth=rules.index[rules["peak_ratio"] > PEAK_GROWTH_LIMIT].tolist(),
+        PEAK_GROWTH_LIMIT=PEAK_GROWTH_LIMIT,
+        largest=rules[peak].idxmax(),
+        peak=int(rules[peak].max()),
+        embedder=read_yaml(Path(larger["config"]))["summaries"]["cluster"]["embedder"],
+    )
 
 
 def linear_fit(sizes: list[float], values: list[float]) -> tuple[float, float, float]:
@@ -202,13 +247,14 @@ def judge_text(record: dict[str, Any]) -> str:
 
 def text() -> str:
     """docs/scale.md from its records."""
-    pages = run_text(read_json(RECORD)) + growth_text(read_json(GROWTH))
-    return pages + judge_text(read_json(JUDGE_MEMORY))
+    paper = read_json(RECORD)
+    pages = run_text(paper) + ten_times_text(paper, read_json(TEN_TIMES))
+    return pages + growth_text(read_json(GROWTH)) + judge_text(read_json(JUDGE_MEMORY))
 
 
 @click.command()
 @click.option("--check", is_flag=True, help="Fail if docs/scale.md differs from its render.")
 def scale(check: bool) -> None:
-    """Render docs/scale.md from docs/scale.json, docs/growth.json, docs/paper_run.json and
-    docs/judge_memory.json."""
+    """Render docs/scale.md from docs/scale.json, docs/scale_10x.json, docs/growth.json,
+    docs/paper_run.json and docs/judge_memory.json."""
     publish(DOC, text(), check, "docs scale")
