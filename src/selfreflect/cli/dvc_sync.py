@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import click
 
+from selfreflect.cli.options import file_option
 from selfreflect.paths import DEFAULT_CONFIG
 
 
 @click.command("dvc-sync")
-@click.option(
+@file_option(
     "--config",
-    "config_path",
-    type=click.Path(dir_okay=False, exists=True),
-    help=f"The config Snakemake runs [default: {DEFAULT_CONFIG}].",
+    f"The config Snakemake runs [default: {DEFAULT_CONFIG}].",
+    required=False,
+    exists=True,
 )
 def dvc_sync(config_path: str | None) -> None:
     """After `dvc pull`, `dvc checkout`, `dvc commit` or `dvc exp apply`: date the outputs dvc.lock

@@ -5,15 +5,16 @@ from __future__ import annotations
 import click
 
 from selfreflect import paths
+from selfreflect.cli.options import file_option
 
 DVC_YAML = "selfreflect dvc-yaml"
 
 
 @click.command("dvc-yaml")
-@click.option(
+@file_option(
     "--config",
-    "config_path",
-    type=click.Path(dir_okay=False, exists=True),
+    required=False,
+    exists=True,
     help="The config to build the DAG for [default: the one params.yaml was resolved from, "
     f"else {paths.DEFAULT_CONFIG}].",
 )

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import click
 
+from selfreflect.cli.options import file_option
+
 
 @click.command("export-answers")
 @click.option(
@@ -14,12 +16,11 @@ import click
     show_default=True,
     help="reference: the original tool's JSON file; hf: a Hugging Face datasets folder.",
 )
-@click.option(
+@file_option(
     "--questions",
-    "questions_path",
-    type=click.Path(dir_okay=False),
-    help="hf: the answers' questions table (of their dataset, each question answered once), "
+    "hf: the answers' questions table (of their dataset, each question answered once), "
     "whose source dataset the dataset card names.",
+    required=False,
 )
 @click.argument("answers_path", type=click.Path(dir_okay=False))
 @click.argument("out", type=click.Path())

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from selfreflect.cli.options import CONFIG, METHOD, OUT, SUBJECT, reads
+from selfreflect.cli.options import CONFIG, METHOD, OUT, SUBJECT, file_option, folder_option, reads
 from selfreflect.config import SEED_MAX
 from selfreflect.strategies.registry import strategy_prompts
 
@@ -23,14 +23,10 @@ from selfreflect.strategies.registry import strategy_prompts
     type=click.IntRange(min=0, max=SEED_MAX),
     help="Training seed (initialisation, dropout, data order); default finetune.training.seed.",
 )
-@click.option("--data", "data_path", required=True, type=click.Path(dir_okay=False))
+@file_option("--data")
 @OUT
-@click.option(
-    "--log",
-    "log_path",
-    required=True,
-    type=click.Path(file_okay=False),
-    help="The trainer's log (a DVCLive folder: the loss per step in plots/metrics/loss.tsv).",
+@folder_option(
+    "--log", "The trainer's log (a DVCLive folder: the loss per step in plots/metrics/loss.tsv)."
 )
 def finetune_train(
     config_path: str,
@@ -39,7 +35,7 @@ def finetune_train(
     seed: int | None,
     data_path: str,
     out: str,
-    log_path: str,
+    log_dir: str,
 ) -> None:
     """Train the subject's LoRA adapter (folder OUT, with the training question ids)."""
     from pathlib import Path
@@ -65,13 +61,13 @@ def finetune_train(
         )
     settings = config["finetune"]["training"]
     settings = {**settings, "seed": settings["seed"] if seed is None else seed}
-    check_outputs(Path(out), Path(log_path), subject, method, settings["seed"])
+    check_outputs(Path(out), Path(log_dir), subject, method, settings["seed"])
     record = provenance(config, [subject], ids=ids)
     try:
-        train_adapter(spec, method, data, settings, Path(out), record, Path(log_path))
+        train_adapter(spec, method, data, settings, Path(out), record, Path(log_dir))
     except ConfigError as err:
         raise ConfigError(f"{source}: {err}") from None
     click.echo(
         f"{method} adapter of {subject} (seed {settings['seed']}) written to {out}, its training"
-        f" log to {log_path}"
+        f" log to {log_dir}"
     )

@@ -7,20 +7,19 @@ from typing import Any
 import click
 
 from selfreflect.answer_sets import CHECKED
+from selfreflect.cli.options import file_option
 
 
 @click.command("import-answers")
-@click.option(
+@file_option(
     "--config",
-    "config_path",
-    type=click.Path(dir_okay=False),
-    help="A datasets folder: the config of the run it joins, which it must fit.",
+    "A datasets folder: the config of the run it joins, which it must fit.",
+    required=False,
 )
-@click.option(
+@file_option(
     "--questions",
-    "questions_path",
-    type=click.Path(dir_okay=False),
-    help="A datasets folder: the run's questions table [default: the run's, of --dataset].",
+    "A datasets folder: the run's questions table [default: the run's, of --dataset].",
+    required=False,
 )
 @click.option("--dataset", help="The dataset the answers belong to (else SOURCE's).")
 @click.option("--subject", help="The subject that gave them (else SOURCE's).")

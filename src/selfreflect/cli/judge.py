@@ -9,7 +9,17 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from selfreflect.cli.options import ANSWERS, CONFIG, OUT, QUESTIONS, SHARD, SHARDS, Job, reads
+from selfreflect.cli.options import (
+    ANSWERS,
+    CONFIG,
+    OUT,
+    QUESTIONS,
+    SHARD,
+    SHARDS,
+    Job,
+    folder_option,
+    reads,
+)
 from selfreflect.cli.report.studies import experiment
 from selfreflect.config import evaluated_datasets
 
@@ -59,13 +69,7 @@ def check_answers(answers: pd.DataFrame, path: str, experiment: dict[str, str]) 
     default=True,
     help="Also judge the controlled pairs, multiple-choice variants and convergence subsamples.",
 )
-@click.option(
-    "--cache",
-    "cache_dir",
-    required=True,
-    type=click.Path(file_okay=False),
-    help="Folder of the judge's content-addressed results, reused across runs.",
-)
+@folder_option("--cache", "Folder of the judge's content-addressed results, reused across runs.")
 @OUT
 @click.argument("summaries_paths", nargs=-1, type=click.Path(dir_okay=False))
 def judge(

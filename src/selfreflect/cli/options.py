@@ -10,20 +10,31 @@ import click
 Job = Mapping[str, str]  # a workflow job's wildcards: {"dataset": ..., "subject": ...}
 SettingKeys = Callable[[Job, dict[str, Any]], Sequence[str | Sequence[str]]]
 
-CONFIG = click.option(
-    "--config",
-    "config_path",
-    required=True,
-    type=click.Path(dir_okay=False),
-    help="Experiment config (YAML).",
-)
+
+def file_option(
+    flag: str, help: str | None = None, *, required: bool = True, exists: bool = False
+) -> Callable[[Callable], Callable]:
+    """``flag FILE``, given to the command as ``<flag>_path``."""
+    name = f"{flag.removeprefix('--').replace('-', '_')}_path"
+    kind = click.Path(dir_okay=False, exists=exists)
+    return click.option(flag, name, required=required, type=kind, help=help)
+
+
+def folder_option(
+    flag: str, help: str, *, required: bool = True, multiple: bool = False
+) -> Callable[[Callable], Callable]:
+    """``flag DIR``, given to the command as ``<flag>_dir``; repeatable, as ``<flag>_dirs``."""
+    name = f"{flag.removeprefix('--').replace('-', '_')}_dir{'s' if multiple else ''}"
+    kind = click.Path(file_okay=False)
+    return click.option(flag, name, required=required, multiple=multiple, type=kind, help=help)
+
+
+CONFIG = file_option("--config", "Experiment config (YAML).")
 OUT = click.option("--out", required=True, type=click.Path(), help="Output path.")
 SUBJECT = click.option("--subject", required=True, help="Subject model name from the config.")
 DATASET = click.option("--dataset", required=True, help="Dataset name from the config.")
 JUDGE = click.option("--judge", required=True, help="Judge model name from the config.")
-QUESTIONS = click.option(
-    "--questions", "questions_path", required=True, type=click.Path(dir_okay=False)
-)
+QUESTIONS = file_option("--questions")
 ANSWERS = click.option("--answers", "answers_path", required=True, type=click.Path())
 OUT_DIR = click.option("--out-dir", required=True, type=click.Path(), help="Tables folder.")
 FIGURE_DIR = click.option("--figure-dir", required=True, type=click.Path(), help="Figures folder.")

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from selfreflect.cli.options import SHARD, SHARDS
+from selfreflect.cli.options import SHARD, SHARDS, folder_option
 from selfreflect.config import schema_enum
 from selfreflect.errors import InputError
 from selfreflect.scoring.registry import JUDGES
@@ -113,12 +113,11 @@ def read_summaries(path: str) -> pd.DataFrame:
 @click.option("--stopwords", help="wordfreq, none, or a word-list file.")
 @click.option("--dtype", type=click.Choice(schema_enum("scoring", "dtype")))
 @click.option("--batch-size", type=click.IntRange(min=1), help="Masked words per judge step.")
-@click.option(
+@folder_option(
     "--cache",
-    "cache_dir",
-    type=click.Path(file_okay=False),
-    help="Folder of the judge's content-addressed results, kept and reused across runs"
+    "Folder of the judge's content-addressed results, kept and reused across runs"
     " (default: one beside --out, removed once it is written).",
+    required=False,
 )
 @SHARD
 @SHARDS

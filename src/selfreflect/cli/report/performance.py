@@ -6,33 +6,26 @@ from pathlib import Path
 
 import click
 
-from selfreflect.cli.options import CONFIG, FIGURE_DIR, OUT_DIR
+from selfreflect.cli.options import CONFIG, FIGURE_DIR, OUT_DIR, folder_option
 
 
 @click.command("performance")
 @CONFIG
 @OUT_DIR
 @FIGURE_DIR
-@click.option(
+@folder_option(
     "--benchmarks",
-    "benchmark_dirs",
+    "A folder of Snakemake benchmark files, <rule>/<job>.tsv (repeat).",
     multiple=True,
-    required=True,
-    type=click.Path(file_okay=False),
-    help="A folder of Snakemake benchmark files, <rule>/<job>.tsv (repeat).",
 )
-@click.option(
-    "--results",
-    "results_dir",
-    required=True,
-    type=click.Path(file_okay=False),
-    help="The run's artifacts, whose metadata records the judge's forward tokens.",
+@folder_option(
+    "--results", "The run's artifacts, whose metadata records the judge's forward tokens."
 )
 def performance(
     config_path: str,
     out_dir: str,
     figure_dir: str,
-    benchmark_dirs: tuple[str, ...],
+    benchmarks_dirs: tuple[str, ...],
     results_dir: str,
 ) -> None:
     """Wall time, CPU time and peak memory per rule from the jobs' benchmark files, and the
@@ -51,7 +44,7 @@ def performance(
     with runner.claimed([*files, *runner.figure_files(figure_dir, "performance")]):
         config = load_config(config_path)
         figure = {"stem": Path(figure_dir) / "performance", **runner.figure_args(config)}
-        jobs = read_benchmarks(Path(d) for d in benchmark_dirs if Path(d).is_dir())
+        jobs = read_benchmarks(Path(d) for d in benchmarks_dirs if Path(d).is_dir())
         if jobs.empty:
             runner.skipped("performance", "no benchmark files", out_dir, figure)
             click.echo("performance: skipped (no benchmark files)", err=True)
