@@ -39,7 +39,7 @@ def synthetic_controlled(rng):
                         "id": f"q{i}",
                         "pair_type": pair_type,
                         "side": side,
-                        "summary": side,
+                        "has_summary": True,
                         "selfreflect": rng.uniform() * 0.2 + shift,
                         "llm_rating": rng.uniform(1, 5),
                         "embedding": rng.uniform(),

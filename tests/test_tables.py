@@ -167,7 +167,7 @@ def test_validation_table_counts_correct_rankings_per_direction():
                     "id": f"q{i}",
                     "pair_type": "idk",
                     "side": side,
-                    "summary": side,
+                    "has_summary": True,
                     "selfreflect": sr,
                     "llm_rating": 3.0,
                     "embedding": emb,
@@ -176,7 +176,7 @@ def test_validation_table_counts_correct_rankings_per_direction():
                 }
             )
     for side in ("good", "bad"):  # a question without an idk pair
-        rows.append({"id": "q4", "pair_type": "idk", "side": side, "summary": None, **KEYS})
+        rows.append({"id": "q4", "pair_type": "idk", "side": side, "has_summary": False, **KEYS})
     table = validation_table(pd.DataFrame(rows), 0.95, PAIRS_PLAN).set_index("metric")
     assert table.loc["selfreflect", ["n_pairs", "n_correct"]].tolist() == [4, 3]
     assert table.loc["selfreflect", ["n_failed", "n_excluded"]].tolist() == [0, 1]
@@ -201,13 +201,33 @@ def controlled_pairs(pair_type: str, correct: dict[str, list[bool]]) -> list[dic
     rows = []
     for i in range(len(correct["selfreflect"])):
         for side in ("good", "bad"):
-            row = {"id": f"q{i}", "pair_type": pair_type, "side": side, "summary": side, **KEYS}
+            row = {"id": f"q{i}", "pair_type": pair_type, "side": side, "has_summary": True, **KEYS}
             for metric, higher in HIGHER_IS_BETTER.items():
                 preferred = side == "good" and correct[metric][i] if metric in correct else None
                 best = 1.0 if higher else 0.0
                 row[metric] = np.nan if preferred is None else best if preferred else 0.5
             rows.append(row)
     return rows
+
+
+def test_validation_reads_whether_each_pair_has_a_summary_not_its_text(tmp_path):
+    """The validation report reads the controlled pairs' summaries only as ``has_summary``,
+    file after file in the files' order, a batch at a time (their texts are most of the files)."""
+    from selfreflect.artifacts import ROW_BATCH, write_table
+    from selfreflect.report.catalog import REPORTS
+
+    files = []
+    for name, count in (("a", 3), ("b", ROW_BATCH + 5)):  # the second over one batch
+        pairs = pd.DataFrame(controlled_pairs("idk", {"selfreflect": [True] * count}))
+        made = pd.Series(np.arange(len(pairs)) % 3 != 0)
+        summaries = pairs.pop("has_summary").where(made, None).map({True: "a text"})
+        pairs = pairs.assign(id=name + pairs["id"], summary=summaries, error=None)
+        write_table("controlled_scores", pairs, tmp_path / f"{name}.parquet")
+        files.append((tmp_path / f"{name}.parquet", made))
+    (validation,) = (report for report in REPORTS if report.table == "validation")
+    rows = validation.read(path for path, _ in files)
+    assert "summary" not in rows.columns
+    assert rows["has_summary"].tolist() == [flag for _, made in files for flag in made]
 
 
 def test_validation_table_corrects_per_metric_and_compares_metrics_with_mcnemar():
@@ -606,7 +626,8 @@ def test_report_commands_caption_their_correction_and_write_adjusted_p_metrics(t
     scores = scores_frame({"greedy": [0.5] * n, "basic": list(0.4 - 0.01 * np.arange(n))})
     write_table("scores", scores.assign(tasks=None), tmp_path / "scores.parquet")
     pairs = controlled_pairs("idk", {"selfreflect": [True] * n, "embedding": [False] * n})
-    write_table("controlled_scores", pd.DataFrame(pairs).assign(error=None), tmp_path / "c.pq")
+    controlled = pd.DataFrame(pairs).drop(columns="has_summary").assign(summary="s", error=None)
+    write_table("controlled_scores", controlled, tmp_path / "c.pq")
     common = ["--config", str(tmp_path / "c.yaml"), "--out-dir", str(tmp_path / "t")]
     common += ["--figure-dir", str(tmp_path / "f")]
     runner = CliRunner()

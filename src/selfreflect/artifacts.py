@@ -122,7 +122,7 @@ SCHEMAS: dict[str, pa.Schema] = {
             ("tasks", pa.list_(TASK)),  # strategy rows (scoring.keep_tasks), else null
         ]
     ),
-    # the controlled pairs' alternative metrics (selfreflect.report.studies.alt_metrics_table)
+    # the controlled pairs' alternative metrics (selfreflect.report.alt_metrics.alt_metrics_table)
     "alt_metrics": pa.schema(
         [
             ("id", _STR),
@@ -469,19 +469,32 @@ def _read_rows(path: Path, columns: list[str], where: dict[str, str]) -> pa.Tabl
 
 
 def read_batches(
-    path: str | os.PathLike, columns: list[str], where: dict[str, str]
+    path: str | os.PathLike, columns: list[str], where: dict[str, str] | None = None
 ) -> Iterator[pa.RecordBatch]:
     """The ``columns`` of the rows of the Parquet file ``path`` whose columns hold the values of
-    ``where``, a batch of at most :data:`ROW_BATCH` rows at a time, unchecked: check the file
-    first (:func:`read_table` of a few of its columns)."""
+    ``where`` (all rows by default), a batch of at most :data:`ROW_BATCH` rows at a time,
+    unchecked: check the file first (:func:`read_table` of a few of its columns)."""
+    where = where or {}
     with pq.ParquetFile(path) as parquet:
         for group in range(parquet.num_row_groups):  # one at a time: the reader reads ahead
-            for batch in parquet.iter_batches(ROW_BATCH, [group], [*columns, *where]):
+            read = list(dict.fromkeys([*columns, *where]))
+            for batch in parquet.iter_batches(ROW_BATCH, [group], read):
                 yield _where(batch, where).select(columns)
+
+
+def read_frames(kind: str, path: str | os.PathLike, columns: list[str]) -> Iterator[pd.DataFrame]:
+    """A ``kind`` artifact's ``columns`` as frames of at most :data:`ROW_BATCH` rows (a later
+    field its file was written without all null), for a reader whose memory must not grow with
+    the file; check the file first (:func:`read_keys`)."""
+    found = pq.read_schema(path).names
+    for batch in read_batches(path, [name for name in columns if name in found]):
+        yield to_frame(_with_later_fields(kind, pa.Table.from_batches([batch]), columns))
 
 
 def _where(batch: pa.RecordBatch, where: dict[str, str]) -> pa.RecordBatch:
     """The rows of ``batch`` whose columns hold the values of ``where``."""
+    if not where:
+        return batch
     keep = None
     for name, value in where.items():
         equal = pc.equal(batch.column(name), value)

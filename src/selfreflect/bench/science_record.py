@@ -260,8 +260,6 @@ def _per_question(
     """The rows ``judge``'s part of ``table`` was built from: its report's reading of the run's
     files of :data:`PER_QUESTION` (none for another table, or where the judge has no such
     file)."""
-    from selfreflect.report.readers import read_tables
-
     if table not in PER_QUESTION:
         return None
     names = {
@@ -272,7 +270,7 @@ def _per_question(
     }
     template = PER_QUESTION[table].replace("{run}", resolved["run"])
     files = _existing_files(root, template, names)
-    return read_tables(_report(table).reads, files) if files else None
+    return _report(table).read(files) if files else None
 
 
 def _plain(value: Any) -> Any:

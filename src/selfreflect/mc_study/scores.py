@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import numpy as np
 import pandas as pd
 
@@ -11,6 +13,9 @@ from selfreflect.mc_study.variants import mc_exclusion, stated_distribution
 
 MC_TRUTH = ["w1", "choice_source", "choice_error", "ambiguous_conditioning", "ambiguous_test"]
 MC_TRUTH += ["truth_tv", "truth_tv_expected"]
+# what the study reads of the answers table
+ANSWER_COLUMNS = ["id", "test_answers", "conditioning_answers", "error"]
+ANSWER_COLUMNS += ["choice_probs", "choice_source", "choice_error"]
 
 
 def truth_check(probs: list[float], answers: list[str], options: list[str]) -> tuple[float, float]:
@@ -22,21 +27,30 @@ def truth_check(probs: list[float], answers: list[str], options: list[str]) -> t
     return tv, sampling_error(probs, len(answers))
 
 
+Truth = dict[tuple[str, float], tuple]  # (question, temperature) -> its MC_TRUTH values
+
+
 def mc_scores(
-    questions: pd.DataFrame, answers: pd.DataFrame, judgements: pd.DataFrame, settings: dict
+    questions: pd.DataFrame,
+    answers: Iterable[pd.DataFrame],
+    judgements: pd.DataFrame,
+    settings: dict,
 ) -> pd.DataFrame:
     """SelfReflect and true W1 of each stated-distribution summary of each MC question, with
     the truth's source and expected sampling error, how many of its conditioning and test
     answers name two or more choices (ambiguous) and the truth checked against all its answers
     (``truth_tv``, ``truth_tv_expected``: :func:`truth_check`); a question without ``choices``, a
     distribution over them or answers keeps one row per temperature with no summary and the
-    reason in ``error``."""
-    rows = judgements[judgements["kind"] == "mc"]
-    table = rows[["id", "temperature", "summary", "score", "num_tasks", "error"]]
-    table = table.reset_index(drop=True)
+    reason in ``error``. ``answers``: the answers table in parts (:data:`ANSWER_COLUMNS`)."""
+    return mc_rows(judgements, mc_truth(questions, answers, settings))
+
+
+def mc_truth(questions: pd.DataFrame, answers: Iterable[pd.DataFrame], settings: dict) -> Truth:
+    """The :data:`MC_TRUTH` values of each multiple-choice question and temperature of
+    ``settings`` (``mc_temperatures``), the answers read a part at a time."""
     choices = questions.set_index("id")["choices"]
     truth = {}
-    for answer in answers.itertuples(index=False):
+    for answer in (row for part in answers for row in part.itertuples(index=False)):
         options = choices.get(answer.id)
         if mc_exclusion(answer, options) is not None:
             continue
@@ -48,6 +62,14 @@ def mc_scores(
         for t in settings["mc_temperatures"]:
             _, w1 = stated_distribution(probs, t)
             truth[answer.id, float(t)] = (w1, *source, *ambiguous, *checked)
+    return truth
+
+
+def mc_rows(judgements: pd.DataFrame, truth: Truth) -> pd.DataFrame:
+    """The ``mc`` rows of ``judgements`` with their questions' ``truth`` alongside."""
+    rows = judgements[judgements["kind"] == "mc"]
+    table = rows[["id", "temperature", "summary", "score", "num_tasks", "error"]]
+    table = table.reset_index(drop=True)
     keys = list(zip(table["id"], table["temperature"], strict=True))
     values = [truth.get(key, (None,) * len(MC_TRUTH)) for key in keys]
     table[MC_TRUTH] = pd.DataFrame(values, columns=MC_TRUTH, index=table.index)

@@ -21,9 +21,12 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+import pandas as pd
 import torch
 
 from selfreflect.chat import Message, format_answers, prompts, system_message
+from selfreflect.controlled import BY_STRING, SIDES, Grouping, pairs_table
+from selfreflect.report.studies import ALT_METRICS
 from selfreflect.scoring.contexts import ContextTasks
 from selfreflect.scoring.forwards import Judge
 from selfreflect.scoring.prompts import scoring_question
@@ -114,3 +117,29 @@ def embedding_similarity(items: Sequence[Item]) -> np.ndarray:
         if answers:
             out[i] = float(np.mean([lookup[a] @ lookup[summary] for a in answers]))
     return out
+
+
+def alt_metrics_table(
+    judge: Judge, answers: pd.DataFrame, pair_types: list[str], grouping: Grouping = BY_STRING
+) -> pd.DataFrame:
+    """The alternative metrics of both summaries of every controlled pair that could be made
+    (``grouping``: how the answers are clustered; one batched pass of the judge per metric)."""
+    pairs = pairs_table(answers, pair_types, grouping)
+    made = pairs[pairs["error"].isna()]
+    by_id = answers.set_index("id")
+    rows = [
+        (pair.id, pair.pair_type, side, getattr(pair, side))
+        for pair in made.itertuples()
+        for side in SIDES
+    ]
+    table = pd.DataFrame(rows, columns=["id", "pair_type", "side", "summary"])
+    items = [
+        (by_id.loc[qid, "question"], list(by_id.loc[qid, "conditioning_answers"]), summary)
+        for qid, summary in zip(table["id"], table["summary"], strict=True)
+    ]
+    table[ALT_METRICS] = np.nan
+    if items:
+        table["llm_rating"] = llm_ratings(judge, items)
+        table["p_true"] = p_true(judge, items)
+        table["embedding"] = embedding_similarity(items)
+    return table

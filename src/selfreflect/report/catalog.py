@@ -11,8 +11,9 @@ table (``workflow/report/<table>.rst`` and ``<table>.j2``).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -65,6 +66,12 @@ class Report:
     figure_rows: bool = False  # the figure draws the FILES' rows, before the table
     metrics: Metrics | None = None
     optional_inputs: Mapping[str, str] = field(default_factory=dict)  # --NAME: its help
+    columns: tuple[str, ...] | None = None  # what build reads of FILES; default all but tasks
+    present: tuple[str, ...] = ()  # FILES' columns build sees only as has_<name> (held or null)
+
+    def read(self, files: Iterable[str | Path]) -> pd.DataFrame:
+        """The rows of FILES that :attr:`build` takes (:func:`readers.read_tables`)."""
+        return readers.read_tables(self.reads, files, self.columns, self.present)
 
     @property
     def config_keys(self) -> tuple[str, ...]:
@@ -168,6 +175,8 @@ REPORTS = (
         },
         settings=("report.confidence", *PLAN_SETTINGS, "report.plan.min_pairs"),
         help="Table 1: fraction of controlled pairs each metric ranks correctly (FILES: studies).",
+        columns=tables.VALIDATION_COLUMNS,
+        present=("summary",),
         empty="no controlled pairs (report.pair_types)",
         intervals={"correct": ("fraction", "ci_low", "ci_high")},
         figure=figures.validation_figure,
@@ -225,6 +234,7 @@ REPORTS = (
         settings=("models",),
         help="Tokens, seconds and summary lengths per strategy (FILES: summaries tables).",
         empty="no summaries",
+        columns=tables.COST_COLUMNS,
     ),
     Report(
         "human-agreement",

@@ -26,7 +26,7 @@ from selfreflect.config import load_config
 from selfreflect.errors import InputError
 from selfreflect.fileio import check_writable, shared_files, write_json
 from selfreflect.paths import FIGURE_FORMATS, TABLE_FORMATS
-from selfreflect.report import readers, writers
+from selfreflect.report import writers
 from selfreflect.report.catalog import Report, Skip
 
 CAPTIONS = resources.files("selfreflect") / "data" / "captions"  # <table>.j2
@@ -144,7 +144,7 @@ def run_report(
     with claimed(outputs, None if per_strategy else metrics):
         try:
             arguments = report.arguments(config, **optional_inputs)
-            rows = readers.read_tables(report.reads, files)
+            rows = report.read(files)
             table = report.build(rows, **arguments)
             if table.empty:
                 raise Skip(_captions().from_string(report.empty).render(**arguments))

@@ -119,6 +119,10 @@ def _versus(
 # --- cost table ----------------------------------------------------------------------------------
 
 
+COST_COLUMNS = ("id", "dataset", "subject", "strategy", "summarizer", "summary", "error")
+COST_COLUMNS += ("prompt_tokens", "completion_tokens", "seconds")  # what cost_table reads
+
+
 def cost_table(summaries: pd.DataFrame, thinking: dict[str, bool]) -> pd.DataFrame:
     """Per dataset, subject and strategy: mean tokens, seconds and summary length in words.
 
@@ -127,7 +131,7 @@ def cost_table(summaries: pd.DataFrame, thinking: dict[str, bool]) -> pd.DataFra
     """
     frame = summaries.assign(
         ok=summaries["error"].isna(),
-        summary_words=summaries["summary"].fillna("").str.split().str.len(),
+        summary_words=summaries["summary"].fillna("").str.count(r"\S+"),
         thinking=summaries["summarizer"].map(lambda name: bool(thinking.get(name, False))),
     )
     keys = ["dataset", "subject", "strategy", "summarizer", "thinking"]
@@ -146,9 +150,13 @@ def cost_table(summaries: pd.DataFrame, thinking: dict[str, bool]) -> pd.DataFra
 # --- metric validation (paper Table 1) -----------------------------------------------------------
 
 
+VALIDATION_COLUMNS = ("id", *EXPERIMENT, "pair_type", "side", *HIGHER_IS_BETTER)
+
+
 def validation_table(controlled: pd.DataFrame, confidence: float, plan: Plan) -> pd.DataFrame:
-    """Per experiment, pair type and metric: the fraction of pairs ranked correctly (ties count
-    as wrong) with its Wilson interval and the exact one-sided binomial p-value against chance
+    """Per experiment, pair type and metric of the ``controlled`` rows (:data:`VALIDATION_COLUMNS`
+    and ``has_summary``: whether the pair was made): the fraction of pairs ranked correctly (ties
+    count as wrong) with its Wilson interval and the exact one-sided binomial p-value against chance
     (0.5), ``p_value_vs_chance``, corrected (``plan``) over the pair types of the metric in the
     experiment, with its verdict. ``n_excluded`` questions had no such pair (their reasons are
     in the study table); ``n_failed`` pairs lack the metric on a side. An alternative metric's
@@ -158,7 +166,7 @@ def validation_table(controlled: pd.DataFrame, confidence: float, plan: Plan) ->
     rows = []
     keys = [*EXPERIMENT, "pair_type"]
     for values, cell in controlled.groupby(keys, sort=False, dropna=False):
-        made = cell[cell["summary"].notna()]
+        made = cell[cell["has_summary"]]
         n_made = made["id"].nunique()
         wide = made.pivot_table(index="id", columns="side", values=list(HIGHER_IS_BETTER))
         reference = _ranked_correctly(wide, "selfreflect")

@@ -28,7 +28,7 @@ def alt_metrics(
     embedding similarity (the baselines SelfReflect is validated against)."""
     from selfreflect.artifacts import read_table
     from selfreflect.config import load_config
-    from selfreflect.report.studies import alt_metrics_table
+    from selfreflect.report.alt_metrics import alt_metrics_table
 
     config = load_config(config_path)
     answers = read_table("answers", answers_path)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from selfreflect.cli.options import CONFIG, OUT
-from selfreflect.cli.report.studies import JUDGEMENTS, read_judgements, write_study
+from selfreflect.cli.report.studies import JUDGEMENTS, judgement_keys, write_judged_study
 
 
 @click.command("convergence-scores")
@@ -18,7 +18,9 @@ def convergence_scores(config_path: str, judgements_path: str, out: str) -> None
     from selfreflect.config import load_config
     from selfreflect.report.studies import convergence_scores as study
 
-    judgements, experiment = read_judgements(judgements_path)
-    table = study(judgements)
-    write_study("convergence_scores", table, out, load_config(config_path), **experiment)
-    click.echo(f"{len(table)} convergence scores written to {out}")
+    _, experiment = judgement_keys(judgements_path, "convergence")
+    config = load_config(config_path)
+    written = write_judged_study(
+        "convergence_scores", judgements_path, "convergence", study, out, config, experiment
+    )
+    click.echo(f"{written} convergence scores written to {out}")

@@ -6,7 +6,7 @@ import click
 import pandas as pd
 
 from selfreflect.cli.options import ANSWERS, CONFIG, OUT, QUESTIONS, reads
-from selfreflect.cli.report.studies import JUDGEMENTS, read_judgements, write_study
+from selfreflect.cli.report.studies import JUDGEMENTS, judgement_keys, write_judged_study
 from selfreflect.errors import InputError
 
 
@@ -22,25 +22,33 @@ def mc_scores(
 ) -> None:
     """Stated-distribution summaries of multiple-choice questions: their SelfReflect scores
     (judged with the experiment's other summaries) and true W1 alongside."""
-    from selfreflect.artifacts import read_table
+    from selfreflect.artifacts import read_frames, read_keys, read_table
     from selfreflect.config import load_config
-    from selfreflect.mc_study.scores import mc_scores as study
+    from selfreflect.mc_study.scores import ANSWER_COLUMNS, mc_rows, mc_truth
 
     config = load_config(config_path)
     questions = read_table("questions", questions_path)
-    answers = read_table("answers", answers_path)
-    judgements, experiment = read_judgements(judgements_path)
-    check_answered(judgements, judgements_path, answers, answers_path)
-    table = study(questions, answers, judgements, config["report"])
-    write_study("mc_scores", table, out, config, **experiment)
-    click.echo(f"{len(table)} multiple-choice summaries written to {out}")
+    keys, experiment = judgement_keys(judgements_path, "mc")
+    check_answered(keys, judgements_path, read_keys("answers", answers_path), answers_path)
+    answers = read_frames("answers", answers_path, ANSWER_COLUMNS)
+    truth = mc_truth(questions, answers, config["report"])
+    written = write_judged_study(
+        "mc_scores",
+        judgements_path,
+        "mc",
+        lambda rows: mc_rows(rows, truth),
+        out,
+        config,
+        experiment,
+    )
+    click.echo(f"{written} multiple-choice summaries written to {out}")
 
 
 def check_answered(
     judgements: pd.DataFrame, judgements_path: str, answers: pd.DataFrame, answers_path: str
 ) -> None:
-    """Every question the judgements score has an answers row (else its truth would silently
-    be missing): one line naming the first that has none."""
+    """Every question the judgements score has an answers row (``answers``: their ids; else its
+    truth would silently be missing): one line naming the first that has none."""
     missing = list(dict.fromkeys(judgements["id"][~judgements["id"].isin(answers["id"])]))
     if missing:
         raise InputError(

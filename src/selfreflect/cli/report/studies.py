@@ -3,21 +3,15 @@ experiment, the judge they load, and their tables' labels."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
-import click
 import pandas as pd
 
-from selfreflect.cli.options import DATASET, JUDGE, SUBJECT
+from selfreflect.cli.options import DATASET, JUDGE, SUBJECT, file_option
 from selfreflect.provenance import provenance
 
-JUDGEMENTS = click.option(
-    "--judgements",
-    "judgements_path",
-    required=True,
-    type=click.Path(dir_okay=False),
-    help="The experiment's judgements (selfreflect judge, merged).",
-)
+JUDGEMENTS = file_option("--judgements", "The experiment's judgements (selfreflect judge, merged).")
 
 
 def experiment(func):
@@ -44,13 +38,45 @@ def write_study(
     write_table(kind, table.assign(**labels), out, meta)
 
 
-def read_judgements(path: str) -> tuple[pd.DataFrame, dict[str, str]]:
-    """An experiment's judgements without their scoring tasks (most of the table) and the
-    experiment they belong to (dataset, subject, judge)."""
-    from selfreflect.artifacts import EXPERIMENT, columns_but_tasks, one_label, read_table
+def judgement_keys(path: str, kind: str) -> tuple[pd.DataFrame, dict[str, str]]:
+    """The id, experiment labels and error of an experiment's judgements of one ``kind`` (pair,
+    mc, convergence), the file checked, and the experiment they belong to (dataset, subject,
+    judge)."""
+    from selfreflect.artifacts import EXPERIMENT, one_label, read_table
 
-    table = read_table("judgements", path, columns_but_tasks("judgements"))
-    return table, {key: one_label(table, key, path) for key in EXPERIMENT}
+    keys = read_table("judgements", path, ["id", *EXPERIMENT, "error"], {"kind": kind})
+    labelled = keys if len(keys) else read_table("judgements", path, list(EXPERIMENT))
+    return keys, {label: one_label(labelled, label, path) for label in EXPERIMENT}
+
+
+def write_judged_study(
+    study: str,
+    judgements_path: str,
+    kind: str,
+    build: Callable[[pd.DataFrame], pd.DataFrame],
+    out: str,
+    config: dict[str, Any],
+    labels: dict[str, str],
+) -> int:
+    """Write the ``study`` table: ``build`` of each batch of the judgements' rows of one
+    ``kind`` (checked first: :func:`judgement_keys`), written as they are read, so the job's
+    memory does not grow with the number of questions; each row labelled with the experiment
+    (``labels``). Returns the rows written."""
+    import pyarrow as pa
+
+    from selfreflect.artifacts import (
+        arrow_table,
+        columns_but_tasks,
+        read_batches,
+        to_frame,
+        write_arrow,
+    )
+
+    batches = read_batches(judgements_path, columns_but_tasks("judgements"), {"kind": kind})
+    rows = (to_frame(pa.Table.from_batches([batch])) for batch in batches)
+    parts = (arrow_table(study, build(part).assign(**labels)) for part in rows)
+    meta = provenance(config, [labels["judge"]], judge=labels["judge"])
+    return write_arrow(study, parts, out, meta)
 
 
 def open_study_judge(config: dict[str, Any], judge: str, config_path: str):
