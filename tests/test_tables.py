@@ -699,6 +699,28 @@ def test_report_tables_refuse_a_row_given_in_two_files(tmp_path, monkeypatch, ca
     assert not (tmp_path / "r").exists()
 
 
+def test_controlled_scores_refuses_an_alternative_metric_given_twice(tmp_path, monkeypatch, capsys):
+    """The pairs' alternative metrics are read with their experiment's labels, so a row given
+    twice (which would double its pair's rows) stops the command with one line, writing
+    nothing."""
+    from selfreflect.artifacts import write_table
+    from selfreflect.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "c.yaml").write_text(json.dumps(MINIMAL_CONFIG))
+    write_table("judgements", keyed_row("judgements").assign(kind="pair"), "j.parquet")
+    write_table("alt_metrics", pd.concat([keyed_row("alt_metrics")] * 2), "alt.parquet")
+    args = ["report", "controlled-scores", "--config", "c.yaml", "--judgements", "j.parquet"]
+    args += ["--alternatives", "alt.parquet", "--out", "out.parquet"]
+    monkeypatch.setattr(sys, "argv", ["selfreflect", *args])
+    with pytest.raises(SystemExit) as exit_:
+        main()
+    assert exit_.value.code == 1
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: alt.parquet: alt_metrics row ("), lines
+    assert lines[0].endswith("is twice in this file") and not (tmp_path / "out.parquet").exists()
+
+
 @pytest.mark.parametrize("kind", KEYED_KINDS)
 def test_every_reader_refuses_a_row_given_twice_in_one_file_or_two(tmp_path, kind):
     """A row's key (experiment, question and what it scores; a null key field is one value)
