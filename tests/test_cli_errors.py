@@ -336,6 +336,26 @@ CASES = [
         ["report", "mc-scores", "--config", "{tmp}/c.yaml", *MC_INPUTS, "--out", "{tmp}/o/m.pq"],
         ("j.pq", "id 'y' has no row in", "a.pq"),
     ),
+    Case(  # the multiple-choice study reads the answers a batch at a time, each checked
+        "report-mc-answers-with-an-empty-item-after-the-first-batch",
+        {
+            "c.yaml": config(),
+            "q.pq": artifact("questions", pd.DataFrame([QUESTIONS_ROW])),
+            "a.pq": artifact(
+                "answers",
+                pd.DataFrame([{**ANSWERS_ROW, "id": f"a{i}"} for i in range(69)] + [ANSWERS_ROW])
+                .assign(id=lambda rows: [*rows["id"][:-1], "y"])
+                .assign(
+                    test_answers=lambda rows: [
+                        ["a", None] if i == 66 else ["a"] for i in rows.index
+                    ]
+                ),
+            ),
+            "j.pq": artifact("judgements", pd.DataFrame([JUDGEMENT_ROW])),
+        },
+        ["report", "mc-scores", "--config", "{tmp}/c.yaml", *MC_INPUTS, "--out", "{tmp}/o/m.pq"],
+        ("a.pq", "field 'test_answers' has an empty item in row 66 (id a66)"),
+    ),
     Case(
         "answers-questions-not-a-table",
         {"c.yaml": config(), "q.pq": artifact("answers", pd.DataFrame([ANSWERS_ROW]))},

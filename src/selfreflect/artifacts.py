@@ -484,10 +484,14 @@ def read_batches(
 
 def read_frames(kind: str, path: str | os.PathLike, columns: list[str]) -> Iterator[pd.DataFrame]:
     """A ``kind`` artifact's ``columns`` as frames of at most :data:`ROW_BATCH` rows (a later
-    field its file was written without all null), for a reader whose memory must not grow with
-    the file; check the file first (:func:`read_keys`)."""
+    field its file was written without all null), each checked as it comes for a null in a
+    field every row holds (:data:`FILLED`), for a reader whose memory must not grow with the
+    file; check its fields first (:func:`read_table` of its ids)."""
     found = pq.read_schema(path).names
+    first_row = 0
     for batch in read_batches(path, [name for name in columns if name in found]):
+        _check_filled(kind, Path(path), batch, first_row)
+        first_row += len(batch)
         yield to_frame(_with_later_fields(kind, pa.Table.from_batches([batch]), columns))
 
 

@@ -22,14 +22,15 @@ def mc_scores(
 ) -> None:
     """Stated-distribution summaries of multiple-choice questions: their SelfReflect scores
     (judged with the experiment's other summaries) and true W1 alongside."""
-    from selfreflect.artifacts import read_frames, read_keys, read_table
+    from selfreflect.artifacts import read_frames, read_table
     from selfreflect.config import load_config
     from selfreflect.mc_study.scores import ANSWER_COLUMNS, mc_rows, mc_truth
 
     config = load_config(config_path)
     questions = read_table("questions", questions_path)
     keys, experiment = judgement_keys(judgements_path, "mc")
-    check_answered(keys, judgements_path, read_keys("answers", answers_path), answers_path)
+    answered = read_table("answers", answers_path, ["id"])  # the file's fields checked
+    check_answered(keys, judgements_path, answered, answers_path)
     answers = read_frames("answers", answers_path, ANSWER_COLUMNS)
     truth = mc_truth(questions, answers, config["report"])
     written = write_judged_study(
