@@ -4,7 +4,7 @@ off it, on the tiny model (transformers judge, no vLLM engine)."""
 import pandas as pd
 import pytest
 
-from selfreflect.mc_study.scores import mc_scores
+from selfreflect.mc_study.scores import mc_rows, mc_truth
 from selfreflect.report.alt_metrics import alt_metrics_table
 from selfreflect.report.studies import controlled_scores, convergence_scores
 from selfreflect.scoring.cache import ResultCache
@@ -121,7 +121,7 @@ def test_mc_scores_only_for_multiple_choice_questions_with_a_truth(judge):
     answers.at[1, "choice_source"], answers.at[1, "choice_error"] = "logprobs", 0.0
     settings = {"mc_temperatures": [0.5, 1.0, 2.0]}
     judgements = judged(judge, questions=questions, answers=answers, **settings)
-    table = mc_scores(questions, [answers], judgements, settings)
+    table = mc_rows(judgements, mc_truth(questions, [answers], settings))
     scored = table[table["summary"].notna()]
     assert scored["id"].tolist() == ["q2"] * 3
     assert scored["score"].notna().all()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from selfreflect.cli.options import CONFIG, OUT
-from selfreflect.cli.report.studies import JUDGEMENTS
+from selfreflect.cli.report.studies import JUDGEMENTS, judgement_keys
 
 
 @click.command("strategy-scores")
@@ -18,23 +18,16 @@ def strategy_scores(config_path: str, judgements_path: str, strategy: str, out: 
     the judgements are read: the job's memory does not grow with the number of questions."""
     import pyarrow as pa
 
-    from selfreflect.artifacts import (
-        EXPERIMENT,
-        SCHEMAS,
-        one_label,
-        read_batches,
-        read_table,
-        write_arrow,
-    )
+    from selfreflect.artifacts import SCHEMAS, read_batches, write_arrow
     from selfreflect.config import load_config
     from selfreflect.errors import InputError
     from selfreflect.provenance import provenance
 
     where = {"kind": "strategy", "strategy": strategy}
-    keys = read_table("judgements", judgements_path, ["id", *EXPERIMENT, "error"], where)
+    keys, experiment = judgement_keys(judgements_path, where)
     if keys.empty:
         raise InputError(f"{judgements_path}: strategy: no judgements of '{strategy}'")
-    judge = {label: one_label(keys, label, judgements_path) for label in EXPERIMENT}["judge"]
+    judge = experiment["judge"]
     schema = SCHEMAS["scores"]
     batches = read_batches(judgements_path, schema.names, where)
     rows = (pa.Table.from_batches([batch]).cast(schema) for batch in batches)

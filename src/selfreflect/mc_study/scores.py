@@ -30,24 +30,13 @@ def truth_check(probs: list[float], answers: list[str], options: list[str]) -> t
 Truth = dict[tuple[str, float], tuple]  # (question, temperature) -> its MC_TRUTH values
 
 
-def mc_scores(
-    questions: pd.DataFrame,
-    answers: Iterable[pd.DataFrame],
-    judgements: pd.DataFrame,
-    settings: dict,
-) -> pd.DataFrame:
-    """SelfReflect and true W1 of each stated-distribution summary of each MC question, with
-    the truth's source and expected sampling error, how many of its conditioning and test
-    answers name two or more choices (ambiguous) and the truth checked against all its answers
-    (``truth_tv``, ``truth_tv_expected``: :func:`truth_check`); a question without ``choices``, a
-    distribution over them or answers keeps one row per temperature with no summary and the
-    reason in ``error``. ``answers``: the answers table in parts (:data:`ANSWER_COLUMNS`)."""
-    return mc_rows(judgements, mc_truth(questions, answers, settings))
-
-
 def mc_truth(questions: pd.DataFrame, answers: Iterable[pd.DataFrame], settings: dict) -> Truth:
-    """The :data:`MC_TRUTH` values of each multiple-choice question and temperature of
-    ``settings`` (``mc_temperatures``), the answers read a part at a time."""
+    """The true W1 of each multiple-choice question's stated distribution at each temperature
+    of ``settings`` (``mc_temperatures``), with the truth's source and expected sampling error,
+    how many of its conditioning and test answers name two or more choices (ambiguous) and the
+    truth checked against all its answers (``truth_tv``, ``truth_tv_expected``:
+    :func:`truth_check`): its :data:`MC_TRUTH` values. ``answers``: the answers table in parts
+    (:data:`ANSWER_COLUMNS`), read one at a time."""
     choices = questions.set_index("id")["choices"]
     truth = {}
     for answer in (row for part in answers for row in part.itertuples(index=False)):
@@ -66,7 +55,10 @@ def mc_truth(questions: pd.DataFrame, answers: Iterable[pd.DataFrame], settings:
 
 
 def mc_rows(judgements: pd.DataFrame, truth: Truth) -> pd.DataFrame:
-    """The ``mc`` rows of ``judgements`` with their questions' ``truth`` alongside."""
+    """SelfReflect and true W1 of each stated-distribution summary of each MC question: the
+    ``mc`` rows of ``judgements`` with their questions' ``truth`` (:func:`mc_truth`) alongside;
+    a question without ``choices``, a distribution over them or answers keeps one row per
+    temperature with no summary and the reason in ``error``."""
     rows = judgements[judgements["kind"] == "mc"]
     table = rows[["id", "temperature", "summary", "score", "num_tasks", "error"]]
     table = table.reset_index(drop=True)

@@ -11,10 +11,14 @@ from __future__ import annotations
 
 import pandas as pd
 
+from selfreflect.artifacts import EXPERIMENT
 from selfreflect.scoring.table import of_kind
 
 ALT_METRICS = ["llm_rating", "p_true", "embedding"]
-ALT_METRIC_COLUMNS = ["id", "pair_type", "side", *ALT_METRICS]  # what controlled_scores reads
+PAIR_KEYS = ["id", "pair_type", "side"]  # a controlled pair's summary in its experiment
+# what controlled_scores reads of the alternative metrics (with the experiment's labels, so a
+# row given twice is refused: artifacts.ROW_KEYS)
+ALT_METRIC_COLUMNS = [*EXPERIMENT, *PAIR_KEYS, *ALT_METRICS]
 
 
 def controlled_scores(judgements: pd.DataFrame, alternatives: pd.DataFrame) -> pd.DataFrame:
@@ -22,7 +26,7 @@ def controlled_scores(judgements: pd.DataFrame, alternatives: pd.DataFrame) -> p
     that cannot be made keeps its two rows with no summary and the reason in ``error``."""
     table = of_kind(judgements, "pair", ["pair_type", "side"])
     table = table.rename(columns={"score": "selfreflect"})
-    return table.merge(alternatives[ALT_METRIC_COLUMNS], on=ALT_METRIC_COLUMNS[:3], how="left")
+    return table.merge(alternatives[[*PAIR_KEYS, *ALT_METRICS]], on=PAIR_KEYS, how="left")
 
 
 def convergence_scores(judgements: pd.DataFrame) -> pd.DataFrame:

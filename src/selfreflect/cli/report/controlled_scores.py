@@ -18,15 +18,13 @@ def controlled_scores(
 ) -> None:
     """The controlled pairs (paper Table 1): their SelfReflect scores, judged with the
     experiment's other summaries, beside the alternative metrics."""
-    from selfreflect.artifacts import EXPERIMENT, read_table
+    from selfreflect.artifacts import read_table
     from selfreflect.config import load_config
     from selfreflect.report.studies import ALT_METRIC_COLUMNS
     from selfreflect.report.studies import controlled_scores as study
 
-    _, experiment = judgement_keys(judgements_path, "pair")
-    # the experiment's labels too: a row given twice is refused (artifacts.ROW_KEYS)
-    columns = [*EXPERIMENT, *ALT_METRIC_COLUMNS]
-    alternatives = read_table("alt_metrics", alternatives_path, columns)
+    _, experiment = judgement_keys(judgements_path, {"kind": "pair"})
+    alternatives = read_table("alt_metrics", alternatives_path, ALT_METRIC_COLUMNS)
     written = write_judged_study(
         "controlled_scores",
         judgements_path,

@@ -18,7 +18,7 @@ def convergence_scores(config_path: str, judgements_path: str, out: str) -> None
     from selfreflect.config import load_config
     from selfreflect.report.studies import convergence_scores as study
 
-    _, experiment = judgement_keys(judgements_path, "convergence")
+    _, experiment = judgement_keys(judgements_path, {"kind": "convergence"})
     config = load_config(config_path)
     written = write_judged_study(
         "convergence_scores", judgements_path, "convergence", study, out, config, experiment

@@ -28,7 +28,7 @@ def mc_scores(
 
     config = load_config(config_path)
     questions = read_table("questions", questions_path)
-    keys, experiment = judgement_keys(judgements_path, "mc")
+    keys, experiment = judgement_keys(judgements_path, {"kind": "mc"})
     answered = read_table("answers", answers_path, ["id"])  # the file's fields checked
     check_answered(keys, judgements_path, answered, answers_path)
     answers = read_frames("answers", answers_path, ANSWER_COLUMNS)

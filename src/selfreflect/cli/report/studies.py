@@ -38,13 +38,13 @@ def write_study(
     write_table(kind, table.assign(**labels), out, meta)
 
 
-def judgement_keys(path: str, kind: str) -> tuple[pd.DataFrame, dict[str, str]]:
-    """The id, experiment labels and error of an experiment's judgements of one ``kind`` (pair,
-    mc, convergence), the file checked, and the experiment they belong to (dataset, subject,
-    judge)."""
+def judgement_keys(path: str, where: dict[str, str]) -> tuple[pd.DataFrame, dict[str, str]]:
+    """The id, experiment labels and error of an experiment's judgements whose columns hold the
+    values of ``where`` (``{"kind": "pair"}``), the file checked, and the experiment they belong
+    to (dataset, subject, judge)."""
     from selfreflect.artifacts import EXPERIMENT, one_label, read_table
 
-    keys = read_table("judgements", path, ["id", *EXPERIMENT, "error"], {"kind": kind})
+    keys = read_table("judgements", path, ["id", *EXPERIMENT, "error"], where)
     labelled = keys if len(keys) else read_table("judgements", path, list(EXPERIMENT))
     return keys, {label: one_label(labelled, label, path) for label in EXPERIMENT}
 
