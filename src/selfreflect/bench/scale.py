@@ -21,6 +21,7 @@ import shutil
 import subprocess
 import tempfile
 import time
+from contextlib import chdir
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +29,7 @@ import click
 import yaml
 
 from selfreflect import paths
+from selfreflect.snakemake_jobs import workflow_jobs
 
 RUN = "scale"
 MIB = 2**20
@@ -121,18 +123,22 @@ def job_records(project: Path, run: str = RUN) -> list[dict[str, Any]]:
     return records
 
 
-def output_sizes(project: Path, summary: str, rules: set[str]) -> dict[str, dict[str, float]]:
-    """Files and MiB each of ``rules`` wrote, from ``snakemake --summary``."""
-    rows = csv.DictReader(io.StringIO(summary[summary.index("output_file") :]), delimiter="\t")
+def output_sizes(project: Path, config: str, rules: set[str]) -> dict[str, dict[str, float]]:
+    """Files and MiB the jobs of each of ``rules`` wrote: their declared outputs, as the
+    workflow lists them for ``config`` in ``project`` (``snakemake --summary`` names a file's
+    rule only where Snakemake's own record of it survived)."""
+    with chdir(project):  # the workflow's paths are relative to its folder
+        jobs = workflow_jobs(Path(paths.SNAKEFILE), Path(config))
     sizes: dict[str, dict[str, float]] = {}
-    for row in rows:
-        if row["rule"] not in rules:
+    for job in jobs:
+        if job.rule not in rules:
             continue
-        path = project / row["output_file"]
-        files = [p for p in path.rglob("*") if p.is_file()] if path.is_dir() else [path]
-        entry = sizes.setdefault(row["rule"], {"files": 0, "mib": 0.0})
-        entry["files"] += len(files)
-        entry["mib"] += sum(p.stat().st_size for p in files if p.exists()) / MIB
+        entry = sizes.setdefault(job.rule, {"files": 0, "mib": 0.0})
+        for output in map(project.joinpath, job.output):
+            files = [p for p in output.rglob("*") if p.is_file()] if output.is_dir() else [output]
+            files = [p for p in files if p.exists()]
+            entry["files"] += len(files)
+            entry["mib"] += sum(p.stat().st_size for p in files) / MIB
     return {rule: {**v, "mib": round(v["mib"], 1)} for rule, v in sorted(sizes.items())}
 
 
@@ -157,7 +163,7 @@ def run_scale(config: Path, questions: int | None, answers: int | None, cores: i
     snakemake(project, "--cores", str(cores))
     elapsed = time.perf_counter() - start
     jobs = job_records(project)
-    outputs = output_sizes(project, snakemake(project, "--summary"), set(planned))
+    outputs = output_sizes(project, "scale.yaml", set(planned))
     return {
         "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
         "config": str(config),
