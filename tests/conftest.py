@@ -14,6 +14,10 @@ import pytest
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+os.environ.setdefault("DVC_NO_ANALYTICS", "1")  # no usage report (a daemon) per dvc command
+# The package's bytecode cached once for the thousands of processes the suite starts (a machine
+# that sets PYTHONDONTWRITEBYTECODE would have each compile the modules it imports again).
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 # Each pytest-xdist worker its share of the CPUs it may use, for torch's OpenMP pool (inherited
 # by the jobs it starts; Snakemake sets its jobs' own): a wider pool's idle threads spin on the
 # cores the other workers use (two workers on two cores, two threads each: 6x the CPU of one).

@@ -2,10 +2,10 @@
 a stub endpoint that answers as a broken or overloaded server would.
 
 The server is this module's only vLLM engine (it needs no in-process one). Covers sampling
-fields and token counts, the ``summarize`` command for every strategy through the Snakemake
-DAG with hosted-style subject and summariser, refused endpoints, that the API key never
-reaches a log or an artifact, and that every malformed, short, slow or failed response fails
-its own prompt with the reason.
+fields and token counts, every built-in strategy with the endpoint as subject and summariser,
+the ``answers`` and ``summarize`` jobs of the Snakemake DAG with hosted-style subject and
+summariser, refused endpoints, that the API key never reaches a log or an artifact, and that
+every malformed, short, slow or failed response fails its own prompt with the reason.
 """
 
 import json
@@ -31,6 +31,7 @@ from selfreflect.config import finetuned, read_config_file, validate_config
 from selfreflect.errors import ConfigError, InputError
 from selfreflect.strategies.registry import builtin_names
 from tests.test_strategies import QUESTIONS
+from tests.test_strategies import run as run_strategy
 from tests.workflow_utils import copy_project, free_port, run
 
 KEY = "sk-test-9f8e7d6c5b4a-never-log-me"
@@ -130,6 +131,16 @@ def test_missing_key_and_refused_endpoint(server, monkeypatch):
     assert "sk-wrong-key-0000" not in str(err.value)
 
 
+@pytest.mark.vllm
+@pytest.mark.parametrize("strategy", [name for name in builtin_names() if not finetuned(name)])
+def test_every_strategy_summarises_through_the_endpoint(server, api_key, strategy):
+    """Each built-in strategy but the finetuned ones (a local model's adapter) with the hosted
+    model as summariser and subject: what the DAG's summary jobs run, in this process."""
+    table = run_strategy(strategy, open_generator(api_spec(server)))
+    assert table["error"].isna().all(), table["error"].tolist()
+    assert table["summary"].notna().all() and (table["prompt_tokens"] > 0).all()
+
+
 def api_project(tmp_path: Path, base_url: str, strategies: list[str]) -> Path:
     """The smoke project with the tiny model behind the endpoint as subject and summariser."""
     project = copy_project(tmp_path / "p")
@@ -156,10 +167,10 @@ def snakemake_api(project: Path, *args: str, check: bool = True):
 @pytest.mark.vllm
 @pytest.mark.workflow
 def test_dag_with_hosted_subject_and_summariser(server, tmp_path, monkeypatch):
-    """Answers and every strategy's summaries come from the endpoint; the key leaks nowhere."""
+    """Answers and summaries (the baseline, fresh answers summarised, a plug-in) come from the
+    endpoint; the key leaks nowhere."""
     monkeypatch.setenv(KEY_ENV, KEY)
-    adapterless = [name for name in builtin_names() if not finetuned(name)]  # a local model's
-    strategies = [*adapterless, "majority_vote", "echo"]
+    strategies = ["greedy", "sample_and_summarize", "echo"]
     project = api_project(tmp_path, server, strategies)
     snakemake_api(
         project, *summary_targets(strategies), "results/api/smoke/tiny-api/answers.parquet"
@@ -180,14 +191,14 @@ def test_dag_with_hosted_subject_and_summariser(server, tmp_path, monkeypatch):
     config = read_config_file(project_config)
     config["models"]["tiny-api"]["base_url"] = f"http://127.0.0.1:{free_port()}/v1"  # closed port
     project_config.write_text(yaml.safe_dump(config))
-    kept = (project / summary_targets(["basic"])[0]).read_bytes()
+    kept = (project / summary_targets(["sample_and_summarize"])[0]).read_bytes()
     (project / summary_targets(["greedy"])[0]).unlink()
     result = snakemake_api(project, *summary_targets(["greedy"]), check=False)
     assert result.returncode != 0
     log = (project / "logs/api/summarize/smoke/tiny-api/greedy.log").read_text()
     assert "error: strategy 'greedy': model 'tiny-api': endpoint http://127.0.0.1:" in log
     assert "APIConnectionError" in log
-    assert (project / summary_targets(["basic"])[0]).read_bytes() == kept
+    assert (project / summary_targets(["sample_and_summarize"])[0]).read_bytes() == kept
 
 
 # --- a stub endpoint: broken, short, slow and overloaded responses -----------------------------

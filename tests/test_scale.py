@@ -29,10 +29,10 @@ AFTER_JUDGE = {
 
 def test_the_paper_configs_jobs_after_the_judge_run_on_synthetic_artifacts(tmp_path):
     project = copy_project(tmp_path / "p", config="config/config.yaml")
-    command = ["selfreflect", "bench", "scale", "--questions", "100", "--answers", "10"]
+    command = ["selfreflect", "bench", "scale", "--questions", "30", "--answers", "4"]
     run([*command, "--json", "scale.json"], project)
     record = json.loads((project / "scale.json").read_text())
-    assert record["questions"] == 100 and record["answers"] == 10
+    assert record["questions"] == 30 and record["answers"] == 4
     assert record["strategies"] == 6 and record["pair_types"] == 5
     assert set(record["planned"]) == AFTER_JUDGE
     assert record["planned"]["strategy_scores"] == 6
