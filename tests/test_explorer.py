@@ -86,7 +86,8 @@ def two_subjects(smoke_run, tmp_path_factory):
     for subject in ("tiny", "tiny2"):
         shutil.copytree(smoke_run / experiment, root / "results/smoke/smoke" / subject)
     relabel(root / "results/smoke/smoke/tiny2", "tiny2")
-    kinds = ["answers.parquet", "summaries/*.parquet", "scores/tiny/*.parquet"]
+    kinds = ["answers.parquet", "answer_clusters.parquet", "summaries/*.parquet"]
+    kinds.append("scores/tiny/*.parquet")
     files = [
         str(path.relative_to(root))
         for kind in [*kinds, "studies/tiny/controlled.parquet"]
@@ -151,27 +152,43 @@ def shot(page, name: str) -> None:
     page.screenshot(path=ARTIFACTS / f"explorer-{name}.png", full_page=True)
 
 
-def test_conditioning_answers_are_clustered_by_meaning_and_test_answers_by_identity():
-    """As the cluster strategies see them (summaries.cluster); the test answers' groups decide
+def test_conditioning_answers_are_clustered_by_meaning_and_test_answers_by_identity(tmp_path):
+    """`selfreflect cluster-answers` clusters the conditioning answers as the cluster strategies
+    do (summaries.cluster), and the page shows its clusters; the test answers' groups decide
     whose masked words are shown, so only identical ones share a group."""
     experiment = {"dataset": "d", "subject": "s", "judge": "j", "id": "q"}
     said = ["The capital of France is Paris.", "Paris is the capital of France.", "London."]
     answers = pd.DataFrame(
-        [{**experiment, "question": "Q?", "error": None, "test_answers": [*said, " London. "],
-          "conditioning_answers": said}]
+        [{"id": "q", "question": "Q?", "error": None, "test_answers": [*said, " London. "],
+          "conditioning_answers": said, "backend": "hf", "model": "m", "seed": 0}]
     )  # fmt: skip
+    write_table("answers", answers, tmp_path / "a.parquet", {"dataset": "d", "subject": "s"})
+    clustered = {}
+    for embedder in ("minilm", "string"):
+        config = read_config_file(REPO / "config/smoke.yaml")
+        config["summaries"]["cluster"] = {"embedder": embedder, "threshold": 0.8}
+        (tmp_path / "config.yaml").write_text(yaml.safe_dump(config))
+        out = tmp_path / f"{embedder}.parquet"
+        args = ["--config", "config.yaml", "--answers", "a.parquet", "--out", out.name]
+        run(["selfreflect", "cluster-answers", *args], tmp_path)
+        clustered[embedder] = read_table("answer_clusters", out)
+        assert read_metadata(out)["cluster"] == {"embedder": embedder, "threshold": 0.8}
+    by_meaning = clustered["minilm"]
+    assert list(by_meaning["clusters"][0]) == [
+        {"text": said[0], "count": 2}, {"text": said[2], "count": 1}
+    ]  # fmt: skip
+    assert len(clustered["string"]["clusters"][0]) == 3
     scores = pd.DataFrame(
         [{**experiment, "strategy": "greedy", "score": 0.1, "error": None, "tasks": None}]
     )
-    tables = {"answers": answers, "scores": scores, "controlled_scores": pd.DataFrame()}
+    tables = {"answers": answers.assign(dataset="d", subject="s"), "scores": scores}
+    tables |= {"answer_clusters": by_meaning, "controlled_scores": pd.DataFrame()}
     tables["summaries"] = pd.DataFrame(columns=[*experiment, "strategy", "summary"])
-    (row,) = questions([tables], {"embedder": "minilm", "threshold": 0.8}, {})
+    (row,) = questions([tables], {})
     assert row["conditioning"] == [{"text": said[0], "count": 2}, {"text": said[2], "count": 1}]
     assert [(group["text"], group["count"]) for group in row["test"]] == [
         (said[2], 2), (said[0], 1), (said[1], 1)
     ]  # fmt: skip
-    (strings,) = questions([tables], {"embedder": "string", "threshold": 0.8}, {})
-    assert len(strings["conditioning"]) == 3
 
 
 def test_imported_answers_need_their_experiment_named(tmp_path):
@@ -186,7 +203,11 @@ def test_imported_answers_need_their_experiment_named(tmp_path):
     scores = answers[["id"]].assign(dataset="nq", subject="qwen", judge="j", strategy="greedy")
     scores = scores.assign(score=0.1, num_tasks=1, error=None, tasks=None)
     write_table("scores", scores, tmp_path / "scores.parquet")
-    (tables,) = read_files([named, tmp_path / "scores.parquet"])  # one block
+    config = ["--config", str(REPO / "config/smoke.yaml")]
+    clusters = tmp_path / "clusters.parquet"
+    args = ["--answers", str(named), "--out", str(clusters)]
+    run(["selfreflect", "cluster-answers", *config, *args], tmp_path)
+    (tables,) = read_files([named, clusters, tmp_path / "scores.parquet"])  # one block
     assert set(zip(tables["answers"]["dataset"], tables["answers"]["subject"], strict=True)) == {
         ("nq", "qwen")
     }
@@ -196,6 +217,10 @@ def test_imported_answers_need_their_experiment_named(tmp_path):
         tmp_path, check=False,
     )  # fmt: skip
     assert result.returncode == 1 and not (tmp_path / "x").exists()
+    assert result.stderr.startswith(f"error: {bare}: metadata: no dataset or subject")
+    args = ["--answers", str(bare), "--out", str(tmp_path / "y.parquet")]
+    result = run(["selfreflect", "cluster-answers", *config, *args], tmp_path, check=False)
+    assert result.returncode == 1 and not (tmp_path / "y.parquet").exists()
     assert result.stderr.startswith(f"error: {bare}: metadata: no dataset or subject")
 
 
@@ -301,12 +326,21 @@ def hostile_tables() -> dict[str, pd.DataFrame]:
          "tasks": [[{**task, "position": len(text.split()), **change}]  # the word "word"
                    for text, change in zip(HOSTILE, changes, strict=True)]}
     )  # fmt: skip
-    return {"answers": answers, "summaries": summaries, "scores": scores}
+    clusters = answers[["id", "dataset", "subject"]].assign(
+        clusters=[[{"text": text, "count": 1}] for text in HOSTILE]
+    )
+    return {
+        "answers": answers,
+        "answer_clusters": clusters,
+        "summaries": summaries,
+        "scores": scores,
+    }
 
 
 @pytest.fixture(scope="module")
 def hostile(tmp_path_factory) -> Path:
-    """A folder with the hostile answers, summaries and scores files and a config."""
+    """A folder with the hostile answers, their clusters (by string), summaries and scores
+    files and a config."""
     folder = tmp_path_factory.mktemp("hostile")
     tables = hostile_tables()
     write_table(
@@ -317,6 +351,11 @@ def hostile(tmp_path_factory) -> Path:
     config = read_config_file(REPO / "config/smoke.yaml")
     config["summaries"]["cluster"] = {"embedder": "string"}
     (folder / "config.yaml").write_text(yaml.safe_dump(config))
+    args = ["--config", "config.yaml", "--answers", "a.parquet", "--out", "clusters.parquet"]
+    run(["selfreflect", "cluster-answers", *args], folder)
+    assert read_table("answer_clusters", folder / "clusters.parquet").equals(
+        tables["answer_clusters"]
+    )
     return folder
 
 
@@ -362,7 +401,7 @@ def test_no_text_can_end_or_comment_out_the_embedded_data(run_name, value):
 
 def test_hostile_texts_are_embedded_literally_and_non_finite_numbers_as_missing(tmp_path):
     tables = {**hostile_tables(), "controlled_scores": pd.DataFrame()}
-    write_explorer([tables], "</title>", {"embedder": "string", "threshold": 1.0}, tmp_path / "x")
+    write_explorer([tables], "</title>", tmp_path / "x")
     page = (tmp_path / "x/index.html").read_text()
     assert "<title>SelfReflect explorer: &lt;/title&gt;</title>" in page
     table = json.loads(embedded(page))
@@ -390,10 +429,9 @@ def test_strategies_that_mask_other_words_are_refused_with_one_line(tmp_path):
     scores = tables["scores"]
     split = [[{**task, "token": " wo"}, {**task, "token": "rd"}] for [task] in scores["tasks"]]
     tables["scores"] = pd.concat([scores, scores.assign(strategy="other", tasks=split)])
-    cluster = {"embedder": "string", "threshold": 1.0}
     message = r"^id q0 \(d, s, j\): strategy 'other' masks other words than 'greedy'"
     with pytest.raises(InputError, match=message):
-        write_explorer([tables], "run", cluster, tmp_path / "x")
+        write_explorer([tables], "run", tmp_path / "x")
     assert list(tmp_path.iterdir()) == []
 
 
@@ -401,7 +439,7 @@ def test_the_page_reads_four_byte_token_ids(browser, tmp_path):
     """A question of more than 65,536 distinct tokens has 4-byte token ids; the page reads
     them, shares and missing predictions as in 2-byte ones."""
     tables = {**hostile_tables(), "controlled_scores": pd.DataFrame()}
-    write_explorer([tables], "run", {"embedder": "string", "threshold": 1.0}, tmp_path / "x")
+    write_explorer([tables], "run", tmp_path / "x")
     page = open_page(browser, tmp_path / "x")
     tokens = [f"t{i}" for i in range(2**16 + 2)]
     ids, shares = np.array([[2**16 + 1, 0, 0]]), np.array([[50, UNKNOWN, EMPTY]])
@@ -419,16 +457,19 @@ def test_the_page_reads_four_byte_token_ids(browser, tmp_path):
     [
         (["a.parquet", "scores.parquet", "a.parquet"], "a.parquet: given twice"),
         (["a.parquet", "scores.parquet", "scores.parquet"], "scores.parquet: given twice"),
-        (["a.parquet", "scores.parquet", "copy.parquet"],
+        (["a.parquet", "clusters.parquet", "scores.parquet", "copy.parquet"],
          "copy.parquet: scores row (dataset d, subject s, judge j, id q0, strategy greedy) is "
          "also in scores.parquet"),
-        (["other.parquet", "scores.parquet"],
+        (["other.parquet", "clusters.parquet", "scores.parquet"],
          "scores.parquet: id q0 (d, s) has no row in the answers files given"),
+        (["a.parquet", "scores.parquet"],
+         "explorer: no answer clusters file among the files given (selfreflect cluster-answers)"),
     ],
 )  # fmt: skip
 def test_files_that_do_not_fit_together_are_refused_with_one_line(hostile, files, message):
-    """A file named twice, a row given by two files, or scores of questions whose answers are
-    not among the files (e.g. another subject's): one line, no page."""
+    """A file named twice, a row given by two files, scores of questions whose answers are not
+    among the files (e.g. another subject's), or answers without their clusters: one line, no
+    page."""
     shutil.copy(hostile / "scores.parquet", hostile / "copy.parquet")
     other = read_table("answers", hostile / "a.parquet")
     write_table("answers", other, hostile / "other.parquet", {"dataset": "d", "subject": "t"})
@@ -442,7 +483,8 @@ def test_an_interrupted_build_leaves_nothing_after_the_next(hostile, tmp_path, p
     """Killed (SIGKILL) or stopped (SIGTERM) as the explorer is about to move its folder into
     place: no explorer folder; SIGTERM leaves nothing at all, SIGKILL nothing that outlives
     the next build."""
-    out, files = tmp_path / "explorer", ["a.parquet", "summaries.parquet", "scores.parquet"]
+    out = tmp_path / "explorer"
+    files = ["a.parquet", "clusters.parquet", "summaries.parquet", "scores.parquet"]
     kill_at = [sys.executable, str(REPO / "tests" / "kill_at.py"), point, "1", "--"]
     args = ["explorer", "--config", "config.yaml", "--out", str(out), *files]
     killed = run([*kill_at, *args], hostile, check=False)
@@ -461,7 +503,8 @@ def test_scores_of_other_answers_are_refused_with_one_line(hostile):
     resampled = answers.assign(test_answers=[["a fresh answer"]] * len(answers))
     labels = {"dataset": "d", "subject": "s"}
     write_table("answers", resampled, hostile / "resampled.parquet", labels)
-    result = explorer_cli(hostile, "refused", "resampled.parquet", "scores.parquet", check=False)
+    files = ["resampled.parquet", "clusters.parquet", "scores.parquet"]
+    result = explorer_cli(hostile, "refused", *files, check=False)
     assert result.returncode == 1 and not (hostile / "refused").exists()
     assert result.stderr.strip() == (
         "error: scores.parquet: id q0 (d, s): masked word 'word' (test answer 0, word 1) is not"
@@ -475,7 +518,7 @@ def test_a_controlled_pair_with_one_side_is_refused_with_one_line(hostile):
             "side": "good", "summary": "s", "selfreflect": 0.1, "llm_rating": 5.0,
             "embedding": 0.5, "p_true": 0.5, "error": None}  # fmt: skip
     write_table("controlled_scores", pd.DataFrame([pair]), hostile / "half.parquet")
-    files = ["a.parquet", "scores.parquet", "half.parquet"]
+    files = ["a.parquet", "clusters.parquet", "scores.parquet", "half.parquet"]
     result = explorer_cli(hostile, "refused", *files, check=False)
     assert result.returncode == 1 and not (hostile / "refused").exists()
     assert result.stderr.strip() == (
@@ -487,7 +530,9 @@ def test_a_controlled_pair_with_one_side_is_refused_with_one_line(hostile):
 def test_the_page_shows_hostile_texts_literally(browser, hostile):
     """Every row shows, its texts as written; a question's page too, with missing numbers as
     missing and nothing run from the texts."""
-    explorer_cli(hostile, "x", "a.parquet", "summaries.parquet", "scores.parquet")
+    explorer_cli(
+        hostile, "x", "a.parquet", "clusters.parquet", "summaries.parquet", "scores.parquet"
+    )
     page = open_page(browser, hostile / "x")
     assert column(page, "question") == HOSTILE
     assert scores(page, "greedy") == [None, 0.5, 0.5, 0.5, 0.5]
@@ -521,8 +566,7 @@ def test_a_generated_explorer_loads_a_question_only_when_it_is_opened(browser, t
     process: the table shows every question, search and sort work, and a question's page,
     with its coloured words, loads that question's data file alone."""
     files = synthetic_tables(tmp_path / "tables", questions=60, strategies=3, answers=10)
-    cluster = {"embedder": "string", "threshold": 0.8}
-    assert write_explorer(read_files(files), "generated", cluster, tmp_path / "explorer") == 60
+    assert write_explorer(read_files(files), "generated", tmp_path / "explorer") == 60
     assert len(list((tmp_path / "explorer/questions").iterdir())) == 60
     page = open_page(browser, tmp_path / "explorer")
     assert page.locator("#questions tbody tr").count() == 60
@@ -562,12 +606,11 @@ def test_the_explorer_read_a_block_at_a_time_is_the_explorer_of_the_whole(tmp_pa
         table = read_table("scores", path).assign(judge="other")
         files.append(tmp_path / f"other-{path.name}")
         write_table("scores", table.iloc[2 if number == 0 else 0 :], files[-1], read_metadata(path))
-    cluster = {"embedder": "string", "threshold": 0.8}
     built = {}
     for block in (7, 10**6):
         monkeypatch.setattr(explorer_module, "BLOCK", block)
         built[block] = tmp_path / f"explorer-{block}"
-        assert write_explorer(read_files(files), "run", cluster, built[block]) == 60
+        assert write_explorer(read_files(files), "run", built[block]) == 60
     assert same_folders(built[7], built[10**6])
 
 
@@ -585,8 +628,7 @@ def test_a_strategy_named_like_an_objects_property_shows_every_row(browser, tmp_
             if kind == "scores" and (table["strategy"] == name).any():
                 table = table[table["id"] != table["id"].min()]
         write_table(kind, table, path, metadata)
-    cluster = {"embedder": "string", "threshold": 0.8}
-    write_explorer(read_files(files), "generated", cluster, tmp_path / "explorer")
+    write_explorer(read_files(files), "generated", tmp_path / "explorer")
     page = open_page(browser, tmp_path / "explorer")
     assert page.locator("#questions tbody tr").count() == 3
     assert scores(page, name)[0] is None and None not in scores(page, name)[1:]

@@ -10,7 +10,8 @@ from tests.workflow_utils import copy_project, run
 
 pytestmark = pytest.mark.workflow
 
-MODEL_RULES = {"answers", "summarize", "judge", "report_alt_metrics"}
+# the rules whose jobs load a model: the LLMs, and MiniLM for the explorer's answer clusters
+MODEL_RULES = {"answers", "summarize", "judge", "report_alt_metrics", "answer_clusters"}
 REPORT_RULES = (
     "report_main_table",
     "report_validation",

@@ -11,7 +11,9 @@ from tests.workflow_utils import REPO, copy_project, run
 
 pytestmark = pytest.mark.workflow
 
-AFTER_JUDGE = {
+# the jobs after the judge, and the answer clusters' (after the answers, on the model side)
+PLANNED = {
+    "answer_clusters",
     "merge_judgements",
     "strategy_scores",
     "report_controlled_scores",
@@ -34,12 +36,12 @@ def test_the_paper_configs_jobs_after_the_judge_run_on_synthetic_artifacts(tmp_p
     record = json.loads((project / "scale.json").read_text())
     assert record["questions"] == 30 and record["answers"] == 4
     assert record["strategies"] == 6 and record["pair_types"] == 5
-    assert set(record["planned"]) == AFTER_JUDGE
+    assert set(record["planned"]) == PLANNED
     assert record["planned"]["strategy_scores"] == 6
     jobs = record["jobs"]
     assert len(jobs) == sum(record["planned"].values())
     assert all(job["wall_s"] > 0 and job["peak_rss_mib"] > 0 for job in jobs)
-    assert set(record["outputs"]) == AFTER_JUDGE
+    assert set(record["outputs"]) == PLANNED
     assert all(entry["files"] > 0 for entry in record["outputs"].values())
     judgements = [path for path in record["inputs"] if "/judgements/shards/" in path]
     assert len(judgements) == 2  # the summarised dataset's and MMLU's, one shard each
@@ -49,7 +51,7 @@ def test_the_paper_configs_jobs_after_the_judge_run_on_synthetic_artifacts(tmp_p
     doc = run_text(record)
     peak = max(jobs, key=lambda job: job["peak_rss_mib"])
     assert f"**Peak memory: {peak['peak_rss_mib']} MiB ({peak['rule']})" in doc
-    assert all(f"| {rule} " in doc for rule in AFTER_JUDGE)
+    assert all(f"| {rule} " in doc for rule in PLANNED)
 
 
 def test_the_judge_pass_tokens_of_a_run_are_read_from_its_judgements(smoke_run):

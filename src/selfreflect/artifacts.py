@@ -77,6 +77,15 @@ SCHEMAS: dict[str, pa.Schema] = {
             ("choice_error", pa.float64()),
         ]
     ),
+    # each question's conditioning answers clustered (selfreflect.cli.cluster_answers), largest
+    # cluster first: its most frequent answer and its number of answers
+    "answer_clusters": pa.schema(
+        [
+            ("id", _STR),
+            *EXPERIMENT_FIELDS[:2],  # dataset, subject
+            ("clusters", pa.list_(pa.struct([("text", _STR), ("count", pa.int64())]))),
+        ]
+    ),
     "summaries": pa.schema(
         [
             ("id", _STR),
@@ -221,6 +230,7 @@ LATER_FIELDS: dict[str, tuple[str, ...]] = {
 FILLED: dict[str, tuple[str, ...]] = {
     "questions": ("question",),
     "answers": ("question", "test_answers", "conditioning_answers"),
+    "answer_clusters": ("dataset", "subject", "clusters"),
     "summaries": ("strategy",),
     "scores": ("strategy",),
     "judgements": ("kind",),
@@ -232,6 +242,7 @@ FILLED: dict[str, tuple[str, ...]] = {
 # their dataset and subject in their metadata: checked where a reader labels them (explorer).
 ROW_KEYS: dict[str, tuple[str, ...]] = {
     "answers": ("dataset", "subject", "id"),
+    "answer_clusters": ("dataset", "subject", "id"),
     "summaries": ("dataset", "subject", "id", "strategy"),
     "scores": (*EXPERIMENT, "id", "strategy"),
     "judgements": (
@@ -603,3 +614,16 @@ def one_label(table: pd.DataFrame, column: str, path: str | os.PathLike) -> str 
     if len(values) > 1:
         raise InputError(f"{path}: {column}: several values {values}; one experiment per file")
     return values[0] if values else None
+
+
+def answers_experiment(metadata: dict[str, Any], path: str | os.PathLike) -> tuple[str, str]:
+    """The dataset and subject the answers table at ``path`` records in its ``metadata``; one
+    line naming the file and what is missing where it does not."""
+    missing = [key for key in ("dataset", "subject") if not metadata.get(key)]
+    if missing:
+        raise InputError(
+            f"{path}: metadata: no {' or '.join(missing)} (imported without them: "
+            "`selfreflect import-answers --dataset D --subject S`; or made before answers "
+            "recorded them: rerun `selfreflect answers`)"
+        )
+    return metadata["dataset"], metadata["subject"]

@@ -2,7 +2,8 @@
 
 Rows are questions of one experiment (dataset, subject, judge) with every strategy's score. A
 row's page shows the held-out test answers (identical ones grouped) and the conditioning answers
-clustered by meaning (as the cluster strategies cluster them: ``summaries.cluster``), each
+clustered by meaning (the answer clusters' job clusters them as the cluster strategies do:
+``summaries.cluster``; the explorer embeds nothing), each
 strategy's summary with its score and rank, the masked words coloured by their distance under
 the chosen strategy (the title shows the judge's top predictions with the summary and with the
 reference context), and the controlled pairs. The explorer is a folder: ``index.html`` with the
@@ -24,7 +25,6 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
-from itertools import islice
 from typing import Any, NamedTuple
 
 import jinja2
@@ -38,6 +38,7 @@ from selfreflect.artifacts import (
     ROW_KEYS,
     SCHEMAS,
     TASK,
+    answers_experiment,
     check_new_rows,
     read_in_order,
     read_keys,
@@ -46,14 +47,13 @@ from selfreflect.artifacts import (
 )
 from selfreflect.errors import InputError
 from selfreflect.fileio import atomic_dir
-from selfreflect.strategies.clustering import cluster_answers, resolve_embedder
 
-KINDS = ("answers", "summaries", "scores", "controlled_scores")  # the kinds a page shows
+# the kinds a page shows
+KINDS = ("answers", "answer_clusters", "summaries", "scores", "controlled_scores")
 BLOCK = 128  # questions read at a time: the explorer's memory holds a block's rows
 HOVER_PREDICTIONS = 3  # of the judge's top tokens kept per task, those shown when hovering a word
 UNKNOWN, EMPTY = 254, 255  # a prediction's share: no number in [0, 1]; no prediction
 OWNER = "selfreflect explorer"  # the command whose marker the explorer folder holds
-CHUNK = 16  # questions whose conditioning answers are clustered at a time
 TOKENS = "tokens.js"  # the run's token table, relative to the explorer folder
 
 
@@ -75,16 +75,21 @@ def read_files(files: Iterable[str | os.PathLike]) -> Inputs:
         metadata = _metadata(file)
         kind = metadata.get("kind")
         if kind not in KINDS:
-            raise InputError(f"{file}: not an answers, summaries, scores or controlled-pairs file")
+            raise InputError(
+                f"{file}: not an answers, answer clusters, summaries, scores or controlled-pairs"
+                " file"
+            )
         found = read_keys(kind, file)
         if kind == "answers":
             found = _labelled(found, metadata, file)
         check_new_rows(kind, found, file, seen)
         keys[kind].append(found.assign(file=len(paths[kind]), row=np.arange(len(found))))
         paths[kind].append(file)
-    for kind in ("answers", "scores"):
+    needed = {"answers": "", "answer_clusters": " (selfreflect cluster-answers)", "scores": ""}
+    for kind, made_by in needed.items():
         if not paths[kind]:
-            raise InputError(f"explorer: no {kind} file among the files given")
+            name = kind.replace("_", " ")
+            raise InputError(f"explorer: no {name} file among the files given{made_by}")
     frames = {
         kind: pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
         for kind, parts in keys.items()
@@ -118,7 +123,7 @@ class Inputs:
         order = np.argsort(question, kind="stable")
         rows = {"scores": scores.iloc[order].assign(block=question[order] // BLOCK)}
         asked = rows["scores"][[*EXPERIMENT, "id", "block"]].drop_duplicates()
-        for kind in ("answers", "summaries", "controlled_scores"):
+        for kind in ("answers", "answer_clusters", "summaries", "controlled_scores"):
             on = [*EXPERIMENT, "id"] if kind == "controlled_scores" else [*ROW_KEYS["answers"]]
             if len(self.keys[kind]):  # in block order (a merge keeps the left order)
                 rows[kind] = asked[[*on, "block"]].drop_duplicates().merge(self.keys[kind], on=on)
@@ -164,14 +169,17 @@ class _Rows:
 
 
 def _check_answered(scores: pd.DataFrame, file: str, seen: dict[tuple[Any, ...], str]) -> None:
-    """Every question ``scores`` (from ``file``) scores has its row in the answers given."""
+    """Every question ``scores`` (from ``file``) scores has its rows in the answers and answer
+    clusters given."""
     for dataset, subject, qid in scores[["dataset", "subject", "id"]].itertuples(
         index=False, name=None
     ):
-        if ("answers", dataset, subject, qid) not in seen:
-            raise InputError(
-                f"{file}: id {qid} ({dataset}, {subject}) has no row in the answers files given"
-            )
+        for kind in ("answers", "answer_clusters"):
+            if (kind, dataset, subject, qid) not in seen:
+                raise InputError(
+                    f"{file}: id {qid} ({dataset}, {subject}) has no row in the"
+                    f" {kind.replace('_', ' ')} files given"
+                )
 
 
 class AnswerWords(NamedTuple):
@@ -269,31 +277,21 @@ def _metadata(file: str) -> dict[str, Any]:
 
 def _labelled(answers: pd.DataFrame, metadata: dict[str, Any], file: str) -> pd.DataFrame:
     """An answers table with the dataset and subject its ``metadata`` records as columns."""
-    missing = [key for key in ("dataset", "subject") if not metadata.get(key)]
-    if missing:
-        raise InputError(
-            f"{file}: metadata: no {' or '.join(missing)} (imported without them: "
-            "`selfreflect import-answers --dataset D --subject S`; or made before answers "
-            "recorded them: rerun `selfreflect answers`)"
-        )
-    return answers.assign(dataset=metadata["dataset"], subject=metadata["subject"])
+    dataset, subject = answers_experiment(metadata, file)
+    return answers.assign(dataset=dataset, subject=subject)
 
 
 def write_explorer(
-    blocks: Iterable[dict[str, pd.DataFrame]],
-    run: str,
-    cluster: dict[str, Any],
-    out: str | os.PathLike,
+    blocks: Iterable[dict[str, pd.DataFrame]], run: str, out: str | os.PathLike
 ) -> int:
     """Write the explorer folder ``out`` (atomically) one question file at a time, from
-    ``blocks`` of the run's tables (:class:`Inputs`); returns the number of questions.
-    ``cluster`` is the config's ``summaries.cluster``."""
+    ``blocks`` of the run's tables (:class:`Inputs`); returns the number of questions."""
     rows = []
     tokens: dict[str, int] = {}
     strategies: dict[str, None] = {}  # in the order they first come
     with atomic_dir(out, OWNER) as tmp:
         (tmp / "questions").mkdir()
-        for index, question in enumerate(questions(blocks, cluster, tokens)):
+        for index, question in enumerate(questions(blocks, tokens)):
             rows.append(_table_row(question))
             strategies.update(dict.fromkeys(question["strategies"]))
             (tmp / question_file(index)).write_text(question_script(index, question), "utf-8")
@@ -341,27 +339,20 @@ def _table_row(question: dict[str, Any]) -> dict[str, Any]:
 
 
 def questions(
-    blocks: Iterable[dict[str, pd.DataFrame]], cluster: dict[str, Any], tokens: dict[str, int]
+    blocks: Iterable[dict[str, pd.DataFrame]], tokens: dict[str, int]
 ) -> Iterator[dict[str, Any]]:
     """Each question of each block of tables (in the scores' order) with everything its page
-    shows, its conditioning answers clustered :data:`CHUNK` questions at a time; the tokens it
-    refers to are added to the token table ``tokens`` (token -> index)."""
-    embedder = resolve_embedder(cluster["embedder"])
-    unclustered = (question for tables in blocks for question in _questions(tables, tokens))
-    while chunk := list(islice(unclustered, CHUNK)):
-        groups = [question["conditioning"] for question in chunk]
-        for question, found in zip(
-            chunk, cluster_answers(groups, embedder, cluster["threshold"]), strict=True
-        ):
-            question["conditioning"] = [{"text": c.text, "count": c.size} for c in found]
-            yield question
+    shows; the tokens it refers to are added to the token table ``tokens`` (token -> index)."""
+    for tables in blocks:
+        yield from _questions(tables, tokens)
 
 
 def _questions(tables: dict[str, pd.DataFrame], tokens: dict[str, int]) -> Iterator[dict[str, Any]]:
-    """Each question's page data (its tokens in the table ``tokens``), its conditioning
-    answers not yet clustered."""
+    """Each question of one block of tables with its page data (its tokens in the table
+    ``tokens``)."""
     scores = tables["scores"]
     answers = tables["answers"].set_index(["dataset", "subject", "id"])
+    clusters = tables["answer_clusters"].set_index(["dataset", "subject", "id"])["clusters"]
     summaries = {
         (r.dataset, r.subject, r.id, r.strategy): r.summary
         for r in tables["summaries"].itertuples(index=False)
@@ -390,7 +381,7 @@ def _questions(tables: dict[str, pd.DataFrame], tokens: dict[str, int]) -> Itera
             "question": answer["question"],
             "error": _text(answer["error"]),
             "test": test,
-            "conditioning": list(answer["conditioning_answers"]),
+            "conditioning": [dict(cluster) for cluster in clusters.loc[(dataset, subject, qid)]],
             "strategies": {
                 strategy: {
                     "summary": _text(summaries.get((dataset, subject, qid, strategy))),

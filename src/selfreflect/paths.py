@@ -29,6 +29,9 @@ RESULTS = "results/{run}"  # every artifact of a run
 QUESTIONS = "results/{run}/{dataset}/questions.parquet"
 ANSWERS = "results/{run}/{dataset}/{subject}/answers.parquet"
 ANSWERS_SHARD = "results/{run}/{dataset}/{subject}/shards/answers-{shard}.parquet"
+# the conditioning answers of each question clustered by meaning (summaries.cluster), for the
+# explorer: embedded where the model jobs run
+ANSWER_CLUSTERS = "results/{run}/{dataset}/{subject}/answer_clusters.parquet"
 SUMMARIES = "results/{run}/{dataset}/{subject}/summaries/{strategy}.parquet"
 SCORES = "results/{run}/{dataset}/{subject}/scores/{judge}/{strategy}.parquet"
 # everything an experiment judges, in one pass per question (selfreflect.scoring.experiment),

@@ -199,6 +199,13 @@ class RunInputs:
 
         return dict(gpu=gpus, slurm_partition=lambda w: GPU_PARTITION if gpus(w) else None)
 
+    def embedder_resources(self) -> dict[str, Callable[[Namedlist], Any]]:
+        """Resources of a job embedding a subject's answers (MiniLM): one GPU, where the
+        subject's jobs take any, in their partition."""
+        resources = self.model_resources(lambda wildcards: [wildcards.subject])
+        gpus = resources["gpu"]
+        return {**resources, "gpu": lambda wildcards: min(1, gpus(wildcards))}
+
     def studies(self, wildcards: Namedlist) -> str:
         """Param: whether an experiment's judge pass also feeds the studies (evaluated datasets)."""
         return "--studies" if wildcards.dataset in self.evaluated else "--no-studies"

@@ -2,11 +2,11 @@
 
     selfreflect bench explorer --json docs/explorer_scale.json
 
-writes schema-valid answers, summaries, scores and controlled-pair tables of one experiment
-(default: 1000 questions, 6 strategies, N = 50 test and conditioning answers of real answers'
-lengths, each a distinct text: ``selfreflect.bench.synthetic.answer_words``) through the
-project's writers, builds their explorer with ``selfreflect explorer`` (its time and peak memory
-sampled), and records the size of its files (in all and per question), the time until the
+writes schema-valid answers, answer clusters, summaries, scores and controlled-pair tables of one
+experiment (default: 1000 questions, 6 strategies, N = 50 test and conditioning answers of real
+answers' lengths, each a distinct text: ``selfreflect.bench.synthetic.answer_words``, so each a
+cluster of its own) through the project's writers, builds their explorer with ``selfreflect
+explorer`` (its time and peak memory sampled), and records the size of its files (in all and per question), the time until the
 question table shows and the time to open a question's page.
 """
 
@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 import yaml
 
-from selfreflect.artifacts import write_table
+from selfreflect.artifacts import write_arrow, write_table
 from selfreflect.bench.synthetic import (
     QUESTION_WORDS,
     SUMMARY_WORDS,
@@ -33,6 +33,7 @@ from selfreflect.bench.synthetic import (
     task_lists,
     vocabulary,
 )
+from selfreflect.strategies.clustering import clusters_table
 
 EXPERIMENT = {"dataset": "synthetic", "subject": "subject", "judge": "judge"}
 PAIR_TYPES = ("shuffled", "truncated", "contradicting")
@@ -42,9 +43,9 @@ OPENED = 3  # questions whose page is timed: the first, the middle and the last
 def synthetic_tables(
     folder: Path, questions: int, strategies: int, answers: int, seed: int = 0
 ) -> list[Path]:
-    """Write one experiment's answers, summaries, scores and controlled-pair tables of
-    ``questions`` questions, ``strategies`` strategies and ``answers`` test and conditioning
-    answers each under ``folder``; returns the files."""
+    """Write one experiment's answers, answer clusters, summaries, scores and controlled-pair
+    tables of ``questions`` questions, ``strategies`` strategies and ``answers`` test and
+    conditioning answers each under ``folder``; returns the files."""
     rng = np.random.default_rng(seed)
     words = vocabulary(rng)
     ids = [f"q{i:06d}" for i in range(questions)]
@@ -62,8 +63,11 @@ def synthetic_tables(
         }
     )
     labels = {"dataset": EXPERIMENT["dataset"], "subject": EXPERIMENT["subject"]}
-    files = [folder / "answers.parquet"]
+    files = [folder / "answers.parquet", folder / "answer_clusters.parquet"]
     write_table("answers", answer_table, files[0], labels)
+    groups = answer_table["conditioning_answers"]  # distinct texts: a cluster each
+    clusters = clusters_table(answer_table["id"], groups, labels, "string", 1.0)
+    write_arrow("answer_clusters", [clusters], files[1], labels)
     for strategy in [f"strategy_{i}" for i in range(strategies)]:
         files += _strategy_tables(folder, rng, words, test, ids, strategy)
     files.append(folder / "controlled.parquet")
@@ -183,7 +187,6 @@ def run_benchmark(questions: int, strategies: int, answers: int, work: Path) -> 
     files = synthetic_tables(work / "tables", questions, strategies, answers)
     config = read_config_file(Path(__file__).parents[3] / "config/smoke.yaml")
     config["run"] = "explorer-bench"
-    config["summaries"]["cluster"] = {"embedder": "string"}
     (work / "config.yaml").write_text(yaml.safe_dump(config))
     out = work / "explorer"
     command = ["selfreflect", "explorer", "--config", "config.yaml", "--out", str(out)]
@@ -194,7 +197,6 @@ def run_benchmark(questions: int, strategies: int, answers: int, work: Path) -> 
     inputs = sum(path.stat().st_size for path in files) / 2**20
     return {
         **size,
-        "embedder": "string",
         "input_mib": round(inputs, 1),
         "build": {key: value for key, value in build.items() if key != "command"},
         **file_sizes(out, questions),

