@@ -6,8 +6,8 @@ writes schema-valid answers, answer clusters, summaries, scores and controlled-p
 experiment (default: 1000 questions, 6 strategies, N = 50 test and conditioning answers of real
 answers' lengths, each a distinct text: ``selfreflect.bench.synthetic.answer_words``, so each a
 cluster of its own) through the project's writers, builds their explorer with ``selfreflect
-explorer`` (its time and peak memory sampled), and records the size of its files (in all and per question), the time until the
-question table shows and the time to open a question's page.
+explorer`` (its time and peak memory sampled), and records the size of its files (in all and per
+question), the time until the question table shows and the time to open a question's page.
 """
 
 from __future__ import annotations
