@@ -35,6 +35,8 @@ SUMMARY_READERS = {
     "report_convergence",
     "explorer",
 }
+# what reads the summarised dataset's answers alone (the explorer's clusters of them)
+ANSWER_READERS = {"answer_clusters-smoke-tiny"}
 # the judge's work on the multiple-choice dataset (no summaries there: only the studies)
 PARAMS = {PARAMS_STAGE}  # DVC's stage checking params.yaml: runs on any edit of the config
 MMLU_JUDGED = {
@@ -203,6 +205,7 @@ CASES = {
     "questions_file": (
         edit_file("data/questions/smoke.jsonl", lambda t: t.replace("Australia", "Austria")),
         {"questions-smoke", "merge_answers-smoke-tiny", "report_alt_metrics-smoke-tiny-tiny"}
+        | ANSWER_READERS
         | summaries_and_scores(*STRATEGIES)
         | TABLES
         | {"explorer"},
@@ -218,6 +221,7 @@ CASES = {
             "merge_answers-smoke_mmlu-tiny",
             "report_alt_metrics-smoke-tiny-tiny",
         }
+        | ANSWER_READERS
         | summaries_and_scores(*STRATEGIES)
         | MMLU_JUDGED
         | MMLU_STUDIES

@@ -663,11 +663,15 @@ KEYED_KINDS = [kind for kind in ROW_KEYS if kind != "answers"]  # answers: keyed
 
 def keyed_row(kind: str, qid: str = "q0") -> pd.DataFrame:
     """A ``kind`` table of one row: the text fields of its key (artifacts.ROW_KEYS) filled in,
-    every other field (numbers of the key too) null."""
-    from selfreflect.artifacts import SCHEMAS
+    the list fields every row holds (artifacts.FILLED) empty, every other field (numbers of the
+    key too) null."""
+    from selfreflect.artifacts import FILLED, SCHEMAS
 
     fields = SCHEMAS[kind]
     row = dict.fromkeys(fields.names)
+    for name in FILLED.get(kind, ()):
+        if pa.types.is_list(fields.field(name).type):
+            row[name] = []
     for name in ROW_KEYS[kind]:
         if pa.types.is_string(fields.field(name).type):
             row[name] = name

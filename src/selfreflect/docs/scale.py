@@ -95,21 +95,25 @@ def growth_between(paper: dict[str, Any], larger: dict[str, Any]) -> pd.DataFram
 
 
 def ten_times_text(paper: dict[str, Any], larger: dict[str, Any]) -> str:
-    """docs/scale.md's section on the run at ten times the paper's questions."""
+    """docs/scale.md's section on the run at ten times the paper's questions: beside the
+    paper-size run rule by rule where both records ran the same jobs, else on its own."""
+    alone = rule_table(larger)
     rules = growth_between(paper, larger)
-    peak = rules.columns[1]
+    differ = sorted(set(paper.get("planned", {})) ^ set(larger.get("planned", {})))
     return render(
         "scale_ten_times.md.j2",
         TEN_TIMES=TEN_TIMES,
         record=larger,
         paper=paper,
         rules=rules,
-        over_budget=rules.index[rules[peak] >= MEMORY_BUDGET_MIB].tolist(),
+        alone=alone,
+        comparable=not differ,
+        differ=differ,
+        over_budget=alone.index[alone["peak_rss_mib"] >= MEMORY_BUDGET_MIB].tolist(),
         over_growth=rules.index[rules["peak_ratio"] > PEAK_GROWTH_LIMIT].tolist(),
         PEAK_GROWTH_LIMIT=PEAK_GROWTH_LIMIT,
-        largest=rules[peak].idxmax(),
-        peak=int(rules[peak].max()),
-        embedder=read_yaml(Path(larger["config"]))["summaries"]["cluster"]["embedder"],
+        largest=alone["peak_rss_mib"].idxmax(),
+        peak=int(alone["peak_rss_mib"].max()),
     )
 
 
