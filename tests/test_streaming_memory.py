@@ -2,8 +2,8 @@
 the number of questions (issue 49), measured on the real command in a subprocess."""
 
 import filecmp
-import os
 import subprocess
+import sys
 from itertools import pairwise
 from pathlib import Path
 
@@ -97,12 +97,26 @@ def merge_command(folder, parts: list[str]) -> list[str]:
     return ["selfreflect", "merge", "judgements", *files, *parts]
 
 
+# Starts a command and prints its peak resident memory (KiB) and exit status. A command the
+# test process started itself would inherit this process's peak, the inputs it wrote included:
+# Linux counts the peak of the memory a child is forked (or vforked) with as the child's own.
+LAUNCHER = """
+import os, subprocess, sys
+process = subprocess.Popen(sys.argv[1:], stdout=subprocess.DEVNULL)
+_, status, usage = os.wait4(process.pid, 0)
+print(usage.ru_maxrss, os.waitstatus_to_exitcode(status))
+"""
+
+
 def peak_mib(command: list[str]) -> float:
-    """The peak resident memory of ``command``, run to success, in MiB."""
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    _, status, usage = os.wait4(process.pid, 0)
-    assert os.waitstatus_to_exitcode(status) == 0, process.stderr.read().decode()
-    return usage.ru_maxrss / 1024
+    """The peak resident memory of ``command``, run to success, in MiB (started by a small
+    process of its own: :data:`LAUNCHER`)."""
+    launched = subprocess.run(
+        [sys.executable, "-c", LAUNCHER, *command], capture_output=True, text=True, check=True
+    )
+    peak_kib, status = map(int, launched.stdout.split())
+    assert status == 0, launched.stderr
+    return peak_kib / 1024
 
 
 def test_merge_memory_does_not_grow_with_questions(tmp_path):
@@ -113,7 +127,8 @@ def test_merge_memory_does_not_grow_with_questions(tmp_path):
     allocator warms up over the first row groups and gives freed memory back after a delay;
     with MIMALLOC_PURGE_DELAY=0: 186, 230, 245); with answers of 25 words (4 per question, 84
     tasks), the merge that read every shard whole peaked at 245 and 653 MiB at 200 and 2,000
-    questions. (Compared from 200 questions at first, it failed on an idle machine.)"""
+    questions. (Compared from 200 questions at first, it failed on an idle machine.) Measured
+    again by :data:`LAUNCHER` (2026-12-03, a benchmark running beside it): 287 and 295 MiB."""
     peaks = {}
     for count in (2000, 6000):
         folder = tmp_path / str(count)
@@ -139,7 +154,7 @@ def test_strategy_scores_memory_does_not_grow_with_questions(judgements_files, t
     peak creeps up, then levels; with MIMALLOC_PURGE_DELAY=0: 270, 284 and 287); the command
     that read its strategy's rows whole peaked at 277 at 1,100 questions and 377 at 4,000, about
     270 MiB more at 9,000. (Compared with 3,000 questions and 30 MiB at first, it failed on an
-    idle machine.)"""
+    idle machine.) Measured again by :data:`LAUNCHER` (2026-12-03): 318 and 345 MiB."""
     peaks = {}
     for count, path in judgements_files.items():
         args = ["--config", str(REPO / "config" / "smoke.yaml"), "--strategy", "s1"]
@@ -152,9 +167,11 @@ def test_a_studys_memory_does_not_grow_with_questions(judgements_files, tmp_path
     """The controlled pairs' scores of the judgements of 9,000 questions peak less than 40 MiB
     above those of 1,100 (two pair rows a question, summaries of 2,100 characters: 36 MiB of
     text at 9,000 questions), as every study of the judgements (pairs, multiple-choice,
-    convergence) is written: a batch of its rows at a time, as they are read. Measured: 361 MiB
-    at 1,100 questions, 368–371 at 9,000; the command that read the pair rows whole peaked at
-    377 and 483."""
+    convergence) is written: a batch of its rows at a time, as they are read. Measured by
+    :data:`LAUNCHER` on 2026-12-03: 183 MiB at 1,100 questions, 190 at 9,000; the command that
+    read the pair rows whole (at 4bcc284's parent) 378 and 491. (Started from the test process,
+    the command was measured at 361 and 368–371, the test process's own peak: a test that could
+    not fail.)"""
     alternatives = tmp_path / "alt.parquet"
     write_table("alt_metrics", pd.DataFrame(columns=SCHEMAS["alt_metrics"].names), alternatives)
     peaks = {}
@@ -172,7 +189,8 @@ def test_explorer_memory_does_not_grow_with_questions(tmp_path):
     question table and its checks' keys grow, about 0.02 MiB a question); the explorer that read
     its tables whole peaked at 258 MiB at 400 questions and 448 at 1,600 (0.16 MiB a question),
     where it failed: a scores file of more than one row group was not read as one array. (The
-    tolerance was 40 MiB at first; two runs measured 19 and 32.)"""
+    tolerance was 40 MiB at first; two runs measured 19 and 32.) Measured again by
+    :data:`LAUNCHER` (2026-12-03): 458 and 498 MiB."""
     config = read_config_file(REPO / "config" / "smoke.yaml")
     (tmp_path / "config.yaml").write_text(yaml.safe_dump(config))
     peaks = {}
@@ -181,6 +199,27 @@ def test_explorer_memory_does_not_grow_with_questions(tmp_path):
         args = ["--config", str(tmp_path / "config.yaml"), "--out", str(tmp_path / f"x{count}")]
         peaks[count] = peak_mib(["selfreflect", "explorer", *args, *map(str, files)])
     assert peaks[2200] - peaks[1100] < 60, peaks
+
+
+def test_answer_clusters_memory_does_not_grow_with_questions(tmp_path):
+    """Clustering the conditioning answers of 9,000 questions peaks less than 60 MiB above
+    clustering those of 1,100 (9 distinct answers each, more than one row group of the answers
+    file): a batch of questions is read, clustered and written at a time. Grouped here by
+    normalised string, so that no embedder's time is measured; MiniLM's vectors live for one
+    batch too (docs/scale.md measures it at 1,000 and 10,000 questions). Measured: 164 MiB at
+    500 questions, 170 at 1,100, 192 at 3,000 and 197–207 at 9,000 (its ids are read whole and
+    checked first); started from the test process, it measured 248 at 1,100 and 478 at 9,000,
+    the test process's peak after writing the inputs."""
+    config = read_config_file(REPO / "config" / "smoke.yaml")
+    config["summaries"]["cluster"] = {"embedder": "string"}
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(config))
+    peaks = {}
+    for count in (1100, 9000):
+        answers = synthetic_tables(tmp_path / str(count), count, strategies=1, answers=ANSWERS)[0]
+        args = ["--config", str(tmp_path / "config.yaml"), "--answers", str(answers)]
+        args += ["--out", str(tmp_path / f"clusters-{count}.parquet")]
+        peaks[count] = peak_mib(["selfreflect", "cluster-answers", *args])
+    assert peaks[9000] - peaks[1100] < 60, peaks
 
 
 def test_merge_writes_the_whole_tables_file(tmp_path):
