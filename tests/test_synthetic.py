@@ -2,10 +2,12 @@
 lengths are the original tool's example answers' and each question's answers are distinct texts
 in a few meanings; each summary's scoring tasks are their masked words."""
 
+import itertools
 import json
 from collections import Counter
 
 import numpy as np
+import pandas as pd
 
 from selfreflect.bench.synthetic import (
     REAL_ANSWER_WORDS,
@@ -13,8 +15,10 @@ from selfreflect.bench.synthetic import (
     task_lists,
     task_positions,
     vocabulary,
+    write_synthetic_run,
 )
-from tests.conftest import REFERENCE
+from selfreflect.config import load_config
+from tests.conftest import REFERENCE, REPO
 
 
 def test_answer_lengths_are_the_example_answers_word_counts():
@@ -51,3 +55,24 @@ def test_scoring_tasks_are_the_test_answers_masked_words_in_order():
         ]
         assert [(t["answer"], t["position"]) for t in question_tasks] == expected
         assert all(answers[t["answer"]].split()[t["position"]] == t["word"] for t in question_tasks)
+
+
+def test_judgements_come_a_question_at_a_time_as_the_judge_writes_them(tmp_path):
+    """Each shard holds its questions' rows in question order, a question's rows together: its
+    strategies' rows in the config's order, then each controlled pair's good and bad side, its
+    multiple-choice and convergence rows (selfreflect.scoring.experiment.judgement_rows), so a
+    merge reads it a row group at a time, as it reads the judge's."""
+    config = load_config(REPO / "config" / "smoke.yaml")
+    files = write_synthetic_run(config, tmp_path)
+    shard = next(tmp_path / f for f in files if "judgements/shards" in str(f))
+    rows = pd.read_parquet(shard, columns=["id", "kind", "strategy", "pair_type", "side"])
+    runs = [question for question, _ in itertools.groupby(rows["id"])]
+    assert runs == sorted(set(runs)), "a question's rows apart, or questions out of order"
+    strategies = config["summaries"]["strategies"]
+    for _, question in rows.groupby("id", sort=False):
+        kinds = [kind for kind, _ in itertools.groupby(question["kind"])]
+        assert kinds == [k for k in ("strategy", "pair", "mc", "convergence") if k in kinds]
+        assert list(question.loc[question["kind"] == "strategy", "strategy"]) == strategies
+        pairs = question[question["kind"] == "pair"]
+        assert list(pairs["side"]) == ["good", "bad"] * (len(pairs) // 2)
+        assert (pairs["pair_type"].iloc[::2].to_numpy() == pairs["pair_type"].iloc[1::2]).all()
