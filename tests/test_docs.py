@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from selfreflect.docs import publish, render
-from selfreflect.docs.tables import frame_table, table
+from selfreflect.docs.tables import frame_table, p_text, table
 from tests.workflow_utils import REPO, run
 
 
@@ -17,6 +17,16 @@ def test_a_table_aligns_text_left_and_numbers_right_unless_told():
         "| name | n |\n| --- | ---: |\n| a\\|b | 3 |\n| c d | 4 |"
     )
     assert table(["n", "share"], [[1, "50%"]], align="rr").splitlines()[1] == "| ---: | ---: |"
+
+
+@pytest.mark.parametrize(
+    ("p", "shown"),
+    [(0.0496, "0.0496"), (0.0504, "0.0504"), (0.05, "0.05"), (0.0501, "0.0501"),
+     (0.049, "0.049"), (0.23, "0.23"), (1.0, "1"), (3.3e-07, "3.3e-07"), (0.04996, "0.04996")],
+)  # fmt: skip
+def test_a_p_value_shows_its_side_of_the_level(p, shown):
+    """Two significant digits, more where fewer would round it onto the level or across it."""
+    assert p_text(p, 0.05) == shown
 
 
 def test_a_frame_table_is_tabulates_pipe_table_with_its_index():

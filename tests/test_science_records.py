@@ -437,3 +437,19 @@ def test_of_two_records_at_once_one_writes_and_the_other_is_refused(tmp_path, mo
     assert message.startswith(f"{records / JUDGE}: another writer is writing it now")
     assert list(records.iterdir()) == [records / JUDGE]
     assert (records / JUDGE / RECORD).is_file()
+
+
+def test_the_page_marks_a_dirty_commit_and_shows_the_other_datasets_pairs(recorded):
+    """A record whose run's tree was modified shows its commit ``-dirty``; pairs on a dataset
+    that is not summarised (the MMLU-format questions) get a table of their own."""
+    config_path, records = recorded
+    path = records / JUDGE / RECORD
+    made = json.loads(path.read_text(encoding="utf-8"))
+    path.write_text(json.dumps({**made, "commit": f"{'a' * 40}-dirty"}), encoding="utf-8")
+    validation = records / JUDGE / "validation.csv"
+    rows = pd.read_csv(validation)
+    pd.concat([rows, rows.assign(dataset="other")]).to_csv(validation, index=False)
+    text = render(config_path, records)
+    assert f"| `{'a' * 10}-dirty` |" in text
+    assert "other datasets' questions (`other`" in text
+    assert text.count("| tiny | idk | selfreflect |") == 2

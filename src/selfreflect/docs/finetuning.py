@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from selfreflect.docs import publish, render
-from selfreflect.docs.tables import table
+from selfreflect.docs.tables import p_text, table
 
 DOCS = Path("docs")
 JSON = DOCS / "finetuning.json"
@@ -72,21 +72,23 @@ def _interval(row: dict, estimate: str, low: str, high: str) -> str:
     return f"{row[estimate]:.3f} [{row[low]:.3f}, {row[high]:.3f}]"
 
 
-def _p(value: float | None) -> str:
-    return "–" if value is None else ("<0.001" if value < 0.001 else f"{value:.3f}")
+def _p(value: float | None, level: float) -> str:
+    """A p-value as the table shows it: "<0.001", else to two significant digits or more
+    where needed to show its side of the plan's ``level`` (:func:`p_text`)."""
+    if value is None:
+        return "–"
+    return "<0.001" if value < 0.001 else p_text(value, level)
 
 
-def _verdict(row: dict, other: str, prefix: str) -> str:
+def _verdict(row: dict, other: str, prefix: str, level: float) -> str:
     """One clause on a finetuned strategy against ``other``: its difference and the table's
-    verdict (the plan's corrected test)."""
+    verdict (the plan's corrected test at ``level``)."""
     diff, verdict = row.get(f"{prefix}diff"), row.get(f"{prefix}verdict")
     if diff is None or verdict is None:
         return f"has no paired test against {other}"
     side = "lower (better)" if diff < 0 else "higher (worse)"
-    return (
-        f"is {abs(diff):.3f} {side} than {other} (adjusted p = {_p(row[f'{prefix}p_adjusted'])}:"
-        f" {verdict})"
-    )
+    adjusted = _p(row[f"{prefix}p_adjusted"], level)
+    return f"is {abs(diff):.3f} {side} than {other} (adjusted p = {adjusted}: {verdict})"
 
 
 def detectable_difference(rows: list[dict], plan: dict, prefix: str = "") -> float | None:
@@ -127,6 +129,7 @@ def text(result: dict) -> str:
         [adapter, len(steps), ", ".join(f"{m:.3f}" for m in epoch_means(steps, epochs))]
         for adapter, steps in result["loss"].items()
     ]
+    level = sizes["plan"]["level"]
     header = ["strategy", "n", "score", "vs greedy", "p", "adjusted p", "verdict"]
     header += ["vs teacher", "p", "adjusted p", "verdict"]
     scores = [
@@ -135,12 +138,12 @@ def text(result: dict) -> str:
             row["n_scored"],
             _interval(row, "mean", "ci_low", "ci_high"),
             _interval(row, "diff", "diff_low", "diff_high"),
-            _p(row["p_value"]),
-            _p(row.get("p_adjusted")),
+            _p(row["p_value"], level),
+            _p(row.get("p_adjusted"), level),
             row.get("verdict") or "–",
             _interval(row, "teacher_diff", "teacher_diff_low", "teacher_diff_high"),
-            _p(row.get("teacher_p_value")),
-            _p(row.get("teacher_p_adjusted")),
+            _p(row.get("teacher_p_value"), level),
+            _p(row.get("teacher_p_adjusted"), level),
             row.get("teacher_verdict") or "–",
         ]
         for row in rows

@@ -31,7 +31,7 @@ from selfreflect.bench.science_record import (
 )
 from selfreflect.config import load_config, summarized_datasets
 from selfreflect.docs import publish, render
-from selfreflect.docs.tables import table
+from selfreflect.docs.tables import p_text, table
 from selfreflect.errors import InputError
 from selfreflect.fileio import read_yaml
 
@@ -45,10 +45,6 @@ STUDIES = {  # the studies a plan change can leave exploratory, and their sectio
 
 def _verdict(passed: bool) -> str:
     return "**yes**" if passed else "**no**"
-
-
-def _p(value: float) -> float:
-    return float(f"{value:.2g}")
 
 
 def _plan_changes(path: Path) -> list[dict[str, Any]]:
@@ -85,7 +81,7 @@ def study_kinds(changes: list[dict[str, Any]]) -> dict[str, str]:
     return kinds
 
 
-def _pairs(validation: pd.DataFrame) -> str:
+def _pairs(validation: pd.DataFrame, level: float) -> str:
     header = ["judge", "pair type", "metric", "right / pairs", "fraction", "95 % Wilson CI"]
     header += ["p vs chance", "adjusted p", "above chance", "McNemar p vs SelfReflect"]
     header += ["adjusted"]
@@ -97,18 +93,18 @@ def _pairs(validation: pd.DataFrame) -> str:
             f"{row.n_correct} / {row.n_pairs}",
             round(row.fraction, 2),
             f"[{row.ci_low:.2f}, {row.ci_high:.2f}]",
-            _p(row.p_value_vs_chance),
-            _p(row.p_adjusted_vs_chance),
+            p_text(row.p_value_vs_chance, level),
+            p_text(row.p_adjusted_vs_chance, level),
             _verdict(row.verdict_vs_chance == "above chance") if row.n_pairs else "no pairs",
-            "" if pd.isna(row.mcnemar_p_value) else _p(row.mcnemar_p_value),
-            "" if pd.isna(row.mcnemar_p_adjusted) else _p(row.mcnemar_p_adjusted),
+            "" if pd.isna(row.mcnemar_p_value) else p_text(row.mcnemar_p_value, level),
+            "" if pd.isna(row.mcnemar_p_adjusted) else p_text(row.mcnemar_p_adjusted, level),
         ]
         for row in validation.itertuples()
     ]
     return table(header, rows)
 
 
-def _mc(mc: pd.DataFrame) -> str:
+def _mc(mc: pd.DataFrame, level: float) -> str:
     header = ["judge", "questions with a rho", "median per-question rho", "95 % bootstrap CI"]
     header += ["Wilcoxon p (rho > 0)", "verdict", "pooled rho (p)", "pooled verdict"]
     header += ["decides", "tracks W1", "truth agrees", "truth check"]
@@ -118,9 +114,9 @@ def _mc(mc: pd.DataFrame) -> str:
             f"{row.n_rho} ({row.n_rho_skipped} skipped)",
             round(row.median_rho, 2),
             f"[{row.median_rho_low:.2f}, {row.median_rho_high:.2f}]",
-            _p(row.p_value),
+            p_text(row.p_value, level),
             row.verdict,
-            f"{row.pooled_rho:.2f} ({_p(row.pooled_p_value)})",
+            f"{row.pooled_rho:.2f} ({p_text(row.pooled_p_value, level)})",
             row.pooled_verdict,
             row.decided_by,
             _verdict(row.tracks_w1 == "yes"),
@@ -132,7 +128,7 @@ def _mc(mc: pd.DataFrame) -> str:
     return table(header, rows)
 
 
-def _strategies(main: pd.DataFrame, baseline: str) -> str:
+def _strategies(main: pd.DataFrame, baseline: str, level: float) -> str:
     header = ["judge", "strategy", "family", "mean score (95 % CI)"]
     header += [f"difference to {baseline} (95 % CI)", "Wilcoxon p", "adjusted p", "verdict"]
     compared = main[main["strategy"] != baseline]
@@ -143,8 +139,8 @@ def _strategies(main: pd.DataFrame, baseline: str) -> str:
             row.family,
             f"{row.mean:.4f} [{row.ci_low:.4f}, {row.ci_high:.4f}]",
             f"{row.diff:+.4f} [{row.diff_low:+.4f}, {row.diff_high:+.4f}]",
-            _p(row.p_value),
-            _p(row.p_adjusted),
+            p_text(row.p_value, level),
+            p_text(row.p_adjusted, level),
             row.verdict,
         ]
         for row in compared.itertuples()
@@ -192,6 +188,11 @@ def _agreement(agreement: pd.DataFrame) -> str:
     return table(header, rows)
 
 
+def _commit(commit: str) -> str:
+    """A record's commit, shortened, marked ``-dirty`` where its run's tree was modified."""
+    return f"`{commit[:10]}{'-dirty' if commit.endswith('-dirty') else ''}`"
+
+
 def _records_table(provenance: dict[str, Any], judges: list[str], records: Path) -> str:
     """Each judge's recorded run: when, from which commit, its sizes, its judge jobs' time and
     the tables whose per-question rows it keeps (``--recompute`` rebuilds them)."""
@@ -214,7 +215,7 @@ def _records_table(provenance: dict[str, Any], judges: list[str], records: Path)
             [
                 judge,
                 made["recorded"],
-                f"`{made['commit'][:10]}`",
+                _commit(made["commit"]),
                 ", ".join(f"{d} {n}" for d, n in made["questions"].items()),
                 ", ".join(f"{d} {n}" for d, n in made["answers"].items()),
                 time["jobs"],
@@ -259,13 +260,18 @@ def text(config_path: Path, records: Path) -> str:
     }
     if provenance:
         main = tables["main"][tables["main"]["dataset"].isin(free_form)]
-        validation = tables["validation"][tables["validation"]["dataset"].isin(free_form)]
+        on_free_form = tables["validation"]["dataset"].isin(free_form)
+        validation = tables["validation"][on_free_form]
         free_form_tables = {**tables, "main": main, "validation": validation}
+        other_pairs = tables["validation"][~on_free_form]
+        level = config["report"]["plan"]["level"]
         context |= {
             "verdicts": _verdicts(free_form_tables, list(provenance), baseline),
-            "pairs": _pairs(validation),
-            "mc": _mc(tables["mc_study"]) if "mc_study" in tables else "",
-            "strategies": _strategies(main, baseline),
+            "pairs": _pairs(validation, level),
+            "other_pairs": _pairs(other_pairs, level) if len(other_pairs) else "",
+            "other_datasets": list(dict.fromkeys(other_pairs["dataset"])),
+            "mc": _mc(tables["mc_study"], level) if "mc_study" in tables else "",
+            "strategies": _strategies(main, baseline, level),
             "agreement": _agreement(tables["backend_agreement"])
             if "backend_agreement" in tables
             else "",

@@ -24,6 +24,17 @@ def table(header: Sequence[object], rows: Sequence[Sequence[object]], align: str
     return "\n".join("| " + " | ".join(line) + " |" for line in lines)
 
 
+def p_text(value: float, level: float, digits: int = 2) -> str:
+    """A p-value to ``digits`` significant digits, more where fewer would show it on the other
+    side of the plan's ``level`` or on it (0.0496 and 0.0504 at 0.05, not "0.05"), so that the
+    verdict can be read off the digits."""
+    for shown in range(digits, 17):
+        text = f"{value:.{shown}g}"
+        if float(text) != level and (float(text) < level) == (value < level):
+            return text
+    return repr(value)
+
+
 def frame_table(frame: pd.DataFrame, floatfmt: str = "g") -> str:
     """``frame`` as a Markdown table with its index, columns padded to their width (tabulate's
     ``pipe`` format), numbers formatted with ``floatfmt`` (no newline after the last row)."""
