@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 
+import numpy as np
 import pandas as pd
 import pytest
 import torch
@@ -460,3 +461,22 @@ def test_score_command_bad_inputs(tiny_model, tmp_path, change, fragment):
 def test_summaries_table_round_trip_keeps_question_order():
     table = read_summaries(str(SUMMARIES))
     assert isinstance(table, pd.DataFrame) and len(table) == 4
+
+
+def test_the_ancestor_mask_is_each_nodes_path_to_the_top():
+    """:func:`ancestor_mask`, built on the device in one step per level, is the mask row by row
+    from the parents (a node sees itself and what its parent sees), on random trees."""
+    from selfreflect.scoring.hf_judge import ancestor_mask
+
+    rng = np.random.default_rng(0)
+    for size in (1, 2, 7, 60, 400):
+        parents = [-1, *(int(rng.integers(-1, i)) for i in range(1, size))]
+        expected = np.zeros((size, size), dtype=bool)
+        depths = []
+        for node, parent in enumerate(parents):
+            if parent >= 0:
+                expected[node] = expected[parent]
+            expected[node, node] = True
+            depths.append(0 if parent < 0 else depths[parent] + 1)
+        found = ancestor_mask(torch.tensor(parents), max(depths)).numpy()
+        assert (found == expected).all(), size

@@ -24,8 +24,8 @@ from selfreflect.scoring.contexts import ContextTasks
 
 @dataclass(frozen=True)
 class Judged:
-    """A context's tasks as the judge saw them, on CPU: each task's distance (n,) and the
-    judge's ``k`` most likely next tokens with their probabilities (n, k) at temperature T."""
+    """A context's tasks as the judge saw them: each task's distance (n,) and the judge's
+    ``k`` most likely next tokens with their probabilities (n, k) at temperature T."""
 
     distances: torch.Tensor
     top_tokens: torch.Tensor
@@ -33,17 +33,19 @@ class Judged:
 
     @staticmethod
     def cat(parts: Sequence[Judged]) -> Judged:
+        """The parts' tasks in order, copied to the CPU at once (one sync per context, not
+        one per batch: a batch's results stay on the device while the next is computed)."""
         return Judged(
-            torch.cat([part.distances for part in parts]),
-            torch.cat([part.top_tokens for part in parts]),
-            torch.cat([part.top_probs for part in parts]),
+            torch.cat([part.distances for part in parts]).cpu(),
+            torch.cat([part.top_tokens for part in parts]).cpu(),
+            torch.cat([part.top_probs for part in parts]).cpu(),
         )
 
 
 def _judged(p: torch.Tensor, q: torch.Tensor, top_k: int) -> Judged:
     """Tasks with distributions ``p``, measured against the reference context's ``q``."""
     tokens, probs = metric.top_predictions(p, top_k)
-    return Judged(metric.total_variation(p, q).cpu(), tokens.cpu(), probs.cpu())
+    return Judged(metric.total_variation(p, q), tokens, probs)
 
 
 class Judge(ABC):
@@ -105,9 +107,9 @@ class Judge(ABC):
         top_k: int = 0,
     ) -> tuple[list[Judged], list[list[Judged]]]:
         """Each reference context's tasks as the judge saw them, and each summary's measured
-        against each reference, ``[summary][reference]`` (on CPU). Every context's logits are
-        computed once, batch by batch; top predictions are kept for the first reference and
-        every summary."""
+        against each reference, ``[summary][reference]`` (on CPU, copied once the question's
+        forwards are done). Every context's logits are computed once, batch by batch; top
+        predictions are kept for the first reference and every summary."""
         ref_parts: list[list[Judged]] = [[] for _ in references]
         parts: list[list[list[Judged]]] = [[[] for _ in references] for _ in summaries]
         with torch.inference_mode():
@@ -120,8 +122,7 @@ class Judge(ABC):
                     p = metric.distributions(next(batches), temperature)
                     tokens, probs = metric.top_predictions(p, top_k)
                     for cell, q in zip(row, qs, strict=True):
-                        distances = metric.total_variation(p, q).cpu()
-                        cell.append(Judged(distances, tokens.cpu(), probs.cpu()))
+                        cell.append(Judged(metric.total_variation(p, q), tokens, probs))
         return (
             [Judged.cat(part) for part in ref_parts],
             [[Judged.cat(cell) for cell in row] for row in parts],

@@ -14,11 +14,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
 import torch
 
 from selfreflect.families import PromptFormat
-from selfreflect.scoring.contexts import ContextTasks, TokenTree, token_tree
+from selfreflect.scoring.contexts import ContextTasks, token_tree
 from selfreflect.scoring.forwards import Judge
 
 Layers = list[tuple[torch.Tensor, torch.Tensor]]
@@ -42,6 +41,23 @@ def load_judge_model(spec: dict[str, Any]) -> tuple[PromptFormat, Any]:
 
     tokenizer, model = load_hf_model(spec)
     return PromptFormat.for_model(tokenizer, spec), model
+
+
+def ancestor_mask(parents: torch.Tensor, depth: int) -> torch.Tensor:
+    """(n, n) booleans of a token tree of ``depth`` levels at most, on ``parents``' device:
+    node ``i`` sees node ``j`` when ``j`` is ``i`` or one of its ancestors (``parents[i]``:
+    its parent, -1 at the top). One step up the tree per level, each a scatter of n values,
+    with no copy from the host and no sync."""
+    n = len(parents)
+    seen = torch.zeros(n, n + 1, dtype=torch.bool, device=parents.device)  # last: "no node"
+    rows = torch.arange(n, device=parents.device)
+    up = torch.where(parents >= 0, parents, n)  # -1 as the "no node" column
+    above = torch.cat([up, torch.tensor([n], device=parents.device)])
+    node = rows
+    for _ in range(depth + 1):  # the node itself, then each ancestor
+        seen[rows, node] = True
+        node = above[node]
+    return seen[:, :n]
 
 
 class HfJudge(Judge):
@@ -81,30 +97,27 @@ class HfJudge(Judge):
 
     def logits(self, state: Prefix, rows: range) -> torch.Tensor:
         tree = token_tree(state.tasks, rows)
-        positions = state.tasks.prefix_len + torch.tensor(tree.depths)
         self.forward_tokens += len(tree.tokens)
+        on_device = torch.tensor([tree.tokens, tree.parents, tree.depths], device=self.device)
+        tokens, parents, depths = on_device  # one copy to the device: the mask is built there
+        positions = state.tasks.prefix_len + depths
         hidden = self.decoder(
-            input_ids=torch.tensor([tree.tokens], device=self.device),
-            position_ids=positions[None].to(self.device),
-            attention_mask=self._attention_mask(state, tree, positions),
+            input_ids=tokens[None],
+            position_ids=positions[None],
+            attention_mask=self._attention_mask(state, parents, max(tree.depths), positions),
             past_key_values=self._cache(state.layers),
             use_cache=state.layers is not None,
         ).last_hidden_state
         return self._lm_head(hidden[0, tree.predictors])
 
     def _attention_mask(
-        self, state: Prefix, tree: TokenTree, positions: torch.Tensor
+        self, state: Prefix, parents: torch.Tensor, depth: int, positions: torch.Tensor
     ) -> torch.Tensor | dict[str, torch.Tensor]:
         """Additive masks (1, 1, nodes, cached + nodes): a node sees the prefix and its ancestors.
 
         One mask per layer type; sliding-window layers also drop keys outside the window.
         """
-        ancestors = np.zeros((len(tree.tokens),) * 2, dtype=bool)
-        for i, parent in enumerate(tree.parents):
-            if parent >= 0:
-                ancestors[i] = ancestors[parent]
-            ancestors[i, i] = True
-        tree_mask = torch.from_numpy(ancestors)
+        tree_mask = ancestor_mask(parents, depth)
         if self.layer_types is None:
             return self._additive(tree_mask, positions, state, 0, None)
         window = getattr(self.model.config, "sliding_window", None)
@@ -130,13 +143,15 @@ class HfJudge(Judge):
         """The mask for layers like ``layer``, whose cache holds the prefix's last keys."""
         prefix_len = state.tasks.prefix_len
         cached = 0 if state.layers is None else state.layers[layer][0].shape[-2]
-        allowed = torch.cat([torch.ones(len(positions), cached, dtype=torch.bool), tree_mask], 1)
+        prefix = torch.ones(len(positions), cached, dtype=torch.bool, device=self.device)
+        allowed = torch.cat([prefix, tree_mask], 1)
         if window is not None:
-            keys = torch.cat([torch.arange(prefix_len - cached, prefix_len), positions])
+            kept = torch.arange(prefix_len - cached, prefix_len, device=self.device)
+            keys = torch.cat([kept, positions])
             allowed &= positions[:, None] - keys[None, :] < window
         blocked = torch.finfo(self.model.dtype).min
-        mask = torch.zeros(allowed.shape, dtype=self.model.dtype).masked_fill_(~allowed, blocked)
-        return mask[None, None].to(self.device)
+        mask = torch.zeros(allowed.shape, dtype=self.model.dtype, device=self.device)
+        return mask.masked_fill_(~allowed, blocked)[None, None]
 
     def _cache(self, layers: Layers | None) -> Any:
         """A fresh cache holding the prefix (the model appends to copies, not to ``layers``)."""
