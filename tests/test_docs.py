@@ -63,8 +63,9 @@ def test_a_committed_page_is_what_its_json_renders(name):
 
 
 def test_the_power_page_renders_from_what_bench_power_records(tmp_path):
-    small = ["--questions", "5", "--n-answers", "3", "--trials", "4"]
-    run(["selfreflect", "bench", "power", *small, "--json", str(tmp_path / "p.json")], tmp_path)
+    small = ["--questions", "5", "--n-answers", "3", "--trials", "4", "--strategy-trials", "50"]
+    small += ["--config", str(REPO / "config" / "science.yaml"), "--json", str(tmp_path / "p.json")]
+    run(["selfreflect", "bench", "power", *small], tmp_path)
     files = ["--out", str(tmp_path / "p.md"), "--figure", str(tmp_path / "p.png")]
     run(["selfreflect", "docs", "power", "--json", str(tmp_path / "p.json"), *files], REPO)
     page = (tmp_path / "p.md").read_text()

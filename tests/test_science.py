@@ -32,27 +32,17 @@ JUDGES = CONFIG["judges"]
 PAIR_TYPES = CONFIG["report"]["pair_types"]
 FREE_FORM, MULTIPLE_CHOICE = "real", "real_mmlu"
 FROM_SAMPLES = ["sample_and_summarize", "concatenated_answers"]
-# claims the recorded run showed failing: (test, judge, case) -> the record's numbers
-# (docs/science/<judge>/, recorded 2026-11-28: 100 free-form questions at N = 8)
-EXPECTED_FAILURES: dict[tuple[str, str, str], str] = {
-    ("pairs", "smollm2", "no_likelihoods"): "31/71 right, CI [0.33, 0.55], adjusted p 0.88",
-    ("pairs", "smollm2", "reversed"): "40/71 right, CI [0.45, 0.67], adjusted p 0.34",
-    ("strategies", "smollm2", "sample_and_summarize"): (
-        "+0.0005 to greedy, CI [-0.0002, +0.0011], adjusted p 0.21"
-    ),
-    ("strategies", "gemma-3-270m", "sample_and_summarize"): (
-        "+0.0016 to greedy (worse), CI [+0.0005, +0.0026], adjusted p 0.018"
-    ),
-    ("pairs", "qwen2.5-coder-0.5b", "no_likelihoods"): (
-        "23/71 right (below chance), CI [0.23, 0.44], adjusted p 1"
-    ),
-    ("pairs", "qwen2.5-coder-0.5b", "reversed"): "44/71 right, CI [0.50, 0.72], adjusted p 0.057",
-    ("mc", "qwen2.5-coder-0.5b", ""): (
-        "median per-question rho 0.10, CI [-0.20, 0.60], adjusted p 0.052; pooled rho 0.04, p 0.62"
-    ),
-    ("strategies", "qwen2.5-coder-0.5b", "sample_and_summarize"): (
-        "+0.0004 to greedy, CI [-0.0005, +0.0013], adjusted p 0.25"
-    ),
+# claims the recorded run showed failing (docs/science/<judge>/, recorded 2026-11-28: 100
+# free-form questions at N = 8): (test, judge, case); each reason is read from the record
+EXPECTED_FAILURES = {
+    ("pairs", "smollm2", "no_likelihoods"),
+    ("pairs", "smollm2", "reversed"),
+    ("strategies", "smollm2", "sample_and_summarize"),
+    ("strategies", "gemma-3-270m", "sample_and_summarize"),
+    ("pairs", "qwen2.5-coder-0.5b", "no_likelihoods"),
+    ("pairs", "qwen2.5-coder-0.5b", "reversed"),
+    ("mc", "qwen2.5-coder-0.5b", ""),
+    ("strategies", "qwen2.5-coder-0.5b", "sample_and_summarize"),
 }
 
 
@@ -63,11 +53,56 @@ def table(judge: str, name: str) -> pd.DataFrame:
     return pd.read_csv(path)
 
 
+def pairs_claim(judge: str, pair_type: str) -> tuple[bool, str]:
+    """SelfReflect ranks the better summary of ``pair_type``'s pairs first: the record's
+    verdict, and its numbers."""
+    rows = table(judge, "validation").query(
+        "dataset == @FREE_FORM and pair_type == @pair_type and metric == 'selfreflect'"
+    )
+    [row] = rows.itertuples()
+    return row.verdict_vs_chance == "above chance", (
+        f"{row.n_correct}/{row.n_pairs} ranked right, CI [{row.ci_low:.2f}, {row.ci_high:.2f}]"
+        f", adjusted p {row.p_adjusted_vs_chance:.2g}: {row.verdict_vs_chance}"
+    )
+
+
+def mc_claim(judge: str, _: str) -> tuple[bool, str]:
+    """SelfReflect tracks the true distance in the multiple-choice study."""
+    [row] = table(judge, "mc_study").query("dataset == @MULTIPLE_CHOICE").itertuples()
+    return row.tracks_w1 == "yes", (
+        f"median per-question rho {row.median_rho:.2f} (adjusted p {row.p_adjusted:.2g}: "
+        f"{row.verdict}); pooled rho {row.pooled_rho:.2f} (adjusted p "
+        f"{row.pooled_p_adjusted:.2g}: {row.pooled_verdict})"
+    )
+
+
+def truth_claim(judge: str, _: str) -> tuple[bool, str]:
+    """The multiple-choice study's first-token truth agrees with the sampled answers."""
+    [row] = table(judge, "mc_study").query("dataset == @MULTIPLE_CHOICE").itertuples()
+    return row.truth_check == "agrees", f"{row.n_truth_agree}/{row.n_truth_checked} agree"
+
+
+def strategies_claim(judge: str, strategy: str) -> tuple[bool, str]:
+    """``strategy``, written from samples, beats greedy (lower is better), scored everywhere."""
+    rows = table(judge, "main").query("dataset == @FREE_FORM and strategy == @strategy")
+    [row] = rows.itertuples()
+    return row.n_failed == 0 and row.verdict == "better", (
+        f"{row.n_failed} failed; difference to greedy {row.diff:.4f}, CI [{row.diff_low:.4f}, "
+        f"{row.diff_high:.4f}], adjusted p {row.p_adjusted:.2g} ({row.family}): {row.verdict}"
+    )
+
+
+CLAIMS = {"pairs": pairs_claim, "mc": mc_claim, "truth": truth_claim}
+CLAIMS |= {"strategies": strategies_claim}
+
+
 def case(test: str, judge: str, label: str = ""):
-    """A parameter, marked as a strict expected failure where the recorded run showed one: a
-    failed assertion, not an error such as a missing row."""
-    reason = EXPECTED_FAILURES.get((test, judge, label))
-    marks = [pytest.mark.xfail(strict=True, raises=AssertionError, reason=reason)] if reason else []
+    """A parameter, marked as a strict expected failure where the recorded run showed one (a
+    failed assertion, not an error such as a missing row), its reason the record's numbers."""
+    marks = []
+    if (test, judge, label) in EXPECTED_FAILURES:
+        reason = f"recorded: {CLAIMS[test](judge, label)[1]}"
+        marks = [pytest.mark.xfail(strict=True, raises=AssertionError, reason=reason)]
     return pytest.param(judge, label, marks=marks, id=f"{judge}-{label}" if label else judge)
 
 
@@ -82,45 +117,32 @@ def test_each_record_was_made_under_the_configs_plan(judge):
     ("judge", "pair_type"), [case("pairs", j, t) for j in JUDGES for t in PAIR_TYPES]
 )
 def test_selfreflect_ranks_the_better_controlled_summary_first(judge, pair_type):
-    rows = table(judge, "validation").query(
-        "dataset == @FREE_FORM and pair_type == @pair_type and metric == 'selfreflect'"
-    )
-    [row] = rows.itertuples()
-    assert row.verdict_vs_chance == "above chance", (
-        f"{row.n_correct}/{row.n_pairs} ranked right, CI [{row.ci_low:.2f}, {row.ci_high:.2f}]"
-        f", adjusted p {row.p_adjusted_vs_chance:.2g}: {row.verdict_vs_chance}"
-    )
+    passed, numbers = pairs_claim(judge, pair_type)
+    assert passed, numbers
 
 
 @pytest.mark.parametrize(("judge", "_"), [case("mc", j) for j in JUDGES])
 def test_mc_selfreflect_tracks_the_true_distance(judge, _):
     [row] = table(judge, "mc_study").query("dataset == @MULTIPLE_CHOICE").itertuples()
     assert row.decided_by == CONFIG["report"]["plan"]["mc_statistic"]
-    assert row.tracks_w1 == "yes", (
-        f"median per-question rho {row.median_rho:.2f} (adjusted p {row.p_adjusted:.2g}: "
-        f"{row.verdict}); pooled rho {row.pooled_rho:.2f} (adjusted p "
-        f"{row.pooled_p_adjusted:.2g}: {row.pooled_verdict})"
-    )
+    passed, numbers = mc_claim(judge, "")
+    assert passed, numbers
 
 
 @pytest.mark.parametrize(("judge", "_"), [case("truth", j) for j in JUDGES])
 def test_mc_first_token_truth_agrees_with_the_sampled_answers(judge, _):
     [row] = table(judge, "mc_study").query("dataset == @MULTIPLE_CHOICE").itertuples()
     assert row.truth == "logprobs"
-    assert row.truth_check == "agrees", f"{row.n_truth_agree}/{row.n_truth_checked} agree"
+    passed, numbers = truth_claim(judge, "")
+    assert passed, numbers
 
 
 @pytest.mark.parametrize(
     ("judge", "strategy"), [case("strategies", j, s) for j in JUDGES for s in FROM_SAMPLES]
 )
 def test_summaries_from_samples_beat_greedy(judge, strategy):
-    rows = table(judge, "main").query("dataset == @FREE_FORM and strategy == @strategy")
-    [row] = rows.itertuples()
-    assert row.n_failed == 0
-    assert row.verdict == "better", (  # lower is better
-        f"difference to greedy {row.diff:.4f}, CI [{row.diff_low:.4f}, {row.diff_high:.4f}], "
-        f"adjusted p {row.p_adjusted:.2g} ({row.family}): {row.verdict}"
-    )
+    passed, numbers = strategies_claim(judge, strategy)
+    assert passed, numbers
 
 
 @pytest.mark.parametrize("judge", JUDGES)

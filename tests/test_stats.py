@@ -11,6 +11,7 @@ from selfreflect.stats import (
     Interval,
     adjust_p_values,
     binomial_p_value,
+    binomial_power,
     bootstrap_ci,
     krippendorff_alpha,
     mcnemar_p_value,
@@ -19,6 +20,7 @@ from selfreflect.stats import (
     proportion_ci,
     rank_correlation,
     signed_rank_greater,
+    signed_rank_power,
     wasserstein_1,
     within_question_test,
 )
@@ -364,3 +366,30 @@ def test_krippendorff_rejects_bad_input() -> None:
         krippendorff_alpha(KRIPPENDORFF_DATA, "cardinal")  # type: ignore[arg-type]
     with pytest.raises(ValueError):
         krippendorff_alpha([[1, NAN], [NAN, 2]])
+
+
+@pytest.mark.parametrize(("trials", "accuracy"), [(20, 0.7), (71, 0.62), (9, 0.9), (1, 0.8)])
+def test_binomial_power_is_the_chance_of_a_p_value_below_the_level(trials, accuracy) -> None:
+    """Summed over every outcome the test can see, with the test's own p-value."""
+    from scipy import stats
+
+    fires = [k for k in range(trials + 1) if binomial_p_value(k, trials) < 0.01]
+    expected = sum(stats.binom.pmf(k, trials, accuracy) for k in fires)
+    assert binomial_power(trials, accuracy, 0.01) == pytest.approx(expected, abs=1e-12)
+
+
+def test_binomial_power_at_chance_is_at_most_the_level_and_grows_with_accuracy() -> None:
+    assert binomial_power(71, 0.5, 0.01) <= 0.01
+    powers = [binomial_power(71, a, 0.01) for a in (0.55, 0.62, 0.7, 0.8)]
+    assert powers == sorted(powers) and 0.3 < powers[1] < 0.4  # the issue's "about 0.3"
+
+
+def test_signed_rank_power_is_the_level_without_an_effect_and_grows_with_one() -> None:
+    false_positives = signed_rank_power(100, 0.0, 0.05, trials=4000, seed=1)
+    assert proportion_ci(round(false_positives * 4000), 4000, 0.99).low <= 0.05
+    assert proportion_ci(round(false_positives * 4000), 4000, 0.99).high >= 0.05
+    powers = [signed_rank_power(n, 0.3, 0.0125, trials=2000, seed=1) for n in (40, 100, 200)]
+    assert powers == sorted(powers) and powers[-1] > 0.9
+    assert signed_rank_power(100, 0.3, 0.0125, 500, seed=2) == signed_rank_power(
+        100, 0.3, 0.0125, 500, seed=2
+    )

@@ -163,6 +163,30 @@ def binomial_p_value(successes: int, trials: int, chance: float = 0.5) -> float:
     return float(stats.binomtest(successes, trials, chance, alternative="greater").pvalue)
 
 
+def binomial_power(trials: int, accuracy: float, level: float, chance: float = 0.5) -> float:
+    """Exact power of :func:`binomial_p_value` at ``level``: the probability that ``trials``
+    pairs, each ranked right with probability ``accuracy``, give a p-value below ``level``."""
+    _check_counts(0, trials)
+    from scipy import stats
+
+    counts = np.arange(trials + 1)
+    fires = stats.binom.sf(counts - 1, trials, chance) < level  # P(X >= k) under chance
+    return float(stats.binom.pmf(counts[fires], trials, accuracy).sum())
+
+
+def signed_rank_power(
+    questions: int, effect: float, level: float, trials: int, seed: int = 0
+) -> float:
+    """Simulated power of :func:`paired_test`'s two-sided Wilcoxon signed-rank test at
+    ``level``: the share of ``trials`` studies of ``questions`` paired differences, drawn from
+    a normal distribution with mean ``effect`` standard deviations, whose p-value is below it."""
+    from scipy import stats
+
+    differences = np.random.default_rng(seed).normal(effect, 1.0, (trials, questions))
+    p = stats.wilcoxon(differences, zero_method="wilcox", alternative="two-sided", axis=1).pvalue
+    return float(np.mean(p < level))
+
+
 def mcnemar_p_value(a_only: int, b_only: int) -> float:
     """Exact two-sided McNemar test of two classifiers on the same items: ``a_only`` items only
     the first gets right, ``b_only`` only the second. The binomial test of ``a_only`` out of the
