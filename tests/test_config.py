@@ -72,6 +72,16 @@ def _write(tmp_path, change):
             lambda c: c["report"].update(plan={"references": ["greedy"]}),
             "report.plan.references: 'greedy' is the baseline",
         ),
+        (
+            lambda c: c["report"].update(
+                plan={"versus": {"strategy": "basic", "others": ["cot", "basic"]}}
+            ),
+            "report.plan.versus.others: 'basic' is the strategy they are compared with",
+        ),
+        (
+            lambda c: c["report"].update(plan={"versus": {"strategy": "basic"}}),
+            "report.plan.versus: 'others' is a required property",
+        ),
         (lambda c: c.update(seed=2**70), "seed: an integer of 71 bits (at most 63)"),
         # named, though no finetuned strategy is listed: a name of nothing is a typo
         (lambda c: c.update(finetune={"judge": "nosuch"}), "finetune.judge: unknown model"),

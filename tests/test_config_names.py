@@ -74,6 +74,18 @@ KINDS = {
         "report.plan.references.0",
         lambda c, name: c.update(report={"plan": {"references": [name]}}),
     ),
+    "versus-strategy": (
+        "report.plan.versus.strategy",
+        lambda c, name: c.update(
+            report={"plan": {"versus": {"strategy": name, "others": ["basic"]}}}
+        ),
+    ),
+    "versus-other": (
+        "report.plan.versus.others.0",
+        lambda c, name: c.update(
+            report={"plan": {"versus": {"strategy": "basic", "others": [name]}}}
+        ),
+    ),
     "pair-type": ("report.pair_types.0", lambda c, name: c.update(report={"pair_types": [name]})),
     "finetune-dataset": ("finetune.dataset", lambda c, name: c.update(finetune={"dataset": name})),
     "teacher": ("finetune.teacher", lambda c, name: c.update(finetune={"teacher": name})),

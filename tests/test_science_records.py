@@ -453,3 +453,18 @@ def test_the_page_marks_a_dirty_commit_and_shows_the_other_datasets_pairs(record
     assert f"| `{'a' * 10}-dirty` |" in text
     assert "other datasets' questions (`other`" in text
     assert text.count("| tiny | idk | selfreflect |") == 2
+
+
+def test_the_page_shows_the_plans_own_family_where_the_records_hold_it(recorded):
+    """A main table with versus_* columns (report.plan.versus) gets the claim's table, each
+    strategy against the claim's; without them the page says the records' plan has none."""
+    config_path, records = recorded
+    assert "which these records' plan does not hold" in render(config_path, records)
+    main = records / JUDGE / "main.csv"
+    versus = {"versus": "sample_and_summarize", "versus_diff": 0.0085, "versus_verdict": "worse"}
+    versus |= {"versus_diff_low": 0.006, "versus_diff_high": 0.011}
+    versus |= {"versus_p_value": 8.3e-08, "versus_p_adjusted": 0.0496}
+    pd.read_csv(main).assign(**versus).to_csv(main, index=False)
+    text = render(config_path, records)
+    row = "| tiny | basic | sample_and_summarize | +0.0085 [+0.0060, +0.0110] | 8.3e-08 | 0.0496 |"
+    assert f"{row} worse |" in text and "does not hold" not in text

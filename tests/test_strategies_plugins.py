@@ -125,6 +125,14 @@ def test_unknown_strategy():
         ConfigError, match=r"^c.yaml: report.plan.references: unknown strategy 'nosuch'"
     ):
         check_strategies(config, "c.yaml")
+    for versus in [
+        {"strategy": "nosuch", "others": ["cot"]},
+        {"strategy": "cot", "others": ["no"]},
+    ]:
+        config["report"]["plan"] = {"references": [], "versus": versus}
+        key = "strategy" if versus["strategy"] == "nosuch" else "others"
+        with pytest.raises(ConfigError, match=rf"^c.yaml: report.plan.versus.{key}: unknown"):
+            check_strategies(config, "c.yaml")
     mine = {"mine": f"{MODULE}:echo_plugin"}
     check_strategies(summaries_config(strategies=["mine", "cot"], plugins=mine))
     config = summaries_config(strategies=["mine"], plugins={"mine": "m:f"})

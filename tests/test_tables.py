@@ -26,7 +26,7 @@ from selfreflect.report.tables import (
 )
 from selfreflect.report.writers import with_intervals, write_table_files
 from selfreflect.stats import krippendorff_alpha
-from tests.conftest import MINIMAL_CONFIG, mc_plan, report_plan
+from tests.conftest import MINIMAL_CONFIG, REPO, mc_plan, report_plan
 
 KEYS = {"dataset": "d", "subject": "s", "judge": "j"}
 MAIN_PLAN = report_plan("min_questions")
@@ -109,6 +109,32 @@ def test_main_table_compares_finetuned_strategies_with_their_teacher():
     assert table.loc[["greedy", "teacher"], "teacher_n_paired"].tolist() == [0, 0]
     assert table.loc[["greedy", "teacher"], "teacher_p_value"].isna().all()
     assert "teacher" not in main_table(scores, "greedy", 100, 0.95, 0, MAIN_PLAN)
+
+
+def test_main_table_tests_a_claims_family_of_comparisons():
+    """``versus`` (report.plan.versus, as other -> the strategy it is compared with) adds each
+    other's paired comparison with the claim's strategy, Holm within the claim's family across
+    the others (and only them): here 2 / 2^n and 4 / 2^n, times 2 and 1."""
+    n = MAIN_PLAN.minimum + 2
+    step = 0.01 * np.arange(1, n + 1)
+    close = 0.5 + step
+    close[0] = 0.5 - 0.001  # the smallest difference negative: W- = 1
+    values = {"greedy": [0.6] * n, "sampled": [0.5] * n, "cot": 0.5 + step, "basic": close}
+    scores = scores_frame({k: list(v) for k, v in values.items()})
+    versus = {"cot": "sampled", "basic": "sampled"}
+    table = main_table(scores, "greedy", 100, 0.95, 0, MAIN_PLAN, versus=versus)
+    table = table.set_index("strategy")
+    assert table.loc["cot", "versus"] == "sampled" and table.loc["cot", "versus_n_paired"] == n
+    assert table.loc["cot", "versus_diff"] == pytest.approx(step.mean())
+    assert table.loc[["cot", "basic"], "versus_p_value"].tolist() == pytest.approx(
+        [2 / 2**n, 4 / 2**n]
+    )
+    assert table.loc[["cot", "basic"], "versus_p_adjusted"].tolist() == pytest.approx(
+        [4 / 2**n, 4 / 2**n]
+    )
+    assert table.loc[["cot", "basic"], "versus_verdict"].tolist() == ["worse", "worse"]
+    assert table.loc[["greedy", "sampled"], "versus_p_value"].isna().all()
+    assert "versus" not in main_table(scores, "greedy", 100, 0.95, 0, MAIN_PLAN)
 
 
 def test_main_table_corrects_the_comparisons_with_the_baseline_per_experiment():
@@ -743,3 +769,16 @@ def test_every_reader_refuses_a_row_given_twice_in_one_file_or_two(tmp_path, kin
         InputError, match=rf"c\.parquet: {kind} row \(.*\) is also in .*a\.parquet$"
     ):
         read_tables(kind, [tmp_path / name for name in ("a.parquet", "b.parquet", "c.parquet")])
+
+
+def test_the_paper_configs_plan_compares_sampling_with_reasoning():
+    """config/config.yaml's report.plan.versus gives the main table each reasoning strategy ->
+    sample_and_summarize; a run that lists not the claim's strategy has no such family."""
+    from selfreflect.config import load_config
+    from selfreflect.report.catalog import _main_arguments
+
+    config = load_config(REPO / "config" / "config.yaml")
+    claim = dict.fromkeys(["basic", "cot", "twostep_cot"], "sample_and_summarize")
+    assert _main_arguments(config)["versus"] == claim
+    config["summaries"]["strategies"] = ["greedy", "basic", "cot"]
+    assert _main_arguments(config)["versus"] == {}

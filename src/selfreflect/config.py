@@ -226,6 +226,12 @@ def _check_baseline(config: dict[str, Any], source: str) -> None:
         )
     if baseline in config["report"]["plan"]["references"]:
         raise ConfigError(f"{source}: report.plan.references: '{baseline}' is the baseline")
+    versus = config["report"]["plan"].get("versus")
+    if versus and versus["strategy"] in versus["others"]:
+        raise ConfigError(
+            f"{source}: report.plan.versus.others: '{versus['strategy']}' is the strategy they"
+            " are compared with"
+        )
 
 
 def _fill_converted_paths(config: dict[str, Any], source: str) -> None:

@@ -148,6 +148,29 @@ def _strategies(main: pd.DataFrame, baseline: str, level: float) -> str:
     return table(header, rows)
 
 
+def _claim(main: pd.DataFrame, level: float) -> str:
+    """The plan's own family of comparisons (``report.plan.versus``): each other strategy
+    against the claim's strategy; none where the records' tables have no such columns."""
+    if "versus" not in main or main["versus"].isna().all():
+        return ""
+    compared = main[main["versus"].notna()]
+    header = ["judge", "strategy", "compared with", "difference (95 % CI)", "Wilcoxon p"]
+    header += ["adjusted p", "verdict (the strategy's)"]
+    rows = [
+        [
+            row.judge,
+            row.strategy,
+            row.versus,
+            f"{row.versus_diff:+.4f} [{row.versus_diff_low:+.4f}, {row.versus_diff_high:+.4f}]",
+            p_text(row.versus_p_value, level),
+            p_text(row.versus_p_adjusted, level),
+            row.versus_verdict,
+        ]
+        for row in compared.itertuples()
+    ]
+    return table(header, rows)
+
+
 def _verdicts(tables: dict[str, pd.DataFrame], judges: list[str], baseline: str) -> str:
     """One line per judge: what each study concludes (the sections below give the numbers)."""
     pairs = tables["validation"].query("metric == 'selfreflect' and n_pairs > 0")
@@ -272,6 +295,7 @@ def text(config_path: Path, records: Path) -> str:
             "other_datasets": list(dict.fromkeys(other_pairs["dataset"])),
             "mc": _mc(tables["mc_study"], level) if "mc_study" in tables else "",
             "strategies": _strategies(main, baseline, level),
+            "claim": _claim(main, level),
             "agreement": _agreement(tables["backend_agreement"])
             if "backend_agreement" in tables
             else "",

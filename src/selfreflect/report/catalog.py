@@ -111,7 +111,16 @@ def _main_arguments(config: Config) -> dict[str, Any]:
         "plan": plan_args(config, "min_questions"),
         "teachers": teachers(config),
         "references": [name for name in references if name in strategies],
+        "versus": _claim_versus(config["report"]["plan"].get("versus"), strategies),
     }
+
+
+def _claim_versus(versus: dict[str, Any] | None, strategies: list[str]) -> dict[str, str]:
+    """``report.plan.versus`` as other strategy -> the strategy it is compared with, for the
+    strategies this run lists (none where it lists the compared strategy not)."""
+    if not versus or versus["strategy"] not in strategies:
+        return {}
+    return {other: versus["strategy"] for other in versus["others"] if other in strategies}
 
 
 def _mc_study(mc: pd.DataFrame, **arguments: Any) -> pd.DataFrame:
@@ -149,6 +158,7 @@ REPORTS = (
             *PLAN_SETTINGS,
             "report.plan.min_questions",
             "report.plan.references",
+            "report.plan.versus",
             "report.baseline",
             "finetune.teacher",
         ),
@@ -159,6 +169,7 @@ REPORTS = (
             "score": ("mean", "ci_low", "ci_high"),
             "vs_baseline": ("diff", "diff_low", "diff_high"),
             "vs_teacher": ("teacher_diff", "teacher_diff_low", "teacher_diff_high"),
+            "vs_claim": ("versus_diff", "versus_diff_low", "versus_diff_high"),
         },
         figure=figures.main_figure,
         metrics=Metrics(MAIN_METRICS, per_strategy=True),

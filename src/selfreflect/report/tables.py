@@ -44,6 +44,7 @@ def main_table(
     plan: Plan,
     teachers: Mapping[str, str] | None = None,
     references: Collection[str] = (),
+    versus: Mapping[str, str] | None = None,
 ) -> pd.DataFrame:
     """Per experiment and strategy: mean score with bootstrap CI and the paired difference to
     ``baseline`` (Wilcoxon p), all on the questions every strategy of the experiment scored,
@@ -54,7 +55,9 @@ def main_table(
     name: a family of one, outside the strategies'), ``verdict`` says whether the strategy
     scores better or worse by it.
     With ``teachers`` (strategy -> the strategy it learnt from), the ``teacher_*`` columns hold
-    the same paired comparison of each such strategy with its teacher (its own family)."""
+    the same paired comparison of each such strategy with its teacher (its own family); with
+    ``versus`` (strategy -> the strategy a claim compares it with, ``report.plan.versus``), the
+    ``versus_*`` columns hold that comparison (a family of its own)."""
     rows = []
     for keys, cell in scores.groupby(EXPERIMENT, sort=False, dropna=False):
         by_strategy = cell.pivot_table(index="id", columns="strategy", values="score", dropna=False)
@@ -69,23 +72,30 @@ def main_table(
             row |= {"n_failed": len(group) - own, "n_excluded": own - scored.size}
             row |= dict(zip(["mean", "ci_low", "ci_high"], interval, strict=True))
             row |= _versus(common, strategy, baseline, n_resamples, confidence, seed)
-            if teachers:
-                teacher = teachers.get(strategy)
-                versus = _versus(common, strategy, teacher, n_resamples, confidence, seed)
-                row |= {"teacher": teacher} | {f"teacher_{k}": v for k, v in versus.items()}
+            for prefix, others in (("teacher", teachers), ("versus", versus)):
+                if others:
+                    other = others.get(strategy)
+                    compared = _versus(common, strategy, other, n_resamples, confidence, seed)
+                    row |= {prefix: other} | {f"{prefix}_{k}": v for k, v in compared.items()}
             rows.append(row)
     table = pd.DataFrame(rows)
     if table.empty:
         return table
     table = _main_verdicts(table, "", plan)
-    return _main_verdicts(table, "teacher_", plan) if teachers else table
+    for prefix, others in (("teacher_", teachers), ("versus_", versus)):
+        if others:
+            table = _main_verdicts(table, prefix, plan, by_family=prefix == "teacher_")
+    return table
 
 
-def _main_verdicts(table: pd.DataFrame, prefix: str, plan: Plan) -> pd.DataFrame:
-    """The comparisons ``{prefix}p_value`` corrected within each experiment's families, with
-    verdicts."""
+def _main_verdicts(
+    table: pd.DataFrame, prefix: str, plan: Plan, by_family: bool = True
+) -> pd.DataFrame:
+    """The comparisons ``{prefix}p_value`` corrected within each experiment's families (or,
+    not ``by_family``, within each experiment: one family), with verdicts."""
     better = pd.Series(np.where(table[f"{prefix}diff"] < 0, "better", "worse"), table.index)
-    p_value, n, family = f"{prefix}p_value", f"{prefix}n_paired", [*EXPERIMENT, "family"]
+    p_value, n = f"{prefix}p_value", f"{prefix}n_paired"
+    family = [*EXPERIMENT, "family"] if by_family else list(EXPERIMENT)
     return with_verdicts(table, p_value, n, family, plan, better, "too few questions")
 
 

@@ -88,6 +88,9 @@ def check_strategies(config: dict[str, Any], source: str = "config") -> None:
             raise ConfigError(f"{source}: summaries.plugins.{name}: {err}") from None
     named = [("summaries.strategies", name) for name in summaries["strategies"]]
     named += [("report.plan.references", name) for name in config["report"]["plan"]["references"]]
+    if versus := config["report"]["plan"].get("versus"):
+        named.append(("report.plan.versus.strategy", versus["strategy"]))
+        named += [("report.plan.versus.others", name) for name in versus["others"]]
     named.append(("finetune.teacher", config["finetune"]["teacher"]))  # checked, though unused
     named += [("finetune.candidates", name) for name in config["finetune"]["candidates"]]
     for key, name in named:
