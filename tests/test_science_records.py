@@ -468,3 +468,11 @@ def test_the_page_shows_the_plans_own_family_where_the_records_hold_it(recorded)
     text = render(config_path, records)
     row = "| tiny | basic | sample_and_summarize | +0.0085 [+0.0060, +0.0110] | 8.3e-08 | 0.0496 |"
     assert f"{row} worse |" in text and "does not hold" not in text
+
+
+def test_a_pair_type_below_chance_is_shown_as_a_reversal(recorded):
+    """A two-sided plan's "below chance" verdict reads as a no with its direction."""
+    config_path, records = recorded
+    validation = records / JUDGE / "validation.csv"
+    pd.read_csv(validation).assign(verdict_vs_chance="below chance").to_csv(validation, index=False)
+    assert "| **no** (below chance) |" in render(config_path, records)

@@ -19,8 +19,8 @@ from selfreflect.stats import (
     per_question_rho,
     proportion_ci,
     rank_correlation,
-    signed_rank_greater,
     signed_rank_power,
+    signed_rank_test,
     wasserstein_1,
     within_question_test,
 )
@@ -319,11 +319,11 @@ def test_per_question_rho_skips_and_counts_undefined_questions() -> None:
         per_question_rho(questions[:-1], scores, distances)
 
 
-def test_signed_rank_greater_is_one_sided() -> None:
+def test_signed_rank_test_is_one_sided() -> None:
     up = [0.5, 1.0, 0.2, 0.8, 0.9, 0.4, 0.7, 0.6]
-    assert signed_rank_greater(up)[1] == pytest.approx(1 / 256)  # exact: all 8 ranks positive
-    assert signed_rank_greater(-np.array(up))[1] == pytest.approx(1.0)
-    assert signed_rank_greater([0.0, 0.0]) == (0.0, 1.0)
+    assert signed_rank_test(up)[1] == pytest.approx(1 / 256)  # exact: all 8 ranks positive
+    assert signed_rank_test(-np.array(up))[1] == pytest.approx(1.0)
+    assert signed_rank_test([0.0, 0.0]) == (0.0, 1.0)
 
 
 def test_within_question_test_detects_a_consistent_order_and_not_noise() -> None:
@@ -393,3 +393,11 @@ def test_signed_rank_power_is_the_level_without_an_effect_and_grows_with_one() -
     assert signed_rank_power(100, 0.3, 0.0125, 500, seed=2) == signed_rank_power(
         100, 0.3, 0.0125, 500, seed=2
     )
+
+
+def test_two_sided_binomial_and_signed_rank_tests_see_a_reversal() -> None:
+    assert binomial_p_value(2, 10, two_sided=True) == pytest.approx(2 * 56 / 1024)
+    assert binomial_p_value(8, 10, two_sided=True) == pytest.approx(2 * 56 / 1024)
+    down = -np.arange(1.0, 9.0)
+    assert signed_rank_test(down)[1] == pytest.approx(1.0)
+    assert signed_rank_test(down, two_sided=True)[1] == pytest.approx(2 / 256)

@@ -782,3 +782,53 @@ def test_the_paper_configs_plan_compares_sampling_with_reasoning():
     assert _main_arguments(config)["versus"] == claim
     config["summaries"]["strategies"] = ["greedy", "basic", "cot"]
     assert _main_arguments(config)["versus"] == {}
+
+
+def pair_rows(right: int, wrong: int) -> pd.DataFrame:
+    """Controlled idk pairs of which SelfReflect ranks ``right`` correctly, ``wrong`` not."""
+    rows = []
+    for i in range(right + wrong):
+        good, bad = (0.1, 0.9) if i < right else (0.9, 0.1)
+        for side, score in (("good", good), ("bad", bad)):
+            rows.append(
+                {"id": f"q{i}", "pair_type": "idk", "side": side, "has_summary": True}
+                | {"selfreflect": score, "llm_rating": 3.0, "embedding": 0.5, "p_true": 0.5}
+                | KEYS
+            )
+    return pd.DataFrame(rows)
+
+
+def test_a_two_sided_plan_calls_a_pair_type_below_chance_where_one_sided_says_nothing():
+    """2 of 20 pairs right: one-sided (above chance) p is P(X >= 2), not significant; two-sided
+    p is P(X <= 2) + P(X >= 18) and the verdict names the reversal."""
+    rows = pair_rows(2, 18)
+    one = validation_table(rows, 0.95, PAIRS_PLAN).set_index("metric").loc["selfreflect"]
+    two = validation_table(rows, 0.95, PAIRS_PLAN, two_sided=True)
+    two = two.set_index("metric").loc["selfreflect"]
+    assert one["p_value_vs_chance"] == pytest.approx(stats.binom.sf(1, 20, 0.5))
+    assert one["verdict_vs_chance"] == "not significant"
+    assert two["p_value_vs_chance"] == pytest.approx(2 * stats.binom.cdf(2, 20, 0.5))
+    assert two["verdict_vs_chance"] == "below chance"
+    high = validation_table(pair_rows(18, 2), 0.95, PAIRS_PLAN, two_sided=True)
+    assert high.set_index("metric").loc["selfreflect", "verdict_vs_chance"] == "above chance"
+
+
+def test_a_two_sided_plan_calls_an_mc_study_whose_scores_run_against_w1_so():
+    """Every question's score orders its temperatures against W1: one-sided, not significant
+    (p = 1 - 0.5^12); two-sided, 2 * 0.5^12, "orders against W1", and the claim fails."""
+    rows = []
+    for q in range(12):
+        for t, w in zip(TEMPERATURES, np.linspace(0.1, 0.5, len(TEMPERATURES)), strict=True):
+            rows.append(
+                {"id": f"q{q:02d}", "temperature": t, "summary": "s", "w1": w, "score": 1 - w}
+                | {"ambiguous_conditioning": 0, "ambiguous_test": 0, "choice_source": "logprobs"}
+                | {"choice_error": 0.0, "truth_tv": 0.0, "truth_tv_expected": 0.1}
+                | KEYS
+            )
+    mc = pd.DataFrame(rows)
+    one = mc_table(mc, **MC_STATS).iloc[0]
+    assert one["verdict"] == "not significant" and one["tracks_w1"] == "no"
+    two_sided = {**MC_STATS, "mc_plan": replace(MC_STATS["mc_plan"], two_sided=True)}
+    two = mc_table(mc, **two_sided).iloc[0]
+    assert two["p_value"] == pytest.approx(2 * 0.5**12)
+    assert two["verdict"] == "orders against W1" and two["tracks_w1"] == "no"

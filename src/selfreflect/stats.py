@@ -152,15 +152,18 @@ def proportion_ci(successes: int, trials: int, confidence: float = 0.95) -> Inte
     return Interval(successes / trials, float(ci.low), float(ci.high))
 
 
-def binomial_p_value(successes: int, trials: int, chance: float = 0.5) -> float:
-    """Exact one-sided binomial test: the p-value of ``successes`` out of ``trials`` under a
-    success rate of ``chance``, against a higher rate."""
+def binomial_p_value(
+    successes: int, trials: int, chance: float = 0.5, two_sided: bool = False
+) -> float:
+    """Exact binomial test: the p-value of ``successes`` out of ``trials`` under a success rate
+    of ``chance``, against a higher rate (``two_sided``: against any other)."""
     _check_counts(successes, trials)
     if not 0.0 < chance < 1.0:
         raise ValueError(f"chance must be in (0, 1), got {chance}")
     from scipy import stats
 
-    return float(stats.binomtest(successes, trials, chance, alternative="greater").pvalue)
+    alternative = "two-sided" if two_sided else "greater"
+    return float(stats.binomtest(successes, trials, chance, alternative=alternative).pvalue)
 
 
 def binomial_power(trials: int, accuracy: float, level: float, chance: float = 0.5) -> float:
@@ -294,15 +297,17 @@ def rank_correlation(x: npt.ArrayLike, y: npt.ArrayLike) -> tuple[float, float]:
     return float(res.statistic), float(res.pvalue)
 
 
-def signed_rank_greater(values: npt.ArrayLike) -> tuple[float, float]:
-    """One-sided Wilcoxon signed-rank test that ``values`` (shape (n,)) lie above 0:
-    ``(statistic, p)``. Zeros are dropped (scipy's default); all zeros give ``(0.0, 1.0)``."""
+def signed_rank_test(values: npt.ArrayLike, two_sided: bool = False) -> tuple[float, float]:
+    """Wilcoxon signed-rank test that ``values`` (shape (n,)) lie above 0 (``two_sided``:
+    away from 0 either way): ``(statistic, p)``. Zeros are dropped (scipy's default); all
+    zeros give ``(0.0, 1.0)``."""
     arr = _as_values(values)
     if not np.any(arr != 0.0):
         return 0.0, 1.0
     from scipy import stats
 
-    res = stats.wilcoxon(arr, zero_method="wilcox", alternative="greater")
+    alternative = "two-sided" if two_sided else "greater"
+    res = stats.wilcoxon(arr, zero_method="wilcox", alternative=alternative)
     return float(res.statistic), float(res.pvalue)
 
 
@@ -338,8 +343,9 @@ class WithinQuestionResult:
     """Does the score order each question's summaries as the true distance does?
 
     ``median`` is the median per-question Spearman rho with its bootstrap CI over questions;
-    ``statistic`` and ``p_value`` come from the one-sided Wilcoxon signed-rank test that the
-    per-question rho is above 0; ``n`` questions have a rho, ``skipped`` have none.
+    ``statistic`` and ``p_value`` come from the Wilcoxon signed-rank test that the per-question
+    rho is above 0 (or, two-sided, away from 0); ``n`` questions have a rho, ``skipped`` have
+    none.
     """
 
     median: Interval
@@ -357,17 +363,18 @@ def within_question_test(
     seed: int = 0,
     confidence: float = 0.95,
     n_resamples: int = 10_000,
+    two_sided: bool = False,
 ) -> WithinQuestionResult:
     """The MC study's statistic over rows (question, score, true distance), each shape (n,)
-    (:func:`per_question_rho`, :func:`signed_rank_greater`). Raises ``ValueError`` when no
-    question has a rho."""
+    (:func:`per_question_rho`, :func:`signed_rank_test`, one-sided unless ``two_sided``).
+    Raises ``ValueError`` when no question has a rho."""
     rhos, skipped = per_question_rho(questions, scores, distances)
     if rhos.size == 0:
         raise ValueError(f"no question has a defined rank correlation ({skipped} skipped)")
     median = bootstrap_ci(
         rhos, confidence=confidence, n_resamples=n_resamples, seed=seed, statistic=np.median
     )
-    statistic, p_value = signed_rank_greater(rhos)
+    statistic, p_value = signed_rank_test(rhos, two_sided)
     return WithinQuestionResult(median, statistic, p_value, int(rhos.size), skipped)
 
 

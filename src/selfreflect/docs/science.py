@@ -95,7 +95,7 @@ def _pairs(validation: pd.DataFrame, level: float) -> str:
             f"[{row.ci_low:.2f}, {row.ci_high:.2f}]",
             p_text(row.p_value_vs_chance, level),
             p_text(row.p_adjusted_vs_chance, level),
-            _verdict(row.verdict_vs_chance == "above chance") if row.n_pairs else "no pairs",
+            _chance(row.verdict_vs_chance) if row.n_pairs else "no pairs",
             "" if pd.isna(row.mcnemar_p_value) else p_text(row.mcnemar_p_value, level),
             "" if pd.isna(row.mcnemar_p_adjusted) else p_text(row.mcnemar_p_adjusted, level),
         ]
@@ -209,6 +209,13 @@ def _agreement(agreement: pd.DataFrame) -> str:
         for row in agreement.itertuples()
     ]
     return table(header, rows)
+
+
+def _chance(verdict: str) -> str:
+    """A pair type's verdict against chance as the page shows it: yes, or no (with the
+    reversal where a two-sided plan found one)."""
+    shown = _verdict(verdict == "above chance")
+    return f"{shown} (below chance)" if verdict == "below chance" else shown
 
 
 def _commit(commit: str) -> str:

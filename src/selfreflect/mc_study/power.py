@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 from selfreflect.mc_study.variants import stated_distribution
-from selfreflect.stats import per_question_rho, proportion_ci, signed_rank_greater, wasserstein_1
+from selfreflect.stats import per_question_rho, proportion_ci, signed_rank_test, wasserstein_1
 
 Judge = Literal["perfect", "random"]
 JUDGES: tuple[Judge, ...] = ("perfect", "random")
@@ -68,7 +68,7 @@ def study_p_value(study: pd.DataFrame) -> float:
     """The one-sided Wilcoxon p-value of a study's per-question rho (1 when no question has
     one)."""
     rhos, _ = per_question_rho(study["question"], study["score"], study["distance"])
-    return signed_rank_greater(rhos)[1] if rhos.size else 1.0
+    return signed_rank_test(rhos)[1] if rhos.size else 1.0
 
 
 def detections(

@@ -24,6 +24,7 @@ class McPlan:
     statistic: Literal["within_question", "pooled"]
     truth_tolerance: float
     truth_min_share: float
+    two_sided: bool = False  # the within-question test (report.plan.two_sided)
 
 
 def mc_table(
@@ -40,7 +41,8 @@ def mc_table(
     The primary statistic is within-question: ``median_rho`` is the median over questions of
     the Spearman rho of score and W1 over the question's temperatures, with a percentile
     bootstrap CI over questions (``median_rho_low``, ``median_rho_high``), and ``p_value`` the
-    one-sided Wilcoxon signed-rank test that the per-question rho lies above 0
+    Wilcoxon signed-rank test that the per-question rho lies above 0 (two-sided where
+    ``mc_plan`` says: away from 0, "orders against W1" where the median rho is negative)
     (:func:`selfreflect.stats.within_question_test`); ``n_rho`` questions have a rho,
     ``n_rho_skipped`` scored questions have none (one scored summary, or a constant score or
     W1). ``pooled_rho`` and ``pooled_p_value`` (two-sided) are the paper's Spearman rho over
@@ -82,7 +84,7 @@ def mc_table(
                 "n_summaries": len(ok),
                 "n_failed": len(made) - len(ok),
                 "n_excluded": cell["id"].nunique() - made["id"].nunique(),
-                **_within_question(ok, n_resamples, confidence, seed),
+                **_within_question(ok, n_resamples, confidence, seed, mc_plan.two_sided),
                 "pooled_rho": pooled_rho,
                 "pooled_p_value": pooled_p,
                 "truth": ",".join(sorted(made["choice_source"].dropna().unique())) or None,
@@ -95,7 +97,8 @@ def mc_table(
     if table.empty:
         return table
     few = "too few questions"
-    ordered = pd.Series("orders as W1", index=table.index)
+    against = mc_plan.two_sided & (table["median_rho"] < 0)
+    ordered = pd.Series(np.where(against, "orders against W1", "orders as W1"), table.index)
     table = with_verdicts(table, "p_value", "n_rho", EXPERIMENT, plan, ordered, few)
     sign = pd.Series(np.where(table["pooled_rho"] > 0, "positive", "negative"), table.index)
     table = with_verdicts(table, "pooled_p_value", "n_questions", EXPERIMENT, plan, sign, few)
@@ -123,7 +126,7 @@ def _truth_check(summaries: pd.DataFrame, mc_plan: McPlan) -> dict[str, Any]:
 
 
 def _within_question(
-    scored: pd.DataFrame, n_resamples: int, confidence: float, seed: int
+    scored: pd.DataFrame, n_resamples: int, confidence: float, seed: int, two_sided: bool
 ) -> dict[str, Any]:
     """:func:`mc_table`'s within-question columns for the scored summaries of one experiment
     (NaN statistics when no question has a rho)."""
@@ -137,7 +140,9 @@ def _within_question(
     rhos, skipped = per_question_rho(*columns)
     if rhos.size == 0:
         return result | {"n_rho_skipped": skipped}
-    test = within_question_test(*columns, seed=seed, confidence=confidence, n_resamples=n_resamples)
+    test = within_question_test(
+        *columns, seed=seed, confidence=confidence, n_resamples=n_resamples, two_sided=two_sided
+    )
     return {
         "median_rho": test.median.estimate,
         "median_rho_low": test.median.low,

@@ -99,7 +99,12 @@ def plan_args(config: Config, minimum: str) -> Plan:
 def mc_plan_args(config: Config) -> McPlan:
     """The multiple-choice study's part of the analysis plan (``report.plan``)."""
     plan = config["report"]["plan"]
-    return McPlan(plan["mc_statistic"], plan["truth_tolerance"], plan["truth_min_share"])
+    return McPlan(
+        plan["mc_statistic"],
+        plan["truth_tolerance"],
+        plan["truth_min_share"],
+        plan.get("two_sided", False),
+    )
 
 
 def _main_arguments(config: Config) -> dict[str, Any]:
@@ -183,8 +188,14 @@ REPORTS = (
         arguments=lambda config: {
             "confidence": config["report"]["confidence"],
             "plan": plan_args(config, "min_pairs"),
+            "two_sided": config["report"]["plan"].get("two_sided", False),
         },
-        settings=("report.confidence", *PLAN_SETTINGS, "report.plan.min_pairs"),
+        settings=(
+            "report.confidence",
+            *PLAN_SETTINGS,
+            "report.plan.min_pairs",
+            "report.plan.two_sided",
+        ),
         help="Table 1: fraction of controlled pairs each metric ranks correctly (FILES: studies).",
         columns=tables.VALIDATION_COLUMNS,
         present=("summary",),
@@ -211,6 +222,7 @@ REPORTS = (
             "report.plan.mc_statistic",
             "report.plan.truth_tolerance",
             "report.plan.truth_min_share",
+            "report.plan.two_sided",
         ),
         help="Rank correlation of SelfReflect with the true W1 on multiple-choice questions, "
         "within each question over its temperatures (the pooled one too).",

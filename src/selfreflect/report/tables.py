@@ -163,13 +163,17 @@ def cost_table(summaries: pd.DataFrame, thinking: dict[str, bool]) -> pd.DataFra
 VALIDATION_COLUMNS = ("id", *EXPERIMENT, "pair_type", "side", *HIGHER_IS_BETTER)
 
 
-def validation_table(controlled: pd.DataFrame, confidence: float, plan: Plan) -> pd.DataFrame:
+def validation_table(
+    controlled: pd.DataFrame, confidence: float, plan: Plan, two_sided: bool = False
+) -> pd.DataFrame:
     """Per experiment, pair type and metric of the ``controlled`` rows (:data:`VALIDATION_COLUMNS`
     and ``has_summary``: whether the pair was made): the fraction of pairs ranked correctly (ties
-    count as wrong) with its Wilson interval and the exact one-sided binomial p-value against chance
-    (0.5), ``p_value_vs_chance``, corrected (``plan``) over the pair types of the metric in the
-    experiment, with its verdict. ``n_excluded`` questions had no such pair (their reasons are
-    in the study table); ``n_failed`` pairs lack the metric on a side. An alternative metric's
+    count as wrong) with its Wilson interval and the exact binomial p-value against chance
+    (0.5), ``p_value_vs_chance`` (one-sided, above chance, unless ``two_sided``), corrected
+    (``plan``) over the pair types of the metric in the experiment, with its verdict ("above
+    chance", or two-sided "below chance" where fewer than half are right). ``n_excluded``
+    questions had no such pair (their reasons are in the study table); ``n_failed`` pairs lack
+    the metric on a side. An alternative metric's
     row also compares it with SelfReflect on the ``n_common`` pairs both scored: the pairs only
     SelfReflect ranks correctly and only the metric does, and the exact McNemar p-value,
     corrected over all McNemar tests of the experiment, with its verdict."""
@@ -195,14 +199,17 @@ def validation_table(controlled: pd.DataFrame, confidence: float, plan: Plan) ->
                     "fraction": ci.estimate if ci else np.nan,
                     "ci_low": ci.low if ci else np.nan,
                     "ci_high": ci.high if ci else np.nan,
-                    "p_value_vs_chance": binomial_p_value(n_correct, n) if n else np.nan,
+                    "p_value_vs_chance": binomial_p_value(n_correct, n, two_sided=two_sided)
+                    if n
+                    else np.nan,
                     **_versus_selfreflect(reference, correct, metric),
                 }
             )
     table = pd.DataFrame(rows)
     if table.empty:
         return table
-    above = pd.Series("above chance", table.index)
+    below = two_sided & (table["fraction"] < 0.5)
+    above = pd.Series(np.where(below, "below chance", "above chance"), table.index)
     table = with_verdicts(
         table,
         "p_value_vs_chance",
