@@ -86,6 +86,10 @@ KINDS = {
             report={"plan": {"versus": {"strategy": "basic", "others": [name]}}}
         ),
     ),
+    "primary-judge": (
+        "report.plan.primary_judge",
+        lambda c, name: c.update(report={"plan": {"primary_judge": name}}),
+    ),
     "pair-type": ("report.pair_types.0", lambda c, name: c.update(report={"pair_types": [name]})),
     "finetune-dataset": ("finetune.dataset", lambda c, name: c.update(finetune={"dataset": name})),
     "teacher": ("finetune.teacher", lambda c, name: c.update(finetune={"teacher": name})),

@@ -21,6 +21,7 @@ import json
 import pandas as pd
 import pytest
 
+from selfreflect import claims
 from selfreflect.config import load_config
 from tests.conftest import REPO
 
@@ -53,27 +54,22 @@ def table(judge: str, name: str) -> pd.DataFrame:
     return pd.read_csv(path)
 
 
+def records(judge: str) -> dict[str, pd.DataFrame]:
+    """The judge's record's tables (a missing main or validation table fails the test)."""
+    return {name: table(judge, name) for name in ("main", "validation", "mc_study")}
+
+
 def pairs_claim(judge: str, pair_type: str) -> tuple[bool, str]:
     """SelfReflect ranks the better summary of ``pair_type``'s pairs first: the record's
-    verdict, and its numbers."""
-    rows = table(judge, "validation").query(
-        "dataset == @FREE_FORM and pair_type == @pair_type and metric == 'selfreflect'"
-    )
-    [row] = rows.itertuples()
-    return row.verdict_vs_chance == "above chance", (
-        f"{row.n_correct}/{row.n_pairs} ranked right, CI [{row.ci_low:.2f}, {row.ci_high:.2f}]"
-        f", adjusted p {row.p_adjusted_vs_chance:.2g}: {row.verdict_vs_chance}"
-    )
+    verdict, and its numbers (:func:`selfreflect.claims.pairs`)."""
+    found = claims.pairs(records(judge), judge, FREE_FORM, pair_type)
+    return found.verdict == claims.SUPPORTS, found.numbers
 
 
 def mc_claim(judge: str, _: str) -> tuple[bool, str]:
     """SelfReflect tracks the true distance in the multiple-choice study."""
-    [row] = table(judge, "mc_study").query("dataset == @MULTIPLE_CHOICE").itertuples()
-    return row.tracks_w1 == "yes", (
-        f"median per-question rho {row.median_rho:.2f} (adjusted p {row.p_adjusted:.2g}: "
-        f"{row.verdict}); pooled rho {row.pooled_rho:.2f} (adjusted p "
-        f"{row.pooled_p_adjusted:.2g}: {row.pooled_verdict})"
-    )
+    found = claims.tracks_w1(records(judge), judge, MULTIPLE_CHOICE)
+    return found.verdict == claims.SUPPORTS, found.numbers
 
 
 def truth_claim(judge: str, _: str) -> tuple[bool, str]:
@@ -84,12 +80,8 @@ def truth_claim(judge: str, _: str) -> tuple[bool, str]:
 
 def strategies_claim(judge: str, strategy: str) -> tuple[bool, str]:
     """``strategy``, written from samples, beats greedy (lower is better), scored everywhere."""
-    rows = table(judge, "main").query("dataset == @FREE_FORM and strategy == @strategy")
-    [row] = rows.itertuples()
-    return row.n_failed == 0 and row.verdict == "better", (
-        f"{row.n_failed} failed; difference to greedy {row.diff:.4f}, CI [{row.diff_low:.4f}, "
-        f"{row.diff_high:.4f}], adjusted p {row.p_adjusted:.2g} ({row.family}): {row.verdict}"
-    )
+    found = claims.beats_baseline(records(judge), judge, FREE_FORM, strategy)
+    return found.verdict == claims.SUPPORTS, found.numbers
 
 
 CLAIMS = {"pairs": pairs_claim, "mc": mc_claim, "truth": truth_claim}

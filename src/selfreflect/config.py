@@ -226,6 +226,12 @@ def _check_baseline(config: dict[str, Any], source: str) -> None:
         )
     if baseline in config["report"]["plan"]["references"]:
         raise ConfigError(f"{source}: report.plan.references: '{baseline}' is the baseline")
+    primary = config["report"]["plan"].get("primary_judge")
+    if primary is not None and primary not in config["judges"]:
+        raise ConfigError(
+            f"{source}: report.plan.primary_judge: '{primary}' is not one of the judges"
+            f" ({', '.join(config['judges'])})"
+        )
     versus = config["report"]["plan"].get("versus")
     if versus and versus["strategy"] in versus["others"]:
         raise ConfigError(

@@ -19,6 +19,7 @@ from typing import Any
 import click
 import pandas as pd
 
+from selfreflect import claims
 from selfreflect.bench.outputs import refuse_overwriting_inputs
 from selfreflect.bench.science_record import (
     CONFIG,
@@ -211,6 +212,16 @@ def _agreement(agreement: pd.DataFrame) -> str:
     return table(header, rows)
 
 
+def _claims(tables: dict[str, pd.DataFrame], plan: dict, judges: list[str], free_form: list[str]):
+    """Each claim's verdict per judge and, by the plan's primary judge, one verdict
+    (:mod:`selfreflect.claims`)."""
+    mc = tables.get("mc_study")
+    multiple_choice = None if mc is None or mc.empty else str(mc["dataset"].iloc[0])
+    found = claims.claims(tables, plan, free_form[0], multiple_choice)
+    frame = claims.verdict_table(tables, found, judges, plan.get("primary_judge"))
+    return table(list(frame.columns), frame.to_numpy().tolist())
+
+
 def _chance(verdict: str) -> str:
     """A pair type's verdict against chance as the page shows it: yes, or no (with the
     reversal where a two-sided plan found one)."""
@@ -297,6 +308,7 @@ def text(config_path: Path, records: Path) -> str:
         level = config["report"]["plan"]["level"]
         context |= {
             "verdicts": _verdicts(free_form_tables, list(provenance), baseline),
+            "claims": _claims(tables, config["report"]["plan"], list(provenance), free_form),
             "pairs": _pairs(validation, level),
             "other_pairs": _pairs(other_pairs, level) if len(other_pairs) else "",
             "other_datasets": list(dict.fromkeys(other_pairs["dataset"])),

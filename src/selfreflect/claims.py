@@ -1,0 +1,174 @@
+"""The paper's claims, read off a run's report tables: each judge's verdict on each claim, and
+one verdict per claim across judges by the analysis plan's primary judge.
+
+A judge's verdict on a claim is ``supports``, ``against`` (its test is significant in the other
+direction: a pair type below chance, scores ordering against W1, the claim's strategy worse)
+or ``neither``. The rule that combines judges (``report.plan.primary_judge``): a claim holds
+when the primary judge's verdict supports it and no other judge's verdict is against it.
+``pytest -m science`` asserts the judges' verdicts; docs/science.md shows both.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import pandas as pd
+
+SUPPORTS, AGAINST, NEITHER = "supports", "against", "neither"
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """One judge's verdict on one claim, with the numbers it rests on."""
+
+    verdict: str
+    numbers: str
+
+
+Tables = dict[str, pd.DataFrame]  # a run's (or a record's) report tables by name
+
+
+def _one(rows: pd.DataFrame, what: str) -> pd.Series:
+    if len(rows) != 1:
+        raise ValueError(f"{what}: {len(rows)} rows, expected one")
+    return rows.iloc[0]
+
+
+def pairs(tables: Tables, judge: str, dataset: str, pair_type: str) -> Verdict:
+    """SelfReflect ranks the better summary of ``pair_type``'s pairs first."""
+    validation = tables["validation"]
+    row = _one(
+        validation[
+            (validation["judge"] == judge)
+            & (validation["dataset"] == dataset)
+            & (validation["pair_type"] == pair_type)
+            & (validation["metric"] == "selfreflect")
+        ],
+        f"validation: {judge}, {dataset}, {pair_type}",
+    )
+    found = {"above chance": SUPPORTS, "below chance": AGAINST}.get(row.verdict_vs_chance, NEITHER)
+    return Verdict(
+        found,
+        f"{row.n_correct}/{row.n_pairs} ranked right, CI [{row.ci_low:.2f}, {row.ci_high:.2f}],"
+        f" adjusted p {row.p_adjusted_vs_chance:.2g}: {row.verdict_vs_chance}",
+    )
+
+
+def tracks_w1(tables: Tables, judge: str, dataset: str) -> Verdict:
+    """SelfReflect orders the multiple-choice study's summaries as their true W1 does."""
+    mc = tables["mc_study"]
+    row = _one(mc[(mc["judge"] == judge) & (mc["dataset"] == dataset)], f"mc_study: {judge}")
+    found = SUPPORTS if row.tracks_w1 == "yes" else NEITHER
+    if row.verdict == "orders against W1":
+        found = AGAINST
+    return Verdict(
+        found,
+        f"median per-question rho {row.median_rho:.2f} (adjusted p {row.p_adjusted:.2g}: "
+        f"{row.verdict}); pooled rho {row.pooled_rho:.2f} (adjusted p "
+        f"{row.pooled_p_adjusted:.2g}: {row.pooled_verdict})",
+    )
+
+
+def beats_baseline(tables: Tables, judge: str, dataset: str, strategy: str) -> Verdict:
+    """``strategy`` scores lower (better) than the baseline, failing on no question."""
+    main = tables["main"]
+    row = _one(
+        main[
+            (main["judge"] == judge) & (main["dataset"] == dataset) & (main["strategy"] == strategy)
+        ],
+        f"main: {judge}, {dataset}, {strategy}",
+    )
+    found = {"better": SUPPORTS, "worse": AGAINST}.get(row.verdict, NEITHER)
+    if row.n_failed:
+        found = NEITHER if found == SUPPORTS else found
+    return Verdict(
+        found,
+        f"{row.n_failed} failed; difference to the baseline {row['diff']:+.4f}, CI "
+        f"[{row.diff_low:+.4f}, {row.diff_high:+.4f}], adjusted p {row.p_adjusted:.2g} "
+        f"({row.family}): {row.verdict}",
+    )
+
+
+def beats_other(tables: Tables, judge: str, dataset: str, other: str) -> Verdict:
+    """The claim's strategy (``report.plan.versus``) scores lower than ``other``: ``other``'s
+    row says it is worse than the claim's strategy."""
+    main = tables["main"]
+    row = _one(
+        main[(main["judge"] == judge) & (main["dataset"] == dataset) & (main["strategy"] == other)],
+        f"main: {judge}, {dataset}, {other}",
+    )
+    found = {"worse": SUPPORTS, "better": AGAINST}.get(row.versus_verdict, NEITHER)
+    return Verdict(
+        found,
+        f"{other} {row.versus_diff:+.4f} to {row.versus}, CI [{row.versus_diff_low:+.4f}, "
+        f"{row.versus_diff_high:+.4f}], adjusted p {row.versus_p_adjusted:.2g}: "
+        f"{row.versus_verdict}",
+    )
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A claim of the paper and how a judge's verdict on it is read off the tables."""
+
+    name: str
+    verdict: Callable[[Tables, str], Verdict]
+
+
+def claims(tables: Tables, plan: dict, free_form: str, multiple_choice: str | None) -> list[Claim]:
+    """The claims the tables can decide: each pair type's, the multiple-choice study's (where
+    it ran), sampling and summarising against the baseline, and the plan's own family
+    (``versus``) where the main table holds it."""
+    found = [
+        Claim(f"pairs: {pair_type}", lambda t, j, p=pair_type: pairs(t, j, free_form, p))
+        for pair_type in dict.fromkeys(
+            tables["validation"].query("dataset == @free_form")["pair_type"]
+        )
+    ]
+    if multiple_choice and "mc_study" in tables:
+        found.append(Claim("MC study tracks W1", lambda t, j: tracks_w1(t, j, multiple_choice)))
+    main = tables["main"]
+    if "sample_and_summarize" in set(main["strategy"]):
+        found.append(
+            Claim(
+                "sample_and_summarize beats the baseline",
+                lambda t, j: beats_baseline(t, j, free_form, "sample_and_summarize"),
+            )
+        )
+    versus = plan.get("versus")
+    if versus and "versus" in main:
+        compared = main[(main["dataset"] == free_form) & main["versus"].notna()]["strategy"]
+        found += [
+            Claim(
+                f"{versus['strategy']} beats {other}",
+                lambda t, j, o=other: beats_other(t, j, free_form, o),
+            )
+            for other in dict.fromkeys(compared)
+        ]
+    return found
+
+
+def combined(verdicts: dict[str, Verdict], primary: str) -> str:
+    """One verdict across judges: ``holds`` when the primary judge's supports the claim and
+    no other judge's is against it, ``fails`` otherwise (naming why)."""
+    against = [judge for judge, v in verdicts.items() if judge != primary and v.verdict == AGAINST]
+    if verdicts[primary].verdict != SUPPORTS:
+        return f"fails: the primary judge's verdict is {verdicts[primary].verdict}"
+    if against:
+        return f"fails: against it by {', '.join(against)}"
+    return "holds"
+
+
+def verdict_table(
+    tables: Tables, found: Sequence[Claim], judges: Sequence[str], primary: str | None
+) -> pd.DataFrame:
+    """A row per claim: each judge's verdict and, with a ``primary`` judge, the combined one."""
+    rows = []
+    for claim in found:
+        verdicts = {judge: claim.verdict(tables, judge) for judge in judges}
+        row = {"claim": claim.name, **{judge: v.verdict for judge, v in verdicts.items()}}
+        if primary:
+            missing = "no record of the primary judge"
+            row["one verdict"] = combined(verdicts, primary) if primary in verdicts else missing
+        rows.append(row)
+    return pd.DataFrame(rows)

@@ -1,0 +1,52 @@
+"""One verdict per claim (selfreflect.claims): each judge's verdict read off the report tables,
+and the plan's rule that combines judges through the primary judge."""
+
+import pandas as pd
+import pytest
+
+from selfreflect import claims
+
+PRIMARY = "fails: the primary judge's verdict is"
+
+
+def tables(verdicts: dict[str, str]) -> dict[str, pd.DataFrame]:
+    """Validation rows of one pair type, a judge each with its verdict against chance."""
+    rows = [
+        {"judge": judge, "dataset": "real", "pair_type": "idk", "metric": "selfreflect"}
+        | {"n_correct": 5, "n_pairs": 10, "ci_low": 0.2, "ci_high": 0.8}
+        | {"p_adjusted_vs_chance": 0.5, "verdict_vs_chance": verdict}
+        for judge, verdict in verdicts.items()
+    ]
+    main = pd.DataFrame(columns=["judge", "dataset", "strategy"])
+    return {"validation": pd.DataFrame(rows), "main": main}
+
+
+@pytest.mark.parametrize(
+    ("verdicts", "expected"),
+    [
+        ({"a": "above chance", "b": "not significant"}, "holds"),
+        ({"a": "above chance", "b": "below chance"}, "fails: against it by b"),
+        ({"a": "not significant", "b": "above chance"}, f"{PRIMARY} neither"),
+        ({"a": "below chance", "b": "above chance"}, f"{PRIMARY} against"),
+    ],
+)
+def test_a_claim_holds_when_the_primary_judge_supports_it_and_no_other_is_against(
+    verdicts, expected
+):
+    found = tables(verdicts)
+    [claim] = claims.claims(found, {}, "real", None)
+    assert claim.name == "pairs: idk"
+    table = claims.verdict_table(found, [claim], list(verdicts), primary="a")
+    supports = {"above chance": "supports", "below chance": "against"}
+    assert table.iloc[0][list(verdicts)].tolist() == [
+        supports.get(v, "neither") for v in verdicts.values()
+    ]
+    assert table.iloc[0]["one verdict"] == expected
+
+
+def test_without_a_primary_judge_no_verdict_is_combined_and_a_missing_record_says_so():
+    found = tables({"a": "above chance"})
+    [claim] = claims.claims(found, {}, "real", None)
+    assert "one verdict" not in claims.verdict_table(found, [claim], ["a"], None)
+    table = claims.verdict_table(found, [claim], ["a"], primary="b")
+    assert table.iloc[0]["one verdict"] == "no record of the primary judge"
