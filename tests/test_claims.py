@@ -17,7 +17,7 @@ def tables(verdicts: dict[str, str]) -> dict[str, pd.DataFrame]:
         | {"p_adjusted_vs_chance": 0.5, "verdict_vs_chance": verdict}
         for judge, verdict in verdicts.items()
     ]
-    main = pd.DataFrame(columns=["judge", "dataset", "strategy"])
+    main = pd.DataFrame(columns=["judge", "dataset", "strategy", "family", "p_adjusted"])
     return {"validation": pd.DataFrame(rows), "main": main}
 
 
@@ -50,3 +50,21 @@ def test_without_a_primary_judge_no_verdict_is_combined_and_a_missing_record_say
     assert "one verdict" not in claims.verdict_table(found, [claim], ["a"], None)
     table = claims.verdict_table(found, [claim], ["a"], primary="b")
     assert table.iloc[0]["one verdict"] == "no record of the primary judge"
+
+
+def test_each_strategy_tested_against_the_baseline_is_a_claim_a_failure_withholds_support():
+    """The baseline (untested) and a reference strategy (a family of its own) are no claims; a
+    strategy better than the baseline that failed on a question is not supported."""
+    common = {"judge": "a", "dataset": "real", "diff_low": -0.2, "diff_high": -0.1}
+    rows = [
+        {"strategy": "greedy", "family": "strategies", "p_adjusted": None, "verdict": None},
+        {"strategy": "cot", "family": "strategies", "p_adjusted": 0.01, "verdict": "better"},
+        {"strategy": "basic", "family": "strategies", "p_adjusted": 0.02, "verdict": "better"},
+        {"strategy": "teacher", "family": "teacher", "p_adjusted": 0.01, "verdict": "better"},
+    ]
+    main = pd.DataFrame([common | row | {"diff": -0.15} for row in rows])
+    main["n_failed"] = [0, 0, 1, 0]
+    found = {"validation": pd.DataFrame(columns=["dataset", "pair_type"]), "main": main}
+    made = claims.claims(found, {}, "real", None)
+    assert [claim.name for claim in made] == ["cot beats the baseline", "basic beats the baseline"]
+    assert [claim.verdict(found, "a").verdict for claim in made] == ["supports", "neither"]
