@@ -89,6 +89,10 @@ def _write(tmp_path, change):
         (lambda c: c.update(seed=2**70), "seed: an integer of 71 bits (at most 63)"),
         # named, though no finetuned strategy is listed: a name of nothing is a typo
         (lambda c: c.update(finetune={"judge": "nosuch"}), "finetune.judge: unknown model"),
+        (
+            lambda c: c.update(finetune={"grpo": {"judge": "nosuch"}}),
+            "finetune.grpo.judge: unknown model",
+        ),
         (lambda c: c.update(finetune={"dataset": "nosuch"}), "finetune.dataset: unknown dataset"),
     ],
 )

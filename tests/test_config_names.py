@@ -98,6 +98,10 @@ KINDS = {
         lambda c, name: c.update(finetune={"candidates": [name, "greedy"]}),
     ),
     "finetune-judge": ("finetune.judge", lambda c, name: c.update(finetune={"judge": name})),
+    "reward-judge": (
+        "finetune.grpo.judge",
+        lambda c, name: c.update(finetune={"grpo": {"judge": name}}),
+    ),
 }
 NAME_CASES = [(kind, shape) for kind in KINDS for shape in HOSTILE]
 # the fields of another pattern than a name's, each with a value it takes

@@ -4,6 +4,7 @@ training (loss, resume after a kill), the adapter on both backends, and the conf
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -747,3 +748,26 @@ def test_a_rerun_of_the_same_training_run_may_replace_its_own_folders(sft_adapte
     (log / OWNER_MARKER).write_text(f"{OWNER}\n")
     with pytest.raises(InputError, match=f"{log}: exists and was written by {OWNER};"):
         check_outputs(adapter, log, "tiny", "sft", seed)
+
+
+@pytest.mark.parametrize(
+    ("judge", "message"),
+    [
+        (None, "config: finetune.grpo.judge: finetuned_grpo needs a reward judge"),
+        ("tiny", "finetune.grpo.judge: 'tiny' is an evaluation judge (judges)"),
+    ],
+)
+def test_grpo_without_a_reward_judge_or_with_an_evaluation_judge_is_refused(
+    tiny_model, judge, message
+):
+    """The adapter is never scored by the judge whose reward it was trained on."""
+    from selfreflect.errors import ConfigError
+    from selfreflect.finetune import check_finetune
+
+    config = finetune_config(tiny_model, grpo={"judge": judge})
+    config["summaries"]["strategies"] = ["greedy", "finetuned_grpo"]
+    with pytest.raises(ConfigError, match=re.escape(message)):
+        check_finetune(config)
+    config["models"]["reward"] = config["models"]["tiny"]
+    config["finetune"]["grpo"]["judge"] = "reward"
+    check_finetune(config)

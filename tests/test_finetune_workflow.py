@@ -1,6 +1,7 @@
 """The finetuning stages run by Snakemake end to end on the tiny model (all on transformers):
 SFT and DPO training data from the training questions' summaries and scores (the DPO candidates
-scored by a preference judge of their own), a LoRA adapter per method and seed, the finetuned
+scored by a preference judge of their own, which also rewards GRPO's sampled summaries against
+the training questions' answers), a LoRA adapter per method and seed, the finetuned
 strategies' summaries and scores; then a new learning rate reruns the training and what follows
 it, as Snakemake's dry run and `dvc status` both say."""
 
@@ -21,9 +22,13 @@ pytestmark = pytest.mark.workflow
 
 CONFIG = "config/finetune-smoke.yaml"
 # strategy -> the method and seed of its adapter (finetuned_sft: finetune.training.seed, 0)
-METHODS = {"finetuned_sft": ("sft", 0), "finetuned_dpo-seed1": ("dpo", 1)}
+METHODS = {
+    "finetuned_sft": ("sft", 0),
+    "finetuned_dpo-seed1": ("dpo", 1),
+    "finetuned_grpo": ("grpo", 0),
+}
 TRAINING = {f"finetune_train-tiny-{method}-{seed}" for method, seed in METHODS.values()}
-PREFERENCES = "tiny-preferences"  # finetune.judge: the tiny model under a name of its own
+PREFERENCES = "tiny-preferences"  # finetune.judge and GRPO's reward judge: tiny, named apart
 
 
 def targets() -> list[str]:
@@ -49,6 +54,7 @@ def write_config(project, learning_rate: float) -> None:
     config["summaries"]["strategies"] = ["greedy", *METHODS]
     config["models"][PREFERENCES] = config["models"]["tiny"]
     config["finetune"]["judge"] = PREFERENCES
+    config["finetune"]["grpo"]["judge"] = PREFERENCES
     config["finetune"]["training"]["learning_rate"] = learning_rate
     (project / CONFIG).write_text(yaml.safe_dump(config))
 
@@ -79,6 +85,13 @@ def test_both_methods_train_and_summarise_the_evaluated_questions(finetuned):
         summaries = read_table("summaries", finetuned / paths.SUMMARIES.format(
             run="smoke", dataset="smoke", subject="tiny", strategy=strategy))  # fmt: skip
         assert summaries["error"].isna().all() and summaries["summary"].str.len().gt(0).all()
+        if (
+            method == "grpo"
+        ):  # its reward per step, by the reward judge, and what it could not score
+            log = finetuned / paths.TRAINING_LOG.format(**trained)
+            metrics = json.loads((log / "metrics.json").read_text())
+            assert -1 <= metrics["reward"] <= 0 and metrics["unscored"] == 0
+            assert training["training"]["grpo"]["judge"] == PREFERENCES
         scores = read_table("scores", finetuned / targets()[list(METHODS).index(strategy)])
         assert scores["score"].notna().all()
     # the DPO candidates are judged by the preference judge alone, the evaluation by the other
@@ -98,9 +111,9 @@ def test_a_new_learning_rate_reruns_the_training_and_what_follows_only(finetuned
     assert "finetune.training" in status and all(s in status for s in TRAINING), status
     counts = job_stats(snakemake(finetuned, "-n").stdout)
     assert counts == {
-        "finetune_train": 2,
-        "summarize": 2,
+        "finetune_train": 3,
+        "summarize": 3,
         "judge": load_config(finetuned / CONFIG)["shards"],  # cached: only theirs
         "merge_judgements": 1,
-        "strategy_scores": 2,
+        "strategy_scores": 3,
     }

@@ -74,7 +74,7 @@ def run(strategy, generator, config=None, questions=None, thinking=False, subjec
 
 
 def test_builtin_strategies():
-    assert builtin_names() == [*PAPER, *RELATED, "finetuned_sft", "finetuned_dpo"]
+    assert builtin_names() == [*PAPER, *RELATED, "finetuned_sft", "finetuned_dpo", "finetuned_grpo"]
 
 
 @pytest.mark.parametrize("strategy", PAPER + RELATED)

@@ -108,7 +108,7 @@ def test_plugin_that_cannot_be_imported():
 
 
 def test_unknown_strategy():
-    known = r"\(known: greedy, basic, cot, .*, finetuned_sft, finetuned_dpo\)"
+    known = r"\(known: greedy, basic, cot, .*, finetuned_sft, finetuned_dpo, finetuned_grpo\)"
     with pytest.raises(StrategyError, match=rf"unknown strategy 'nope' {known}"):
         resolve_strategy("nope", {})
     config = summaries_config(strategies=["greedy", "nope"])

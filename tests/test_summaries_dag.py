@@ -79,7 +79,7 @@ def test_unknown_strategy_stops_snakemake_with_one_line(tmp_path):
     assert result.returncode != 0
     error = result.stderr.splitlines()[-1]  # one line, after any profile notice
     assert error.startswith("error: ")
-    assert error.endswith("finetuned_sft, finetuned_dpo, majority_vote)")
+    assert error.endswith("finetuned_sft, finetuned_dpo, finetuned_grpo, majority_vote)")
     assert "config/smoke.yaml: summaries.strategies: unknown strategy 'made_up' (known: " in error
 
 

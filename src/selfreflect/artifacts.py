@@ -157,6 +157,14 @@ SCHEMAS: dict[str, pa.Schema] = {
             ("gap", pa.float64()),  # rejected score - chosen score: the preference strength
         ]
     ),
+    "grpo_data": pa.schema(
+        [
+            ("id", _STR),
+            ("question", _STR),
+            ("test_answers", _STRS),  # what a sampled summary's reward is measured against
+            ("conditioning_answers", _STRS),
+        ]
+    ),
     # report studies (selfreflect.report.studies, selfreflect.mc_study.scores): metric values of
     # constructed summaries
     "controlled_scores": pa.schema(
@@ -236,6 +244,7 @@ FILLED: dict[str, tuple[str, ...]] = {
     "judgements": ("kind",),
     "sft_data": ("question", "target"),
     "dpo_data": ("question", "chosen", "rejected"),
+    "grpo_data": ("question", "test_answers", "conditioning_answers"),
 }
 # What names one row of each kind: a reader refuses a row given twice, in one file or in two it
 # reads together (a backup copy beside the table would count every row twice). Answers name

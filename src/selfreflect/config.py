@@ -198,7 +198,8 @@ def _check_model_references(config: dict[str, Any], source: str) -> None:
     models, finetune = config["models"], config["finetune"]
     references = [("subjects", name) for name in config["subjects"]]
     references += [("judges", name) for name in config["judges"]]
-    for key, name in [("summarizer", config["summarizer"]), ("finetune.judge", finetune["judge"])]:
+    named = [("summarizer", config["summarizer"]), ("finetune.judge", finetune["judge"])]
+    for key, name in [*named, ("finetune.grpo.judge", finetune["grpo"]["judge"])]:
         if name is not None:  # set, even where nothing runs it: a name of nothing is a typo
             references.append((key, name))
     datasets = [("summaries.datasets", name) for name in config["summaries"]["datasets"] or []]
@@ -334,7 +335,7 @@ def write_resolved_config(config: dict[str, Any], path: str | os.PathLike, sourc
 # adapter per method and seed). Here, not in the finetune package, so the main table reads them
 # without depending on the training code.
 SEED_MAX = 2**32 - 1  # the largest seed every seeded library takes (numpy, torch)
-_FINETUNED = re.compile(r"finetuned_(sft|dpo)(?:-seed(0|[1-9][0-9]{0,9}))?")
+_FINETUNED = re.compile(r"finetuned_(sft|dpo|grpo)(?:-seed(0|[1-9][0-9]{0,9}))?")
 
 
 def finetuned(strategy: str) -> tuple[str, int | None] | None:

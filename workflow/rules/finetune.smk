@@ -9,6 +9,7 @@ rule finetune_data:
         evaluated=expand(rules.questions.output[0], dataset=RUN.evaluated),
         summaries=training_tables(paths.SUMMARIES),
         scores=training_tables(paths.SCORES),
+        answers=training_answers,
         code=RUN.code("finetune-data"),
     output:
         run_path(paths.FINETUNE_DATA),
@@ -17,12 +18,12 @@ rule finetune_data:
     benchmark:
         RUN.benchmark("finetune_data/{subject}/{method}")
     wildcard_constraints:
-        method="sft|dpo",
+        method="sft|dpo|grpo",
     conda:
         RUN.env
     params:
         **RUN.command_params("finetune-data"),
-        tables=input_flags("evaluated", "summaries", "scores"),
+        tables=input_flags("evaluated", "summaries", "scores", "answers"),
     shell:
         "selfreflect finetune-data --config {params.config:q} --method {wildcards.method:q}"
         " --questions {input.questions:q} {params.tables:q} --out {output:q} 2> {log:q}"
@@ -31,7 +32,7 @@ rule finetune_data:
 rule finetune_train:
     input:
         data=rules.finetune_data.output[0],
-        models=RUN.models("{subject}"),
+        models=training_models,
         code=RUN.code("finetune-train"),
     output:
         adapter=directory(run_path(paths.ADAPTER)),
@@ -41,12 +42,12 @@ rule finetune_train:
     benchmark:
         RUN.benchmark("finetune_train/{subject}/{method}/{seed}")
     wildcard_constraints:
-        method="sft|dpo",
+        method="sft|dpo|grpo",
         seed=r"\d+",
     conda:
         RUN.env
     resources:
-        **RUN.model_resources(lambda w: [w.subject]),
+        **RUN.model_resources(training_model_names),
     params:
         **RUN.command_params("finetune-train"),
     shell:

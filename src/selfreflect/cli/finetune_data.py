@@ -6,7 +6,11 @@ import click
 
 from selfreflect.cli.options import CONFIG, METHOD, OUT, QUESTIONS, reads
 
-DATA_KEYS = {"sft": ["dataset", "teacher"], "dpo": ["dataset", "candidates", "judge", "min_gap"]}
+DATA_KEYS = {
+    "sft": ["dataset", "teacher"],
+    "dpo": ["dataset", "candidates", "judge", "min_gap"],
+    "grpo": ["dataset"],
+}
 TABLES = {"type": click.Path(dir_okay=False), "multiple": True}
 
 
@@ -18,6 +22,11 @@ TABLES = {"type": click.Path(dir_okay=False), "multiple": True}
 @click.option("--evaluated", **TABLES, help="Questions table of an evaluated dataset (repeat).")
 @click.option("--summaries", **TABLES, help="SFT: the teacher's; DPO: each candidate's (repeat).")
 @click.option("--scores", **TABLES, help="DPO: each candidate's scores, as --summaries (repeat).")
+@click.option(
+    "--answers",
+    type=click.Path(dir_okay=False),
+    help="GRPO: the subject's answers to the training questions (each reward's measure).",
+)
 @OUT
 def finetune_data(
     config_path: str,
@@ -26,23 +35,31 @@ def finetune_data(
     evaluated: tuple[str, ...],
     summaries: tuple[str, ...],
     scores: tuple[str, ...],
+    answers: str | None,
     out: str,
 ) -> None:
-    """Training data of one method from the training questions' summaries (and scores)."""
+    """Training data of one method from the training questions' summaries (and scores), or
+    for GRPO their answers."""
     from selfreflect.artifacts import read_table, write_table
     from selfreflect.config import load_config
     from selfreflect.errors import InputError
     from selfreflect.fileio import check_writable
     from selfreflect.finetune import check_finetune
-    from selfreflect.finetune.data import check_disjoint, dpo_pairs, sft_data
+    from selfreflect.finetune.data import check_disjoint, dpo_pairs, grpo_questions, sft_data
     from selfreflect.provenance import provenance
     from selfreflect.workflow import config_source
 
-    sft = method == "sft"
-    counts = (len(summaries), len(scores))
-    if counts != (1, 0) if sft else counts[0] != counts[1] or counts[0] < 2:
-        wanted = "one --summaries" if sft else "a --summaries and --scores per candidate (2+)"
-        raise click.UsageError(f"--method {method} takes {wanted}")
+    counts = (len(summaries), len(scores), answers is not None)
+    wanted = {
+        "sft": ("one --summaries", counts == (1, 0, False)),
+        "dpo": (
+            "a --summaries and --scores per candidate (2+), no --answers",
+            counts[0] == counts[1] >= 2 and answers is None,
+        ),
+        "grpo": ("--answers alone", counts == (0, 0, True)),
+    }
+    if not wanted[method][1]:
+        raise click.UsageError(f"--method {method} takes {wanted[method][0]}")
     config = load_config(config_path)
     source = config_source(config_path)
     check_finetune(config, source)
@@ -57,13 +74,20 @@ def finetune_data(
     check_writable(out)
     seen: dict = {}  # a candidate's rows given twice are refused (artifacts.check_new_rows)
     tables = [read_table("summaries", path, seen=seen) for path in summaries]
-    if sft:
+    if method == "grpo":
+        table = grpo_questions(questions, read_table("answers", answers))
+    elif method == "sft":
         table = sft_data(questions, tables[0])
     else:
         scored = [read_table("scores", path, seen=seen) for path in scores]
         table = dpo_pairs(questions, tables, scored, settings["min_gap"])
     if table.empty:
-        raise InputError(f"{out}: no {method} training examples (every candidate failed or tied)")
+        why = (
+            "every question's answers failed"
+            if method == "grpo"
+            else "every candidate failed or tied"
+        )
+        raise InputError(f"{out}: no {method} training examples ({why})")
     metadata = provenance(
         config, [], method=method, finetune=settings, ids=sorted(set(table["id"]))
     )

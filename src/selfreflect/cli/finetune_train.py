@@ -9,9 +9,17 @@ from selfreflect.config import SEED_MAX
 from selfreflect.strategies.registry import strategy_prompts
 
 
+def _reward_settings(job: dict, config: dict) -> list[str]:
+    """GRPO's: its settings, its reward judge's model and the scoring settings it judges with."""
+    if job["method"] != "grpo":
+        return []
+    return ["finetune.grpo", f"models.{config['finetune']['grpo']['judge']}", "scoring"]
+
+
 @reads(
     "models.{subject}",
     "finetune.training",
+    _reward_settings,
     prompts=lambda job: strategy_prompts(f"finetuned_{job['method']}"),
 )
 @click.command("finetune-train")
@@ -38,12 +46,14 @@ def finetune_train(
     log_dir: str,
 ) -> None:
     """Train the subject's LoRA adapter (folder OUT, with the training question ids)."""
+    from contextlib import ExitStack
     from pathlib import Path
 
     from selfreflect.artifacts import read_metadata, read_table
     from selfreflect.config import load_config, model_spec
     from selfreflect.errors import ConfigError, InputError
     from selfreflect.finetune import check_finetune
+    from selfreflect.finetune.reward import reward_function
     from selfreflect.finetune.train import check_outputs, train_adapter
     from selfreflect.provenance import provenance
     from selfreflect.workflow import config_source
@@ -61,12 +71,18 @@ def finetune_train(
         )
     settings = config["finetune"]["training"]
     settings = {**settings, "seed": settings["seed"] if seed is None else seed}
+    if method == "grpo":
+        settings["grpo"] = config["finetune"]["grpo"]
     check_outputs(Path(out), Path(log_dir), subject, method, settings["seed"])
     record = provenance(config, [subject], ids=ids)
-    try:
-        train_adapter(spec, method, data, settings, Path(out), record, Path(log_dir))
-    except ConfigError as err:
-        raise ConfigError(f"{source}: {err}") from None
+    with ExitStack() as stack:
+        reward = None
+        if method == "grpo":
+            reward = stack.enter_context(reward_function(config, data, source))
+        try:
+            train_adapter(spec, method, data, settings, Path(out), record, Path(log_dir), reward)
+        except ConfigError as err:
+            raise ConfigError(f"{source}: {err}") from None
     click.echo(
         f"{method} adapter of {subject} (seed {settings['seed']}) written to {out}, its training"
         f" log to {log_dir}"

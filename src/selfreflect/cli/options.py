@@ -40,7 +40,7 @@ OUT_DIR = click.option("--out-dir", required=True, type=click.Path(), help="Tabl
 FIGURE_DIR = click.option("--figure-dir", required=True, type=click.Path(), help="Figures folder.")
 SHARD = click.option("--shard", default=0, show_default=True, help="Which shard (0-based).")
 SHARDS = click.option("--shards", default=1, show_default=True, help="Number of shards.")
-METHOD = click.option("--method", required=True, type=click.Choice(["sft", "dpo"]))
+METHOD = click.option("--method", required=True, type=click.Choice(["sft", "dpo", "grpo"]))
 
 
 def reads(

@@ -119,10 +119,12 @@ def ten_times_text(paper: dict[str, Any], larger: dict[str, Any]) -> str:
 
 def linear_fit(sizes: list[float], values: list[float]) -> tuple[float, float, float]:
     """The least-squares fixed cost and cost per question of ``values`` against ``sizes``, and
-    the largest residual."""
+    the largest residual, each to 1e-9 s: the last bits of a least-squares solve differ between
+    numpy builds, and moved a printed digit of the page (6.05 s printed as 6.0 or 6.1)."""
     per_question, fixed = np.polyfit(sizes, values, 1)
     residuals = np.asarray(values) - (fixed + per_question * np.asarray(sizes))
-    return float(fixed), float(per_question), float(np.abs(residuals).max())
+    fit = (fixed, per_question, np.abs(residuals).max())
+    return tuple(round(float(value), 9) for value in fit)  # type: ignore[return-value]
 
 
 def resolved(fits: pd.DataFrame, questions: list[int]) -> pd.Series:

@@ -1,9 +1,11 @@
 """Finetuned summarisers: a LoRA adapter on the subject, trained on the workflow's own signal.
 
 SFT learns the teacher strategy's summaries of the training questions; DPO learns from pairs of
-candidate summaries ranked by their SelfReflect scores (``finetune.judge``'s). The finetuned
-strategies (``finetuned_sft``, ``finetuned_dpo``; ``finetuned_sft-seed1``: the adapter trained
-with seed 1) then summarise in one greedy pass of the ``basic`` prompt with the adapter.
+candidate summaries ranked by their SelfReflect scores (``finetune.judge``'s); GRPO learns from
+its own sampled summaries, rewarded with minus their SelfReflect scores by a reward judge
+(``finetune.grpo.judge``, :mod:`selfreflect.finetune.reward`). The finetuned strategies
+(``finetuned_sft``, ``finetuned_dpo``, ``finetuned_grpo``; ``finetuned_sft-seed1``: the adapter
+trained with seed 1) then summarise in one greedy pass of the ``basic`` prompt with the adapter.
 Training questions are a dataset of their own, never evaluated.
 """
 
@@ -22,7 +24,7 @@ def trained_adapters(config: dict[str, Any]) -> list[tuple[str, int]]:
 
 
 def finetuned_methods(config: dict[str, Any]) -> list[str]:
-    """The training methods the listed strategies need (``sft``, ``dpo``)."""
+    """The training methods the listed strategies need (``sft``, ``dpo``, ``grpo``)."""
     return list(dict.fromkeys(method for method, _ in trained_adapters(config)))
 
 
@@ -35,7 +37,8 @@ def judge_name(config: dict[str, Any]) -> str:
 def check_finetune(config: dict[str, Any], source: str = "config") -> None:
     """One-line :class:`ConfigError` for a ``finetune`` block the listed strategies cannot use:
     no training dataset, one that is also evaluated, an unknown teacher or candidate, or a
-    summariser with other weights than the subjects' (it runs their adapters)."""
+    summariser with other weights than the subjects' (it runs their adapters), a GRPO reward
+    judge that is missing or evaluates."""
     from selfreflect.strategies.registry import builtin_names
 
     settings = config["finetune"]
@@ -55,6 +58,8 @@ def check_finetune(config: dict[str, Any], source: str = "config") -> None:
     for key, name in named:
         if name not in known:
             raise ConfigError(f"{source}: {key}: unknown strategy '{name}' ({', '.join(known)})")
+    if "grpo" in finetuned_methods(config):
+        _check_reward_judge(config, source)
     summarizer = config["summarizer"]
     models = config["models"]
     if summarizer and any(
@@ -76,3 +81,15 @@ def check_finetune(config: dict[str, Any], source: str = "config") -> None:
                 f"{source}: summaries.strategies: '{other}' and '{strategy}' run the same"
                 f" adapter ({adapter[0]}, seed {adapter[1]}); list it once"
             )
+
+
+def _check_reward_judge(config: dict[str, Any], source: str) -> None:
+    """GRPO's reward judge is set and is none of the evaluation judges."""
+    judge = config["finetune"]["grpo"]["judge"]
+    if judge is None:
+        raise ConfigError(f"{source}: finetune.grpo.judge: finetuned_grpo needs a reward judge")
+    if judge in config["judges"]:
+        raise ConfigError(
+            f"{source}: finetune.grpo.judge: '{judge}' is an evaluation judge (judges); the"
+            " adapter would be scored by the judge it was trained to please"
+        )

@@ -1,4 +1,5 @@
-"""Training data from the workflow's artifacts: SFT targets and DPO preference pairs."""
+"""Training data from the workflow's artifacts: SFT targets, DPO preference pairs and the
+GRPO questions with the answers their rewards are measured against."""
 
 from __future__ import annotations
 
@@ -76,3 +77,11 @@ def dpo_pairs(
             "gap",
         ],
     )
+
+
+def grpo_questions(questions: pd.DataFrame, answers: pd.DataFrame) -> pd.DataFrame:
+    """One example per training question whose answers were sampled: ``id``, ``question``,
+    ``test_answers`` and ``conditioning_answers`` (a sampled summary's reward is measured
+    against them)."""
+    sampled = answers.loc[answers["error"].isna(), ["id", "test_answers", "conditioning_answers"]]
+    return questions[["id", "question"]].merge(sampled, on="id")

@@ -1,4 +1,5 @@
-"""Train a LoRA adapter on the subject with TRL: SFT on teacher summaries or DPO on scored pairs.
+"""Train a LoRA adapter on the subject with TRL: SFT on teacher summaries, DPO on scored pairs
+or GRPO on the reward of the policy's own summaries (:mod:`selfreflect.finetune.reward`).
 
 Prompts are the finetuned strategies' own (the ``basic`` prompt, rendered for the subject's
 family as at inference), so the adapter learns exactly the pass it runs. Training is seeded and
@@ -124,12 +125,15 @@ def check_target_modules(spec: dict[str, Any], modules: list[str]) -> None:
 
 
 def training_dataset(data: pd.DataFrame, method: str, render: Any):
-    """A ``datasets.Dataset`` in TRL's prompt-completion (SFT) or preference (DPO) format."""
+    """A ``datasets.Dataset`` in TRL's prompt-completion (SFT), preference (DPO) or prompt-only
+    format (GRPO, with each question's ``id``, by which the reward finds its answers)."""
     from datasets import Dataset
 
     from selfreflect.strategies.finetuned import finetuned_chat
 
     prompts = [render(finetuned_chat(q)) for q in data["question"]]
+    if method == "grpo":
+        return Dataset.from_dict({"prompt": prompts, "id": list(data["id"])})
     if method == "sft":
         return Dataset.from_dict({"prompt": prompts, "completion": list(data["target"])})
     return Dataset.from_dict(
@@ -139,7 +143,7 @@ def training_dataset(data: pd.DataFrame, method: str, render: Any):
 
 def checkpoint_dir(out: Path, data: pd.DataFrame, settings: dict[str, Any]) -> Path:
     """Checkpoints beside the adapter, keyed by data and settings: a run never resumes another's."""
-    key = hashlib.sha256(pd.util.hash_pandas_object(data).values.tobytes())
+    key = hashlib.sha256(data.to_json(orient="split").encode())  # list columns too (GRPO's)
     key.update(json.dumps(settings, sort_keys=True).encode())
     return out.parent / f".{out.name}.checkpoints" / key.hexdigest()[:16]
 
@@ -174,6 +178,36 @@ def training_log(log: Path) -> Any:
     return TrainerSteps(live=live)
 
 
+def trainer_setup(method: str, settings: dict[str, Any], common: dict[str, Any]):
+    """The TRL trainer class of ``method`` and its arguments: SFT and DPO over ``epochs`` of
+    examples cut at ``max_length``; GRPO for ``grpo.steps`` steps of ``batch_size`` questions,
+    each with ``grpo.group_size`` summaries sampled at temperature 1 (the subject's), at most
+    ``grpo.max_summary_tokens`` long, and the KL coefficient ``grpo.beta``."""
+    from trl import DPOConfig, DPOTrainer, GRPOConfig, GRPOTrainer, SFTConfig, SFTTrainer
+
+    if method == "grpo":
+        grpo = settings["grpo"]
+        args = GRPOConfig(
+            **common,
+            max_steps=grpo["steps"],
+            per_device_train_batch_size=settings["batch_size"] * grpo["group_size"],
+            num_generations=grpo["group_size"],
+            max_completion_length=grpo["max_summary_tokens"],
+            temperature=1.0,
+            beta=grpo["beta"],
+        )
+        return GRPOTrainer, args
+    common = {
+        **common,
+        "num_train_epochs": settings["epochs"],
+        "per_device_train_batch_size": settings["batch_size"],
+        "max_length": settings["max_length"],
+    }
+    if method == "sft":
+        return SFTTrainer, SFTConfig(**common)
+    return DPOTrainer, DPOConfig(beta=settings["beta"], **common)
+
+
 def train_adapter(
     spec: dict[str, Any],
     method: str,
@@ -182,14 +216,15 @@ def train_adapter(
     out: Path,
     record: dict[str, Any],
     log: Path,
+    reward: Any = None,
 ) -> None:
     """Train the adapter of model ``spec`` on ``data`` and save it, with ``record``, the
     ``method``, the ``training`` settings and the model's fingerprint (``base_model``) as
     ``training.json``, to the folder ``out``, and the
-    trainer's log (DVCLive's) to the folder ``log`` (each atomically)."""
+    trainer's log (DVCLive's) to the folder ``log`` (each atomically). GRPO's ``reward`` is
+    :class:`selfreflect.finetune.reward.SelfReflectReward`."""
     import torch
     from peft import LoraConfig
-    from trl import DPOConfig, DPOTrainer, SFTConfig, SFTTrainer
 
     from selfreflect.backends.hf_engine import load_hf_model
     from selfreflect.families import PromptFormat
@@ -207,9 +242,6 @@ def train_adapter(
     common = {
         "output_dir": str(checkpoints),
         "learning_rate": settings["learning_rate"],
-        "num_train_epochs": settings["epochs"],
-        "per_device_train_batch_size": settings["batch_size"],
-        "max_length": settings["max_length"],
         "seed": settings["seed"],
         "data_seed": settings["seed"],
         "save_strategy": "steps",
@@ -226,10 +258,8 @@ def train_adapter(
         target_modules=lora["target_modules"],
         task_type="CAUSAL_LM",
     )
-    if method == "sft":
-        trainer_class, args = SFTTrainer, SFTConfig(**common)
-    else:
-        trainer_class, args = DPOTrainer, DPOConfig(beta=settings["beta"], **common)
+    trainer_class, args = trainer_setup(method, settings, common)
+    rewards = {"reward_funcs": [reward]} if method == "grpo" else {}
     with atomic_dir(log, owners["log"]) as log_tmp:
         trainer = trainer_class(
             model=model,
@@ -238,6 +268,7 @@ def train_adapter(
             processing_class=tokenizer,
             peft_config=peft_config,
             callbacks=[training_log(log_tmp)],
+            **rewards,
         )
         trainer.train(resume_from_checkpoint=last_complete_checkpoint(checkpoints))
         with atomic_dir(out, owners["adapter"]) as tmp:

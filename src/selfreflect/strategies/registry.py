@@ -32,6 +32,7 @@ STRATEGIES = Registry(  # the built-ins (docs/protocol.md §4): fn(Batch) -> sum
         "verbalized_confidence": "selfreflect.strategies.related:verbalized_confidence",
         "finetuned_sft": "selfreflect.strategies.finetuned:finetuned",
         "finetuned_dpo": "selfreflect.strategies.finetuned:finetuned",
+        "finetuned_grpo": "selfreflect.strategies.finetuned:finetuned",
     },
 )
 PROMPTS = {  # the prompts.yaml keys a built-in renders besides the system message (its params)
@@ -51,6 +52,7 @@ PROMPTS = {  # the prompts.yaml keys a built-in renders besides the system messa
     "verbalized_confidence": ("verbalized_confidence",),
     "finetuned_sft": ("basic",),
     "finetuned_dpo": ("basic",),
+    "finetuned_grpo": ("basic",),
 }
 _NOT_SETTINGS = ("strategies", "datasets", "plugins")  # which jobs exist, not how they run
 
