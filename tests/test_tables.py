@@ -13,9 +13,11 @@ import pytest
 from scipy import stats
 
 from selfreflect.artifacts import HIGHER_IS_BETTER, ROW_KEYS
+from selfreflect.config import rival_arms, teachers
 from selfreflect.errors import InputError
 from selfreflect.mc_study.table import mc_table
 from selfreflect.report.readers import read_ratings, read_tables
+from selfreflect.report.runner import caption
 from selfreflect.report.tables import (
     backend_agreement_table,
     convergence_table,
@@ -135,6 +137,50 @@ def test_main_table_tests_a_claims_family_of_comparisons():
     assert table.loc[["cot", "basic"], "versus_verdict"].tolist() == ["worse", "worse"]
     assert table.loc[["greedy", "sampled"], "versus_p_value"].isna().all()
     assert "versus" not in main_table(scores, "greedy", 100, 0.95, 0, MAIN_PLAN)
+
+
+def test_main_table_compares_each_grpo_adapter_with_the_other_methods_of_its_seed():
+    """``arms`` (method -> GRPO strategy -> that method's strategy of the same seed) adds the
+    ``vs_<method>`` comparisons, Holm within each method's family (here: 2 / 2^n and 4 / 2^n
+    times 2 and 1); the strategies a method does not compare stay empty."""
+    n = MAIN_PLAN.minimum + 2
+    step = 0.01 * np.arange(1, n + 1)
+    close = 0.4 - step
+    close[0] = 0.4 + 0.001  # the smallest difference positive: W+ = 1
+    values = {"greedy": [0.6] * n, "g0": [0.4] * n, "g1": [0.4] * n}
+    values |= {"s0": 0.4 + step, "s1": 0.4 + step, "d0": 0.4 - step, "d1": close}
+    scores = scores_frame({k: list(v) for k, v in values.items()})
+    arms = {"sft": {"g0": "s0", "g1": "s1"}, "dpo": {"g0": "d0", "g1": "d1"}}
+    table = main_table(scores, "greedy", 100, 0.95, 0, MAIN_PLAN, arms=arms)
+    table = table.set_index("strategy")
+    assert table.loc[["g0", "g1"], "vs_sft"].tolist() == ["s0", "s1"]
+    assert table.loc["g0", "vs_sft_diff"] == pytest.approx(-step.mean())
+    assert table.loc[["g0", "g1"], "vs_sft_p_adjusted"].tolist() == pytest.approx([4 / 2**n] * 2)
+    assert table.loc[["g0", "g1"], "vs_sft_verdict"].tolist() == ["better", "better"]
+    assert table.loc[["g0", "g1"], "vs_dpo_p_value"].tolist() == pytest.approx([2 / 2**n, 4 / 2**n])
+    assert table.loc[["g0", "g1"], "vs_dpo_p_adjusted"].tolist() == pytest.approx(
+        [4 / 2**n, 4 / 2**n]
+    )
+    assert table.loc[["g0", "g1"], "vs_dpo_verdict"].tolist() == ["worse", "worse"]
+    assert table.loc[["greedy", "s0", "d1"], "vs_sft_p_value"].isna().all()
+    assert "vs_sft" not in main_table(scores, "greedy", 100, 0.95, 0, MAIN_PLAN)
+    text = caption(
+        "main", table=table, baseline="greedy", confidence=0.95, plan=MAIN_PLAN, references=[]
+    )
+    assert "vs_sft: the same for a GRPO adapter and the SFT adapter of its seed" in text
+    assert "vs_dpo: the same for a GRPO adapter and the DPO adapter of its seed" in text
+
+
+def test_grpo_strategies_have_no_teacher_and_meet_the_other_methods_of_their_seed():
+    config = {"finetune": {"teacher": "sample_and_summarize", "training": {"seed": 0}}}
+    taught = ["finetuned_sft", "finetuned_sft-seed1", "finetuned_dpo-seed1"]
+    grpo = ["finetuned_grpo", "finetuned_grpo-seed1", "finetuned_grpo-seed2"]
+    config["summaries"] = {"strategies": ["greedy", *taught, *grpo]}
+    assert list(teachers(config)) == taught
+    assert rival_arms(config) == {
+        "sft": {"finetuned_grpo": "finetuned_sft", "finetuned_grpo-seed1": "finetuned_sft-seed1"},
+        "dpo": {"finetuned_grpo-seed1": "finetuned_dpo-seed1"},
+    }
 
 
 def test_main_table_corrects_the_comparisons_with_the_baseline_per_experiment():

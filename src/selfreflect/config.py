@@ -363,7 +363,24 @@ def adapter_of(config: dict[str, Any], strategy: str) -> tuple[str, int] | None:
 
 
 def teachers(config: dict[str, Any]) -> dict[str, str]:
-    """Each listed finetuned strategy -> the teacher strategy it is compared with."""
+    """Each listed SFT or DPO strategy -> the teacher strategy it is compared with (GRPO learns
+    from no teacher: it is compared with the other methods' adapters, :func:`rival_arms`)."""
+    strategies = config["summaries"]["strategies"]
     return {
-        s: config["finetune"]["teacher"] for s in config["summaries"]["strategies"] if finetuned(s)
+        s: config["finetune"]["teacher"]
+        for s in strategies
+        if (adapter := adapter_of(config, s)) and adapter[0] != "grpo"
     }
+
+
+def rival_arms(config: dict[str, Any]) -> dict[str, dict[str, str]]:
+    """For each other method (``sft``, ``dpo``): each listed GRPO strategy -> the listed
+    strategy running that method's adapter of the same seed (those listed only)."""
+    listed = {adapter_of(config, s): s for s in config["summaries"]["strategies"]}
+    arms: dict[str, dict[str, str]] = {"sft": {}, "dpo": {}}
+    for (method, seed), strategy in [(a, s) for a, s in listed.items() if a]:
+        if method == "grpo":
+            for rival, compared in arms.items():
+                if (rival, seed) in listed:
+                    compared[strategy] = listed[(rival, seed)]
+    return {method: compared for method, compared in arms.items() if compared}

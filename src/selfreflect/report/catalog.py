@@ -18,7 +18,7 @@ from typing import Any
 
 import pandas as pd
 
-from selfreflect.config import teachers
+from selfreflect.config import rival_arms, teachers
 from selfreflect.mc_study.figure import mc_figure
 from selfreflect.mc_study.table import McPlan, mc_table
 from selfreflect.report import figures, readers, tables
@@ -117,6 +117,7 @@ def _main_arguments(config: Config) -> dict[str, Any]:
         "teachers": teachers(config),
         "references": [name for name in references if name in strategies],
         "versus": _claim_versus(config["report"]["plan"].get("versus"), strategies),
+        "arms": rival_arms(config),
     }
 
 
@@ -175,6 +176,8 @@ REPORTS = (
             "vs_baseline": ("diff", "diff_low", "diff_high"),
             "vs_teacher": ("teacher_diff", "teacher_diff_low", "teacher_diff_high"),
             "vs_claim": ("versus_diff", "versus_diff_low", "versus_diff_high"),
+            "vs_sft": ("vs_sft_diff", "vs_sft_diff_low", "vs_sft_diff_high"),
+            "vs_dpo": ("vs_dpo_diff", "vs_dpo_diff_low", "vs_dpo_diff_high"),
         },
         figure=figures.main_figure,
         metrics=Metrics(MAIN_METRICS, per_strategy=True),

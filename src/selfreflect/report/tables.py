@@ -45,6 +45,7 @@ def main_table(
     teachers: Mapping[str, str] | None = None,
     references: Collection[str] = (),
     versus: Mapping[str, str] | None = None,
+    arms: Mapping[str, Mapping[str, str]] | None = None,
 ) -> pd.DataFrame:
     """Per experiment and strategy: mean score with bootstrap CI and the paired difference to
     ``baseline`` (Wilcoxon p), all on the questions every strategy of the experiment scored,
@@ -57,7 +58,12 @@ def main_table(
     With ``teachers`` (strategy -> the strategy it learnt from), the ``teacher_*`` columns hold
     the same paired comparison of each such strategy with its teacher (its own family); with
     ``versus`` (strategy -> the strategy a claim compares it with, ``report.plan.versus``), the
-    ``versus_*`` columns hold that comparison (a family of its own)."""
+    ``versus_*`` columns hold that comparison (a family of its own); with ``arms`` (method ->
+    strategy -> the strategy running that method's adapter of the same seed), the
+    ``vs_<method>_*`` columns hold that comparison (a family per method)."""
+    compared = {"teacher": teachers, "versus": versus}
+    compared |= {f"vs_{method}": others for method, others in (arms or {}).items()}
+    compared = {prefix: others for prefix, others in compared.items() if others}
     rows = []
     for keys, cell in scores.groupby(EXPERIMENT, sort=False, dropna=False):
         by_strategy = cell.pivot_table(index="id", columns="strategy", values="score", dropna=False)
@@ -72,19 +78,17 @@ def main_table(
             row |= {"n_failed": len(group) - own, "n_excluded": own - scored.size}
             row |= dict(zip(["mean", "ci_low", "ci_high"], interval, strict=True))
             row |= _versus(common, strategy, baseline, n_resamples, confidence, seed)
-            for prefix, others in (("teacher", teachers), ("versus", versus)):
-                if others:
-                    other = others.get(strategy)
-                    compared = _versus(common, strategy, other, n_resamples, confidence, seed)
-                    row |= {prefix: other} | {f"{prefix}_{k}": v for k, v in compared.items()}
+            for prefix, others in compared.items():
+                other = others.get(strategy)
+                result = _versus(common, strategy, other, n_resamples, confidence, seed)
+                row |= {prefix: other} | {f"{prefix}_{k}": v for k, v in result.items()}
             rows.append(row)
     table = pd.DataFrame(rows)
     if table.empty:
         return table
     table = _main_verdicts(table, "", plan)
-    for prefix, others in (("teacher_", teachers), ("versus_", versus)):
-        if others:
-            table = _main_verdicts(table, prefix, plan, by_family=prefix == "teacher_")
+    for prefix in compared:
+        table = _main_verdicts(table, f"{prefix}_", plan, by_family=prefix != "versus")
     return table
 
 
