@@ -139,14 +139,20 @@ def _strategies(main: pd.DataFrame, baseline: str, level: float) -> str:
             row.strategy,
             row.family,
             f"{row.mean:.4f} [{row.ci_low:.4f}, {row.ci_high:.4f}]",
-            f"{row.diff:+.4f} [{row.diff_low:+.4f}, {row.diff_high:+.4f}]",
-            p_text(row.p_value, level),
-            p_text(row.p_adjusted, level),
-            row.verdict,
+            *_comparison(row._asdict(), "", level),
         ]
         for row in compared.itertuples()
     ]
     return table(header, rows)
+
+
+def _comparison(row: dict[str, Any], prefix: str, level: float) -> list[str]:
+    """A main-table row's paired comparison ``prefix`` ("": with the baseline): the difference
+    with its CI, the p-value, the adjusted p-value and the verdict."""
+    diff = f"{row[prefix + 'diff']:+.4f}"
+    interval = f"[{row[prefix + 'diff_low']:+.4f}, {row[prefix + 'diff_high']:+.4f}]"
+    p_values = [p_text(row[prefix + key], level) for key in ("p_value", "p_adjusted")]
+    return [f"{diff} {interval}", *p_values, row[prefix + "verdict"]]
 
 
 def _claim(main: pd.DataFrame, level: float) -> str:
@@ -162,10 +168,7 @@ def _claim(main: pd.DataFrame, level: float) -> str:
             row.judge,
             row.strategy,
             row.versus,
-            f"{row.versus_diff:+.4f} [{row.versus_diff_low:+.4f}, {row.versus_diff_high:+.4f}]",
-            p_text(row.versus_p_value, level),
-            p_text(row.versus_p_adjusted, level),
-            row.versus_verdict,
+            *_comparison(row._asdict(), "versus_", level),
         ]
         for row in compared.itertuples()
     ]
