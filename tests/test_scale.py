@@ -32,8 +32,12 @@ PLANNED = {
 def test_the_paper_configs_jobs_after_the_judge_run_on_synthetic_artifacts(tmp_path):
     project = copy_project(tmp_path / "p", config="config/config.yaml")
     command = ["selfreflect", "bench", "scale", "--questions", "30", "--answers", "4"]
-    run([*command, "--json", "scale.json"], project)
+    run([*command, "--json", "scale.json", "--work", "kept"], project)
     record = json.loads((project / "scale.json").read_text())
+    # the run's copy is kept where --work says, and never reused
+    assert (project / "kept" / "project" / "scale.yaml").is_file()
+    again = run([*command, "--work", "kept"], project, check=False)
+    assert again.returncode != 0 and "kept: already exists" in again.stderr
     assert record["questions"] == 30 and record["answers"] == 4
     assert record["strategies"] == 6 and record["pair_types"] == 5
     assert set(record["planned"]) == PLANNED

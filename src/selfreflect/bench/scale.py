@@ -9,7 +9,10 @@ five pair types, the MC study on MMLU and convergence on 200 questions for the p
 plans the run with Snakemake (only the jobs after the judge: the merges of the judgements, score
 files, studies, tables and the explorer) and runs it, recording each job's wall and CPU time and
 peak memory from its Snakemake benchmark file, each rule's output size and the inputs' sizes.
-``selfreflect docs scale`` renders docs/scale.md from the JSON.
+The jobs run the copy's code (its ``src`` first on ``PYTHONPATH``), so editing this checkout
+while a long run goes on changes nothing in it. The copy lives in a temporary folder, removed
+after a run that succeeds and kept (its path printed) after one that fails; ``--work`` names a
+folder to keep in any case. ``selfreflect docs scale`` renders docs/scale.md from the JSON.
 """
 
 from __future__ import annotations
@@ -74,10 +77,20 @@ def sized_config(config: Path, questions: int | None, answers: int | None) -> di
     return sized
 
 
+def copy_environment(project: Path) -> dict[str, str]:
+    """This process's environment with the copy's ``src`` first on ``PYTHONPATH``: its jobs
+    import the copy's package, not the checkout's (an editable install)."""
+    paths_before = os.environ.get("PYTHONPATH")
+    source = str(project / "src")
+    return {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, (source, paths_before)))}
+
+
 def snakemake(project: Path, *args: str, config: str = "scale.yaml") -> str:
-    """Snakemake's output on ``config`` (the sized one) in ``project``."""
+    """Snakemake's output on ``config`` (the sized one) in ``project``, run on its code."""
     command = ["snakemake", "--configfile", config, *args]
-    done = subprocess.run(command, cwd=project, capture_output=True, text=True)
+    done = subprocess.run(
+        command, cwd=project, capture_output=True, text=True, env=copy_environment(project)
+    )
     if done.returncode != 0:
         raise click.ClickException(f"{' '.join(command)} failed:\n{done.stderr[-3000:]}")
     return done.stdout
@@ -198,15 +211,35 @@ def run_scale(config: Path, questions: int | None, answers: int | None, cores: i
 @click.option("--answers", type=int, help="Test and conditioning answers (default: the config's).")
 @click.option("--cores", default=os.cpu_count(), show_default=True, help="Snakemake's --cores.")
 @click.option("--json", "json_out", type=click.Path(dir_okay=False, path_type=Path))
+@click.option(
+    "--work",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="A new folder for the run's copy, kept (default: a temporary one, kept if it fails).",
+)
 def scale(
-    config: Path, questions: int | None, answers: int | None, cores: int, json_out: Path | None
+    config: Path,
+    questions: int | None,
+    answers: int | None,
+    cores: int,
+    json_out: Path | None,
+    work: Path | None,
 ) -> None:
     """Run everything after the judge on synthetic artifacts of CONFIG's size (run from the
     project's root): each job's time and peak memory, each rule's outputs; written to --json."""
     from selfreflect.fileio import write_json
 
-    with tempfile.TemporaryDirectory(prefix="scale-bench-") as work:
-        record = run_scale(config, questions, answers, cores, Path(work))
+    if work is not None:
+        if work.exists():  # a folder of an earlier run is not mixed into this one
+            raise click.BadParameter(f"{work}: already exists", param_hint="--work")
+        work.mkdir(parents=True)
+    folder = work or Path(tempfile.mkdtemp(prefix="scale-bench-"))
+    try:
+        record = run_scale(config, questions, answers, cores, folder.resolve())
+    except BaseException:
+        click.echo(f"bench scale: the run's folder is kept: {folder}", err=True)
+        raise
+    if work is None:
+        shutil.rmtree(folder)
     if json_out:
         write_json(json_out, record)
     peak = max(job["peak_rss_mib"] for job in record["jobs"])
