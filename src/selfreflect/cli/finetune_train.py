@@ -46,7 +46,7 @@ def finetune_train(
     log_dir: str,
 ) -> None:
     """Train the subject's LoRA adapter (folder OUT, with the training question ids)."""
-    from contextlib import ExitStack
+    from contextlib import nullcontext
     from pathlib import Path
 
     from selfreflect.artifacts import read_metadata, read_table
@@ -75,10 +75,8 @@ def finetune_train(
         settings["grpo"] = config["finetune"]["grpo"]
     check_outputs(Path(out), Path(log_dir), subject, method, settings["seed"])
     record = provenance(config, [subject], ids=ids)
-    with ExitStack() as stack:
-        reward = None
-        if method == "grpo":
-            reward = stack.enter_context(reward_function(config, data, source))
+    rewarded = reward_function(config, data, source) if method == "grpo" else nullcontext()
+    with rewarded as reward:
         try:
             train_adapter(spec, method, data, settings, Path(out), record, Path(log_dir), reward)
         except ConfigError as err:

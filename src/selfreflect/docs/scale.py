@@ -123,8 +123,8 @@ def linear_fit(sizes: list[float], values: list[float]) -> tuple[float, float, f
     numpy builds, and moved a printed digit of the page (6.05 s printed as 6.0 or 6.1)."""
     per_question, fixed = np.polyfit(sizes, values, 1)
     residuals = np.asarray(values) - (fixed + per_question * np.asarray(sizes))
-    fit = (fixed, per_question, np.abs(residuals).max())
-    return tuple(round(float(value), 9) for value in fit)  # type: ignore[return-value]
+    largest = np.abs(residuals).max()
+    return round(float(fixed), 9), round(float(per_question), 9), round(float(largest), 9)
 
 
 def resolved(fits: pd.DataFrame, questions: list[int]) -> pd.Series:
