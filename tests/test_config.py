@@ -86,6 +86,7 @@ def _write(tmp_path, change):
             lambda c: c["report"].update(plan={"primary_judge": "other"}),
             "report.plan.primary_judge: 'other' is not one of the judges (tiny)",
         ),
+        (lambda c: c["scoring"].update(token_budget=0), "scoring.token_budget"),
         (lambda c: c.update(seed=2**70), "seed: an integer of 71 bits (at most 63)"),
         # named, though no finetuned strategy is listed: a name of nothing is a typo
         (lambda c: c.update(finetune={"judge": "nosuch"}), "finetune.judge: unknown model"),

@@ -17,7 +17,13 @@ from selfreflect.cli.score import read_summaries
 from selfreflect.errors import InputError
 from selfreflect.reference_format import read_reference_answers
 from selfreflect.scoring import metric
-from selfreflect.scoring.contexts import ContextTasks, context_tasks, question_tasks, token_tree
+from selfreflect.scoring.contexts import (
+    ContextTasks,
+    context_tasks,
+    packed_spans,
+    question_tasks,
+    token_tree,
+)
 from selfreflect.scoring.experiment import judge_question, score_table
 from selfreflect.scoring.hf_judge import HfJudge
 from selfreflect.scoring.prompts import (
@@ -252,6 +258,50 @@ def test_hf_matches_reference_algorithm(example_tasks, hf_judge, reference_judge
             assert fast.shape == (reference.num_tasks,)
             assert torch.allclose(fast, slow, atol=1e-5)
             assert abs(metric.score(fast.tolist()) - metric.score(slow.tolist())) < 1e-4
+
+
+@pytest.mark.parametrize("budget", [1, 150, 600, 10**6])
+def test_packed_spans_hold_at_most_the_budget_and_are_full(example_tasks, budget):
+    """Token batching: the masked words in order, each forward's token tree within the budget
+    (a word over it alone), and no forward could have taken the next word."""
+    reference, _ = example_tasks["wordfreq"]
+    spans = packed_spans(reference, budget)
+    assert [k for rows in spans for k in rows] == list(range(len(reference.sequences)))
+    sizes = [len(token_tree(reference, rows).tokens) for rows in spans]
+    assert all(size <= budget or len(rows) == 1 for size, rows in zip(sizes, spans, strict=True))
+    for rows in spans[:-1]:
+        assert len(token_tree(reference, range(rows.start, rows.stop + 1)).tokens) > budget
+    if budget == 1:
+        assert all(len(rows) == 1 for rows in spans)
+    if budget == 10**6:
+        assert len(spans) == 1
+
+
+def test_hf_batched_by_tokens_matches_the_reference_algorithm(
+    example_tasks, hf_model, hf_judge, reference_judge
+):
+    """The same distances, and the tokens it computes are each token batch's tree, with every
+    context's forwards cut where the first reference's are."""
+    tokenizer, model = hf_model
+    judge = HfJudge("tiny", tiny_format(tokenizer), model, batch_size=4, token_budget=300)
+    reference, summaries = example_tasks["wordfreq"]
+    everything = range(len(reference.sequences))
+    with torch.inference_mode():
+        slow_reference = reference_judge.logits(reference, everything)
+    spans = packed_spans(reference, 300)
+    assert 1 < len(spans) < len(reference.sequences) and judge.spans(reference) == spans
+    by_words = hf_judge.distances(reference, list(summaries.values()), 5.0)
+    by_tokens = judge.distances(reference, list(summaries.values()), 5.0)
+    for summary, fast, words in zip(summaries.values(), by_tokens, by_words, strict=True):
+        with torch.inference_mode():
+            slow_summary = reference_judge.logits(summary, everything)
+        slow = metric.task_distances(slow_summary, slow_reference, 5.0)
+        assert torch.allclose(fast, slow, atol=1e-5) and torch.allclose(fast, words, atol=1e-6)
+    contexts = [reference, *summaries.values()]
+    assert judge.forward_tokens == sum(
+        tasks.prefix_len + sum(len(token_tree(tasks, rows).tokens) for rows in spans)
+        for tasks in contexts
+    )
 
 
 def test_judges_count_the_tokens_they_compute(example_tasks, hf_judge, reference_judge):

@@ -113,6 +113,11 @@ def read_summaries(path: str) -> pd.DataFrame:
 @click.option("--stopwords", help="wordfreq, none, or a word-list file.")
 @click.option("--dtype", type=click.Choice(schema_enum("scoring", "dtype")))
 @click.option("--batch-size", type=click.IntRange(min=1), help="Masked words per judge step.")
+@click.option(
+    "--token-budget",
+    type=click.IntRange(min=1),
+    help="hf: tokens per judge forward, packed by masked word (instead of --batch-size).",
+)
 @folder_option(
     "--cache",
     "Folder of the judge's content-addressed results, kept and reused across runs"

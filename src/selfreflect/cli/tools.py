@@ -22,6 +22,7 @@ BENCH = (  # selfreflect bench NAME: selfreflect.bench.<NAME with _>
     "explorer-screenshots",
     "scale",
     "judge-memory",
+    "judge-batching",
     "growth",
     "paper-run",
     "calibrate-stopwords",

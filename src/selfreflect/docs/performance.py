@@ -30,6 +30,7 @@ from selfreflect.fileio import read_json
 
 REAL_RUN = Path("docs") / "real_model.json"
 EXPLORER = Path("docs") / "explorer_scale.json"
+BATCHING = Path("docs") / "judge_batching.json"  # selfreflect bench judge-batching
 # the Quick start run (its config of then: answers of up to 24 tokens) measured before the shared
 # judge pass (one judge job per strategy and study), with it while the controlled pairs still
 # grouped answers by string, and with them grouped by meaning
@@ -276,8 +277,34 @@ def judge_pass(before: dict, string_pairs: dict, after: dict) -> str:
     return render("performance/judge-pass.md.j2", runs=runs, comparison=comparison)
 
 
+def judge_batching(record: dict) -> str:
+    """docs/performance.md's judge pass with its forwards cut by masked words and by tokens
+    (``selfreflect bench judge-batching``), each setting against the first."""
+    first = record["settings"][0]
+    rows = [
+        [
+            f"{row['setting']} {row['value']}",
+            f"{row['forwards']:,}",
+            f"{row['tokens']:,}",
+            "{:.1f} ({:.1f}-{:.1f})".format(row["cpu_s"], *row["cpu_s_range"]),
+            "{:.1f} ({:.1f}-{:.1f})".format(row["wall_s"], *row["wall_s_range"]),
+            f"{first['cpu_s'] / row['cpu_s']:.2f}x",
+            f"{row['max_score_difference']:.1e}",
+        ]
+        for row in record["settings"]
+    ]
+    header = ["forwards cut by", "forwards", "tokens computed", "CPU s", "wall s"]
+    header += [f"CPU speed-up over {first['setting']} {first['value']}", "largest score change"]
+    comparison = table(header, rows, align="lrrrrrr")
+    return render("performance/judge-batching.md.j2", record=record, comparison=comparison)
+
+
 def spans(
-    runs: list[dict], real_run: dict, earlier: tuple[dict, dict, dict], explorer: dict
+    runs: list[dict],
+    real_run: dict,
+    earlier: tuple[dict, dict, dict],
+    explorer: dict,
+    batching: dict,
 ) -> dict[str, str]:
     """The text of every rendered span; ``runs``: the recorded scorer runs, oldest first."""
     latest = latest_runs(runs)
@@ -291,6 +318,7 @@ def spans(
             "performance/laptop-rules.md.j2", run=real_run, **per_rule(real_run)
         ),
         "judge-pass": judge_pass(*earlier),
+        "judge-batching": judge_batching(batching),
         "tokens": tokens(cpu),
         "cpu": speed(cpu),
         "gpu": speed(gpu) if gpu else "No GPU run has been recorded yet.\n",
@@ -307,7 +335,8 @@ def spans(
 def pages() -> dict[Path, str]:
     """Each page with rendered spans (``DOCS``) as its spans render now."""
     earlier = tuple(read_json(path) for path in EARLIER_RUNS)
-    rendered = spans(recorded(), read_json(REAL_RUN), earlier, read_json(EXPLORER))
+    records = (read_json(REAL_RUN), earlier, read_json(EXPLORER), read_json(BATCHING))
+    rendered = spans(recorded(), *records)
     return {path: fill(path.read_text(encoding="utf-8"), rendered) for path in DOCS}
 
 

@@ -93,6 +93,28 @@ def token_tree(tasks: ContextTasks, rows: Iterable[int]) -> TokenTree:
     return tree
 
 
+def packed_spans(tasks: ContextTasks, budget: int) -> list[range]:
+    """The sequences of ``tasks`` in order, in runs whose :func:`token_tree` holds at most
+    ``budget`` nodes each (a sequence whose own nodes pass it gets a run of its own): the
+    forwards of a judge that batches by tokens, not by masked words."""
+    spans: list[range] = []
+    first = 0
+    children: dict[tuple[int, int], int] = {}  # the run's tree: (parent, token) -> node
+    for k, sequence in enumerate(tasks.sequences):
+        suffix = sequence[tasks.prefix_len : -1]
+        node, depth = -1, 0
+        while depth < len(suffix) and (node, suffix[depth]) in children:
+            node, depth = children[(node, suffix[depth])], depth + 1
+        if children and len(children) + len(suffix) - depth > budget:
+            spans.append(range(first, k))
+            first, children, node, depth = k, {}, -1, 0
+        for token in suffix[depth:]:
+            node = children.setdefault((node, token), len(children))
+    if first < len(tasks.sequences):
+        spans.append(range(first, len(tasks.sequences)))
+    return spans
+
+
 def common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
     """Length of the longest common prefix of two token sequences."""
     n = min(len(a), len(b))

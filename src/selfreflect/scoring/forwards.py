@@ -50,7 +50,8 @@ def _judged(p: torch.Tensor, q: torch.Tensor, top_k: int) -> Judged:
 
 class Judge(ABC):
     """A loaded judge model. ``batch_size`` counts masked words per step (None: all at once);
-    ``forward_tokens`` counts the tokens the model has computed (prefills and trees)."""
+    ``forward_tokens`` counts the tokens the model has computed (prefills and trees),
+    ``forwards`` the steps."""
 
     name: str
     tokenizer: Any
@@ -58,6 +59,7 @@ class Judge(ABC):
     max_model_len: int
     batch_size: int | None = None
     forward_tokens: int = 0
+    forwards: int = 0
 
     def prepare(self, tasks: ContextTasks) -> Any:
         """State reused for every batch of one context (default: the tasks themselves)."""
@@ -70,14 +72,21 @@ class Judge(ABC):
         Rows follow the sequences in order and each sequence's targets in order; shape (n, V).
         """
 
-    def batches(self, tasks: ContextTasks) -> Iterator[torch.Tensor]:
-        """The logits of ``tasks``' sequences, ``batch_size`` sequences at a time (one
-        prepared state per context); each (n, V)."""
-        state = self.prepare(tasks)
+    def spans(self, tasks: ContextTasks) -> list[range]:
+        """The sequences of each forward over ``tasks``: ``batch_size`` at a time."""
         total = len(tasks.sequences)
-        step = self.batch_size or total
-        for begin in range(0, total, step):
-            yield self.logits(state, range(begin, min(begin + step, total)))
+        step = self.batch_size or max(total, 1)
+        return [range(begin, min(begin + step, total)) for begin in range(0, total, step)]
+
+    def batches(
+        self, tasks: ContextTasks, spans: list[range] | None = None
+    ) -> Iterator[torch.Tensor]:
+        """The logits of ``tasks``' sequences, a forward per span (default: :meth:`spans`;
+        one prepared state per context); each (n, V)."""
+        state = self.prepare(tasks)
+        for rows in self.spans(tasks) if spans is None else spans:
+            self.forwards += 1
+            yield self.logits(state, rows)
 
     def distances(
         self, reference: ContextTasks, summaries: Sequence[ContextTasks], temperature: float
@@ -109,12 +118,15 @@ class Judge(ABC):
         """Each reference context's tasks as the judge saw them, and each summary's measured
         against each reference, ``[summary][reference]`` (on CPU, copied once the question's
         forwards are done). Every context's logits are computed once, batch by batch; top
-        predictions are kept for the first reference and every summary."""
+        predictions are kept for the first reference and every summary. Every context's
+        forwards hold the first reference's :meth:`spans`, so batches align task by task."""
         ref_parts: list[list[Judged]] = [[] for _ in references]
         parts: list[list[list[Judged]]] = [[[] for _ in references] for _ in summaries]
         with torch.inference_mode():
-            summary_batches = [self.batches(tasks) for tasks in summaries]
-            for logits in zip(*(self.batches(tasks) for tasks in references), strict=True):
+            spans = self.spans(references[0]) if references else []
+            summary_batches = [self.batches(tasks, spans) for tasks in summaries]
+            reference_batches = [self.batches(tasks, spans) for tasks in references]
+            for logits in zip(*reference_batches, strict=True):
                 qs = [metric.distributions(x, temperature) for x in logits]
                 for i, q in enumerate(qs):
                     ref_parts[i].append(_judged(q, q, top_k if i == 0 else 0))

@@ -17,7 +17,7 @@ from typing import Any
 import torch
 
 from selfreflect.families import PromptFormat
-from selfreflect.scoring.contexts import ContextTasks, token_tree
+from selfreflect.scoring.contexts import ContextTasks, packed_spans, token_tree
 from selfreflect.scoring.forwards import Judge
 
 Layers = list[tuple[torch.Tensor, torch.Tensor]]
@@ -68,6 +68,7 @@ class HfJudge(Judge):
         model: Any,
         batch_size: int,
         max_model_len: int | None = None,
+        token_budget: int | None = None,
     ) -> None:
         self.name = name
         self.format = fmt
@@ -75,6 +76,7 @@ class HfJudge(Judge):
         self.model = model.eval()
         self.decoder = model.get_decoder()
         self.batch_size = batch_size
+        self.token_budget = token_budget
         self.max_model_len = max_model_len or model.config.max_position_embeddings
         self.device = model.device
         self.layer_types = getattr(model.config, "layer_types", None)
@@ -85,7 +87,15 @@ class HfJudge(Judge):
     @classmethod
     def open(cls, spec: dict[str, Any], settings: dict[str, Any], llm: Any = None) -> HfJudge:
         fmt, model = load_judge_model(spec)
-        return cls(spec["name"], fmt, model, settings["batch_size"], spec["max_model_len"])
+        budget = settings.get("token_budget")
+        return cls(spec["name"], fmt, model, settings["batch_size"], spec["max_model_len"], budget)
+
+    def spans(self, tasks: ContextTasks) -> list[range]:
+        """A forward per ``batch_size`` masked words, or, with a ``token_budget``, per run of
+        masked words whose token tree holds at most that many tokens."""
+        if self.token_budget is None:
+            return super().spans(tasks)
+        return packed_spans(tasks, self.token_budget)
 
     def prepare(self, tasks: ContextTasks) -> Prefix:
         if tasks.prefix_len == 0:

@@ -1,0 +1,201 @@
+"""The judge pass of a run, its forwards cut by masked words and by tokens, timed side by side.
+
+    selfreflect bench judge-batching --config config/laptop.yaml --budget 256 --budget 512 \\
+        --budget 1024 --json docs/judge_batching.json
+
+Reads one summarised dataset's questions, answers and summaries of the config's run (README
+command 1 writes them; ``dvc pull`` in its DVC project fetches them), loads the `hf` judge once
+and judges every question with its studies, as the workflow's judge job does, under each
+setting: the config's ``batch_size`` masked words per forward, then ``token_budget`` each
+``--budget`` tokens. One untimed pass (the warm-up), then ``--repeats`` timed ones of each
+setting, the settings taking turns so that other work on the machine slows each alike. Recorded
+per setting: wall and CPU seconds (median and range), forwards and tokens computed, and the
+largest difference of any score from the first setting's. ``selfreflect docs performance``
+shows the record in docs/performance.md.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import statistics
+import time
+from pathlib import Path
+from typing import Any
+
+import click
+
+from selfreflect import paths
+
+
+def judge_inputs(config: dict[str, Any], dataset: str) -> dict[str, Any]:
+    """The questions, answers and summaries tables of ``dataset`` in the run of ``config``,
+    judged as its judge job judges them (the config's first subject)."""
+    from selfreflect.artifacts import read_table, read_tables
+    from selfreflect.errors import InputError
+
+    subject = config["subjects"][0]
+    labels = {"run": config["run"], "dataset": dataset, "subject": subject}
+    files = {
+        "questions": Path(paths.QUESTIONS.format(**labels)),
+        "answers": Path(paths.ANSWERS.format(**labels)),
+        "summaries": [
+            Path(paths.SUMMARIES.format(**labels, strategy=strategy))
+            for strategy in config["summaries"]["strategies"]
+        ],
+    }
+    needed = [files["questions"], files["answers"], *files["summaries"]]
+    if missing := [path for path in needed if not path.exists()]:
+        raise InputError(
+            f"{missing[0]}: not found; run the config's workflow up to its summaries, or"
+            f" `dvc pull` in {paths.DVC_PROJECT.format(run=config['run'])}"
+        )
+    return {
+        "subject": subject,
+        "questions": read_table("questions", files["questions"]),
+        "answers": read_table("answers", files["answers"]),
+        "summaries": read_tables("summaries", files["summaries"]),
+    }
+
+
+def judge_pass(judge: Any, config: dict[str, Any], inputs: dict[str, Any]) -> list[float]:
+    """Every judgement row's score of one judge pass over ``inputs`` (NaN: no score)."""
+    from selfreflect.scoring.experiment import judgement_rows
+    from selfreflect.scoring.stopwords import stopword_policy
+
+    report = {**config["report"], "cluster": config["summaries"]["cluster"]}
+    rows = judgement_rows(
+        judge,
+        inputs["questions"],
+        inputs["answers"],
+        inputs["answers"],
+        inputs["summaries"],
+        config["scoring"],
+        report,
+        config["seed"],
+        stopword_policy(config["scoring"]["stopwords"]),
+    )
+    return [math.nan if row["score"] is None else row["score"] for q in rows for row in q]
+
+
+def timed_pass(judge: Any, config: dict[str, Any], inputs: dict[str, Any]) -> dict[str, Any]:
+    """One judge pass: its wall and CPU seconds, forwards, tokens computed and scores."""
+    forwards = judge.forwards
+    tokens = judge.forward_tokens
+    wall, cpu = time.perf_counter(), time.process_time()
+    scores = judge_pass(judge, config, inputs)
+    return {
+        "wall_s": time.perf_counter() - wall,
+        "cpu_s": time.process_time() - cpu,
+        "forwards": judge.forwards - forwards,
+        "tokens": judge.forward_tokens - tokens,
+        "scores": scores,
+    }
+
+
+def summary(runs: list[dict[str, Any]], first: list[float]) -> dict[str, Any]:
+    """A setting's timed ``runs``: median and range of its seconds, its work, and the largest
+    difference of a score from ``first`` (the first setting's scores)."""
+    out: dict[str, Any] = {"forwards": runs[0]["forwards"], "tokens": runs[0]["tokens"]}
+    for key in ("wall_s", "cpu_s"):
+        values = [run[key] for run in runs]
+        out[key] = round(statistics.median(values), 2)
+        out[f"{key}_range"] = [round(min(values), 2), round(max(values), 2)]
+    pairs = [(a, b) for a, b in zip(runs[0]["scores"], first, strict=True) if not math.isnan(a)]
+    out["scores"] = len(pairs)
+    out["max_score_difference"] = max((abs(a - b) for a, b in pairs), default=0.0)
+    return out
+
+
+def benchmark(config_path: Path, dataset: str | None, budgets: list[int], repeats: int) -> dict:
+    """Judge the run's dataset under each batching setting, taking turns (see module)."""
+    from selfreflect.config import load_config, model_spec, summarized_datasets
+    from selfreflect.model_sources import check_model_path
+    from selfreflect.scoring.hf_judge import HfJudge, load_judge_model
+
+    config = load_config(config_path)
+    dataset = dataset or summarized_datasets(config)[0]
+    inputs = judge_inputs(config, dataset)
+    name = config["judges"][0]
+    spec = model_spec(config, name, source=str(config_path))
+    check_model_path(spec["path"])
+    dtype = config["scoring"]["dtype"]
+    fmt, model = load_judge_model(spec if dtype == "auto" else {**spec, "dtype": dtype})
+    words = config["scoring"]["batch_size"]
+    settings = [("batch_size", words), *(("token_budget", budget) for budget in budgets)]
+    judges = [
+        HfJudge(name, fmt, model, words, spec["max_model_len"], budget)
+        for budget in [None, *budgets]
+    ]
+    judge_pass(judges[0], config, inputs)  # the warm-up: the model's first forwards
+    runs: list[list[dict[str, Any]]] = [[] for _ in judges]
+    for _ in range(repeats):
+        for judge, timed in zip(judges, runs, strict=True):
+            timed.append(timed_pass(judge, config, inputs))
+    first = runs[0][0]["scores"]
+    return {
+        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "config": str(config_path),
+        "dataset": dataset,
+        "judge": name,
+        "questions": len(inputs["answers"]),
+        "answers": config["answers"]["num_answers"],
+        "strategies": len(config["summaries"]["strategies"]),
+        "repeats": repeats,
+        "cpus": os.cpu_count(),
+        "torch_threads": _torch_threads(),
+        "load_average": round(os.getloadavg()[1], 2),
+        "settings": [
+            {"setting": key, "value": value, **summary(timed, first)}
+            for (key, value), timed in zip(settings, runs, strict=True)
+        ],
+    }
+
+
+def _torch_threads() -> int:
+    import torch
+
+    return torch.get_num_threads()
+
+
+@click.command("judge-batching")
+@click.option(
+    "--config",
+    "config_path",
+    default="config/laptop.yaml",
+    show_default=True,
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="The run whose judge pass is timed (its answers and summaries must exist).",
+)
+@click.option("--dataset", help="A summarised dataset of the config (default: its first).")
+@click.option(
+    "--budget",
+    "budgets",
+    multiple=True,
+    type=click.IntRange(min=1),
+    required=True,
+    help="A token budget per forward to time (repeatable).",
+)
+@click.option("--repeats", type=click.IntRange(min=1), default=3, show_default=True)
+@click.option("--json", "json_out", type=click.Path(dir_okay=False, path_type=Path))
+def judge_batching(
+    config_path: Path,
+    dataset: str | None,
+    budgets: tuple[int, ...],
+    repeats: int,
+    json_out: Path | None,
+) -> None:
+    """Time a run's judge pass batched by masked words and by each --budget tokens."""
+    from selfreflect.fileio import write_json
+
+    record = benchmark(config_path, dataset, list(budgets), repeats)
+    base = record["settings"][0]
+    for row in record["settings"]:
+        click.echo(
+            f"{row['setting']} {row['value']}: {row['cpu_s']} CPU-s"
+            f" ({base['cpu_s'] / row['cpu_s']:.2f}x of {base['setting']} {base['value']}),"
+            f" wall {row['wall_s']} s, {row['forwards']} forwards, {row['tokens']} tokens,"
+            f" scores within {row['max_score_difference']:.1e}"
+        )
+    if json_out:
+        write_json(json_out, record)
