@@ -53,9 +53,11 @@ def test_bench_scorer_records_a_run_that_the_docs_render(tmp_path):
     real_run = json.loads((REPO / render.REAL_RUN).read_text())
     earlier = tuple(json.loads((REPO / path).read_text()) for path in render.EARLIER_RUNS)
     explorer = json.loads((REPO / render.EXPLORER).read_text())
-    spans = render.spans(render.recorded(out.parent), real_run, earlier, explorer)
+    batching = json.loads((REPO / render.BATCHING).read_text())
+    spans = render.spans(render.recorded(out.parent), real_run, earlier, explorer, batching)
     assert f"takes {real_run['seconds'] / 60:.1f} min" in spans["real-model-run"]
     assert f"showed after {explorer['table_seconds']:g} s" in spans["explorer-scale"]
+    assert spans["judge-batching"].count("\n| ") == len(batching["settings"]) + 2
     seconds = [f"{r['seconds']:,.0f}" for r in earlier]
     assert f"| {' | '.join(seconds)} |" in spans["judge-pass"]
     speedup = hf["tasks_per_s"] / case["judges"]["reference"]["tasks_per_s"]

@@ -39,15 +39,19 @@ MIB = 2**20
 PLANNED_SHARDS = (1, 8)  # the config's dry run with 1 and 8 shards: one or eight GPUs
 
 
-def copy_checkout(root: Path, dest: Path) -> Path:
-    """The files git tracks in the checkout at ``root``, copied to ``dest``; one line if
-    ``root`` is not a checkout."""
+def tracked_files(root: Path) -> list[str]:
+    """The files git tracks in the checkout at ``root``; one line if it is not a checkout."""
     from selfreflect.errors import InputError
 
     listed = subprocess.run(["git", "ls-files", "-z"], cwd=root, capture_output=True)
     if listed.returncode != 0 or not listed.stdout:
         raise InputError(f"{root}: not a git checkout of the project; run from its root")
-    for name in filter(None, listed.stdout.decode().split("\0")):
+    return list(filter(None, listed.stdout.decode().split("\0")))
+
+
+def copy_checkout(root: Path, dest: Path) -> Path:
+    """The files git tracks in the checkout at ``root``, copied to ``dest``."""
+    for name in tracked_files(root):
         source = root / name
         if source.is_file():
             (dest / name).parent.mkdir(parents=True, exist_ok=True)
@@ -155,17 +159,15 @@ def output_sizes(project: Path, config: str, rules: set[str]) -> dict[str, dict[
     return {rule: {**v, "mib": round(v["mib"], 1)} for rule, v in sorted(sizes.items())}
 
 
-def run_scale(config: Path, questions: int | None, answers: int | None, cores: int, work: Path):
-    """Write the synthetic run of ``config`` in a copy of this checkout under ``work``, plan and
-    run what follows the judge; returns the record."""
+def run_scale(config: Path, sized: dict[str, Any], cores: int, work: Path) -> dict[str, Any]:
+    """Write the synthetic run of ``config``, ``sized`` by :func:`sized_config`, in a copy of
+    this checkout under ``work``, plan and run what follows the judge; returns the record."""
     from selfreflect.bench.synthetic import write_synthetic_run
     from selfreflect.config import validate_config
     from selfreflect.snakemake_jobs import job_stats
 
-    root = Path.cwd()
-    project = copy_checkout(root, work / "project")
+    project = copy_checkout(Path.cwd(), work / "project")
     planning = plans(project, config, PLANNED_SHARDS)
-    sized = sized_config(root / config, questions, answers)
     (project / "scale.yaml").write_text(yaml.safe_dump(sized, sort_keys=False))
     start = time.perf_counter()
     written = write_synthetic_run(validate_config(sized, "scale.yaml"), project)
@@ -228,13 +230,15 @@ def scale(
     project's root): each job's time and peak memory, each rule's outputs; written to --json."""
     from selfreflect.fileio import write_json
 
+    tracked_files(Path.cwd())  # bad input fails here, before a folder is made
+    sized = sized_config(config, questions, answers)
     if work is not None:
         if work.exists():  # a folder of an earlier run is not mixed into this one
             raise click.BadParameter(f"{work}: already exists", param_hint="--work")
         work.mkdir(parents=True)
     folder = work or Path(tempfile.mkdtemp(prefix="scale-bench-"))
     try:
-        record = run_scale(config, questions, answers, cores, folder.resolve())
+        record = run_scale(config, sized, cores, folder.resolve())
     except BaseException:
         click.echo(f"bench scale: the run's folder is kept: {folder}", err=True)
         raise
