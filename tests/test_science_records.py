@@ -17,10 +17,12 @@ import yaml
 
 from selfreflect import paths
 from selfreflect.bench.science_record import (
+    CLUSTERS,
     OPTIONAL,
     RECORD,
     REQUIRED,
     check_unmixed,
+    clustered,
     config_digest,
     recompute,
     record,
@@ -100,7 +102,17 @@ def test_a_record_keeps_its_per_question_rows_which_give_its_tables_again(smoke_
     assert not differences
     tables = ("main", "validation", "mc_study")
     assert sorted(done) == sorted(f"{j.name}/{t}" for j in judges for t in tables)
-    assert f"| {', '.join(sorted(tables))} |" in render(config_path, records)
+    page = render(config_path, records)
+    assert f"| {', '.join(sorted(tables))} |" in page
+    # beside the rows, each question's cluster: the MMLU copy's subjects, none in smoke.jsonl
+    clusters = pd.read_csv(judges[0] / "rows" / CLUSTERS)
+    assert set(clusters.dropna()["dataset"]) == {"smoke_mmlu"}
+    assert clusters["id"].is_unique
+    by_cluster = clustered(records, config)
+    free_form = by_cluster[by_cluster["dataset"] == "smoke"].dropna(subset=["design_effect"])
+    assert len(free_form) and free_form["design_effect"].to_numpy() == pytest.approx(1.0)
+    assert (free_form["n_clusters"] == free_form["n_questions"]).all()
+    assert f"| {judges[0].name} | smoke_mmlu | mc | rho of score and W1 |" in page
     rows_path = judges[0] / "rows" / "main.parquet"
     rows = pd.read_parquet(rows_path)
     scored = rows.index[rows["score"].notna()][0]

@@ -13,6 +13,7 @@ from selfreflect.stats import (
     binomial_p_value,
     binomial_power,
     bootstrap_ci,
+    cluster_robust_mean,
     krippendorff_alpha,
     mcnemar_p_value,
     paired_test,
@@ -315,6 +316,7 @@ def test_per_question_rho_skips_and_counts_undefined_questions() -> None:
     questions, scores, distances = zip(*rows, strict=True)
     rhos, skipped = per_question_rho(questions, scores, distances)
     assert rhos.tolist() == pytest.approx([1.0, -1.0, 0.5]) and skipped == 2
+    assert rhos.index.tolist() == ["q1", "q2", "q5"]
     with pytest.raises(ValueError, match="lengths differ"):
         per_question_rho(questions[:-1], scores, distances)
 
@@ -401,3 +403,62 @@ def test_two_sided_binomial_and_signed_rank_tests_see_a_reversal() -> None:
     down = -np.arange(1.0, 9.0)
     assert signed_rank_test(down)[1] == pytest.approx(1.0)
     assert signed_rank_test(down, two_sided=True)[1] == pytest.approx(2 / 256)
+
+
+# --- cluster_robust_mean --------------------------------------------------------------------
+
+
+def test_one_question_per_cluster_is_the_plain_t_test() -> None:
+    """Without clustering the CR1 variance is the sample variance over n: scipy's one-sample
+    t test and interval, design effect 1."""
+    from scipy import stats
+
+    values = np.random.default_rng(3).normal(0.2, 1.0, 25)
+    result = cluster_robust_mean(values, np.arange(25), null=0.1, confidence=0.9)
+    plain = stats.ttest_1samp(values, 0.1)
+    low, high = plain.confidence_interval(0.9)
+    assert result.p_value == pytest.approx(plain.pvalue, rel=1e-12)
+    assert (result.mean.low, result.mean.high) == pytest.approx((low, high), rel=1e-12)
+    assert result.design_effect == pytest.approx(1.0)
+    assert (result.n, result.clusters) == (25, 25)
+
+
+def test_equal_clusters_are_the_t_test_of_their_means() -> None:
+    """With G clusters of m questions the CR1 test is the t test of the G cluster means; when
+    a cluster's questions are identical the design effect is (G m - 1) / (G - 1)."""
+    from scipy import stats
+
+    means = np.random.default_rng(4).normal(0.0, 1.0, 8)
+    labels = np.repeat(np.array(list("abcdefgh")), 5)
+    result = cluster_robust_mean(np.repeat(means, 5), labels)
+    assert result.p_value == pytest.approx(stats.ttest_1samp(means, 0.0).pvalue, rel=1e-12)
+    assert result.design_effect == pytest.approx((8 * 5 - 1) / (8 - 1))
+    noisy = np.repeat(means, 5) + np.random.default_rng(5).normal(0.0, 0.5, 40)
+    within = noisy.reshape(8, 5).mean(axis=1)
+    expected = stats.ttest_1samp(within, 0.0).pvalue
+    assert cluster_robust_mean(noisy, labels).p_value == pytest.approx(expected, rel=1e-12)
+
+
+def test_clustering_widens_the_interval_of_clustered_values() -> None:
+    rng = np.random.default_rng(6)
+    labels = np.repeat(np.arange(10), 10)
+    values = rng.normal(0.0, 1.0, 10)[labels] + rng.normal(0.0, 0.2, 100)
+    clustered = cluster_robust_mean(values, labels)
+    alone = cluster_robust_mean(values, np.arange(100))
+    assert clustered.design_effect > 5
+    assert clustered.mean.high - clustered.mean.low > 2 * (alone.mean.high - alone.mean.low)
+
+
+def test_a_clustered_mean_without_spread_or_clusters_has_no_test() -> None:
+    same = cluster_robust_mean([1.0, 1.0, 1.0], ["a", "b", "c"], null=0.5)
+    one = cluster_robust_mean([0.0, 1.0, 1.0], ["a", "a", "a"], null=0.5)
+    for result in (same, one):
+        assert np.isnan(result.p_value) and np.isnan(result.mean.low)
+    assert same.mean.estimate == 1.0 and one.clusters == 1
+
+
+def test_a_clustered_mean_refuses_bad_input() -> None:
+    with pytest.raises(ValueError, match="lengths differ"):
+        cluster_robust_mean([1.0, 2.0], ["a"])
+    with pytest.raises(ValueError, match="NaN"):
+        cluster_robust_mean([1.0, NAN], ["a", "b"])

@@ -311,6 +311,23 @@ def _keeps_none(part: dict[str, Any], total: int, source: str) -> str:
     return f"keeps none of the {total} questions of {source} ({split})"
 
 
+def question_clusters(spec: dict[str, Any]) -> pd.Series:
+    """Each question of a dataset (one validated entry of the config's ``datasets``), by id:
+    the cluster it was written in, its record's ``template`` or else its ``subject`` (MMLU);
+    questions with neither are left out (each is a cluster of its own)."""
+    preset = DATASET_KINDS[str(spec.get("source"))]
+    field = spec.get("field") or preset.field
+    source, records = _records(spec, preset, field)
+    clusters = {}
+    for where, record in records:
+        label = (
+            record.get("template") or record.get("subject") if isinstance(record, dict) else None
+        )
+        if isinstance(label, str):
+            clusters[_row(record, preset, field, f"{source}: {where}")["id"]] = label
+    return pd.Series(clusters, dtype=object, name="cluster")
+
+
 def load_questions(name: str, spec: dict[str, Any], num_questions: int, seed: int) -> pd.DataFrame:
     """Load dataset ``name`` (one validated entry of the config's ``datasets``).
 

@@ -9,10 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 import numpy.typing as npt
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 # scipy.stats is imported inside the functions that use it: importing it takes ~1 s, and every
 # `selfreflect` command imports this module.
@@ -130,6 +133,55 @@ def paired_test(
 
     res = stats.wilcoxon(d, zero_method="wilcox", alternative="two-sided")
     return PairedResult(diff, float(res.statistic), float(res.pvalue), int(d.size))
+
+
+@dataclass(frozen=True)
+class ClusteredMean:
+    """The mean of ``n`` values from ``clusters`` groups, with a cluster-robust interval and
+    two-sided test against a null value, and the design effect: the variance of the mean
+    with clusters over its variance were the values independent (1: no clustering)."""
+
+    mean: Interval
+    p_value: float
+    design_effect: float
+    n: int
+    clusters: int
+
+
+def cluster_robust_mean(
+    values: npt.ArrayLike,
+    clusters: npt.ArrayLike,
+    null: float = 0.0,
+    confidence: float = 0.95,
+) -> ClusteredMean:
+    """The mean of ``values`` (shape (n,)) whose entries share a cluster where ``clusters``
+    (same shape) share a label: its CR1 sandwich variance (the squared sums of each cluster's
+    residuals, times G / (G - 1), over n squared), a t interval and two-sided t test against
+    ``null`` with G - 1 degrees of freedom. No resampling: the numbers are a function of the
+    values; with one cluster per value it is the plain t interval, with equal clusters the t
+    test of their means (statsmodels' OLS with ``cov_type="cluster"`` gives the same).
+    NaN interval and p-value with fewer than two clusters or no spread."""
+    _check_confidence(confidence)
+    x = _as_values(values)
+    labels = np.asarray(clusters)
+    if labels.shape != x.shape:
+        raise ValueError(f"lengths differ: {x.size} values, {labels.size} cluster labels")
+    if x.size == 0:
+        raise ValueError("values must not be empty")
+    from scipy import stats
+
+    mean, residuals = float(x.mean()), x - x.mean()
+    _, group = np.unique(labels, return_inverse=True)
+    n, g = x.size, int(group.max()) + 1
+    sums = np.bincount(group, weights=residuals, minlength=g)
+    robust = g / (g - 1) * float(sums @ sums) / n**2 if g > 1 else np.nan
+    naive = float(residuals @ residuals) / (n * (n - 1)) if n > 1 else np.nan
+    if not robust > 0:  # fewer than two clusters, or every value the same
+        return ClusteredMean(Interval(mean, np.nan, np.nan), np.nan, np.nan, n, g)
+    se = float(np.sqrt(robust))
+    half = float(stats.t.ppf((1 + confidence) / 2, g - 1)) * se
+    p_value = float(2 * stats.t.sf(abs(mean - null) / se, g - 1))
+    return ClusteredMean(Interval(mean, mean - half, mean + half), p_value, robust / naive, n, g)
 
 
 def _check_counts(successes: int, trials: int) -> None:
@@ -313,10 +365,11 @@ def signed_rank_test(values: npt.ArrayLike, two_sided: bool = False) -> tuple[fl
 
 def per_question_rho(
     questions: npt.ArrayLike, scores: npt.ArrayLike, distances: npt.ArrayLike
-) -> tuple[np.ndarray, int]:
+) -> tuple[pd.Series, int]:
     """Spearman rho of ``scores`` with ``distances`` over each question's rows (all three of
-    shape (n,), one row per summary), in sorted question order, and how many questions were
-    skipped because their rho is undefined (one row, or a constant column).
+    shape (n,), one row per summary), a series indexed by question in sorted order, and how
+    many questions were skipped because their rho is undefined (one row, or a constant
+    column).
 
     Rho is the Pearson correlation of the average ranks within the question (scipy's
     ``spearmanr``), computed for all questions at once.
@@ -335,7 +388,7 @@ def per_question_rho(
     sums = pd.DataFrame({"xy": c.x * c.y, "xx": c.x**2, "yy": c.y**2}).groupby(keys).sum()
     defined = (sums.xx > 0) & (sums.yy > 0)
     rho = sums.xy[defined] / np.sqrt(sums.xx[defined] * sums.yy[defined])
-    return rho.to_numpy(), int((~defined).sum())
+    return rho, int((~defined).sum())
 
 
 @dataclass(frozen=True)

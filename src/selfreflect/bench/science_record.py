@@ -33,6 +33,7 @@ from selfreflect import paths
 from selfreflect.config import answer_settings, evaluated_datasets, load_config
 from selfreflect.errors import InputError
 from selfreflect.fileio import atomic_dir, read_json
+from selfreflect.questions import question_clusters
 
 TABLES = ("main", "validation", "mc_study", "backend_agreement")  # what a record keeps
 REQUIRED = {  # the columns docs/science.md reads of each table; main and validation must exist
@@ -103,6 +104,7 @@ KEYS = {  # what names a row of each table, beside its dataset, subject and judg
     "backend_agreement": ["backend"],
 }
 ROWS = "rows"  # a record's per-question rows: <judge>/rows/<table>.parquet
+CLUSTERS = "clusters.csv"  # beside them: each of their questions' cluster (id, dataset, cluster)
 PER_QUESTION = {  # the run's files each table is built from (its report's FILES)
     "main": paths.SCORES,
     "validation": paths.CONTROLLED,
@@ -235,6 +237,7 @@ def record(config_path: Path, records: Path) -> list[Path]:
     check_unmixed([*((records / j / RECORD, m) for j, m in made.items()), *_kept_records(records)])
     for judge, provenance in made.items():
         inputs = {name: _per_question(root, resolved, name, judge) for name in read}
+        clusters = _clusters(resolved, [rows for rows in inputs.values() if rows is not None])
         with atomic_dir(records / judge, OWNER) as tmp:
             for name, table in read.items():
                 rows = table[table["judge"] == judge]
@@ -243,6 +246,8 @@ def record(config_path: Path, records: Path) -> list[Path]:
                 if rows is not None:
                     (tmp / ROWS).mkdir(exist_ok=True)
                     rows.to_parquet(tmp / ROWS / f"{name}.parquet", index=False)
+            if clusters is not None:
+                (tmp / ROWS / CLUSTERS).write_text(clusters.to_csv(index=False), encoding="utf-8")
             (tmp / RECORD).write_text(json.dumps(provenance, indent=2) + "\n", encoding="utf-8")
     return [records / judge for judge in judges]
 
@@ -271,6 +276,49 @@ def _per_question(
     template = PER_QUESTION[table].replace("{run}", resolved["run"])
     files = _existing_files(root, template, names)
     return _report(table).read(files) if files else None
+
+
+def _clusters(resolved: dict[str, Any], rows: list[pd.DataFrame]) -> pd.DataFrame | None:
+    """The cluster of each question of ``rows`` (:func:`question_clusters`: empty where its
+    dataset gives none), read from the datasets of the run's config; none without rows."""
+    if not rows:
+        return None
+    asked = pd.concat([frame[["id", "dataset"]] for frame in rows]).drop_duplicates()
+    parts = [
+        questions.assign(cluster=questions["id"].map(question_clusters(resolved["datasets"][name])))
+        for name, questions in asked.groupby("dataset", sort=True)
+    ]
+    return pd.concat(parts, ignore_index=True)
+
+
+def clustered(records: Path, config: dict[str, Any]) -> pd.DataFrame:
+    """The tests of every record's tables that keeps per-question rows, with its questions
+    clustered (:mod:`selfreflect.report.clustered`) under ``config``'s plan; no rows if none
+    keeps them."""
+    from selfreflect.report import clustered as by_cluster
+
+    main = _report("main").arguments(config)
+    references, versus = main["references"], main["versus"]
+    tables = []
+    for folder in sorted(path.parent for path in records.glob(f"*/{ROWS}/{CLUSTERS}")):
+        rows = {path.stem: pd.read_parquet(path) for path in folder.glob("*.parquet")}
+        outcomes = [
+            by_cluster.strategy_outcomes(rows["main"], main["baseline"], references, versus)
+            if "main" in rows
+            else None,
+            by_cluster.pair_outcomes(rows["validation"]) if "validation" in rows else None,
+            by_cluster.mc_outcomes(rows["mc_study"]) if "mc_study" in rows else None,
+        ]
+        named = pd.read_csv(folder / CLUSTERS, dtype=str).set_index("id")["cluster"]
+        table = by_cluster.clustered_table(
+            pd.concat([frame for frame in outcomes if frame is not None], ignore_index=True),
+            named.dropna(),
+            config["report"]["confidence"],
+            main["plan"],
+            _report("validation").arguments(config)["plan"],
+        )
+        tables.append(table)
+    return pd.concat(tables, ignore_index=True) if tables else pd.DataFrame()
 
 
 def _plain(value: Any) -> Any:

@@ -26,6 +26,7 @@ from selfreflect.bench.science_record import (
     OPTIONAL,
     RECORDS,
     ROWS,
+    clustered,
     default_records,
     read_records,
     recompute,
@@ -175,6 +176,34 @@ def _claim(main: pd.DataFrame, level: float) -> str:
     return table(header, rows)
 
 
+def _clustered(clustered: pd.DataFrame, level: float) -> str:
+    """The tests of the records' per-question rows with their questions clustered; a dash
+    where a test has no interval or p-value (:func:`selfreflect.report.clustered.clustered_table`
+    says why in its verdict)."""
+    header = ["judge", "dataset", "family", "test", "questions (clusters)", "mean (95 % CI)"]
+    header += ["p", "adjusted p", "verdict", "design effect"]
+
+    def shown(value: float, text: str) -> str:
+        return "–" if pd.isna(value) else text
+
+    rows = [
+        [
+            row.judge,
+            row.dataset,
+            row.family,
+            row.test,
+            f"{row.n_questions} ({row.n_clusters})",
+            f"{row.mean:.4f} " + shown(row.ci_low, f"[{row.ci_low:.4f}, {row.ci_high:.4f}]"),
+            shown(row.p_value, p_text(row.p_value, level)),
+            shown(row.p_adjusted, p_text(row.p_adjusted, level)),
+            row.verdict,
+            shown(row.design_effect, f"{row.design_effect:.2f}"),
+        ]
+        for row in clustered.itertuples()
+    ]
+    return table(header, rows)
+
+
 def _verdicts(tables: dict[str, pd.DataFrame], judges: list[str], baseline: str) -> str:
     """One line per judge: what each study concludes (the sections below give the numbers)."""
     pairs = tables["validation"].query("metric == 'selfreflect' and n_pairs > 0")
@@ -309,6 +338,7 @@ def text(config_path: Path, records: Path) -> str:
         free_form_tables = {**tables, "main": main, "validation": validation}
         other_pairs = tables["validation"][~on_free_form]
         level = config["report"]["plan"]["level"]
+        by_cluster = clustered(records, config)
         context |= {
             "verdicts": _verdicts(free_form_tables, list(provenance), baseline),
             "claims": _claims(tables, config["report"]["plan"], list(provenance), free_form),
@@ -318,6 +348,7 @@ def text(config_path: Path, records: Path) -> str:
             "mc": _mc(tables["mc_study"], level) if "mc_study" in tables else "",
             "strategies": _strategies(main, baseline, level),
             "claim": _claim(main, level),
+            "clustered": _clustered(by_cluster, level) if len(by_cluster) else "",
             "agreement": _agreement(tables["backend_agreement"])
             if "backend_agreement" in tables
             else "",

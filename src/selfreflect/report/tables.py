@@ -187,9 +187,9 @@ def validation_table(
         made = cell[cell["has_summary"]]
         n_made = made["id"].nunique()
         wide = made.pivot_table(index="id", columns="side", values=list(HIGHER_IS_BETTER))
-        reference = _ranked_correctly(wide, "selfreflect")
+        reference = ranked_correctly(wide, "selfreflect")
         for metric in HIGHER_IS_BETTER:
-            correct = _ranked_correctly(wide, metric)
+            correct = ranked_correctly(wide, metric)
             n, n_correct = len(correct), int(correct.sum())
             ci = proportion_ci(n_correct, n, confidence) if n else None
             rows.append(
@@ -236,7 +236,7 @@ def validation_table(
     )
 
 
-def _ranked_correctly(wide: pd.DataFrame, metric: str) -> pd.Series:
+def ranked_correctly(wide: pd.DataFrame, metric: str) -> pd.Series:
     """Per question (index: id) whose pair ``metric`` scored on both sides: whether it prefers
     the good summary (ties count as wrong)."""
     if metric not in wide:
