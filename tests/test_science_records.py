@@ -113,6 +113,10 @@ def test_a_record_keeps_its_per_question_rows_which_give_its_tables_again(smoke_
     assert len(free_form) and free_form["design_effect"].to_numpy() == pytest.approx(1.0)
     assert (free_form["n_clusters"] == free_form["n_questions"]).all()
     assert f"| {judges[0].name} | smoke_mmlu | mc | rho of score and W1 |" in page
+    # the copy's one commit made the answers: no commit before them held the plan
+    made = json.loads((judges[0] / RECORD).read_text())
+    assert [c.removesuffix("-dirty") for c in made["data_commits"]] == [made["commit"][:40]]
+    assert made["plan_commit"] is None
     rows_path = judges[0] / "rows" / "main.parquet"
     rows = pd.read_parquet(rows_path)
     scored = rows.index[rows["score"].notna()][0]
@@ -253,9 +257,15 @@ def test_a_plan_change_with_a_pipe_or_line_break_stays_one_table_row(recorded):
 
 
 def test_a_plan_change_after_the_data_were_seen_labels_its_studies_exploratory(recorded):
-    """Each study's verdicts are labelled by the numbered plan changes that name it; the others
-    stay confirmatory, and the verdict table says which."""
+    """Each study's verdicts are exploratory where a record names no plan committed before its
+    data, else labelled by the numbered plan changes that name it; the others stay
+    confirmatory, and the verdict table says which."""
     config_path, records = recorded
+    undated = "Verdicts: exploratory (no record of a plan committed before the data of tiny)."
+    assert undated in render(config_path, records)
+    made = json.loads((records / JUDGE / RECORD).read_text())
+    made["plan_commit"] = "0" * 40  # as though the plan had been committed before the data
+    (records / JUDGE / RECORD).write_text(json.dumps(made), encoding="utf-8")
     assert "Verdicts: confirmatory." in render(config_path, records)
     changes = [
         {"date": "1", "change": "c", "reason": "r"},

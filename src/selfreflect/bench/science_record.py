@@ -30,6 +30,7 @@ import numpy as np
 import pandas as pd
 
 from selfreflect import paths
+from selfreflect.bench.plan_history import is_older, plan_commit
 from selfreflect.config import answer_settings, evaluated_datasets, load_config
 from selfreflect.errors import InputError
 from selfreflect.fileio import atomic_dir, read_json
@@ -125,6 +126,8 @@ RECORD_SCHEMA = {  # what docs/science.md reads of a record.json
         "judge": {"type": "string"},
         "recorded": {"type": "string"},
         "commit": {"type": "string"},
+        "data_commits": {"type": "array", "items": {"type": "string"}},
+        "plan_commit": {"type": ["string", "null"]},
         "subjects": {"type": "array", "items": {"type": "string"}},
         "questions": {"type": "object", "additionalProperties": _COUNT},
         "answers": {"type": "object", "additionalProperties": _COUNT},
@@ -381,10 +384,14 @@ def _provenance(
         for dataset in evaluated_datasets(resolved)
     }
     benchmarks = root / paths.BENCHMARKS.format(run=run)
+    config, plan = f"config/{config_path.name}", resolved["report"]["plan"]
+    data = _data_commits(root, resolved)
     shared = {
         "recorded": datetime.now(UTC).strftime("%Y-%m-%d"),
         "commit": _commit(root),
-        "config": f"config/{config_path.name}",
+        "data_commits": data,
+        "plan_commit": plan_commit(root, config, plan, data[0]) if data else None,
+        "config": config,
         "config_digest": config_digest(config_path),
         "subjects": resolved["subjects"],
         "questions": questions,
@@ -392,13 +399,25 @@ def _provenance(
         "strategies": resolved["summaries"]["strategies"],
         "pair_types": resolved["report"]["pair_types"],
         "scoring": {k: resolved["scoring"][k] for k in ("backend", "temperature", "stopwords")},
-        "plan": resolved["report"]["plan"],
+        "plan": plan,
         "run_time": _run_time(benchmarks),
     }
     return {
         judge: {"judge": judge, **shared, "time": _judge_jobs(benchmarks, judge, resolved)}
         for judge in judges
     }
+
+
+def _data_commits(root: Path, resolved: dict[str, Any]) -> list[str]:
+    """The commits that produced the run's answer sets (their files' ``git_commit``), its
+    first data; oldest first where one is an ancestor of another."""
+    from selfreflect.artifacts import read_metadata
+
+    names = {"dataset": evaluated_datasets(resolved), "subject": resolved["subjects"]}
+    answers = paths.ANSWERS.replace("{run}", resolved["run"])
+    made = {read_metadata(path).get("git_commit") for path in _existing_files(root, answers, names)}
+    listed = sorted(commit for commit in made if commit)
+    return sorted(listed, key=lambda commit: sum(is_older(root, c, commit) for c in listed))
 
 
 def _report_table(path: Path, resolved: Path) -> pd.DataFrame:

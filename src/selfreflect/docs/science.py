@@ -70,16 +70,19 @@ def _plan_changes(path: Path) -> list[dict[str, Any]]:
     return changes
 
 
-def study_kinds(changes: list[dict[str, Any]]) -> dict[str, str]:
-    """Each study's verdicts: ``confirmatory``, or ``exploratory (plan changes 1, 3)`` naming
-    the numbered changes that leave them so."""
+def study_kinds(changes: list[dict[str, Any]], provenance: dict[str, Any]) -> dict[str, str]:
+    """Each study's verdicts: ``confirmatory``, or ``exploratory`` naming why: the numbered
+    changes of plan that leave them so (``plan changes 1, 3``), or a record that names no plan
+    committed before its data (its ``plan_commit``)."""
+    undated = [judge for judge, made in provenance.items() if not made.get("plan_commit")]
     kinds = {}
     for study in STUDIES:
         numbers = [str(n) for n, c in enumerate(changes, 1) if study in c.get("exploratory", [])]
         plural = "s" if len(numbers) > 1 else ""
-        kinds[study] = (
-            f"exploratory (plan change{plural} {', '.join(numbers)})" if numbers else "confirmatory"
-        )
+        reasons = [f"plan change{plural} {', '.join(numbers)}"] if numbers else []
+        if undated:
+            reasons.append(f"no record of a plan committed before the data of {', '.join(undated)}")
+        kinds[study] = f"exploratory ({'; '.join(reasons)})" if reasons else "confirmatory"
     return kinds
 
 
@@ -266,6 +269,13 @@ def _commit(commit: str) -> str:
     return f"`{commit[:10]}{'-dirty' if commit.endswith('-dirty') else ''}`"
 
 
+def _plan_commit(made: dict[str, Any]) -> str:
+    """A record's plan commit as the runs table shows it."""
+    if "plan_commit" not in made:
+        return "not recorded"
+    return _commit(made["plan_commit"]) if made["plan_commit"] else "none before its data"
+
+
 def _records_table(provenance: dict[str, Any], judges: list[str], records: Path) -> str:
     """Each judge's recorded run: when, from which commit, its sizes, its judge jobs' time and
     the tables whose per-question rows it keeps (``--recompute`` rebuilds them)."""
@@ -274,6 +284,7 @@ def _records_table(provenance: dict[str, Any], judges: list[str], records: Path)
         "judge",
         "recorded",
         "commit",
+        "plan committed",
         "questions",
         "N",
         "judge jobs",
@@ -289,6 +300,7 @@ def _records_table(provenance: dict[str, Any], judges: list[str], records: Path)
                 judge,
                 made["recorded"],
                 _commit(made["commit"]),
+                _plan_commit(made),
                 ", ".join(f"{d} {n}" for d, n in made["questions"].items()),
                 ", ".join(f"{d} {n}" for d, n in made["answers"].items()),
                 time["jobs"],
@@ -298,7 +310,7 @@ def _records_table(provenance: dict[str, Any], judges: list[str], records: Path)
             ]
         )
     missing = [judge for judge in judges if judge not in provenance]
-    return table(header, rows + [[judge, "not yet run", *[""] * 7] for judge in missing])
+    return table(header, rows + [[judge, "not yet run", *[""] * 8] for judge in missing])
 
 
 def text(config_path: Path, records: Path) -> str:
@@ -306,7 +318,7 @@ def text(config_path: Path, records: Path) -> str:
     config = load_config(config_path)
     provenance, tables = read_records(records, config)
     changes = _plan_changes(records / PLAN_CHANGES)
-    kinds = study_kinds(changes)
+    kinds = study_kinds(changes, provenance)
     free_form = summarized_datasets(config)
     baseline = config["report"]["baseline"]
     context = {
