@@ -98,6 +98,8 @@ def test_an_mc_questions_value_is_its_rho_over_its_temperatures():
     ]
     outcomes = mc_outcomes(pd.DataFrame(rows))
     assert outcomes.set_index("id")["value"].to_dict() == {"a": 1.0, "b": -1.0}
+    unscored = pd.DataFrame(rows).assign(score=np.nan)  # an experiment no summary was scored in
+    assert mc_outcomes(unscored).empty
 
 
 def test_the_clustered_table_tests_each_mean_by_cluster_within_its_family():

@@ -74,13 +74,15 @@ def mc_outcomes(mc: pd.DataFrame) -> pd.DataFrame:
     frames = []
     for keys, cell in mc.groupby(EXPERIMENT, sort=False, dropna=False):
         ok = cell[cell["summary"].notna()].dropna(subset=["score", "w1"])
+        if ok.empty:
+            continue
         rho, _ = per_question_rho(ok["id"], ok["score"], ok["w1"])
         labels = {**dict(zip(EXPERIMENT, keys, strict=True)), "test": "rho of score and W1"}
         frames.append(_outcomes(labels, "mc", rho, 0.0))
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=OUTCOMES)
 
 
-def _outcomes(labels: dict[str, str], family: str, values: pd.Series, null: float):
+def _outcomes(labels: dict[str, str], family: str, values: pd.Series, null: float) -> pd.DataFrame:
     """``values`` (indexed by question id) as outcome rows of one test."""
     frame = pd.DataFrame({"id": values.index, "value": values.to_numpy(dtype=float)})
     return frame.assign(**labels, family=family, null=null)[OUTCOMES]
