@@ -238,9 +238,11 @@ def record(config_path: Path, records: Path) -> list[Path]:
         )
     made = _provenance(config_path, resolved, judges)
     check_unmixed([*((records / j / RECORD, m) for j, m in made.items()), *_kept_records(records)])
+    known: dict[str, pd.Series] = {}  # each dataset's clusters, read once for all judges
     for judge, provenance in made.items():
         inputs = {name: _per_question(root, resolved, name, judge) for name in read}
-        clusters = _clusters(resolved, [rows for rows in inputs.values() if rows is not None])
+        rows = [rows for rows in inputs.values() if rows is not None]
+        clusters = _clusters(resolved, rows, known)
         with atomic_dir(records / judge, OWNER) as tmp:
             for name, table in read.items():
                 rows = table[table["judge"] == judge]
@@ -281,16 +283,20 @@ def _per_question(
     return _report(table).read(files) if files else None
 
 
-def _clusters(resolved: dict[str, Any], rows: list[pd.DataFrame]) -> pd.DataFrame | None:
+def _clusters(
+    resolved: dict[str, Any], rows: list[pd.DataFrame], known: dict[str, pd.Series]
+) -> pd.DataFrame | None:
     """The cluster of each question of ``rows`` (:func:`question_clusters`: empty where its
-    dataset gives none), read from the datasets of the run's config; none without rows."""
+    dataset gives none), read from the datasets of the run's config once into ``known``; none
+    without rows."""
     if not rows:
         return None
     asked = pd.concat([frame[["id", "dataset"]] for frame in rows]).drop_duplicates()
-    parts = [
-        questions.assign(cluster=questions["id"].map(question_clusters(resolved["datasets"][name])))
-        for name, questions in asked.groupby("dataset", sort=True)
-    ]
+    parts = []
+    for name, questions in asked.groupby("dataset", sort=True):
+        if name not in known:
+            known[name] = question_clusters(resolved["datasets"][name])
+        parts.append(questions.assign(cluster=questions["id"].map(known[name])))
     return pd.concat(parts, ignore_index=True)
 
 
