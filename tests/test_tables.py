@@ -167,8 +167,17 @@ def test_main_table_compares_each_grpo_adapter_with_the_other_methods_of_its_see
     text = caption(
         "main", table=table, baseline="greedy", confidence=0.95, plan=MAIN_PLAN, references=[]
     )
-    assert "vs_sft: the same for a GRPO adapter and the SFT adapter of its seed" in text
-    assert "vs_dpo: the same for a GRPO adapter and the DPO adapter of its seed" in text
+    for method in ["sft", "dpo"]:
+        said = f"vs_{method}_adapter: the same for a GRPO adapter and the {method.upper()} adapter"
+        assert f"{said} of its seed (vs_{method})" in text
+    # as the Markdown shows it: each comparison's interval beside the adapter it compares with
+    from selfreflect.report.catalog import REPORTS
+    from selfreflect.report.runner import _display
+
+    (report,) = [report for report in REPORTS if report.table == "main"]
+    shown = _display(report, table.reset_index()).set_index("strategy")
+    assert shown.loc["g0", "vs_sft"] == "s0"
+    assert shown.loc["g0", "vs_sft_adapter"].startswith(f"{-step.mean():.3f} [")
 
 
 def test_grpo_strategies_have_no_teacher_and_meet_the_other_methods_of_their_seed():

@@ -35,6 +35,7 @@ from selfreflect.config import answer_settings, evaluated_datasets, load_config
 from selfreflect.errors import InputError
 from selfreflect.fileio import atomic_dir, read_json
 from selfreflect.questions import question_clusters
+from selfreflect.report.catalog import report_for
 
 TABLES = ("main", "validation", "mc_study", "backend_agreement")  # what a record keeps
 REQUIRED = {  # the columns docs/science.md reads of each table; main and validation must exist
@@ -257,13 +258,6 @@ def record(config_path: Path, records: Path) -> list[Path]:
     return [records / judge for judge in judges]
 
 
-def _report(table: str) -> Any:
-    """The catalog's report that makes ``table``."""
-    from selfreflect.report.catalog import REPORTS
-
-    return next(report for report in REPORTS if report.table == table)
-
-
 def _per_question(
     root: Path, resolved: dict[str, Any], table: str, judge: str
 ) -> pd.DataFrame | None:
@@ -280,7 +274,7 @@ def _per_question(
     }
     template = PER_QUESTION[table].replace("{run}", resolved["run"])
     files = _existing_files(root, template, names)
-    return _report(table).read(files) if files else None
+    return report_for(table).read(files) if files else None
 
 
 def _clusters(
@@ -306,7 +300,7 @@ def clustered(records: Path, config: dict[str, Any]) -> pd.DataFrame:
     keeps them."""
     from selfreflect.report import clustered as by_cluster
 
-    main = _report("main").arguments(config)
+    main = report_for("main").arguments(config)
     references, versus = main["references"], main["versus"]
     tables = []
     for folder in sorted(path.parent for path in records.glob(f"*/{ROWS}/{CLUSTERS}")):
@@ -324,7 +318,7 @@ def clustered(records: Path, config: dict[str, Any]) -> pd.DataFrame:
             named.dropna(),
             config["report"]["confidence"],
             main["plan"],
-            _report("validation").arguments(config)["plan"],
+            report_for("validation").arguments(config)["plan"],
         )
         tables.append(table)
     return pd.concat(tables, ignore_index=True) if tables else pd.DataFrame()
@@ -342,15 +336,15 @@ def recompute(records: Path, config: dict[str, Any]) -> tuple[list[str], list[st
     done, differences = [], []
     for path in sorted(records.glob(f"*/{ROWS}/*.parquet")):
         judge, table = path.parents[1].name, path.stem
-        report = _report(table)
+        report = report_for(table)
         built = report.build(pd.read_parquet(path), **report.arguments(config))
         recorded = path.parents[1] / f"{table}.csv"
-        differences += _differences(recorded, read_table_csv(recorded), built, KEYS[table])
+        differences += table_differences(recorded, read_table_csv(recorded), built, KEYS[table])
         done.append(f"{judge}/{table}")
     return done, differences
 
 
-def _differences(
+def table_differences(
     path: Path, recorded: pd.DataFrame, built: pd.DataFrame, keys: list[str]
 ) -> list[str]:
     """One line per recorded value of ``path`` that ``built`` does not give (numbers to a

@@ -176,8 +176,8 @@ REPORTS = (
             "vs_baseline": ("diff", "diff_low", "diff_high"),
             "vs_teacher": ("teacher_diff", "teacher_diff_low", "teacher_diff_high"),
             "vs_claim": ("versus_diff", "versus_diff_low", "versus_diff_high"),
-            "vs_sft": ("vs_sft_diff", "vs_sft_diff_low", "vs_sft_diff_high"),
-            "vs_dpo": ("vs_dpo_diff", "vs_dpo_diff_low", "vs_dpo_diff_high"),
+            "vs_sft_adapter": ("vs_sft_diff", "vs_sft_diff_low", "vs_sft_diff_high"),
+            "vs_dpo_adapter": ("vs_dpo_diff", "vs_dpo_diff_low", "vs_dpo_diff_high"),
         },
         figure=figures.main_figure,
         metrics=Metrics(MAIN_METRICS, per_strategy=True),
@@ -293,3 +293,8 @@ REPORTS = (
         metrics=Metrics(("max_abs_diff", "mean_abs_diff", "n_summaries"), by=("backend",)),
     ),
 )
+
+
+def report_for(table: str) -> Report:
+    """The report that makes ``table`` (``main``, ``validation``, ...)."""
+    return next(report for report in REPORTS if report.table == table)
