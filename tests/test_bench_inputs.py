@@ -87,15 +87,21 @@ CASES = [
     ),
     Case(
         "finetuning --no-run truncated json",
-        ["bench", "finetuning", "--no-run"],
-        ["docs/finetuning.json: malformed JSON"],
-        {"docs/finetuning.json": truncated("finetuning.json")},
+        ["bench", "finetuning", "--no-run", "--config", f"{REPO}/config/finetune.yaml"],
+        ["docs/finetuning/finetune.json: malformed JSON"],
+        {"docs/finetuning/finetune.json": truncated("finetuning/finetune.json")},
     ),
     Case(
         "docs finetuning truncated json",
         ["docs", "finetuning"],
-        ["docs/finetuning.json: malformed JSON"],
-        {"docs/finetuning.json": truncated("finetuning.json")},
+        ["docs/finetuning/finetune.json: malformed JSON"],
+        {"docs/finetuning/finetune.json": truncated("finetuning/finetune.json")},
+    ),
+    Case(
+        "docs finetuning without records",
+        ["docs", "finetuning"],
+        ["docs/finetuning: no finetuning record; run selfreflect bench finetuning"],
+        {},
     ),
     Case(
         "docs real-model truncated json",

@@ -68,3 +68,35 @@ def test_each_strategy_tested_against_the_baseline_is_a_claim_a_failure_withhold
     made = claims.claims(found, {}, "real", None)
     assert [claim.name for claim in made] == ["cot beats the baseline", "basic beats the baseline"]
     assert [claim.verdict(found, "a").verdict for claim in made] == ["supports", "neither"]
+
+
+def control_rows(teacher: str, adapters: list[str]) -> pd.DataFrame:
+    """A finetuning run's main-table rows: greedy, the teacher, SFT adapters with verdicts."""
+    rows = [{"strategy": "greedy", "diff": None, "p_adjusted": None, "verdict": None}]
+    rows.append({"strategy": "concatenated_answers", "diff": -0.03, "p_adjusted": 1e-5})
+    rows[-1]["verdict"] = teacher
+    rows += [
+        {"strategy": f"finetuned_sft-seed{seed}", "diff": -0.01, "p_adjusted": 0.01, "verdict": v}
+        for seed, v in enumerate(adapters)
+    ]
+    frame = pd.DataFrame(rows)
+    frame["teacher"] = [None, None, *["concatenated_answers"] * len(adapters)]
+    return frame
+
+
+@pytest.mark.parametrize(
+    ("teacher", "adapters", "verdict"),
+    [
+        ("better", ["better", "better", "not significant"], "succeeds"),
+        ("better", ["better", "not significant", "worse"], "fails"),
+        ("not significant", ["better", "better", "better"], "void"),
+        ("worse", ["better", "better", "better"], "void"),
+    ],
+)
+def test_the_finetuning_control_succeeds_fails_or_is_void_by_its_rule(teacher, adapters, verdict):
+    rows = control_rows(teacher, adapters)
+    found = claims.finetuning_control(rows, "concatenated_answers", "greedy", min_adapters=2)
+    assert found.verdict == verdict
+    better = adapters.count("better")
+    assert f"adapters better than greedy: {better} of 3 (the rule needs 2)" in found.numbers
+    assert f"concatenated_answers -0.0300 to greedy, adjusted p 1e-05: {teacher}" in found.numbers

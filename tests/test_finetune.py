@@ -425,35 +425,40 @@ def test_finetuned_strategy_without_adapter_stops(tiny_model, tmp_path, capsys):
     assert not (tmp_path / "o").exists()
 
 
-def test_finetuning_doc_is_rendered_from_its_run(tmp_path):
-    """docs/finetuning.md and its loss figure are what ``selfreflect docs finetuning`` renders
-    from the run ``selfreflect bench finetuning`` recorded (docs/finetuning.json), never edited
-    by hand."""
-    from selfreflect.bench.finetuning import CONFIG
+def test_finetuning_doc_is_rendered_from_its_runs(tmp_path, monkeypatch):
+    """docs/finetuning.md and its figures are what ``selfreflect docs finetuning`` renders from
+    the runs ``selfreflect bench finetuning`` recorded (docs/finetuning/<run>.json), never
+    edited by hand; each record is the run of its config as it stands."""
     from selfreflect.config import load_config
     from selfreflect.docs import finetuning as render
     from selfreflect.finetune import trained_adapters
 
-    docs = REPO / render.DOCS
-    result = json.loads((docs / "finetuning.json").read_text())
-    assert (docs / "finetuning.md").read_text() == render.text(result)
-    # the run of today's config: every seeded adapter, evaluated by a judge of its own
-    config = load_config(REPO / CONFIG)
-    adapters = [f"{method}-seed{seed}" for method, seed in trained_adapters(config)]
-    assert list(result["loss"]) == adapters and len(adapters) == 6
-    finetuned = [row for row in result["main"] if row.get("teacher")]
-    assert [row["strategy"] for row in finetuned] == [f"finetuned_{a}" for a in adapters]
-    assert {row["teacher"] for row in finetuned} == {result["config"]["teacher"]}
-    assert all(row["verdict"] and row["teacher_verdict"] for row in finetuned)
-    assert result["config"]["preference_judge"] not in result["config"]["evaluation_judges"]
-    # the time table counts every job of the run once, however many sittings it took
-    jobs = {row["rule"]: row["jobs"] for row in result["jobs"]}
-    assert jobs["finetune_train"] == len(adapters)
-    assert jobs["total"] == sum(count for rule, count in jobs.items() if rule != "total")
-    render.loss_figure(
-        result["loss"], result["config"]["training"]["epochs"], tmp_path / "loss.png"
-    )
-    assert (tmp_path / "loss.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    monkeypatch.chdir(REPO)
+    records = render.read_records()
+    assert next(iter(records)) == render.FIRST
+    assert render.DOC.read_text() == render.text(records)
+    for run, result in records.items():
+        config = load_config(result["config_path"])
+        assert config["run"] == run
+        # every seeded adapter of the config, evaluated by a judge of its own
+        adapters = [f"{method}-seed{seed}" for method, seed in trained_adapters(config)]
+        assert list(result["loss"]) == adapters and len(adapters) >= 3
+        finetuned = [
+            row for row in result["main"] if row.get("strategy", "").startswith("finetuned_")
+        ]
+        assert [row["strategy"] for row in finetuned] == [f"finetuned_{a}" for a in adapters]
+        assert {row["teacher"] for row in finetuned if row.get("teacher")} == {
+            config["finetune"]["teacher"]
+        }
+        assert all(row["verdict"] for row in finetuned)
+        assert all(row["teacher_verdict"] for row in finetuned if row.get("teacher"))
+        assert result["config"]["preference_judge"] not in result["config"]["evaluation_judges"]
+        # the time table counts every job of the run once, however many sittings it took
+        jobs = {row["rule"]: row["jobs"] for row in result["jobs"]}
+        assert jobs["finetune_train"] == len(adapters)
+        assert jobs["total"] == sum(count for rule, count in jobs.items() if rule != "total")
+    render.training_figure(records[render.FIRST], tmp_path / "training.png")
+    assert (tmp_path / "training.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
 def adapter_copy(sft_adapter, tmp_path: Path) -> Path:
@@ -771,3 +776,41 @@ def test_grpo_without_a_reward_judge_or_with_an_evaluation_judge_is_refused(
     config["models"]["reward"] = config["models"]["tiny"]
     config["finetune"]["grpo"]["judge"] = "reward"
     check_finetune(config)
+
+
+def test_a_positive_control_needs_its_teacher_and_enough_adapters_listed(tiny_model):
+    """report.plan.control_min_adapters: its rule reads the teacher's row and the adapters that
+    learn from it, so a config that scores too few of them is refused before the run."""
+    from selfreflect.errors import ConfigError
+    from selfreflect.finetune import check_finetune
+
+    config = finetune_config(tiny_model, teacher="sample_and_summarize")
+    config["report"]["plan"]["control_min_adapters"] = 1
+    check_finetune(config)
+    config["report"]["plan"]["control_min_adapters"] = 2
+    with pytest.raises(ConfigError, match="2 adapters needed, but 1 learn from 'sample_and"):
+        check_finetune(config)
+    config["summaries"]["strategies"] = ["greedy", "finetuned_sft", "finetuned_sft-seed1"]
+    message = "control_min_adapters: the control's teacher 'sample_and_summarize' is not listed"
+    with pytest.raises(ConfigError, match=message):
+        check_finetune(config)
+
+
+def test_a_finetuning_record_with_per_question_scores_recomputes_its_main_table(monkeypatch):
+    """``docs finetuning --check`` builds each record's main table again from the per-question
+    scores kept beside it: today's records give their tables, and one changed score shows."""
+    from selfreflect.docs import finetuning as render
+
+    monkeypatch.chdir(REPO)
+    records = render.read_records()
+    kept = [run for run in records if render.rows_path(run).is_file()]
+    assert "finetune-control" in kept
+    for run in kept:
+        rows = pd.read_parquet(render.rows_path(run))
+        assert render.recompute(records[run], rows) == []
+        changed = rows.copy()
+        first = changed.index[changed["strategy"] == "greedy"][0]
+        changed.loc[first, "score"] += 0.05
+        lines = render.recompute(records[run], changed)
+        mean = f"{render.record_path(run)}: mean: recorded "
+        assert any(line.startswith(mean) and line.endswith(", greedy)") for line in lines)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 
+import pandas as pd
 import pytest
 import yaml
 
@@ -99,6 +100,32 @@ def test_both_methods_train_and_summarise_the_evaluated_questions(finetuned):
     training = dict(dataset="smoke_train", subject="tiny")
     assert (finetuned / judgements.format(**training, judge=PREFERENCES)).is_file()
     assert not (finetuned / judgements.format(**training, judge="tiny")).exists()
+
+
+def test_the_run_is_recorded_and_its_page_shows_grpo_reward_cost_and_arms(finetuned):
+    """``bench finetuning --no-run`` records a run that plain Snakemake made (no invocation
+    measured: its jobs' times are its cost); the page renders it beside the shipped record,
+    with GRPO's reward and cost per step and its test against the SFT adapter of its seed."""
+    tables = ["report_main_table", "report_cost_table"]
+    run(["snakemake", "--configfile", CONFIG, "--cores", "2", *tables], finetuned)
+    run(["selfreflect", "bench", "finetuning", "--config", CONFIG, "--no-run"], finetuned)
+    record = json.loads((finetuned / "docs/finetuning/smoke.json").read_text())
+    assert "seconds" not in record["run"] and record["config_path"] == CONFIG
+    (steps,) = record["rewards"].values()
+    assert list(record["rewards"]) == ["grpo-seed0"] and steps
+    assert all(-1 <= step["reward"] <= 0 and step["unscored"] == 0 for step in steps)
+    assert all(step["step_time"] > 0 and step["reward_cpu_s_per_summary"] > 0 for step in steps)
+    assert set(record["summary_words"]) == {"greedy", *METHODS}
+    run(["selfreflect", "docs", "finetuning"], finetuned)
+    run(["selfreflect", "docs", "finetuning", "--check"], finetuned)  # the tables recomputed
+    scores = pd.read_parquet(finetuned / "docs/finetuning/smoke.scores.parquet")
+    assert set(scores["strategy"]) == {"greedy", *METHODS}
+    page = (finetuned / "docs/finetuning.md").read_text()
+    assert page.index("## `config/finetune.yaml`") < page.index(f"## `{CONFIG}`: SFT, DPO and GRPO")
+    assert f"| grpo-seed0 | {len(steps)} | " in page
+    assert "| finetuned_grpo | finetuned_sft | " in page
+    assert "no single invocation measured it" in page
+    assert (finetuned / "docs/finetuning/smoke.png").read_bytes()[:4] == b"\x89PNG"
 
 
 def test_a_new_learning_rate_reruns_the_training_and_what_follows_only(finetuned):

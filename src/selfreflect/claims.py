@@ -107,6 +107,26 @@ def beats_other(tables: Tables, judge: str, dataset: str, other: str) -> Verdict
     )
 
 
+def finetuning_control(
+    rows: pd.DataFrame, teacher: str, baseline: str, min_adapters: int
+) -> Verdict:
+    """A finetuning positive control (``report.plan.control_min_adapters``) from one
+    experiment's main-table ``rows``: it ``succeeds`` when ``teacher`` scores better than
+    ``baseline`` and at least ``min_adapters`` of the adapters that learnt from it do, ``fails``
+    when the teacher does and fewer adapters do, and is ``void`` when the teacher does not."""
+    own = _one(rows[rows["strategy"] == teacher], f"main: {teacher}")
+    taught = rows[rows["teacher"] == teacher]
+    better = int((taught["verdict"] == "better").sum())
+    numbers = (
+        f"{teacher} {own['diff']:+.4f} to {baseline}, adjusted p {own['p_adjusted']:.2g}: "
+        f"{own['verdict']}; adapters better than {baseline}: {better} of {len(taught)} "
+        f"(the rule needs {min_adapters})"
+    )
+    if own["verdict"] != "better":
+        return Verdict("void", numbers)
+    return Verdict("succeeds" if better >= min_adapters else "fails", numbers)
+
+
 @dataclass(frozen=True)
 class Claim:
     """A claim of the paper and how a judge's verdict on it is read off the tables."""

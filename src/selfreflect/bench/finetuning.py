@@ -1,15 +1,21 @@
-"""Run the SmolLM2 finetuning config and record it: docs/finetuning.json.
+"""Run a finetuning config and record it: docs/finetuning/<run>.json.
 
-    selfreflect bench finetuning            # run config/finetune.yaml, then record
-    selfreflect bench finetuning --no-run   # record the run's artifacts as they are
+    selfreflect bench finetuning                          # run config/finetune.yaml, record it
+    selfreflect bench finetuning --config config/finetune-grpo.yaml
+    selfreflect bench finetuning --no-run                 # record the run's artifacts as they are
 
-The run is ``snakemake report_main_table --configfile config/finetune.yaml --cores all --resources
-gpu=1`` in this checkout (its results stay in ``results/finetune``); its wall time, CPU
+The run is ``snakemake report_main_table report_cost_table --configfile <config> --cores all
+--resources gpu=1`` in this checkout (its results stay in ``results/<run>``); its wall time, CPU
 time and peak memory (the largest total RSS of Snakemake and its jobs,
-:mod:`selfreflect.bench.resources`, as ``selfreflect bench real-run`` measures) go to
-``docs/finetuning.json`` together with the config's sizes, the training loss and the main
-table's rows. ``selfreflect docs finetuning`` renders docs/finetuning.md and its figure
-``docs/finetuning_loss.png`` from that JSON.
+:mod:`selfreflect.bench.resources`, as ``selfreflect bench real-run`` measures) go to the
+record together with the config's sizes, each job's time from Snakemake's benchmark files, the
+training loss (and, for GRPO, the reward and its cost per step), the summaries' lengths and the
+main table's rows; the per-question scores the main table was built from go beside it
+(docs/finetuning/<run>.scores.parquet), so that ``selfreflect docs finetuning --check``
+recomputes the table's intervals and tests. ``--no-run`` keeps the invocation a record already
+holds; a run that spanned sittings under plain Snakemake has none, and its jobs' times are its
+cost.
+``selfreflect docs finetuning`` renders docs/finetuning.md and its figures from the records.
 """
 
 from __future__ import annotations
@@ -18,50 +24,90 @@ import re
 import sys
 import tempfile
 from collections import Counter
+from datetime import UTC, datetime
 from pathlib import Path
 
 import click
 import pandas as pd
 
 CONFIG = "config/finetune.yaml"
-JSON = Path("docs") / "finetuning.json"
+RECORDS = Path("docs") / "finetuning"  # one record per finetuning run: <run>.json
+TARGETS = ["report_main_table", "report_cost_table"]
+# GRPO's per-step log (DVCLive metrics beside the loss): the reward, its spread and cost
+GRPO_METRICS = ["reward", "reward_std", "reward_cpu_s", "reward_cpu_s_per_summary", "step_time"]
+GRPO_METRICS += ["unscored", "summary_words"]
 
 
-def measure(cores: str) -> dict:
-    """Run the config's main table (and all it needs) with Snakemake; time, memory, load."""
+def record_path(run: str) -> Path:
+    """Where the run ``run`` is recorded."""
+    return RECORDS / f"{run}.json"
+
+
+def rows_path(run: str) -> Path:
+    """The per-question scores the run's main table was built from, beside its record."""
+    return RECORDS / f"{run}.scores.parquet"
+
+
+def command(config: str, cores: str) -> list[str]:
+    """The Snakemake invocation that runs ``config``'s finetuning evidence."""
+    return ["snakemake", *TARGETS, "--configfile", config, "--cores", cores, "--resources", "gpu=1"]
+
+
+def measure(config: str, cores: str) -> dict:
+    """Run the config's main and cost tables (and all they need) with Snakemake; time, memory,
+    load."""
     from selfreflect.bench.resources import sampled_run
 
-    command = ["snakemake", "report_main_table", "--configfile", CONFIG, "--cores", cores]
-    command += ["--resources", "gpu=1", "--rerun-incomplete"]
     with tempfile.TemporaryDirectory() as tmp:
         log = Path(tmp) / "snakemake.log"
-        usage = sampled_run(command, Path.cwd(), log)
+        usage = sampled_run([*command(config, cores), "--rerun-incomplete"], Path.cwd(), log)
         text = log.read_text(errors="replace")
     sys.stdout.write(text)
     jobs = Counter(re.findall(r"Finished jobid: \d+ \(Rule: (\w+)\)", text))
     return {"jobs": dict(jobs), **usage}
 
 
-def collect(run: dict) -> dict:
+def unmeasured(config: str) -> dict:
+    """The run entry of a record whose run no invocation measured (it spanned sittings)."""
+    date = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    return {"command": " ".join(command(config, "all")), "date": date, "returncode": 0}
+
+
+def training_log(folder: str) -> list[dict]:
+    """GRPO's metrics per optimiser step from its DVCLive folder, one dict per step."""
+    from selfreflect import paths
+
+    metrics = Path(folder) / paths.LOSS.rsplit("/", 1)[0]
+    frames = [
+        pd.read_csv(metrics / f"{name}.tsv", sep="\t").set_index("step")[name]
+        for name in GRPO_METRICS
+        if (metrics / f"{name}.tsv").is_file()
+    ]
+    return _records(pd.concat(frames, axis=1).reset_index()) if frames else []
+
+
+def collect(run: dict, config_path: str) -> dict:
     """The measured run with what the doc shows from its artifacts: the config's sizes and
-    models, the analysis plan, the training loss per step of each adapter (``sft-seed0``) and
-    the main table's rows."""
+    models, the analysis plan, the training loss per step of each adapter (``sft-seed0``),
+    GRPO's reward per step, the summaries' mean length and the main table's rows."""
     from selfreflect import paths
     from selfreflect.config import load_config
     from selfreflect.finetune import finetuned_methods, judge_name, trained_adapters
+    from selfreflect.provenance import git_commit
     from selfreflect.report.performance import performance_table, read_benchmarks
 
-    config = load_config(CONFIG)
+    config = load_config(config_path)
     name, subject = config["run"], config["subjects"][0]
     finetune = f"results/{name}/finetune/{subject}"
-    training_loss = paths.for_run(paths.TRAINING_LOSS, name)
+    adapters = trained_adapters(config)
+    log = paths.for_run(paths.TRAINING_LOG, name)
+    logs = {(m, s): log.format(subject=subject, method=m, seed=s) for m, s in adapters}
     loss = {
-        f"{method}-seed{seed}": pd.read_csv(
-            training_loss.format(subject=subject, method=method, seed=seed), sep="\t"
-        )
-        for method, seed in trained_adapters(config)
+        f"{m}-seed{s}": pd.read_csv(f"{folder}/{paths.LOSS}", sep="\t")
+        for (m, s), folder in logs.items()
     }
     main = pd.read_csv(f"reports/{name}/tables/main.csv")
+    cost = pd.read_csv(f"reports/{name}/tables/cost.csv")
     training = config["finetune"]["dataset"]
     sizes = {
         "subject": subject,
@@ -74,21 +120,51 @@ def collect(run: dict) -> dict:
         "teacher": config["finetune"]["teacher"],
         "candidates": config["finetune"]["candidates"],
         "min_gap": config["finetune"]["min_gap"],
+        "grpo": config["finetune"]["grpo"] if "grpo" in finetuned_methods(config) else None,
+        "max_summary_tokens": config["summaries"]["max_tokens"],
         "examples": {
             method: len(pd.read_parquet(f"{finetune}/{method}/data.parquet"))
             for method in finetuned_methods(config)
+            if method != "grpo"
         },
         "training": config["finetune"]["training"],
         "plan": config["report"]["plan"],
+        "baseline": config["report"]["baseline"],
     }
     jobs = performance_table(read_benchmarks([f"benchmarks/{name}", "benchmarks/models"]))
     return {
+        "config_path": config_path,
+        "commit": git_commit(),  # the checkout's: the run's code where it ran here
         "run": run,
         "jobs": _records(jobs),
         "config": sizes,
         "loss": {adapter: frame.to_dict("records") for adapter, frame in loss.items()},
+        "rewards": {
+            f"{m}-seed{s}": training_log(folder) for (m, s), folder in logs.items() if m == "grpo"
+        },
+        "summary_words": dict(zip(cost["strategy"], cost["summary_words"], strict=True)),
         "main": _records(main),
     }
+
+
+def per_question(config_path: str) -> pd.DataFrame:
+    """The per-question scores the run's main table was built from (every evaluation judge,
+    dataset, subject and strategy), as its report reads them."""
+    from selfreflect import paths
+    from selfreflect.config import load_config, summarized_datasets
+    from selfreflect.report.catalog import report_for
+
+    config = load_config(config_path)
+    files = [
+        paths.SCORES.format(
+            run=config["run"], dataset=dataset, subject=subject, judge=judge, strategy=strategy
+        )
+        for dataset in summarized_datasets(config)
+        for subject in config["subjects"]
+        for judge in config["judges"]
+        for strategy in config["summaries"]["strategies"]
+    ]
+    return report_for("main").read(files)
 
 
 def _records(frame: pd.DataFrame) -> list[dict]:
@@ -97,14 +173,35 @@ def _records(frame: pd.DataFrame) -> list[dict]:
 
 
 @click.command(help=__doc__.split("\n\n")[0])
+@click.option(
+    "--config",
+    "config_path",
+    default=CONFIG,
+    show_default=True,
+    type=click.Path(exists=True, dir_okay=False),
+    help="the finetuning config to run and record",
+)
 @click.option("--cores", default="all", show_default=True)
 @click.option("--no-run", is_flag=True, help="record the existing run")
-def finetuning(cores: str, no_run: bool) -> None:
-    from selfreflect.fileio import read_json, write_json
+def finetuning(config_path: str, cores: str, no_run: bool) -> None:
+    from selfreflect.config import load_config
+    from selfreflect.fileio import atomic_path, read_json, write_json
 
-    run = read_json(JSON)["run"] if no_run else measure(cores)
+    record = record_path(load_config(config_path)["run"])
+    if not no_run:
+        run = measure(config_path, cores)
+    elif record.is_file():
+        run = read_json(record)["run"]
+    else:
+        run = unmeasured(config_path)
     if run["returncode"] != 0:
         raise click.ClickException(f"{run['command']} exited with {run['returncode']}")
-    write_json(JSON, collect(run))
-    print(f"{run['seconds']:.0f} s, peak {run['peak_rss_mib']} MiB: {JSON}; render it with")
+    result, rows = collect(run, config_path), per_question(config_path)
+    with atomic_path(rows_path(record.stem)) as tmp:
+        rows.to_parquet(tmp, index=False)
+    write_json(record, result)
+    measured = (
+        f"{run['seconds']:.0f} s, peak {run['peak_rss_mib']} MiB: " if "seconds" in run else ""
+    )
+    print(f"{measured}{record}; render it with")
     print("selfreflect docs finetuning")

@@ -1,9 +1,9 @@
 """README.md's table of the shipped configs (its span ``configs``): each run's time, memory and
 sizes as its benchmark recorded them: the laptop run (docs/real_model.json, ``selfreflect bench
 real-run``), the science run's records (docs/science/, ``selfreflect bench science-record``),
-the finetuning run (docs/finetuning.json, ``selfreflect bench finetuning``) and the paper's run
-after the judge (docs/scale.json, ``selfreflect bench scale``). What no run measured stays "not
-measured" in the template (``templates/configs.md.j2``).
+the finetuning run (docs/finetuning/finetune.json, ``selfreflect bench finetuning``) and the
+paper's run after the judge (docs/scale.json, ``selfreflect bench scale``). What no run measured
+stays "not measured" in the template (``templates/configs.md.j2``).
 
     selfreflect docs configs [--check]
 """
@@ -15,7 +15,7 @@ from pathlib import Path
 import click
 
 from selfreflect.docs import fill, publish, render
-from selfreflect.docs.finetuning import JSON as FINETUNING
+from selfreflect.docs.finetuning import FIRST, read_records, record_path
 from selfreflect.docs.performance import REAL_RUN
 from selfreflect.docs.scale import RECORD as SCALE
 from selfreflect.docs.scale import rule_table
@@ -34,6 +34,17 @@ def science_times() -> dict[str, dict[str, float]]:
     return {judge: made["time"] for judge, made in provenance.items()}
 
 
+def finetuning_times() -> dict[str, float]:
+    """Each finetuning record but config/finetune.yaml's, by config: its jobs' summed wall time
+    in seconds (such runs span sittings; no one invocation measured them)."""
+    records = read_records()
+    records.pop(FIRST, None)
+    return {
+        result["config_path"]: next(j["wall_s"] for j in result["jobs"] if j["rule"] == "total")
+        for result in records.values()
+    }
+
+
 def table() -> str:
     """The README's table of shipped configs, its figures from the runs' records."""
     scale = read_json(SCALE)
@@ -41,7 +52,8 @@ def table() -> str:
         "configs.md.j2",
         laptop=read_json(REAL_RUN),
         science=science_times(),
-        finetune=read_json(FINETUNING)["run"],
+        finetune=read_json(record_path(FIRST))["run"],
+        finetuning=finetuning_times(),
         scale=scale,
         scale_peak=int(rule_table(scale)["peak_rss_mib"].max()),
     )

@@ -38,10 +38,11 @@ def check_finetune(config: dict[str, Any], source: str = "config") -> None:
     """One-line :class:`ConfigError` for a ``finetune`` block the listed strategies cannot use:
     no training dataset, one that is also evaluated, an unknown teacher or candidate, or a
     summariser with other weights than the subjects' (it runs their adapters), a GRPO reward
-    judge that is missing or evaluates."""
+    judge that is missing or evaluates, a positive control without its teacher or adapters."""
     from selfreflect.strategies.registry import builtin_names
 
     settings = config["finetune"]
+    _check_control(config, source)
     if not finetuned_methods(config):
         return
     dataset = settings["dataset"]
@@ -93,3 +94,22 @@ def _check_reward_judge(config: dict[str, Any], source: str) -> None:
             f"{source}: finetune.grpo.judge: '{judge}' is an evaluation judge (judges); the"
             " adapter would be scored by the judge it was trained to please"
         )
+
+
+def _check_control(config: dict[str, Any], source: str) -> None:
+    """A positive control (``report.plan.control_min_adapters``) scores its teacher and at
+    least as many adapters that learn from it as its rule needs."""
+    from selfreflect.config import teachers
+
+    needed = config["report"]["plan"].get("control_min_adapters")
+    if needed is None:
+        return
+    key = f"{source}: report.plan.control_min_adapters"
+    teacher = config["finetune"]["teacher"]
+    if teacher not in config["summaries"]["strategies"]:
+        raise ConfigError(
+            f"{key}: the control's teacher '{teacher}' is not listed in summaries.strategies"
+        )
+    taught = len(teachers(config))
+    if needed > taught:
+        raise ConfigError(f"{key}: {needed} adapters needed, but {taught} learn from '{teacher}'")
