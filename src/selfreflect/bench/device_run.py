@@ -8,7 +8,8 @@ other requirements (no vLLM, no network). This command runs there as it runs her
    (:data:`DAG_MODULES`, :data:`DAG_COMMANDS`) it lacks;
 2. the scorer benchmark (``selfreflect bench scorer``: warm-up, then timed repeats) of the
    ``hf`` judge on a random-weight model of ``--preset``'s shape, at the paper config's batch
-   size and at each further ``--batch-size``;
+   size and at each further ``--batch-size``, with the host's waits for the device during one
+   pass (``host_syncs``, on a GPU);
 3. where nothing is missing, the smoke DAG (``config/smoke.yaml``) with every model on the ``hf``
    backend, which computes on the GPU where there is one (``--strategy`` and ``--target`` cut it
    down), measured as ``bench real-run`` measures the Quick start: each rule's wall time, CPU

@@ -285,6 +285,30 @@ def repeated(
     return result, runs[-1][1]
 
 
+def host_syncs(judge, work: list, settings: Settings) -> dict | None:
+    """On a GPU, the synchronisations of one run of ``work`` (torch's CUDA sync debug mode:
+    each wait of the host for the device), beside its contexts and forwards. A judge that
+    keeps the device busy waits once per context, to copy its results; one wait per forward
+    means the host cannot build the next batch while the device computes. None elsewhere."""
+    import warnings
+
+    import torch
+
+    if not settings.device.startswith("cuda"):
+        return None
+    forwards = judge.forwards
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        torch.cuda.set_sync_debug_mode("warn")
+        try:
+            for reference, summary in work:
+                judge.distances(reference, [summary], settings.temperature)
+        finally:
+            torch.cuda.set_sync_debug_mode("default")
+    syncs = sum("synchroniz" in str(warning.message) for warning in caught)
+    return {"syncs": syncs, "contexts": 2 * len(work), "forwards": judge.forwards - forwards}
+
+
 def first_tasks(tasks, n: int):
     """The same context with only its first ``n`` tasks (later targets and words dropped)."""
     from selfreflect.scoring.contexts import ContextTasks
@@ -410,6 +434,8 @@ def bench_case(
             amounts |= {"peak_share": flops / peak} if peak else {}
         result, distances[name] = repeated(judge, subset, settings, amounts)
         results[name] = {"tasks": done, **result}
+        if name == "hf" and (syncs := host_syncs(judge, subset, settings)) is not None:
+            results[name]["host_syncs"] = syncs
     case["judges"] = results
     case["agreement"] = {
         f"hf/{other}": max(

@@ -52,12 +52,22 @@ def ancestor_mask(parents: torch.Tensor, depth: int) -> torch.Tensor:
     seen = torch.zeros(n, n + 1, dtype=torch.bool, device=parents.device)  # last: "no node"
     rows = torch.arange(n, device=parents.device)
     up = torch.where(parents >= 0, parents, n)  # -1 as the "no node" column
-    above = torch.cat([up, torch.tensor([n], device=parents.device)])
+    above = torch.cat([up, torch.full((1,), n, dtype=up.dtype, device=parents.device)])
     node = rows
     for _ in range(depth + 1):  # the node itself, then each ancestor
         seen[rows, node] = True
         node = above[node]
     return seen[:, :n]
+
+
+def to_device(values: list[int], device: torch.device) -> torch.Tensor:
+    """``values`` as an int64 tensor on ``device``. To a GPU, from pinned memory without
+    waiting (a copy from pageable memory would wait for the forwards already queued), so the
+    host builds the next batch's tree while the device computes this one."""
+    host = torch.tensor(values, dtype=torch.int64)
+    if device.type != "cuda":
+        return host.to(device)
+    return host.pin_memory().to(device, non_blocking=True)
 
 
 class HfJudge(Judge):
@@ -100,16 +110,19 @@ class HfJudge(Judge):
     def prepare(self, tasks: ContextTasks) -> Prefix:
         if tasks.prefix_len == 0:
             return Prefix(tasks, None)
-        ids = torch.tensor([tasks.sequences[0][: tasks.prefix_len]], device=self.device)
+        ids = to_device(tasks.sequences[0][: tasks.prefix_len], self.device)[None]
         self.forward_tokens += tasks.prefix_len
         cache = self.decoder(input_ids=ids, use_cache=True).past_key_values
         return Prefix(tasks, [(layer.keys, layer.values) for layer in cache.layers])
 
     def logits(self, state: Prefix, rows: range) -> torch.Tensor:
         tree = token_tree(state.tasks, rows)
-        self.forward_tokens += len(tree.tokens)
-        on_device = torch.tensor([tree.tokens, tree.parents, tree.depths], device=self.device)
-        tokens, parents, depths = on_device  # one copy to the device: the mask is built there
+        n = len(tree.tokens)
+        self.forward_tokens += n
+        packed = [*tree.tokens, *tree.parents, *tree.depths, *tree.predictors]
+        on_device = to_device(packed, self.device)  # one copy: the mask is built on the device
+        tokens, parents, depths = on_device[: 3 * n].view(3, n)
+        predictors = on_device[3 * n :]
         positions = state.tasks.prefix_len + depths
         hidden = self.decoder(
             input_ids=tokens[None],
@@ -118,7 +131,7 @@ class HfJudge(Judge):
             past_key_values=self._cache(state.layers),
             use_cache=state.layers is not None,
         ).last_hidden_state
-        return self._lm_head(hidden[0, tree.predictors])
+        return self._lm_head(hidden[0, predictors])
 
     def _attention_mask(
         self, state: Prefix, parents: torch.Tensor, depth: int, positions: torch.Tensor
