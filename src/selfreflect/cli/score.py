@@ -82,6 +82,15 @@ def read_summaries(path: str) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["id", "question", "strategy", "summary", "error"])
 
 
+def _token_budget(value: str) -> int | str:
+    """``--token-budget``: a positive number of tokens, or ``auto``."""
+    if value == "auto":
+        return value
+    if not value.isdigit() or int(value) < 1:
+        raise ValueError(f"{value!r} is neither a positive number of tokens nor 'auto'")
+    return int(value)
+
+
 @click.command()
 @click.option("--config", "config_path", type=_FILE, help="Experiment config (YAML).")
 @click.option(
@@ -115,8 +124,9 @@ def read_summaries(path: str) -> pd.DataFrame:
 @click.option("--batch-size", type=click.IntRange(min=1), help="Masked words per judge step.")
 @click.option(
     "--token-budget",
-    type=click.IntRange(min=1),
-    help="hf: tokens per judge forward, packed by masked word (instead of --batch-size).",
+    type=_token_budget,
+    help="hf: tokens per judge forward, packed by masked word (instead of --batch-size); auto:"
+    " as many as half the free device memory holds.",
 )
 @folder_option(
     "--cache",

@@ -11,6 +11,7 @@ go through the LM head, and distances stay on the device.
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,6 +21,7 @@ from selfreflect.families import PromptFormat
 from selfreflect.scoring.contexts import ContextTasks, packed_spans, token_tree
 from selfreflect.scoring.forwards import Judge
 
+log = logging.getLogger(__name__)
 Layers = list[tuple[torch.Tensor, torch.Tensor]]
 LAYER_TYPES = ("full_attention", "sliding_attention")
 
@@ -60,6 +62,33 @@ def ancestor_mask(parents: torch.Tensor, depth: int) -> torch.Tensor:
     return seen[:, :n]
 
 
+def free_memory(device: torch.device) -> int:
+    """Bytes free on ``device``: the GPU's, else the machine's available memory."""
+    if device.type == "cuda":
+        return torch.cuda.mem_get_info(device)[0]
+    import psutil
+
+    return psutil.virtual_memory().available
+
+
+def auto_budget(model: Any, max_model_len: int) -> int:
+    """``scoring.token_budget: auto`` for a loaded ``model``: the most tokens per forward
+    after a prefix of ``max_model_len`` tokens that fit half its device's free memory."""
+    from selfreflect.scoring.budget import Shape, token_budget
+
+    shape = Shape.of(model.config, model.dtype.itemsize)
+    free = free_memory(model.device)
+    budget = token_budget(shape, free, prefix=max_model_len)
+    log.info(
+        "token budget auto: %d tokens per forward (%.1f GiB free on %s, prefix up to %d tokens)",
+        budget,
+        free / 2**30,
+        model.device,
+        max_model_len,
+    )
+    return budget
+
+
 def to_device(values: list[int], device: torch.device) -> torch.Tensor:
     """``values`` as an int64 tensor on ``device``. To a GPU, from pinned memory without
     waiting (a copy from pageable memory would wait for the forwards already queued), so the
@@ -98,6 +127,10 @@ class HfJudge(Judge):
     def open(cls, spec: dict[str, Any], settings: dict[str, Any], llm: Any = None) -> HfJudge:
         fmt, model = load_judge_model(spec)
         budget = settings.get("token_budget")
+        if budget == "auto":
+            budget = auto_budget(
+                model, spec["max_model_len"] or model.config.max_position_embeddings
+            )
         return cls(spec["name"], fmt, model, settings["batch_size"], spec["max_model_len"], budget)
 
     def spans(self, tasks: ContextTasks) -> list[range]:
