@@ -71,3 +71,17 @@ def test_an_auto_budget_judge_names_its_budget_and_scores_as_the_word_batched_on
             judged = judge_question(judge, answers, DEGENERATE, 5.0, stopword_policy("none"))
             scores[budget] = torch.tensor([judged[text].score for text in DEGENERATE])
     assert torch.allclose(scores["auto"], scores[None], atol=1e-6)
+
+
+def test_the_performance_page_names_a_runs_token_budget_apart_from_batch_sizes():
+    from selfreflect.docs.performance import batch_sizes, by_batch_size, cut_text
+
+    runs = [{"settings": {"batch_size": 128}}, {"settings": {"batch_size": 32}}]
+    runs += [{"settings": {"batch_size": 32, "token_budget": 2824}}]
+    assert batch_sizes(runs) == "32, 128 and token budget 2824"
+    keys = [key for key, _ in by_batch_size(runs)]
+    assert [cut_text(key, named=True) for key in keys] == [
+        "batch size 32",
+        "batch size 128",
+        "token budget 2824",
+    ]

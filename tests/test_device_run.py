@@ -1,6 +1,7 @@
 """`selfreflect bench device-run`, the script a lent GPU runs, on this CPU (where no GPU is lent,
-this is where it is tested): the scorer at the paper config's batch size and another, then the
-smoke DAG on the hf backend, cut to one strategy's main table."""
+this is where it is tested): the scorer at the paper config's batch size and another, and with
+the token budget auto derives, then the smoke DAG on the hf backend, cut to one strategy's main
+table."""
 
 from __future__ import annotations
 
@@ -33,10 +34,17 @@ def test_the_device_script_runs_on_the_cpu(tmp_path):
     assert result.returncode == 0, result.stderr[-3000:]
     record = json.loads(out.read_text())
     assert record["missing"] == [] and record["device"] == "cpu"
-    assert [run["settings"]["batch_size"] for run in record["scorer"]] == [paper_batch_size(), 64]
+    sizes = [run["settings"]["batch_size"] for run in record["scorer"]]
+    assert sizes == [paper_batch_size(), 64, paper_batch_size()]
+    # then forwards cut by the budget auto derives from this machine's free memory
+    budgets = [run["settings"]["token_budget"] for run in record["scorer"]]
+    assert budgets[:2] == [None, None] and isinstance(budgets[2], int) and budgets[2] >= 1
+    assert record["scorer"][2]["settings"]["token_budget_from"] == "auto"
     for run in record["scorer"]:
         [case] = run["cases"]
         assert case["judges"]["hf"]["tasks_per_s"] > 0 and len(case["judges"]["hf"]["timings"]) == 3
+        assert case["agreement"]["hf/reference"] < 1e-5  # the same scores however cut
+        assert "host_syncs" not in case["judges"]["hf"]  # counted on a GPU only
     dag = record["dag"]
     assert dag["returncode"] == 0, dag["error_tail"]
     assert dag["overrides"]["models"]["tiny"] == {"backend": "hf", "gpus": 0}

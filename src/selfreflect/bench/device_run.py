@@ -8,7 +8,8 @@ other requirements (no vLLM, no network). This command runs there as it runs her
    (:data:`DAG_MODULES`, :data:`DAG_COMMANDS`) it lacks;
 2. the scorer benchmark (``selfreflect bench scorer``: warm-up, then timed repeats) of the
    ``hf`` judge on a random-weight model of ``--preset``'s shape, at the paper config's batch
-   size and at each further ``--batch-size``, with the host's waits for the device during one
+   size and at each further ``--batch-size``, then with ``token_budget: auto`` (the budget
+   derived from the device's free memory), with the host's waits for the device during one
    pass (``host_syncs``, on a GPU);
 3. where nothing is missing, the smoke DAG (``config/smoke.yaml``) with every model on the ``hf``
    backend, which computes on the GPU where there is one (``--strategy`` and ``--target`` cut it
@@ -84,8 +85,9 @@ def paper_batch_size() -> int:
 def scorer_runs(
     preset: str, device: str, conditioning: Sequence[int], answers: int, batch_sizes: list[int]
 ) -> list[dict]:
-    """The scorer benchmark's record at each batch size (bfloat16 on CUDA, as the paper config
-    scores; float32 elsewhere; wordfreq's stopwords, from :data:`GPU_STOPWORDS` without it)."""
+    """The scorer benchmark's record at each batch size, then with forwards cut by the token
+    budget ``auto`` derives on this device (bfloat16 on CUDA, as the paper config scores;
+    float32 elsewhere; wordfreq's stopwords, from :data:`GPU_STOPWORDS` without it)."""
     from selfreflect.bench.scorer import Settings, benchmark
 
     common = dict(
@@ -102,7 +104,8 @@ def scorer_runs(
         vllm=False,
         stopwords="wordfreq" if importlib.util.find_spec("wordfreq") else str(GPU_STOPWORDS),
     )
-    return [benchmark(Settings(batch_size=size, **common)) for size in batch_sizes]
+    runs = [benchmark(Settings(batch_size=size, **common)) for size in batch_sizes]
+    return [*runs, benchmark(Settings(batch_size=batch_sizes[0], token_budget="auto", **common))]
 
 
 def dag_run(device: str, strategies: Sequence[str], targets: Sequence[str]) -> dict:
@@ -174,6 +177,8 @@ def device_run(
     write_json(json_path, record)
     dag = record["dag"]
     outcome = f"DAG exit {dag['returncode']}" if dag else f"no DAG: missing {record['missing']}"
-    click.echo(f"{json_path}: {len(sizes)} scorer runs on {record['device_name']}; {outcome}")
+    click.echo(
+        f"{json_path}: {len(record['scorer'])} scorer runs on {record['device_name']}; {outcome}"
+    )
     if dag and dag["returncode"]:
         raise SystemExit(dag["returncode"])

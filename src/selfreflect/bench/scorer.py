@@ -46,6 +46,8 @@ from typing import TYPE_CHECKING
 
 import click
 
+from selfreflect.scoring.budget import parse_budget
+
 if TYPE_CHECKING:
     import torch
 
@@ -69,6 +71,9 @@ class Settings:
     temperature: float
     vllm: bool
     stopwords: str = "wordfreq"
+    # hf: forwards cut by tokens, not batch_size words ("auto": resolved on the device, and the
+    # record's settings hold the number; older records: none)
+    token_budget: int | str | None = None
 
 
 # the model shapes: a Qwen2 config's sizes, and whether the LM head is the embedding matrix
@@ -170,6 +175,16 @@ def batches(tasks, batch_size: int) -> list[range]:
     return [range(b, min(b + batch_size, total)) for b in range(0, total, batch_size)]
 
 
+def forward_spans(tasks, settings: Settings) -> list[range]:
+    """The rows of each `hf` forward: ``batch_size`` masked words, or those the token budget
+    packs together."""
+    from selfreflect.scoring.contexts import packed_spans
+
+    if settings.token_budget is None:
+        return batches(tasks, settings.batch_size)
+    return packed_spans(tasks, settings.token_budget)
+
+
 def reference_work(tasks) -> dict[str, int]:
     """One forward pass over everything before each target token."""
     lengths = [j for k, seq in enumerate(tasks.sequences) for j in range(tasks.starts[k], len(seq))]
@@ -187,13 +202,14 @@ def padded_rows_work(tasks, batch_size: int) -> dict[str, int]:
     return {"tokens": prefix + tokens, "keys": prefix * (prefix + 1) // 2 + keys}
 
 
-def tree_work(tasks, batch_size: int) -> dict[str, int]:
-    """The `hf` judge: the prefix once, then per batch the nodes of its token tree."""
+def tree_work(tasks, spans: list[range]) -> dict[str, int]:
+    """The `hf` judge: the prefix once, then per forward (``spans``) the nodes of its token
+    tree."""
     from selfreflect.scoring.contexts import token_tree
 
     prefix = tasks.prefix_len
     tokens, keys = prefix, prefix * (prefix + 1) // 2
-    for rows in batches(tasks, batch_size):
+    for rows in spans:
         tree = token_tree(tasks, rows)
         tokens += len(tree.tokens)
         keys += sum(prefix + d + 1 for d in tree.depths)
@@ -206,7 +222,7 @@ def distinct_work(tasks) -> dict[str, int]:
     Positions after a masked word differ for every word in a causal model, so this is one
     token tree of all the context's masked words.
     """
-    return tree_work(tasks, len(tasks.sequences))
+    return tree_work(tasks, [range(len(tasks.sequences))])
 
 
 def forward_flops(config, work: dict[str, int], lm_rows: int) -> float:
@@ -388,14 +404,15 @@ def question_work(fmt, items: list[dict], stopwords: str = "wordfreq") -> list:
     return out
 
 
-def work_per_task(work: list, batch_size: int) -> dict:
+def work_per_task(work: list, settings: Settings) -> dict:
     """Tokens computed per task by each algorithm (both contexts of a question count)."""
     contexts = [tasks for pair in work for tasks in pair]
     tasks = sum(summary.num_tasks for _, summary in work)
+    padded = [padded_rows_work(t, settings.batch_size)["tokens"] for t in contexts]
     tokens = {
         "reference": sum(reference_work(t)["tokens"] for t in contexts),
-        "hf_padded_rows": sum(padded_rows_work(t, batch_size)["tokens"] for t in contexts),
-        "hf": sum(tree_work(t, batch_size)["tokens"] for t in contexts),
+        "hf_padded_rows": sum(padded),
+        "hf": sum(tree_work(t, forward_spans(t, settings))["tokens"] for t in contexts),
         "distinct": sum(distinct_work(t)["tokens"] for t in contexts),
     }
     return {"tasks": tasks, "tokens_per_task": {k: v / tasks for k, v in tokens.items()}}
@@ -413,9 +430,9 @@ def bench_case(
     case: dict = {
         "conditioning": conditioning,
         "longest_sequence": max(len(s) for t in contexts for s in t.sequences),
-        **work_per_task(work, settings.batch_size),
+        **work_per_task(work, settings),
         "hf_flops": sum(
-            forward_flops(model.config, tree_work(t, settings.batch_size), t.num_tasks)
+            forward_flops(model.config, tree_work(t, forward_spans(t, settings)), t.num_tasks)
             for t in contexts
         ),
         "matmul_flop_per_s": matmul_flops_per_s(model.config, settings.device, model.dtype),
@@ -497,7 +514,7 @@ def judges_of(settings: Settings, model, fmt, tokenizer, workdir: Path) -> dict:
     from selfreflect.scoring.reference_judge import ReferenceJudge
 
     judges = {
-        "hf": HfJudge("bench", fmt, model, settings.batch_size),
+        "hf": HfJudge("bench", fmt, model, settings.batch_size, token_budget=settings.token_budget),
         "reference": ReferenceJudge("bench", fmt, model),
     }
     if settings.vllm:
@@ -512,6 +529,7 @@ def benchmark(settings: Settings) -> dict:
     import torch
 
     from selfreflect.families import PromptFormat, detect_family
+    from selfreflect.scoring.hf_judge import auto_budget
     from selfreflect.tiny_model import build_tokenizer
 
     torch.set_grad_enabled(False)
@@ -531,6 +549,10 @@ def benchmark(settings: Settings) -> dict:
     tokenizer = build_tokenizer()
     fmt = PromptFormat(tokenizer, detect_family("tiny"))  # the tiny model's prompts
     model = build_model(settings.preset, settings.device, getattr(torch, settings.dtype))
+    if settings.token_budget == "auto":  # as the judge job derives it: after the full length
+        budget = auto_budget(model, model.config.max_position_embeddings)
+        settings = dataclasses.replace(settings, token_budget=budget)
+        record["settings"] = dataclasses.asdict(settings) | {"token_budget_from": "auto"}
     print(f"{settings.preset} on {record['device_name']} ({settings.dtype})")
     record["token_counts"] = [
         {
@@ -538,7 +560,7 @@ def benchmark(settings: Settings) -> dict:
             "conditioning": conditioning,
             **work_per_task(
                 question_work(fmt, inputs(None, answers, conditioning), settings.stopwords),
-                settings.batch_size,
+                settings,
             ),
         }
         for answers in settings.count_answers
@@ -596,6 +618,12 @@ def benchmark(settings: Settings) -> dict:
     help="also count (not time) tokens per task on every example question (repeatable)",
 )
 @click.option("--batch-size", type=int, default=16, show_default=True)
+@click.option(
+    "--token-budget",
+    type=parse_budget,
+    help="hf: tokens per forward, packed by masked word, instead of --batch-size; auto: derived"
+    " from the free device memory as scoring.token_budget: auto",
+)
 @click.option(
     "--repeats",
     type=click.IntRange(min=3),

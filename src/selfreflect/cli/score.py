@@ -13,6 +13,7 @@ import click
 from selfreflect.cli.options import SHARD, SHARDS, folder_option
 from selfreflect.config import schema_enum
 from selfreflect.errors import InputError
+from selfreflect.scoring.budget import parse_budget
 from selfreflect.scoring.registry import JUDGES
 
 if TYPE_CHECKING:
@@ -82,15 +83,6 @@ def read_summaries(path: str) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["id", "question", "strategy", "summary", "error"])
 
 
-def _token_budget(value: str) -> int | str:
-    """``--token-budget``: a positive number of tokens, or ``auto``."""
-    if value == "auto":
-        return value
-    if not value.isdigit() or int(value) < 1:
-        raise ValueError(f"{value!r} is neither a positive number of tokens nor 'auto'")
-    return int(value)
-
-
 @click.command()
 @click.option("--config", "config_path", type=_FILE, help="Experiment config (YAML).")
 @click.option(
@@ -124,7 +116,7 @@ def _token_budget(value: str) -> int | str:
 @click.option("--batch-size", type=click.IntRange(min=1), help="Masked words per judge step.")
 @click.option(
     "--token-budget",
-    type=_token_budget,
+    type=parse_budget,
     help="hf: tokens per judge forward, packed by masked word (instead of --batch-size); auto:"
     " as many as half the free device memory holds.",
 )

@@ -87,9 +87,23 @@ def groups(runs: list[dict]) -> dict[tuple[str, str], list[dict]]:
     return grouped(runs, lambda run: (run["device_name"], run["settings"]["preset"]))
 
 
+def cut(run: dict) -> tuple[int, int]:
+    """How a run cut the `hf` judge's forwards, as a sort key: (0, batch size) or, by a token
+    budget, (1, tokens)."""
+    budget = run["settings"].get("token_budget")
+    return (0, run["settings"]["batch_size"]) if budget is None else (1, budget)
+
+
+def cut_text(key: tuple[int, int], named: bool = False) -> str:
+    """A :func:`cut` in words: ``32`` (``named``: ``batch size 32``), or ``token budget 2824``."""
+    if key[0]:
+        return f"token budget {key[1]}"
+    return f"batch size {key[1]}" if named else str(key[1])
+
+
 def batch_sizes(runs: list[dict]) -> str:
-    """The batch sizes of ``runs``, e.g. ``32, 64 and 128``."""
-    sizes = sorted({str(run["settings"]["batch_size"]) for run in runs}, key=int)
+    """The batch sizes (and token budgets) of ``runs``, e.g. ``32, 64 and 128``."""
+    sizes = [cut_text(key) for key in sorted({cut(run) for run in runs})]
     return " and ".join([", ".join(sizes[:-1]), sizes[-1]] if len(sizes) > 1 else sizes)
 
 
@@ -141,7 +155,7 @@ def runs_table(runs: list[dict]) -> str:
             run["device_name"],
             f"`{run['settings']['preset']}`",
             run["date"][:10],
-            run["settings"]["batch_size"],
+            cut_text(cut(run)),
             f"{run['settings']['questions']} x {run['settings']['answers']}",
             timing(run),
             extent(hf_values(run, "tasks_per_s"), ".3g"),
@@ -150,7 +164,7 @@ def runs_table(runs: list[dict]) -> str:
             extent(hf_values(run, "peak_share"), ".0%") if run.get("peak_bf16_flop_per_s") else "–",
         ]
         for group in groups(runs).values()
-        for run in sorted(group, key=lambda r: (r["settings"]["batch_size"], r["date"]))
+        for run in sorted(group, key=lambda r: (cut(r), r["date"]))
     ]
     return table(header, rows, align="lllrrlrrrr") + "\n"
 
@@ -170,8 +184,11 @@ def gpu_targets(runs: list[dict]) -> str:
             "peak": extent([v for run in group for v in hf_values(run, "peak_share")], ".0%"),
             "matmul": extent([v for run in group for v in hf_values(run, "matmul_share")], ".0%"),
             "per_batch": [
-                (size, extent([v for r in same for v in hf_values(r, "peak_share")], ".0%"))
-                for size, same in by_batch_size(group)
+                (
+                    cut_text(key, named=True),
+                    extent([v for r in same for v in hf_values(r, "peak_share")], ".0%"),
+                )
+                for key, same in by_batch_size(group)
             ],
             "cases": sum(len(run["cases"]) for run in group),
             "speedup_met": sum(s >= 10 for run in group for s in speedups(run)),
@@ -184,9 +201,9 @@ def gpu_targets(runs: list[dict]) -> str:
     return render("performance/gpu-targets.md.j2", groups=summaries)
 
 
-def by_batch_size(runs: list[dict]) -> list[tuple[int, list[dict]]]:
-    """``runs`` grouped by batch size, smallest first."""
-    return sorted(grouped(runs, lambda run: run["settings"]["batch_size"]).items())
+def by_batch_size(runs: list[dict]) -> list[tuple[tuple[int, int], list[dict]]]:
+    """``runs`` grouped by how they cut forwards (:func:`cut`), batch sizes first."""
+    return sorted(grouped(runs, cut).items())
 
 
 def tokens(run: dict) -> str:
