@@ -46,7 +46,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from selfreflect.scoring.budget import parse_budget
+from selfreflect.cli.score import parse_budget
 
 if TYPE_CHECKING:
     import torch
@@ -621,6 +621,7 @@ def benchmark(settings: Settings) -> dict:
 @click.option(
     "--token-budget",
     type=parse_budget,
+    metavar="TOKENS|auto",
     help="hf: tokens per forward, packed by masked word, instead of --batch-size; auto: derived"
     " from the free device memory as scoring.token_budget: auto",
 )

@@ -13,7 +13,6 @@ import click
 from selfreflect.cli.options import SHARD, SHARDS, folder_option
 from selfreflect.config import schema_enum
 from selfreflect.errors import InputError
-from selfreflect.scoring.budget import parse_budget
 from selfreflect.scoring.registry import JUDGES
 
 if TYPE_CHECKING:
@@ -83,6 +82,15 @@ def read_summaries(path: str) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["id", "question", "strategy", "summary", "error"])
 
 
+def parse_budget(value: str) -> int | str:
+    """A ``--token-budget``: a positive number of tokens, or ``auto``."""
+    if value == "auto":
+        return value
+    if not value.isdigit() or int(value) < 1:
+        raise ValueError(f"{value!r} is neither a positive number of tokens nor 'auto'")
+    return int(value)
+
+
 @click.command()
 @click.option("--config", "config_path", type=_FILE, help="Experiment config (YAML).")
 @click.option(
@@ -117,6 +125,7 @@ def read_summaries(path: str) -> pd.DataFrame:
 @click.option(
     "--token-budget",
     type=parse_budget,
+    metavar="TOKENS|auto",
     help="hf: tokens per judge forward, packed by masked word (instead of --batch-size); auto:"
     " as many as half the free device memory holds.",
 )
