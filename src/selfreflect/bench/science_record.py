@@ -35,7 +35,6 @@ from selfreflect.config import answer_settings, evaluated_datasets, load_config
 from selfreflect.errors import InputError
 from selfreflect.fileio import atomic_dir, read_json
 from selfreflect.questions import question_clusters
-from selfreflect.report.catalog import report_for
 
 TABLES = ("main", "validation", "mc_study", "backend_agreement")  # what a record keeps
 REQUIRED = {  # the columns docs/science.md reads of each table; main and validation must exist
@@ -264,6 +263,8 @@ def _per_question(
     """The rows ``judge``'s part of ``table`` was built from: its report's reading of the run's
     files of :data:`PER_QUESTION` (none for another table, or where the judge has no such
     file)."""
+    from selfreflect.report.catalog import report_for  # (matplotlib: not when listing)
+
     if table not in PER_QUESTION:
         return None
     names = {
@@ -299,6 +300,7 @@ def clustered(records: Path, config: dict[str, Any]) -> pd.DataFrame:
     clustered (:mod:`selfreflect.report.clustered`) under ``config``'s plan; no rows if none
     keeps them."""
     from selfreflect.report import clustered as by_cluster
+    from selfreflect.report.catalog import report_for
 
     main = report_for("main").arguments(config)
     references, versus = main["references"], main["versus"]
@@ -333,6 +335,8 @@ def recompute(records: Path, config: dict[str, Any]) -> tuple[list[str], list[st
     """Each record's tables built again from its per-question rows, as the run's report built
     them under ``config``: the tables recomputed (``<judge>/<table>``) and one line per value
     that differs from the recorded table (naming the file, row and column)."""
+    from selfreflect.report.catalog import report_for
+
     done, differences = [], []
     for path in sorted(records.glob(f"*/{ROWS}/*.parquet")):
         judge, table = path.parents[1].name, path.stem

@@ -46,7 +46,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from selfreflect.cli.score import parse_budget
+from selfreflect.scoring.budget import parse_budget
 
 if TYPE_CHECKING:
     import torch

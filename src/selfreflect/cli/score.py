@@ -13,6 +13,7 @@ import click
 from selfreflect.cli.options import SHARD, SHARDS, folder_option
 from selfreflect.config import schema_enum
 from selfreflect.errors import InputError
+from selfreflect.scoring.budget import parse_budget
 from selfreflect.scoring.registry import JUDGES
 
 if TYPE_CHECKING:
@@ -80,15 +81,6 @@ def read_summaries(path: str) -> pd.DataFrame:
         for key, summary in record["summaries"].items()
     ]
     return pd.DataFrame(rows, columns=["id", "question", "strategy", "summary", "error"])
-
-
-def parse_budget(value: str) -> int | str:
-    """A ``--token-budget``: a positive number of tokens, or ``auto``."""
-    if value == "auto":
-        return value
-    if not value.isdigit() or int(value) < 1:
-        raise ValueError(f"{value!r} is neither a positive number of tokens nor 'auto'")
-    return int(value)
 
 
 @click.command()

@@ -81,3 +81,12 @@ def token_budget(shape: Shape, free_bytes: int, prefix: int, share: float = 0.5)
         else:
             high = middle
     return low
+
+
+def parse_budget(value: str) -> int | str:
+    """A command line's ``--token-budget``: a positive number of tokens, or ``auto``."""
+    if value == "auto":
+        return value
+    if not value.isdigit() or int(value) < 1:
+        raise ValueError(f"{value!r} is neither a positive number of tokens nor 'auto'")
+    return int(value)
