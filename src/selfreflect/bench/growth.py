@@ -110,12 +110,12 @@ def context_work(contexts: list, batch_size: int) -> list[dict[str, float]]:
     ``batch_size`` sequences) and their forward FLOPs with Qwen2.5-7B's shape."""
     from types import SimpleNamespace
 
-    from selfreflect.bench.scorer import PRESETS, forward_flops, tree_work
+    from selfreflect.bench.scorer import PRESETS, batches, forward_flops, tree_work
 
     shape = SimpleNamespace(**PRESETS[PREDICTED_MODEL])
     out = []
     for tasks in contexts:
-        counted = tree_work(tasks, batch_size)
+        counted = tree_work(tasks, batches(tasks, batch_size))
         out.append({**counted, "flops": forward_flops(shape, counted, tasks.num_tasks)})
     return out
 
