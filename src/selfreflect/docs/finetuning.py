@@ -252,6 +252,21 @@ def control(result: dict) -> dict | None:
     }
 
 
+def invocation_table(run: dict) -> str | None:
+    """What the measured invocation took, or None where none measured the run (it spanned
+    sittings under plain Snakemake)."""
+    if "seconds" not in run:
+        return None
+    rows = [
+        ["Snakemake wall time", f"{run['seconds'] / 60:.1f} min ({run['seconds']:.0f} s)"],
+        ["CPU time, all processes", f"{run['cpu_seconds'] / 60:.1f} min"],
+        ["peak memory (RSS of Snakemake and all its jobs)", f"{run['peak_rss_mib']} MiB"],
+        ["exit status", run["returncode"]],
+        ["CPU cores / mean 1-min load average", f"{run['cpus']} / {run['mean_load']}"],
+    ]
+    return table(["measure", "value"], rows, "ll")
+
+
 def _listed(names: list[str]) -> str:
     """``a``, ``a and b``, ``a, b and c``."""
     return " and ".join([", ".join(names[:-1]), names[-1]] if len(names) > 1 else names)
@@ -275,22 +290,6 @@ def section(run: str, result: dict) -> str:
         ]
         for job in result["jobs"]
     ]
-    measures = None
-    if "seconds" in run_entry:
-        measures = [
-            [
-                "Snakemake wall time",
-                f"{run_entry['seconds'] / 60:.1f} min ({run_entry['seconds']:.0f} s)",
-            ],
-            ["CPU time, all processes", f"{run_entry['cpu_seconds'] / 60:.1f} min"],
-            ["peak memory (RSS of Snakemake and all its jobs)", f"{run_entry['peak_rss_mib']} MiB"],
-            ["exit status", run_entry["returncode"]],
-            [
-                "CPU cores / mean 1-min load average",
-                f"{run_entry['cpus']} / {run_entry['mean_load']}",
-            ],
-        ]
-        measures = table(["measure", "value"], measures, "ll")
     adapters = {method: list(seeds) for method, seeds in by_method(result["loss"]).items()}
     return render(
         "finetuning_run.md.j2",
@@ -316,7 +315,7 @@ def section(run: str, result: dict) -> str:
         teacher_mde=detectable_difference(rows, sizes["plan"], "teacher_"),
         seed_counts=_seed_counts(adapters),
         jobs=table(["rule", "jobs", "wall min", "CPU min", "peak MiB"], jobs, "lllll"),
-        measures=measures,
+        measures=invocation_table(run_entry),
         verdict=_verdict,
         verdict_counts=_verdict_counts,
         number=_number,
