@@ -86,17 +86,15 @@ def training_log(folder: str) -> list[dict]:
     return _records(pd.concat(frames, axis=1).reset_index()) if frames else []
 
 
-def collect(run: dict, config_path: str) -> dict:
+def collect(run: dict, config_path: str, config: dict) -> dict:
     """The measured run with what the doc shows from its artifacts: the config's sizes and
     models, the analysis plan, the training loss per step of each adapter (``sft-seed0``),
     GRPO's reward per step, the summaries' mean length and the main table's rows."""
     from selfreflect import paths
-    from selfreflect.config import load_config
     from selfreflect.finetune import finetuned_methods, judge_name, trained_adapters
     from selfreflect.provenance import git_commit
     from selfreflect.report.performance import performance_table, read_benchmarks
 
-    config = load_config(config_path)
     name, subject = config["run"], config["subjects"][0]
     finetune = f"results/{name}/finetune/{subject}"
     adapters = trained_adapters(config)
@@ -147,14 +145,13 @@ def collect(run: dict, config_path: str) -> dict:
     }
 
 
-def per_question(config_path: str) -> pd.DataFrame:
+def per_question(config: dict) -> pd.DataFrame:
     """The per-question scores the run's main table was built from (every evaluation judge,
     dataset, subject and strategy), as its report reads them."""
     from selfreflect import paths
-    from selfreflect.config import load_config, summarized_datasets
+    from selfreflect.config import summarized_datasets
     from selfreflect.report.catalog import report_for
 
-    config = load_config(config_path)
     files = [
         paths.SCORES.format(
             run=config["run"], dataset=dataset, subject=subject, judge=judge, strategy=strategy
@@ -187,7 +184,8 @@ def finetuning(config_path: str, cores: str, no_run: bool) -> None:
     from selfreflect.config import load_config
     from selfreflect.fileio import atomic_path, read_json, write_json
 
-    record = record_path(load_config(config_path)["run"])
+    config = load_config(config_path)
+    record = record_path(config["run"])
     if not no_run:
         run = measure(config_path, cores)
     elif record.is_file():
@@ -196,7 +194,7 @@ def finetuning(config_path: str, cores: str, no_run: bool) -> None:
         run = unmeasured(config_path)
     if run["returncode"] != 0:
         raise click.ClickException(f"{run['command']} exited with {run['returncode']}")
-    result, rows = collect(run, config_path), per_question(config_path)
+    result, rows = collect(run, config_path, config), per_question(config)
     with atomic_path(rows_path(record.stem)) as tmp:
         rows.to_parquet(tmp, index=False)
     write_json(record, result)

@@ -31,10 +31,11 @@ def recompute(result: dict, rows: pd.DataFrame) -> list[str]:
     from selfreflect.config import load_config
     from selfreflect.report.catalog import report_for
 
+    config = load_config(result["config_path"])
     report = report_for("main")
-    built = report.build(rows, **report.arguments(load_config(result["config_path"])))
+    built = report.build(rows, **report.arguments(config))
     recorded = pd.DataFrame(result["main"])
-    name = record_path(load_config(result["config_path"])["run"])
+    name = record_path(config["run"])
     return table_differences(name, recorded, built, ["strategy"])
 
 
