@@ -44,6 +44,18 @@ def test_a_claim_holds_when_the_primary_judge_supports_it_and_no_other_is_agains
     assert table.iloc[0]["one verdict"] == expected
 
 
+def test_a_claim_holds_only_so_far_while_a_judge_of_the_plan_has_not_run():
+    """A judge not yet run may still be against a claim the primary judge supports; a claim
+    the primary judge does not support fails whatever the others find."""
+    found = tables({"a": "above chance"})
+    [claim] = claims.claims(found, {}, "real", None)
+    table = claims.verdict_table(found, [claim], ["a"], primary="a", pending=["b"])
+    assert table.iloc[0]["one verdict"] == "holds so far (b not yet run)"
+    found = tables({"a": "not significant"})
+    table = claims.verdict_table(found, [claim], ["a"], primary="a", pending=["b"])
+    assert table.iloc[0]["one verdict"] == f"{PRIMARY} neither"
+
+
 def test_without_a_primary_judge_no_verdict_is_combined_and_a_missing_record_says_so():
     found = tables({"a": "above chance"})
     [claim] = claims.claims(found, {}, "real", None)

@@ -122,9 +122,12 @@ def test_a_runs_report_is_recorded_per_judge_and_renders_the_science_doc(smoke_r
     assert "tiny/record.json: plan:" in line and "(level)" in line
 
 
-def test_docs_science_md_is_what_the_science_records_render():
-    """The page, and every table of a record that keeps per-question rows built again."""
-    run(["selfreflect", "docs", "science", "--check", "--recompute"], REPO)
+@pytest.mark.parametrize("config", ["science.yaml", "confirm.yaml"])
+def test_docs_science_md_is_what_the_science_records_render(config):
+    """Each run's page (docs/science.md, docs/science-confirm.md), and every table of a record
+    that keeps per-question rows built again."""
+    command = ["selfreflect", "docs", "science", "--config", f"config/{config}"]
+    run([*command, "--check", "--recompute"], REPO)
 
 
 def test_dvc_repro_builds_every_table_and_dvc_reads_metrics_and_plots(smoke_dvc_run):

@@ -12,6 +12,9 @@ written from samples (sample_and_summarize, and the samples themselves) beat gre
 judge's backends agree. Where the run showed a claim failing for a judge, the case is a strict
 expected failure citing the record, so it fails the day the judge passes. docs/science.md
 shows the same records.
+
+The confirmatory run's records (docs/science-confirm/, config/confirm.yaml) are asserted as its
+plan decides them: one verdict per claim across its judges (selfreflect.claims).
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ import pandas as pd
 import pytest
 
 from selfreflect import claims
+from selfreflect.bench.science_record import read_records
 from selfreflect.config import load_config
 from tests.conftest import REPO
 
@@ -31,7 +35,7 @@ CONFIG = load_config(REPO / "config" / "science.yaml")
 RECORDS = REPO / "docs" / "science"
 JUDGES = CONFIG["judges"]
 PAIR_TYPES = CONFIG["report"]["pair_types"]
-FREE_FORM, MULTIPLE_CHOICE = "real", "real_mmlu"
+DATASETS = FREE_FORM, MULTIPLE_CHOICE = "real", "real_mmlu"
 FROM_SAMPLES = ["sample_and_summarize", "concatenated_answers"]
 # claims the recorded run showed failing (docs/science/<judge>/, recorded 2026-11-28: 100
 # free-form questions at N = 8): (test, judge, case); each reason is read from the record
@@ -143,3 +147,64 @@ def test_the_judges_backends_agree(judge):
     assert set(agreement["backend"]) >= {"reference"}
     assert (agreement["n_summaries"] > 0).all()
     assert (agreement["max_abs_diff"] < 1e-4).all(), agreement.to_string()
+
+
+# The confirmatory run (config/confirm.yaml, docs/science-confirm/): each claim's one verdict by
+# the plan's rule (its primary judge supports it and no other recorded judge is against it),
+# provisional while a judge of the plan has no record yet
+CONFIRM = load_config(REPO / "config" / "confirm.yaml")
+CONFIRM_PROVENANCE, CONFIRM_TABLES = read_records(REPO / "docs" / "science-confirm", CONFIRM)
+CONFIRM_PENDING = [judge for judge in CONFIRM["judges"] if judge not in CONFIRM_PROVENANCE]
+CONFIRM_CLAIMS = claims.claims(CONFIRM_TABLES, CONFIRM["report"]["plan"], *DATASETS)
+# claims the confirmatory records showed failing (SmolLM2, recorded 2026-12-04); each reason is
+# the records' one verdict
+CONFIRM_FAILURES = {
+    "pairs: no_likelihoods",
+    "pairs: reversed",
+    "basic beats the baseline",
+    "cot beats the baseline",
+    "twostep_cot beats the baseline",
+    "sample_and_summarize beats the baseline",
+    "sample_and_summarize beats basic",
+    "sample_and_summarize beats twostep_cot",
+}
+
+
+def one_verdict(claim: claims.Claim) -> str:
+    """The claim's one verdict across the confirmatory run's recorded judges."""
+    [verdict] = claims.verdict_table(
+        CONFIRM_TABLES,
+        [claim],
+        list(CONFIRM_PROVENANCE),
+        CONFIRM["report"]["plan"]["primary_judge"],
+        CONFIRM_PENDING,
+    )["one verdict"]
+    return verdict
+
+
+def confirm_case(claim: claims.Claim):
+    """A claim of the confirmatory run, a strict expected failure where its records showed one."""
+    marks = []
+    if claim.name in CONFIRM_FAILURES:
+        reason = f"recorded: {one_verdict(claim)}"
+        marks = [pytest.mark.xfail(strict=True, raises=AssertionError, reason=reason)]
+    return pytest.param(claim, marks=marks, id=claim.name)
+
+
+def test_the_confirmatory_records_name_a_plan_committed_before_their_data():
+    """(read_records refuses a record made under another plan; tests/test_plan_history.py
+    checks each plan commit against the repository.)"""
+    for judge, made in CONFIRM_PROVENANCE.items():
+        assert made["plan_commit"], f"{judge}: its data came before its plan"
+
+
+@pytest.mark.parametrize("claim", [confirm_case(claim) for claim in CONFIRM_CLAIMS])
+def test_each_claim_holds_in_the_confirmatory_run(claim):
+    verdict = one_verdict(claim)
+    assert verdict.startswith("holds"), verdict
+
+
+@pytest.mark.parametrize("judge", CONFIRM["judges"])
+def test_every_judge_of_the_confirmatory_plan_is_recorded(judge):
+    if judge in CONFIRM_PENDING:
+        pytest.skip(f"{judge} has not judged the confirmatory run yet: its claims hold so far")

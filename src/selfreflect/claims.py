@@ -170,27 +170,35 @@ def claims(tables: Tables, plan: dict, free_form: str, multiple_choice: str | No
     return found
 
 
-def combined(verdicts: dict[str, Verdict], primary: str) -> str:
+def combined(verdicts: dict[str, Verdict], primary: str, pending: Sequence[str] = ()) -> str:
     """One verdict across judges: ``holds`` when the primary judge's supports the claim and
-    no other judge's is against it, ``fails`` otherwise (naming why)."""
+    no other judge's is against it, ``fails`` otherwise (naming why). While ``pending`` judges
+    have not judged, a claim that holds holds only so far: one of them may still be against."""
     against = [judge for judge, v in verdicts.items() if judge != primary and v.verdict == AGAINST]
     if verdicts[primary].verdict != SUPPORTS:
         return f"fails: the primary judge's verdict is {verdicts[primary].verdict}"
     if against:
         return f"fails: against it by {', '.join(against)}"
-    return "holds"
+    return f"holds so far ({', '.join(pending)} not yet run)" if pending else "holds"
 
 
 def verdict_table(
-    tables: Tables, found: Sequence[Claim], judges: Sequence[str], primary: str | None
+    tables: Tables,
+    found: Sequence[Claim],
+    judges: Sequence[str],
+    primary: str | None,
+    pending: Sequence[str] = (),
 ) -> pd.DataFrame:
-    """A row per claim: each judge's verdict and, with a ``primary`` judge, the combined one."""
+    """A row per claim: each judge's verdict and, with a ``primary`` judge, the combined one
+    (provisional while the plan's ``pending`` judges have no record)."""
     rows = []
     for claim in found:
         verdicts = {judge: claim.verdict(tables, judge) for judge in judges}
         row = {"claim": claim.name, **{judge: v.verdict for judge, v in verdicts.items()}}
         if primary:
             missing = "no record of the primary judge"
-            row["one verdict"] = combined(verdicts, primary) if primary in verdicts else missing
+            row["one verdict"] = (
+                combined(verdicts, primary, pending) if primary in verdicts else missing
+            )
         rows.append(row)
     return pd.DataFrame(rows)

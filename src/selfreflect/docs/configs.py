@@ -1,6 +1,7 @@
 """README.md's table of the shipped configs (its span ``configs``): each run's time, memory and
 sizes as its benchmark recorded them: the laptop run (docs/real_model.json, ``selfreflect bench
-real-run``), the science run's records (docs/science/, ``selfreflect bench science-record``),
+real-run``), the science runs' records (docs/science/, docs/science-confirm/, ``selfreflect bench
+science-record``),
 the finetuning run (docs/finetuning/finetune.json, ``selfreflect bench finetuning``) and the
 paper's run after the judge (docs/scale.json, ``selfreflect bench scale``). What no run measured
 stays "not measured" in the template (``templates/configs.md.j2``).
@@ -22,16 +23,25 @@ from selfreflect.docs.scale import rule_table
 from selfreflect.fileio import read_json
 
 README = Path("README.md")
-SCIENCE = Path("config") / "science.yaml"
+SCIENCE = [Path("config") / "science.yaml", Path("config") / "confirm.yaml"]
 
 
-def science_times() -> dict[str, dict[str, float]]:
-    """Each recorded judge of the science run (in the config's order): its jobs' summed time."""
+def science_times(config_path: Path) -> dict[str, dict[str, float] | None]:
+    """Each judge of a science run (in the config's order): its record's jobs' summed time,
+    None where it has no record yet."""
     from selfreflect.bench.science_record import default_records, read_records
     from selfreflect.config import load_config
 
-    provenance, _ = read_records(default_records(SCIENCE), load_config(SCIENCE))
-    return {judge: made["time"] for judge, made in provenance.items()}
+    config = load_config(config_path)
+    provenance, _ = read_records(default_records(config_path), config)
+    return {judge: provenance.get(judge, {}).get("time") for judge in config["judges"]}
+
+
+def science_page(config_path: Path) -> Path:
+    """The page a science run's records render into."""
+    from selfreflect.docs.science import default_out
+
+    return default_out(config_path)
 
 
 def finetuning_times() -> dict[str, float]:
@@ -51,7 +61,8 @@ def table() -> str:
     return render(
         "configs.md.j2",
         laptop=read_json(REAL_RUN),
-        science=science_times(),
+        science={path.as_posix(): science_times(path) for path in SCIENCE},
+        science_pages={path.as_posix(): science_page(path).as_posix() for path in SCIENCE},
         finetune=read_json(record_path(FIRST))["run"],
         finetuning=finetuning_times(),
         scale=scale,

@@ -247,13 +247,19 @@ def _agreement(agreement: pd.DataFrame) -> str:
     return table(header, rows)
 
 
-def _claims(tables: dict[str, pd.DataFrame], plan: dict, judges: list[str], free_form: list[str]):
-    """Each claim's verdict per judge and, by the plan's primary judge, one verdict
-    (:mod:`selfreflect.claims`)."""
+def _claims(
+    tables: dict[str, pd.DataFrame],
+    plan: dict,
+    judges: list[str],
+    pending: list[str],
+    free_form: list[str],
+):
+    """Each recorded judge's verdict on each claim and, by the plan's primary judge, one
+    verdict (:mod:`selfreflect.claims`), provisional while the ``pending`` judges have none."""
     mc = tables.get("mc_study")
     multiple_choice = None if mc is None or mc.empty else str(mc["dataset"].iloc[0])
     found = claims.claims(tables, plan, free_form[0], multiple_choice)
-    frame = claims.verdict_table(tables, found, judges, plan.get("primary_judge"))
+    frame = claims.verdict_table(tables, found, judges, plan.get("primary_judge"), pending)
     return table(list(frame.columns), frame.to_numpy().tolist())
 
 
@@ -353,7 +359,13 @@ def text(config_path: Path, records: Path) -> str:
         by_cluster = clustered(records, config)
         context |= {
             "verdicts": _verdicts(free_form_tables, list(provenance), baseline),
-            "claims": _claims(tables, config["report"]["plan"], list(provenance), free_form),
+            "claims": _claims(
+                tables,
+                config["report"]["plan"],
+                list(provenance),
+                [judge for judge in config["judges"] if judge not in provenance],
+                free_form,
+            ),
             "pairs": _pairs(validation, level),
             "other_pairs": _pairs(other_pairs, level) if len(other_pairs) else "",
             "other_datasets": list(dict.fromkeys(other_pairs["dataset"])),
