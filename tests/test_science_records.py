@@ -498,3 +498,16 @@ def test_a_pair_type_below_chance_is_shown_as_a_reversal(recorded):
     validation = records / JUDGE / "validation.csv"
     pd.read_csv(validation).assign(verdict_vs_chance="below chance").to_csv(validation, index=False)
     assert "| **no** (below chance) |" in render(config_path, records)
+
+
+def test_a_one_sided_plans_interval_below_chance_is_marked(recorded):
+    """Under a one-sided plan (the recorded smoke run's) a pair type whose Wilson interval
+    lies below chance keeps its "no" and says where its interval lies; above it, nothing."""
+    config_path, records = recorded
+    validation = records / JUDGE / "validation.csv"
+    rows = pd.read_csv(validation).assign(verdict_vs_chance="not significant")
+    rows.assign(ci_low=0.1, ci_high=0.4).to_csv(validation, index=False)
+    below = "| **no** (interval below chance; one-sided test) |"
+    assert below in render(config_path, records)
+    rows.assign(ci_low=0.3, ci_high=0.6).to_csv(validation, index=False)
+    assert "interval below chance" not in render(config_path, records)

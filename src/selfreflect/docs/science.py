@@ -38,6 +38,7 @@ from selfreflect.errors import InputError
 from selfreflect.fileio import read_yaml
 
 PLAN_CHANGES = "plan_changes.yaml"
+CHANCE = 0.5  # a controlled pair's fraction right where the metric cannot tell its summaries
 STUDIES = {  # the studies a plan change can leave exploratory, and their sections' titles
     "pairs": "controlled pairs",
     "mc": "multiple-choice study",
@@ -86,7 +87,9 @@ def study_kinds(changes: list[dict[str, Any]], provenance: dict[str, Any]) -> di
     return kinds
 
 
-def _pairs(validation: pd.DataFrame, level: float) -> str:
+def _pairs(validation: pd.DataFrame, level: float, two_sided: bool) -> str:
+    """The controlled pairs' table; under a one-sided plan, a verdict whose interval lies
+    below chance is marked as the reversal its test could not find."""
     header = ["judge", "pair type", "metric", "right / pairs", "fraction", "95 % Wilson CI"]
     header += ["p vs chance", "adjusted p", "above chance", "McNemar p vs SelfReflect"]
     header += ["adjusted"]
@@ -100,7 +103,9 @@ def _pairs(validation: pd.DataFrame, level: float) -> str:
             f"[{row.ci_low:.2f}, {row.ci_high:.2f}]",
             p_text(row.p_value_vs_chance, level),
             p_text(row.p_adjusted_vs_chance, level),
-            _chance(row.verdict_vs_chance) if row.n_pairs else "no pairs",
+            _chance(row.verdict_vs_chance, not two_sided and row.ci_high < CHANCE)
+            if row.n_pairs
+            else "no pairs",
             "" if pd.isna(row.mcnemar_p_value) else p_text(row.mcnemar_p_value, level),
             "" if pd.isna(row.mcnemar_p_adjusted) else p_text(row.mcnemar_p_adjusted, level),
         ]
@@ -109,9 +114,10 @@ def _pairs(validation: pd.DataFrame, level: float) -> str:
     return table(header, rows)
 
 
-def _mc(mc: pd.DataFrame, level: float) -> str:
+def _mc(mc: pd.DataFrame, level: float, two_sided: bool) -> str:
     header = ["judge", "questions with a rho", "median per-question rho", "95 % bootstrap CI"]
-    header += ["Wilcoxon p (rho > 0)", "verdict", "pooled rho (p)", "pooled verdict"]
+    wilcoxon = "Wilcoxon p (rho ≠ 0)" if two_sided else "Wilcoxon p (rho > 0)"
+    header += [wilcoxon, "verdict", "pooled rho (p)", "pooled verdict"]
     header += ["decides", "tracks W1", "truth agrees", "truth check"]
     rows = [
         [
@@ -263,11 +269,14 @@ def _claims(
     return table(list(frame.columns), frame.to_numpy().tolist())
 
 
-def _chance(verdict: str) -> str:
+def _chance(verdict: str, interval_below: bool = False) -> str:
     """A pair type's verdict against chance as the page shows it: yes, or no (with the
-    reversal where a two-sided plan found one)."""
+    reversal where a two-sided plan found one, or where a one-sided plan's interval lies below
+    chance: ``interval_below``)."""
     shown = _verdict(verdict == "above chance")
-    return f"{shown} (below chance)" if verdict == "below chance" else shown
+    if verdict == "below chance":
+        return f"{shown} (below chance)"
+    return f"{shown} (interval below chance; one-sided test)" if interval_below else shown
 
 
 def _commit(commit: str) -> str:
@@ -356,6 +365,7 @@ def text(config_path: Path, records: Path) -> str:
         free_form_tables = {**tables, "main": main, "validation": validation}
         other_pairs = tables["validation"][~on_free_form]
         level = config["report"]["plan"]["level"]
+        two_sided = config["report"]["plan"].get("two_sided", False)
         by_cluster = clustered(records, config)
         context |= {
             "verdicts": _verdicts(free_form_tables, list(provenance), baseline),
@@ -366,10 +376,10 @@ def text(config_path: Path, records: Path) -> str:
                 [judge for judge in config["judges"] if judge not in provenance],
                 free_form,
             ),
-            "pairs": _pairs(validation, level),
-            "other_pairs": _pairs(other_pairs, level) if len(other_pairs) else "",
+            "pairs": _pairs(validation, level, two_sided),
+            "other_pairs": _pairs(other_pairs, level, two_sided) if len(other_pairs) else "",
             "other_datasets": list(dict.fromkeys(other_pairs["dataset"])),
-            "mc": _mc(tables["mc_study"], level) if "mc_study" in tables else "",
+            "mc": _mc(tables["mc_study"], level, two_sided) if "mc_study" in tables else "",
             "strategies": _strategies(main, baseline, level),
             "claim": _claim(main, level),
             "clustered": _clustered(by_cluster, level) if len(by_cluster) else "",
