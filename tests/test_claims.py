@@ -6,7 +6,8 @@ import pytest
 
 from selfreflect import claims
 
-PRIMARY = "fails: the primary judge's verdict is"
+NOT_CONFIRMED = "not confirmed: the primary judge's test is not significant"
+AGAINST = "fails: the primary judge's verdict is against"
 
 
 def tables(verdicts: dict[str, str]) -> dict[str, pd.DataFrame]:
@@ -26,8 +27,8 @@ def tables(verdicts: dict[str, str]) -> dict[str, pd.DataFrame]:
     [
         ({"a": "above chance", "b": "not significant"}, "holds"),
         ({"a": "above chance", "b": "below chance"}, "fails: against it by b"),
-        ({"a": "not significant", "b": "above chance"}, f"{PRIMARY} neither"),
-        ({"a": "below chance", "b": "above chance"}, f"{PRIMARY} against"),
+        ({"a": "not significant", "b": "above chance"}, NOT_CONFIRMED),
+        ({"a": "below chance", "b": "above chance"}, AGAINST),
     ],
 )
 def test_a_claim_holds_when_the_primary_judge_supports_it_and_no_other_is_against(
@@ -53,7 +54,7 @@ def test_a_claim_holds_only_so_far_while_a_judge_of_the_plan_has_not_run():
     assert table.iloc[0]["one verdict"] == "holds so far (b not yet run)"
     found = tables({"a": "not significant"})
     table = claims.verdict_table(found, [claim], ["a"], primary="a", pending=["b"])
-    assert table.iloc[0]["one verdict"] == f"{PRIMARY} neither"
+    assert table.iloc[0]["one verdict"] == NOT_CONFIRMED
 
 
 def test_without_a_primary_judge_no_verdict_is_combined_and_a_missing_record_says_so():

@@ -370,14 +370,29 @@ def test_krippendorff_rejects_bad_input() -> None:
         krippendorff_alpha([[1, NAN], [NAN, 2]])
 
 
+@pytest.mark.parametrize("two_sided", [False, True])
 @pytest.mark.parametrize(("trials", "accuracy"), [(20, 0.7), (71, 0.62), (9, 0.9), (1, 0.8)])
-def test_binomial_power_is_the_chance_of_a_p_value_below_the_level(trials, accuracy) -> None:
-    """Summed over every outcome the test can see, with the test's own p-value."""
+def test_binomial_power_is_the_chance_of_a_p_value_below_the_level(
+    trials, accuracy, two_sided
+) -> None:
+    """Summed over every outcome the test can see, with the test's own p-value (two-sided:
+    the outcomes above chance that it finds)."""
     from scipy import stats
 
-    fires = [k for k in range(trials + 1) if binomial_p_value(k, trials) < 0.01]
+    fires = [
+        k
+        for k in range(trials + 1)
+        if binomial_p_value(k, trials, two_sided=two_sided) < 0.01
+        and (not two_sided or k > trials / 2)
+    ]
     expected = sum(stats.binom.pmf(k, trials, accuracy) for k in fires)
-    assert binomial_power(trials, accuracy, 0.01) == pytest.approx(expected, abs=1e-12)
+    found = binomial_power(trials, accuracy, 0.01, two_sided=two_sided)
+    assert found == pytest.approx(expected, abs=1e-12)
+
+
+def test_the_two_sided_test_has_less_power_above_chance() -> None:
+    one, two = (binomial_power(130, 0.65, 0.01, two_sided=s) for s in (False, True))
+    assert two < one
 
 
 def test_binomial_power_at_chance_is_at_most_the_level_and_grows_with_accuracy() -> None:

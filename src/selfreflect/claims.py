@@ -172,11 +172,15 @@ def claims(tables: Tables, plan: dict, free_form: str, multiple_choice: str | No
 
 def combined(verdicts: dict[str, Verdict], primary: str, pending: Sequence[str] = ()) -> str:
     """One verdict across judges: ``holds`` when the primary judge's supports the claim and
-    no other judge's is against it, ``fails`` otherwise (naming why). While ``pending`` judges
-    have not judged, a claim that holds holds only so far: one of them may still be against."""
+    no other judge's is against it; ``not confirmed`` when the primary judge's test is not
+    significant (no evidence either way); ``fails`` when a judge's is against it (naming
+    which). While ``pending`` judges have not judged, a claim that holds holds only so far:
+    one of them may still be against it."""
     against = [judge for judge, v in verdicts.items() if judge != primary and v.verdict == AGAINST]
-    if verdicts[primary].verdict != SUPPORTS:
-        return f"fails: the primary judge's verdict is {verdicts[primary].verdict}"
+    if verdicts[primary].verdict == NEITHER:
+        return "not confirmed: the primary judge's test is not significant"
+    if verdicts[primary].verdict == AGAINST:
+        return "fails: the primary judge's verdict is against"
     if against:
         return f"fails: against it by {', '.join(against)}"
     return f"holds so far ({', '.join(pending)} not yet run)" if pending else "holds"

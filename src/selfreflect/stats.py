@@ -218,14 +218,21 @@ def binomial_p_value(
     return float(stats.binomtest(successes, trials, chance, alternative=alternative).pvalue)
 
 
-def binomial_power(trials: int, accuracy: float, level: float, chance: float = 0.5) -> float:
+def binomial_power(
+    trials: int, accuracy: float, level: float, chance: float = 0.5, two_sided: bool = False
+) -> float:
     """Exact power of :func:`binomial_p_value` at ``level``: the probability that ``trials``
-    pairs, each ranked right with probability ``accuracy``, give a p-value below ``level``."""
+    pairs, each ranked right with probability ``accuracy``, give a p-value below ``level``
+    (``two_sided``: of the two-sided test, with more than ``chance`` of the pairs right)."""
     _check_counts(0, trials)
     from scipy import stats
 
     counts = np.arange(trials + 1)
-    fires = stats.binom.sf(counts - 1, trials, chance) < level  # P(X >= k) under chance
+    if two_sided:
+        p_values = [binomial_p_value(int(k), trials, chance, two_sided=True) for k in counts]
+        fires = (np.array(p_values) < level) & (counts > trials * chance)
+    else:
+        fires = stats.binom.sf(counts - 1, trials, chance) < level  # P(X >= k) under chance
     return float(stats.binom.pmf(counts[fires], trials, accuracy).sum())
 
 

@@ -213,6 +213,23 @@ def _clustered(clustered: pd.DataFrame, level: float) -> str:
     return table(header, rows)
 
 
+def _count(found: list[str], tested: int, reversed_: list[str], reversal: str) -> str:
+    """``found`` of the ``tested`` (named), and the reversals beside them (named)."""
+    text = f"{len(found)} of {tested}" + (f" ({', '.join(found)})" if found else "")
+    return text + (f"; {len(reversed_)} {reversal} ({', '.join(reversed_)})" if reversed_ else "")
+
+
+def _tracks(mc: pd.DataFrame) -> str:
+    """The MC claim's verdict by its deciding statistic, the other statistic's beside it (a
+    judge's row of each multiple-choice dataset)."""
+    shown = []
+    for row in mc.itertuples():
+        within = row.decided_by == "within_question"
+        other = f"pooled rho: {row.pooled_verdict}" if within else f"within: {row.verdict}"
+        shown.append(f"{_verdict(row.tracks_w1 == 'yes')} ({other})")
+    return ", ".join(shown)
+
+
 def _verdicts(tables: dict[str, pd.DataFrame], judges: list[str], baseline: str) -> str:
     """One line per judge: what each study concludes (the sections below give the numbers)."""
     pairs = tables["validation"].query("metric == 'selfreflect' and n_pairs > 0")
@@ -221,17 +238,19 @@ def _verdicts(tables: dict[str, pd.DataFrame], judges: list[str], baseline: str)
     for judge in judges:
         own = pairs[pairs["judge"] == judge]
         above = own.loc[own["verdict_vs_chance"] == "above chance", "pair_type"].tolist()
+        below = own.loc[own["verdict_vs_chance"] == "below chance", "pair_type"].tolist()
         mine = mc[mc["judge"] == judge]
         ranked = main[(main["judge"] == judge) & (main["family"] == "strategies")]
         better = ranked.loc[ranked["verdict"] == "better", "strategy"].tolist()
+        worse = ranked.loc[ranked["verdict"] == "worse", "strategy"].tolist()
         tested = ranked[ranked["strategy"] != baseline]
         rows.append(
             [
                 judge,
-                f"{len(above)} of {len(own)}" + (f" ({', '.join(above)})" if above else ""),
-                _verdict((mine["tracks_w1"] == "yes").any()) if len(mine) else "not run",
+                _count(above, len(own), below, "below chance"),
+                _tracks(mine) if len(mine) else "not run",
                 ", ".join(map(str, mine["truth_check"].dropna())) or "not run",
-                f"{len(better)} of {len(tested)}" + (f" ({', '.join(better)})" if better else ""),
+                _count(better, len(tested), worse, "worse"),
             ]
         )
     header = ["judge", "pair types above chance", "MC study tracks W1", "MC truth check"]
@@ -353,6 +372,7 @@ def text(config_path: Path, records: Path) -> str:
         else "",
         "kinds": kinds,
         "confirmed": [title for study, title in STUDIES.items() if kinds[study] == "confirmatory"],
+        "pending": [judge for judge in config["judges"] if judge not in provenance],
         "runs": _records_table(provenance, config["judges"], records),
         "baseline": baseline,
         "free_form": free_form,
@@ -370,11 +390,7 @@ def text(config_path: Path, records: Path) -> str:
         context |= {
             "verdicts": _verdicts(free_form_tables, list(provenance), baseline),
             "claims": _claims(
-                tables,
-                config["report"]["plan"],
-                list(provenance),
-                [judge for judge in config["judges"] if judge not in provenance],
-                free_form,
+                tables, config["report"]["plan"], list(provenance), context["pending"], free_form
             ),
             "pairs": _pairs(validation, level, two_sided),
             "other_pairs": _pairs(other_pairs, level, two_sided) if len(other_pairs) else "",
