@@ -61,6 +61,8 @@ REQUIRED = {  # the columns docs/science.md reads of each table; main and valida
         "metric",
         "n_correct",
         "n_pairs",
+        "n_excluded",
+        "n_failed",
         "fraction",
         "ci_low",
         "ci_high",

@@ -98,7 +98,7 @@ def _pairs(validation: pd.DataFrame, level: float, two_sided: bool) -> str:
             row.judge,
             row.pair_type,
             row.metric,
-            f"{row.n_correct} / {row.n_pairs}",
+            f"{row.n_correct} / {row.n_pairs}" + _left_out(row.n_excluded, row.n_failed),
             round(row.fraction, 2),
             f"[{row.ci_low:.2f}, {row.ci_high:.2f}]",
             p_text(row.p_value_vs_chance, level),
@@ -112,6 +112,13 @@ def _pairs(validation: pd.DataFrame, level: float, two_sided: bool) -> str:
         for row in validation.itertuples()
     ]
     return table(header, rows)
+
+
+def _left_out(without_pair: int, failed: int) -> str:
+    """The questions that gave no pair of a type and the pairs the metric could not score."""
+    parts = [f"{without_pair} without a pair"] if without_pair else []
+    parts += [f"{failed} failed"] if failed else []
+    return f" ({', '.join(parts)})" if parts else ""
 
 
 def _mc(mc: pd.DataFrame, level: float, two_sided: bool) -> str:
