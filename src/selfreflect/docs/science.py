@@ -326,6 +326,7 @@ def _records_table(provenance: dict[str, Any], judges: list[str], records: Path)
         "recorded",
         "commit",
         "plan committed",
+        "data from",
         "questions",
         "N",
         "judge jobs",
@@ -342,6 +343,7 @@ def _records_table(provenance: dict[str, Any], judges: list[str], records: Path)
                 made["recorded"],
                 _commit(made["commit"]),
                 _plan_commit(made),
+                ", ".join(map(_commit, made.get("data_commits", []))) or "not recorded",
                 ", ".join(f"{d} {n}" for d, n in made["questions"].items()),
                 ", ".join(f"{d} {n}" for d, n in made["answers"].items()),
                 time["jobs"],
@@ -351,7 +353,7 @@ def _records_table(provenance: dict[str, Any], judges: list[str], records: Path)
             ]
         )
     missing = [judge for judge in judges if judge not in provenance]
-    return table(header, rows + [[judge, "not yet run", *[""] * 8] for judge in missing])
+    return table(header, rows + [[judge, "not yet run", *[""] * 9] for judge in missing])
 
 
 def text(config_path: Path, records: Path) -> str:
