@@ -28,6 +28,7 @@ def tables(verdicts: dict[str, str]) -> dict[str, pd.DataFrame]:
         ({"a": "above chance", "b": "not significant"}, "holds"),
         ({"a": "above chance", "b": "below chance"}, "fails: against it by b"),
         ({"a": "not significant", "b": "above chance"}, NOT_CONFIRMED),
+        ({"a": "not significant", "b": "below chance"}, f"{NOT_CONFIRMED}; against it by b"),
         ({"a": "below chance", "b": "above chance"}, AGAINST),
     ],
 )

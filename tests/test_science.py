@@ -156,8 +156,8 @@ CONFIRM = load_config(REPO / "config" / "confirm.yaml")
 CONFIRM_PROVENANCE, CONFIRM_TABLES = read_records(REPO / "docs" / "science-confirm", CONFIRM)
 CONFIRM_PENDING = [judge for judge in CONFIRM["judges"] if judge not in CONFIRM_PROVENANCE]
 CONFIRM_CLAIMS = claims.claims(CONFIRM_TABLES, CONFIRM["report"]["plan"], *DATASETS)
-# claims the confirmatory records showed failing (SmolLM2, recorded 2026-12-04); each reason is
-# the records' one verdict
+# claims the confirmatory records showed failing or not confirmed (SmolLM2 and Gemma 3 270M,
+# recorded 2026-12-04); each reason is the records' one verdict
 CONFIRM_FAILURES = {
     "pairs: no_likelihoods",
     "pairs: reversed",

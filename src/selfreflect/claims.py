@@ -178,7 +178,8 @@ def combined(verdicts: dict[str, Verdict], primary: str, pending: Sequence[str] 
     one of them may still be against it."""
     against = [judge for judge, v in verdicts.items() if judge != primary and v.verdict == AGAINST]
     if verdicts[primary].verdict == NEITHER:
-        return "not confirmed: the primary judge's test is not significant"
+        also = f"; against it by {', '.join(against)}" if against else ""
+        return f"not confirmed: the primary judge's test is not significant{also}"
     if verdicts[primary].verdict == AGAINST:
         return "fails: the primary judge's verdict is against"
     if against:
