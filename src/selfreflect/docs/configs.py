@@ -37,13 +37,6 @@ def science_times(config_path: Path) -> dict[str, dict[str, float] | None]:
     return {judge: provenance.get(judge, {}).get("time") for judge in config["judges"]}
 
 
-def science_page(config_path: Path) -> Path:
-    """The page a science run's records render into."""
-    from selfreflect.docs.science import default_out
-
-    return default_out(config_path)
-
-
 def finetuning_times() -> dict[str, float]:
     """Each finetuning record but config/finetune.yaml's, by config: its jobs' summed wall time
     in seconds (such runs span sittings; no one invocation measured them)."""
@@ -57,12 +50,14 @@ def finetuning_times() -> dict[str, float]:
 
 def table() -> str:
     """The README's table of shipped configs, its figures from the runs' records."""
+    from selfreflect.docs.science import default_out
+
     scale = read_json(SCALE)
     return render(
         "configs.md.j2",
         laptop=read_json(REAL_RUN),
         science={path.as_posix(): science_times(path) for path in SCIENCE},
-        science_pages={path.as_posix(): science_page(path).as_posix() for path in SCIENCE},
+        science_pages={path.as_posix(): default_out(path).as_posix() for path in SCIENCE},
         finetune=read_json(record_path(FIRST))["run"],
         finetuning=finetuning_times(),
         scale=scale,
