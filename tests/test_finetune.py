@@ -461,6 +461,29 @@ def test_finetuning_doc_is_rendered_from_its_runs(tmp_path, monkeypatch):
     assert (tmp_path / "training.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+def test_a_finetuning_config_without_a_record_is_listed_as_planned(monkeypatch):
+    """Each shipped finetuning config appears on the page and in README's table of configs:
+    with its record's figures once run, as "not yet run" before."""
+    from selfreflect.docs import configs
+    from selfreflect.docs import finetuning as render
+
+    monkeypatch.chdir(REPO)
+    records = render.read_records()
+    shipped = sorted(p.as_posix() for p in Path("config").glob("finetune*.yaml"))
+    recorded = {result["config_path"] for result in records.values()}
+    assert sorted(recorded | set(render.planned(records))) == shipped
+    assert "config/finetune-grpo.yaml" in shipped
+    times = configs.finetuning_times()
+    assert list(times) == [config for config in shipped if config != "config/finetune.yaml"]
+    page = render.text(records)
+    for config in shipped:
+        unrun = f"`{config}`: planned, not yet run" in page
+        assert unrun == (config not in recorded)
+        assert (times.get(config) is None) == unrun or config == "config/finetune.yaml"
+    fewer = {run: result for run, result in records.items() if run != "finetune-control"}
+    assert "config/finetune-control.yaml" in render.planned(fewer)
+
+
 def adapter_copy(sft_adapter, tmp_path: Path) -> Path:
     """A copy of the trained adapter to spoil."""
     return Path(shutil.copytree(sft_adapter[0], tmp_path / "adapter"))

@@ -2,7 +2,7 @@
 sizes as its benchmark recorded them: the laptop run (docs/real_model.json, ``selfreflect bench
 real-run``), the science runs' records (docs/science/, docs/science-confirm/, ``selfreflect bench
 science-record``),
-the finetuning run (docs/finetuning/finetune.json, ``selfreflect bench finetuning``) and the
+the finetuning runs (docs/finetuning/, ``selfreflect bench finetuning``) and the
 paper's run after the judge (docs/scale.json, ``selfreflect bench scale``). What no run measured
 stays "not measured" in the template (``templates/configs.md.j2``).
 
@@ -16,7 +16,7 @@ from pathlib import Path
 import click
 
 from selfreflect.docs import fill, publish, render
-from selfreflect.docs.finetuning import FIRST, read_records, record_path
+from selfreflect.docs.finetuning import FIRST, planned, read_records, record_path
 from selfreflect.docs.performance import REAL_RUN
 from selfreflect.docs.scale import RECORD as SCALE
 from selfreflect.docs.scale import rule_table
@@ -37,15 +37,18 @@ def science_times(config_path: Path) -> dict[str, dict[str, float] | None]:
     return {judge: provenance.get(judge, {}).get("time") for judge in config["judges"]}
 
 
-def finetuning_times() -> dict[str, float]:
-    """Each finetuning record but config/finetune.yaml's, by config: its jobs' summed wall time
-    in seconds (such runs span sittings; no one invocation measured them)."""
+def finetuning_times() -> dict[str, float | None]:
+    """Each shipped finetuning config but config/finetune.yaml, in name order: its record's jobs'
+    summed wall time in seconds (such runs span sittings; no one invocation measured them), None
+    where it has no record yet."""
     records = read_records()
+    times = dict.fromkeys(planned(records))
     records.pop(FIRST, None)
-    return {
+    times |= {
         result["config_path"]: next(j["wall_s"] for j in result["jobs"] if j["rule"] == "total")
         for result in records.values()
     }
+    return dict(sorted(times.items()))
 
 
 def table() -> str:

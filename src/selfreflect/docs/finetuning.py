@@ -22,6 +22,7 @@ from selfreflect.docs.tables import p_text, table
 DOCS = Path("docs")
 DOC = DOCS / "finetuning.md"
 FIRST = "finetune"  # config/finetune.yaml's run: the page's first section
+CONFIGS = "config/finetune*.yaml"  # the shipped finetuning configs
 
 
 def recompute(result: dict, rows: pd.DataFrame) -> list[str]:
@@ -51,6 +52,12 @@ def read_records() -> dict[str, dict]:
     runs = sorted(path.stem for path in RECORDS.glob("*.json"))
     runs.sort(key=lambda run: run != FIRST)
     return {run: read_json(record_path(run)) for run in runs}
+
+
+def planned(records: dict[str, dict]) -> list[str]:
+    """The shipped finetuning configs (``CONFIGS``) that no record has run yet."""
+    recorded = {result["config_path"] for result in records.values()}
+    return sorted(p.as_posix() for p in Path().glob(CONFIGS) if p.as_posix() not in recorded)
 
 
 def by_method(loss: dict[str, list[dict]]) -> dict[str, dict[int, list[dict]]]:
@@ -327,7 +334,13 @@ def text(records: dict[str, dict]) -> str:
     """docs/finetuning.md from the recorded runs."""
     sections = [section(run, result) for run, result in records.items()]
     controls = {run: control(result) for run, result in records.items()}
-    return render("finetuning.md.j2", records=records, sections=sections, controls=controls)
+    return render(
+        "finetuning.md.j2",
+        records=records,
+        planned=planned(records),
+        sections=sections,
+        controls=controls,
+    )
 
 
 @click.command()
