@@ -41,7 +41,7 @@ JUDGE = "tiny"
 def table(name: str, judge: str = JUDGE) -> pd.DataFrame:
     """One row of report table ``name`` with the columns the page reads."""
     columns = {**REQUIRED, **OPTIONAL}[name]
-    row = {column: 0.5 for column in columns}
+    row = {column: 10 if column.startswith("n_") else 0.5 for column in columns}
     text = {"judge": judge, "dataset": "smoke", "strategy": "basic", "family": "strategies"}
     text |= {"pair_type": "idk", "metric": "selfreflect", "verdict": "better", "truth": "logprobs"}
     text |= {"decided_by": "within_question", "tracks_w1": "yes", "backend": "reference"}
@@ -485,11 +485,33 @@ def test_the_page_shows_the_plans_own_family_where_the_records_hold_it(recorded)
     main = records / JUDGE / "main.csv"
     versus = {"versus": "sample_and_summarize", "versus_diff": 0.0085, "versus_verdict": "worse"}
     versus |= {"versus_diff_low": 0.006, "versus_diff_high": 0.011}
-    versus |= {"versus_p_value": 8.3e-08, "versus_p_adjusted": 0.0496}
+    versus |= {"versus_p_value": 8.3e-08, "versus_p_adjusted": 0.0496, "versus_n_paired": 10}
     pd.read_csv(main).assign(**versus).to_csv(main, index=False)
     text = render(config_path, records)
     row = "| tiny | basic | sample_and_summarize | +0.0085 [+0.0060, +0.0110] | 8.3e-08 | 0.0496 |"
     assert f"{row} worse |" in text and "does not hold" not in text
+
+
+def test_the_page_states_each_tests_power_at_the_pairs_and_questions_its_records_hold(
+    recorded,
+):
+    """Beside the pairs and the strategies, the power of the plan's tests at the sizes the
+    records hold (the fewest any judge had), for the effects the power study names."""
+    from selfreflect.bench.power import ACCURACIES, EFFECTS
+    from selfreflect.stats import binomial_power, signed_rank_power
+
+    config_path, records = recorded
+    plan = load_config(config_path)["report"]["plan"]
+    validation, main = records / JUDGE / "validation.csv", records / JUDGE / "main.csv"
+    pd.read_csv(validation).assign(n_pairs=129).to_csv(validation, index=False)
+    pd.read_csv(main).assign(n_paired=60).to_csv(main, index=False)
+    text = render(config_path, records)
+    level, two_sided = plan["level"], plan.get("two_sided", False)
+    shares = [f"{binomial_power(129, a, level, 0.5, two_sided):.2f}" for a in ACCURACIES]
+    assert f"| idk | 129 | {' | '.join(shares)} |" in text
+    assert shares[1] != shares[-1]  # the effects tell powers apart
+    effects = [f"{signed_rank_power(60, e, level, 2000):.2f}" for e in EFFECTS]
+    assert f"| strategies | 1 | 60 | {' | '.join(effects)} |" in text
 
 
 def test_a_pair_type_below_chance_is_shown_as_a_reversal(recorded):

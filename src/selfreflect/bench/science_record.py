@@ -53,6 +53,7 @@ REQUIRED = {  # the columns docs/science.md reads of each table; main and valida
         "p_adjusted",
         "verdict",
         "n_failed",
+        "n_paired",
     ],
     "validation": [
         "judge",

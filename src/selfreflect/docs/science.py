@@ -114,6 +114,55 @@ def _pairs(validation: pd.DataFrame, level: float, two_sided: bool) -> str:
     return table(header, rows)
 
 
+def _pair_power(validation: pd.DataFrame, level: float, two_sided: bool) -> str:
+    """The exact power of the plan's test against chance at each SelfReflect pair type's pairs
+    (the fewest any judge scored), at the strictest Holm step of the pair types' family, for
+    the true shares ranked right that the power study names (docs/power.md)."""
+    from selfreflect.bench.power import ACCURACIES as SHARES
+    from selfreflect.stats import binomial_power
+
+    selfreflect = validation[(validation["metric"] == "selfreflect") & (validation["n_pairs"] > 0)]
+    pairs = selfreflect.groupby("pair_type", sort=False)["n_pairs"].min()
+    if pairs.empty:
+        return "No pair type made a pair."
+    step = level / len(pairs)
+    header = ["pair type", "pairs", *(f"power at {share}" for share in SHARES)]
+    rows = [
+        [pair_type, n, *(f"{binomial_power(n, a, step, CHANCE, two_sided):.2f}" for a in SHARES)]
+        for pair_type, n in pairs.items()
+    ]
+    return table(header, rows)
+
+
+def _strategy_power(main: pd.DataFrame, level: float, trials: int = 2000) -> str:
+    """The simulated power of each family's two-sided Wilcoxon test (the baseline's, and the
+    plan's ``versus`` family) at its paired questions (the fewest any judge's test had), at the
+    strictest Holm step of the family, for the standardized effects the power study names."""
+    from selfreflect.bench.power import EFFECTS
+    from selfreflect.stats import signed_rank_power
+
+    tested = main[main["p_value"].notna()]
+    families = [
+        (family, rows["strategy"].nunique(), int(rows["n_paired"].min()))
+        for family, rows in tested.groupby("family", sort=False)
+    ]
+    if "versus" in main and main["versus_p_value"].notna().any():
+        versus = main[main["versus_p_value"].notna()]
+        paired = int(versus["versus_n_paired"].min())
+        families.append(("versus", versus["strategy"].nunique(), paired))
+    header = ["family", "tests", "paired questions", *(f"power at {e}" for e in EFFECTS)]
+    rows = [
+        [
+            family,
+            tests,
+            n,
+            *(f"{signed_rank_power(n, e, level / tests, trials):.2f}" for e in EFFECTS),
+        ]
+        for family, tests, n in families
+    ]
+    return table(header, rows)
+
+
 def _left_out(without_pair: int, failed: int) -> str:
     """The questions that gave no pair of a type and the pairs the metric could not score."""
     parts = [f"{without_pair} without a pair"] if without_pair else []
@@ -402,10 +451,12 @@ def text(config_path: Path, records: Path) -> str:
                 tables, config["report"]["plan"], list(provenance), context["pending"], free_form
             ),
             "pairs": _pairs(validation, level, two_sided),
+            "pair_power": _pair_power(validation, level, two_sided),
             "other_pairs": _pairs(other_pairs, level, two_sided) if len(other_pairs) else "",
             "other_datasets": list(dict.fromkeys(other_pairs["dataset"])),
             "mc": _mc(tables["mc_study"], level, two_sided) if "mc_study" in tables else "",
             "strategies": _strategies(main, baseline, level),
+            "strategy_power": _strategy_power(main, level),
             "claim": _claim(main, level),
             "clustered": _clustered(by_cluster, level) if len(by_cluster) else "",
             "agreement": _agreement(tables["backend_agreement"])
