@@ -496,22 +496,28 @@ def test_the_page_states_each_tests_power_at_the_pairs_and_questions_its_records
     recorded,
 ):
     """Beside the pairs and the strategies, the power of the plan's tests at the sizes the
-    records hold (the fewest any judge had), for the effects the power study names."""
-    from selfreflect.bench.power import ACCURACIES, EFFECTS
+    records hold, at the strictest Holm step of each family (the level over its tests), for
+    the effects the power study names; a reference, a family of one, is left out."""
+    from selfreflect.bench.power import ACCURACIES, EFFECTS, STRATEGY_TRIALS
     from selfreflect.stats import binomial_power, signed_rank_power
 
     config_path, records = recorded
     plan = load_config(config_path)["report"]["plan"]
     validation, main = records / JUDGE / "validation.csv", records / JUDGE / "main.csv"
-    pd.read_csv(validation).assign(n_pairs=129).to_csv(validation, index=False)
-    pd.read_csv(main).assign(n_paired=60).to_csv(main, index=False)
+    pairs = pd.read_csv(validation).assign(n_pairs=129)
+    pd.concat([pairs, pairs.assign(pair_type="extra_option")]).to_csv(validation, index=False)
+    rows = pd.read_csv(main).assign(n_paired=60)
+    reference = rows.assign(strategy="concatenated_answers", family="concatenated_answers")
+    both = pd.concat([rows, rows.assign(strategy="cot"), reference])
+    both.to_csv(main, index=False)
     text = render(config_path, records)
     level, two_sided = plan["level"], plan.get("two_sided", False)
-    shares = [f"{binomial_power(129, a, level, 0.5, two_sided):.2f}" for a in ACCURACIES]
-    assert f"| idk | 129 | {' | '.join(shares)} |" in text
+    shares = [f"{binomial_power(129, a, level / 2, 0.5, two_sided):.2f}" for a in ACCURACIES]
+    assert f"| smoke | extra_option | 129 | {' | '.join(shares)} |" in text
     assert shares[1] != shares[-1]  # the effects tell powers apart
-    effects = [f"{signed_rank_power(60, e, level, 2000):.2f}" for e in EFFECTS]
-    assert f"| strategies | 1 | 60 | {' | '.join(effects)} |" in text
+    effects = [f"{signed_rank_power(60, e, level / 2, STRATEGY_TRIALS):.2f}" for e in EFFECTS]
+    assert f"| smoke | strategies | 2 | 60 | {' | '.join(effects)} |" in text
+    assert "| smoke | concatenated_answers | 1 |" not in text
 
 
 def test_a_pair_type_below_chance_is_shown_as_a_reversal(recorded):

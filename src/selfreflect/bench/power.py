@@ -33,6 +33,7 @@ PAIRS = [20, 40, 71, 100, 150, 200, 300, 400]
 ACCURACIES = [0.6, 0.65, 0.7, 0.75, 0.8]
 STRATEGY_QUESTIONS = [40, 100, 200, 300, 400, 600]
 EFFECTS = [0.1, 0.15, 0.2, 0.3, 0.5]
+STRATEGY_TRIALS = 4000  # simulated studies per strategy cell: vectorized tests, cheap
 
 
 @dataclass(frozen=True)
@@ -139,9 +140,9 @@ def _many(name: str, kind: type, default: list) -> click.Option:
 @click.option(
     "--strategy-trials",
     type=click.IntRange(min=1),
-    default=4000,
+    default=STRATEGY_TRIALS,
     show_default=True,
-    help="Simulated studies per strategy cell (they are cheap: vectorized signed-rank tests).",
+    help="Simulated studies per strategy cell.",
 )
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--json", "json_path", type=click.Path(dir_okay=False), default="docs/power.json")

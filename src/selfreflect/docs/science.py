@@ -21,6 +21,7 @@ import pandas as pd
 
 from selfreflect import claims
 from selfreflect.bench.outputs import refuse_overwriting_inputs
+from selfreflect.bench.power import STRATEGY_TRIALS
 from selfreflect.bench.science_record import (
     CONFIG,
     OPTIONAL,
@@ -115,50 +116,69 @@ def _pairs(validation: pd.DataFrame, level: float, two_sided: bool) -> str:
 
 
 def _pair_power(validation: pd.DataFrame, level: float, two_sided: bool) -> str:
-    """The exact power of the plan's test against chance at each SelfReflect pair type's pairs
-    (the fewest any judge scored), at the strictest Holm step of the pair types' family, for
-    the true shares ranked right that the power study names (docs/power.md)."""
+    """The exact power of the plan's test against chance at each tested SelfReflect pair
+    type's pairs (the fewest any judge's test had), at the strictest Holm step of the pair types'
+    family on its dataset, for the true shares ranked right that the power study names."""
     from selfreflect.bench.power import ACCURACIES as SHARES
     from selfreflect.stats import binomial_power
 
-    selfreflect = validation[(validation["metric"] == "selfreflect") & (validation["n_pairs"] > 0)]
-    pairs = selfreflect.groupby("pair_type", sort=False)["n_pairs"].min()
-    if pairs.empty:
-        return "No pair type made a pair."
-    step = level / len(pairs)
-    header = ["pair type", "pairs", *(f"power at {share}" for share in SHARES)]
+    tested = validation[
+        (validation["metric"] == "selfreflect") & validation["p_adjusted_vs_chance"].notna()
+    ]
+    if tested.empty:
+        return "No pair type was tested."
+    pairs = tested.groupby(["dataset", "pair_type"], sort=False)["n_pairs"].min().reset_index()
+    pairs["family"] = pairs.groupby("dataset")["pair_type"].transform("size")
+    header = ["dataset", "pair type", "pairs", *(f"power at {share}" for share in SHARES)]
     rows = [
-        [pair_type, n, *(f"{binomial_power(n, a, step, CHANCE, two_sided):.2f}" for a in SHARES)]
-        for pair_type, n in pairs.items()
+        [
+            row.dataset,
+            row.pair_type,
+            row.n_pairs,
+            *(
+                f"{binomial_power(row.n_pairs, a, level / row.family, CHANCE, two_sided):.2f}"
+                for a in SHARES
+            ),
+        ]
+        for row in pairs.itertuples()
     ]
     return table(header, rows)
 
 
-def _strategy_power(main: pd.DataFrame, level: float, trials: int = 2000) -> str:
-    """The simulated power of each family's two-sided Wilcoxon test (the baseline's, and the
-    plan's ``versus`` family) at its paired questions (the fewest any judge's test had), at the
-    strictest Holm step of the family, for the standardized effects the power study names."""
+def _strategy_power(main: pd.DataFrame, level: float, references: list[str]) -> str:
+    """The simulated power of each family's two-sided Wilcoxon test (the strategies against the
+    baseline, and the plan's ``versus`` family; not the references') at its paired questions
+    (the fewest any judge's test had), at the strictest Holm step of the family, for the
+    standardized effects the power study names."""
     from selfreflect.bench.power import EFFECTS
     from selfreflect.stats import signed_rank_power
 
-    tested = main[main["p_value"].notna()]
+    tested = main[main["p_adjusted"].notna() & ~main["family"].isin(references)]
     families = [
-        (family, rows["strategy"].nunique(), int(rows["n_paired"].min()))
-        for family, rows in tested.groupby("family", sort=False)
+        (dataset, family, rows["strategy"].nunique(), int(rows["n_paired"].min()))
+        for (dataset, family), rows in tested.groupby(["dataset", "family"], sort=False)
     ]
-    if "versus" in main and main["versus_p_value"].notna().any():
-        versus = main[main["versus_p_value"].notna()]
-        paired = int(versus["versus_n_paired"].min())
-        families.append(("versus", versus["strategy"].nunique(), paired))
-    header = ["family", "tests", "paired questions", *(f"power at {e}" for e in EFFECTS)]
+    if "versus" in main:
+        versus = main[main["versus_p_adjusted"].notna()]
+        for (dataset, strategy), rows in versus.groupby(["dataset", "versus"], sort=False):
+            paired = int(rows["versus_n_paired"].min())
+            families.append((dataset, f"against {strategy}", rows["strategy"].nunique(), paired))
+    if not families:
+        return "No strategy was tested."
+    header = ["dataset", "family", "tests", "paired questions"]
+    header += [f"power at {effect}" for effect in EFFECTS]
     rows = [
         [
+            dataset,
             family,
             tests,
-            n,
-            *(f"{signed_rank_power(n, e, level / tests, trials):.2f}" for e in EFFECTS),
+            questions,
+            *(
+                f"{signed_rank_power(questions, e, level / tests, STRATEGY_TRIALS):.2f}"
+                for e in EFFECTS
+            ),
         ]
-        for family, tests, n in families
+        for dataset, family, tests, questions in families
     ]
     return table(header, rows)
 
@@ -456,7 +476,8 @@ def text(config_path: Path, records: Path) -> str:
             "other_datasets": list(dict.fromkeys(other_pairs["dataset"])),
             "mc": _mc(tables["mc_study"], level, two_sided) if "mc_study" in tables else "",
             "strategies": _strategies(main, baseline, level),
-            "strategy_power": _strategy_power(main, level),
+            "strategy_trials": STRATEGY_TRIALS,
+            "strategy_power": _strategy_power(main, level, config["report"]["plan"]["references"]),
             "claim": _claim(main, level),
             "clustered": _clustered(by_cluster, level) if len(by_cluster) else "",
             "agreement": _agreement(tables["backend_agreement"])
