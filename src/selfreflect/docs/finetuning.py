@@ -71,6 +71,18 @@ def by_method(loss: dict[str, list[dict]]) -> dict[str, dict[int, list[dict]]]:
     return grouped
 
 
+def is_grpo(adapter: str) -> bool:
+    """Whether ``adapter`` (``grpo-seed0``) was trained with GRPO."""
+    from selfreflect.config import finetuned
+
+    return finetuned(f"finetuned_{adapter}")[0] == "grpo"
+
+
+def loss_header(adapters: dict[str, list[int]]) -> str:
+    """The loss column's header: per epoch, and over all steps for GRPO where it trained."""
+    return "mean loss per epoch" + " (GRPO: over all its steps)" * ("grpo" in adapters)
+
+
 def epoch_means(loss: list[dict], epochs: int) -> list[float]:
     """The mean training loss of each epoch (its equal share of the steps)."""
     steps = pd.DataFrame(loss)["loss"].to_numpy()
@@ -284,8 +296,12 @@ def section(run: str, result: dict) -> str:
     """One record's section of the page."""
     run_entry, sizes, rows = result["run"], result["config"], result["main"]
     epochs = sizes["training"]["epochs"]
-    losses = [
-        [adapter, len(steps), ", ".join(f"{m:.3f}" for m in epoch_means(steps, epochs))]
+    losses = [  # GRPO's steps are no epochs: one mean over them
+        [
+            adapter,
+            len(steps),
+            ", ".join(f"{m:.3f}" for m in epoch_means(steps, 1 if is_grpo(adapter) else epochs)),
+        ]
         for adapter, steps in result["loss"].items()
     ]
     jobs = [
@@ -312,7 +328,7 @@ def section(run: str, result: dict) -> str:
         adapters=adapters,
         methods=_listed([method.upper() for method in adapters]),
         judges=", ".join(f"`{judge}`" for judge in sizes["evaluation_judges"]),
-        losses=table(["adapter", "optimiser steps", "mean loss per epoch"], losses, "lll"),
+        losses=table(["adapter", "optimiser steps", loss_header(adapters)], losses, "lll"),
         scores=score_table(result),
         words=bool(result.get("summary_words")),
         arms=arm_table(result),
