@@ -21,7 +21,7 @@ import pandas as pd
 
 from selfreflect import claims
 from selfreflect.bench.outputs import refuse_overwriting_inputs
-from selfreflect.bench.power import STRATEGY_TRIALS
+from selfreflect.bench.power import ACCURACIES, EFFECTS, STRATEGY_TRIALS
 from selfreflect.bench.science_record import (
     CONFIG,
     OPTIONAL,
@@ -119,7 +119,6 @@ def _pair_power(validation: pd.DataFrame, level: float, two_sided: bool) -> str:
     """The exact power of the plan's test against chance at each tested SelfReflect pair
     type's pairs (the fewest any judge's test had), at the strictest Holm step of the pair types'
     family on its dataset, for the true shares ranked right that the power study names."""
-    from selfreflect.bench.power import ACCURACIES as SHARES
     from selfreflect.stats import binomial_power
 
     tested = validation[
@@ -129,7 +128,7 @@ def _pair_power(validation: pd.DataFrame, level: float, two_sided: bool) -> str:
         return "No pair type was tested."
     pairs = tested.groupby(["dataset", "pair_type"], sort=False)["n_pairs"].min().reset_index()
     pairs["family"] = pairs.groupby("dataset")["pair_type"].transform("size")
-    header = ["dataset", "pair type", "pairs", *(f"power at {share}" for share in SHARES)]
+    header = ["dataset", "pair type", "pairs", *(f"power at {share}" for share in ACCURACIES)]
     rows = [
         [
             row.dataset,
@@ -137,7 +136,7 @@ def _pair_power(validation: pd.DataFrame, level: float, two_sided: bool) -> str:
             row.n_pairs,
             *(
                 f"{binomial_power(row.n_pairs, a, level / row.family, CHANCE, two_sided):.2f}"
-                for a in SHARES
+                for a in ACCURACIES
             ),
         ]
         for row in pairs.itertuples()
@@ -150,7 +149,6 @@ def _strategy_power(main: pd.DataFrame, level: float, references: list[str]) -> 
     baseline, and the plan's ``versus`` family; not the references') at its paired questions
     (the fewest any judge's test had), at the strictest Holm step of the family, for the
     standardized effects the power study names."""
-    from selfreflect.bench.power import EFFECTS
     from selfreflect.stats import signed_rank_power
 
     tested = main[main["p_adjusted"].notna() & ~main["family"].isin(references)]
