@@ -1,7 +1,7 @@
 """`selfreflect bench device-run`, the script a lent GPU runs, on this CPU (where no GPU is lent,
-this is where it is tested): the scorer at the paper config's batch size and another, and with
-the token budget auto derives, then the smoke DAG on the hf backend, cut to one strategy's main
-table."""
+this is where it is tested): the scorer at the paper config's batch size, with the token budget
+auto derives, with eager attention and at another batch size, then the smoke DAG on the hf
+backend, cut to one strategy's main table, as on a machine without the sentence embedder."""
 
 from __future__ import annotations
 
@@ -29,17 +29,20 @@ def test_the_device_script_runs_on_the_cpu(tmp_path):
     out = tmp_path / "device.json"
     command = ["selfreflect", "bench", "device-run", "--device", "cpu", "--preset", "tiny",
                "--conditioning", "2", "--answers", "2", "--batch-size", "64",
-               "--strategy", "greedy", "--target", MAIN, "--json", str(out)]  # fmt: skip
+               "--strategy", "greedy", "--target", MAIN, "--no-embedder",
+               "--json", str(out)]  # fmt: skip
     result = subprocess.run(command, cwd=REPO, capture_output=True, text=True)
     assert result.returncode == 0, result.stderr[-3000:]
     record = json.loads(out.read_text())
-    assert record["missing"] == [] and record["device"] == "cpu"
-    sizes = [run["settings"]["batch_size"] for run in record["scorer"]]
-    assert sizes == [paper_batch_size(), 64, paper_batch_size()]
-    # then forwards cut by the budget auto derives from this machine's free memory
-    budgets = [run["settings"]["token_budget"] for run in record["scorer"]]
-    assert budgets[:2] == [None, None] and isinstance(budgets[2], int) and budgets[2] >= 1
-    assert record["scorer"][2]["settings"]["token_budget_from"] == "auto"
+    assert record["missing"] == [] and record["device"] == "cpu" and record["embedder"] is False
+    settings = [run["settings"] for run in record["scorer"]]
+    assert [s["batch_size"] for s in settings] == [paper_batch_size()] * 3 + [64]
+    assert [s["attention"] for s in settings] == ["sdpa", "sdpa", "eager", "sdpa"]
+    # the second: forwards cut by the budget auto derives from this machine's free memory
+    budgets = [s["token_budget"] for s in settings]
+    assert budgets[0] is budgets[2] is budgets[3] is None
+    assert isinstance(budgets[1], int) and budgets[1] >= 1
+    assert settings[1]["token_budget_from"] == "auto"
     for run in record["scorer"]:
         [case] = run["cases"]
         assert case["judges"]["hf"]["tasks_per_s"] > 0 and len(case["judges"]["hf"]["timings"]) == 3
@@ -48,6 +51,9 @@ def test_the_device_script_runs_on_the_cpu(tmp_path):
     dag = record["dag"]
     assert dag["returncode"] == 0, dag["error_tail"]
     assert dag["overrides"]["models"]["tiny"] == {"backend": "hf", "gpus": 0}
+    # without the embedder: answers clustered by string, the alternative metrics left out
+    assert dag["overrides"]["summaries"]["cluster"] == {"embedder": "string"}
+    assert dag["omitted"] == ["report_alt_metrics"] and "--omit-from" in dag["command"]
     assert "| greedy " in dag["main_table"] and "| basic " not in dag["main_table"]
     rules = {row["rule"] for row in dag["per_rule"]}
     assert {"answers", "summarize", "judge", "strategy_scores", "report_main_table"} <= rules

