@@ -234,3 +234,13 @@ def test_planning_changes_nothing(smoke_dvc_run, tmp_path):
         plans = list(pool.map(lambda _: snakemake(project, "-n").stdout, range(2)))
     assert all("Nothing to be done" in plan for plan in plans), plans
     assert mtimes(project) == before
+
+
+def test_a_run_without_a_lock_plans_without_importing_dvc(tmp_path):
+    """Snakemake's start reads the plan: where DVC recorded nothing, DVC is not imported (a
+    machine with the workflow's requirements but not DVC's, a lent GPU, runs the DAG)."""
+    check = (
+        "import sys; from selfreflect.dvc_record import sync_plan; "
+        "assert not sync_plan({'run': 'r'}); assert 'dvc' not in sys.modules"
+    )
+    run(["python3", "-c", check], tmp_path)

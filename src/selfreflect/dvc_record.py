@@ -154,12 +154,13 @@ class SyncPlan:
 def sync_plan(config: dict[str, Any]) -> SyncPlan:
     """What :func:`dvc_sync` would date for ``config`` (module docstring), from the lock of its
     run's DVC project (:func:`selfreflect.dvc_project.run_project`, whose stages spell the
-    root's paths); reads, changes nothing."""
-    from dvc.scm import SCMError
-
+    root's paths); reads, changes nothing. Without a lock, DVC is not imported: Snakemake
+    starts without it."""
     project = run_project(config["run"])
     if not (project / LOCK_FILE).is_file():
         return SyncPlan({}, {}, ())
+    from dvc.scm import SCMError
+
     try:
         stages = recorded_stages(config, project)
     except SCMError:  # a copy without git (a release archive): DVC cannot open its project
