@@ -55,6 +55,7 @@ DAG_MODULES = (
     "snakemake",
     "pandas",
     "pyarrow",
+    "datasets",  # the hub-layout question files (MMLU)
     "jsonschema",
     "wordfreq",
 )
