@@ -514,8 +514,10 @@ def test_summaries_table_round_trip_keeps_question_order():
 
 
 def test_the_ancestor_mask_is_each_nodes_path_to_the_top():
-    """:func:`ancestor_mask`, built on the device in one step per level, is the mask row by row
-    from the parents (a node sees itself and what its parent sees), on random trees."""
+    """:func:`ancestor_mask`, built on the device in one scatter per level (an ``index_put_``
+    made the host wait for a GPU at each level: 64 waits per forward on an H200,
+    docs/performance.md), is the mask row by row from the parents (a node sees itself and what
+    its parent sees), on random trees."""
     from selfreflect.scoring.hf_judge import ancestor_mask
 
     rng = np.random.default_rng(0)

@@ -110,11 +110,13 @@ def total(bounds: Iterable[Bound]) -> Bound:
     return sum(bounds, ZERO)
 
 
-def judge_throughput(batch_size: int, answers: int) -> tuple[Bound, str]:
+def judge_throughput(scoring: dict[str, Any], answers: int) -> tuple[Bound, str]:
     """The `hf` judge's FLOP/s on a GPU with Qwen2.5-7B's shape: the recorded scorer
-    benchmark's case at ``answers`` conditioning answers with the config's batch size (else
-    the fastest run's), bounded by that run's slowest and fastest case."""
-    from selfreflect.bench.scorer import recorded
+    benchmark's case at ``answers`` conditioning answers with forwards cut as ``scoring`` cuts
+    them (its batch size, or a token budget of the same kind: ``auto`` or a number), on the
+    judge's sdpa attention (else the fastest run's), bounded by that run's slowest and
+    fastest case."""
+    from selfreflect.bench.scorer import cut, cut_text, recorded
 
     runs = recorded()
     gpu = [
@@ -126,15 +128,28 @@ def judge_throughput(batch_size: int, answers: int) -> tuple[Bound, str]:
         id(run): {c["conditioning"]: c["judges"]["hf"]["flop_per_s"] for c in run["cases"]}
         for run in gpu
     }
-    matching = [run for run in gpu if run["settings"]["batch_size"] == batch_size] or gpu
-    run = max(matching, key=lambda r: rate[id(r)][answers])
+    matching = [run for run in gpu if same_cut(cut(run), scoring)] or gpu
+    run = max(matching, key=lambda r: rate[id(r)].get(answers, 0.0))
     cases = rate[id(run)].values()
+    measured = rate[id(run)].get(answers, max(cases))
     source = (
-        f"{run['device_name']}, batch size {run['settings']['batch_size']}, recorded"
-        f" {run['date'][:10]}: the case at {answers} conditioning answers, bounded by the run's"
-        f" cases at {', '.join(map(str, rate[id(run)]))}"
+        f"{run['device_name']}, {cut_text(cut(run), named=True)}, recorded {run['date'][:10]}:"
+        f" the case at {answers} conditioning answers, bounded by the run's cases at"
+        f" {', '.join(map(str, rate[id(run)]))}"
     )
-    return Bound(min(cases), rate[id(run)][answers], max(cases)), source
+    return Bound(min(cases), measured, max(cases)), source
+
+
+def same_cut(key: tuple[int, int, str, str], scoring: dict[str, Any]) -> bool:
+    """Whether a scorer run cut (:func:`selfreflect.bench.scorer.cut`) forwards as the
+    ``scoring`` settings do, on sdpa attention."""
+    kind, size, derived, attention = key
+    budget = scoring.get("token_budget")
+    if attention != "sdpa" or kind != (budget is not None):
+        return False
+    if budget is None:
+        return size == scoring["batch_size"]
+    return derived == "auto" if budget == "auto" else size == budget and not derived
 
 
 @dataclass(frozen=True)
@@ -492,9 +507,7 @@ def predict(config_path: Path, tokenizer: dict[str, Any]) -> dict[str, Any]:
 
     config = load_config(config_path)
     fmt = PromptFormat.for_model(load_tokenizer(tokenizer), tokenizer)
-    judge, source = judge_throughput(
-        config["scoring"]["batch_size"], config["answers"]["num_answers"]
-    )
+    judge, source = judge_throughput(config["scoring"], config["answers"]["num_answers"])
     rates = {
         "judge": judge,
         "generation": Bound.stated(GENERATION),

@@ -101,18 +101,23 @@ PRESETS = {
 PEAK_BF16 = {"H100": 989e12, "H200": 989e12, "A100": 312e12, "L40S": 362e12}
 
 RUNS = Path("docs") / "benchmarks"  # where the docs read the recorded runs
+DEVICE_RUNS = RUNS / "device"  # bench device-run's records, their scorer runs among them
 RATES = ("seconds", "tasks_per_s", "flop_per_s", "matmul_share", "peak_share")
 
 
 def read_run(path: Path) -> dict:
-    """A run this benchmark recorded (``--json``). A record of one timing per case (from before
-    repeats) comes back in the shape of one with repeats: its time as the one ``timings``, each
-    rate's range that rate alone, and on CUDA `hf`'s ``peak_share`` computed from the recorded
-    peak."""
-    from selfreflect.errors import InputError
+    """A run this benchmark recorded (``--json``), as :func:`normalized`."""
     from selfreflect.fileio import read_json
 
-    run = read_json(path)
+    return normalized(read_json(path), path)
+
+
+def normalized(run: dict, source: Path) -> dict:
+    """A recorded run (read from ``source``); one of one timing per case (from before repeats)
+    in the shape of one with repeats: its time as the one ``timings``, each rate's range that
+    rate alone, and on CUDA `hf`'s ``peak_share`` computed from the recorded peak."""
+    from selfreflect.errors import InputError
+
     try:
         run["settings"].setdefault("repeats", 1)
         peak = run.get("peak_bf16_flop_per_s")
@@ -125,13 +130,48 @@ def read_run(path: Path) -> dict:
                 ranges = {key: [result[key]] * 2 for key in RATES if key in result}
                 result.setdefault("range", ranges)
     except KeyError as err:
-        raise InputError(f"{path}: missing field {err}") from None
+        raise InputError(f"{source}: missing field {err}") from None
     return run
 
 
+def device_runs(folder: Path = DEVICE_RUNS) -> list[dict]:
+    """Every ``bench device-run`` record under ``folder``, oldest first, each with its
+    ``source`` path."""
+    from selfreflect.fileio import read_json
+
+    runs = [read_json(path) | {"source": str(path)} for path in sorted(folder.glob("*.json"))]
+    return sorted(runs, key=lambda run: run["scorer"][0]["date"])
+
+
 def recorded(folder: Path = RUNS) -> list[dict]:
-    """Every recorded run (``read_run``), oldest first."""
-    return sorted(map(read_run, folder.glob("*.json")), key=lambda run: run["date"])
+    """Every recorded run (``read_run``), oldest first: this benchmark's records under
+    ``folder`` and the scorer runs of each ``bench device-run`` record under ``folder/device``."""
+    runs = [read_run(path) for path in folder.glob("*.json")]
+    for device_run in device_runs(folder / DEVICE_RUNS.name):
+        runs += [normalized(run, Path(device_run["source"])) for run in device_run["scorer"]]
+    return sorted(runs, key=lambda run: run["date"])
+
+
+def cut(run: dict) -> tuple[int, int, str, str]:
+    """How a run cut the `hf` judge's forwards and attended, as a sort key: (0, batch size) or,
+    by a token budget, (1, tokens, ``auto`` where derived), then the attention kernel (older
+    records: sdpa, transformers' default)."""
+    settings = run["settings"]
+    attention = settings.get("attention", "sdpa")
+    if settings.get("token_budget") is None:
+        return (0, settings["batch_size"], "", attention)
+    return (1, settings["token_budget"], settings.get("token_budget_from", ""), attention)
+
+
+def cut_text(key: tuple[int, int, str, str], named: bool = False) -> str:
+    """A :func:`cut` in words: ``32`` (``named``: ``batch size 32``), ``token budget 5005
+    (auto)``, with ``, eager attention`` where it was not sdpa."""
+    kind, size, derived, attention = key
+    if kind:
+        text = f"token budget {size}" + (f" ({derived})" if derived else "")
+    else:
+        text = f"batch size {size}" if named else str(size)
+    return text + ("" if attention == "sdpa" else f", {attention} attention")
 
 
 ATTENTION = ("sdpa", "eager")
@@ -368,8 +408,10 @@ def device_name(device: str) -> str:
 
 
 def commit() -> str | None:
+    """The checkout's commit, ``-dirty`` where its files differ from it (a lent machine's copy
+    of the tree may carry an older history than its files)."""
     result = subprocess.run(
-        ["git", "rev-parse", "--short", "HEAD"],
+        ["git", "describe", "--always", "--dirty", "--abbrev=7"],
         capture_output=True,
         text=True,
         check=False,

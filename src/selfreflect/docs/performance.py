@@ -23,7 +23,7 @@ from typing import Any
 
 import click
 
-from selfreflect.bench.scorer import recorded, spread
+from selfreflect.bench.scorer import cut, cut_text, recorded, spread
 from selfreflect.docs import fill, render
 from selfreflect.docs.tables import table
 from selfreflect.fileio import read_json
@@ -85,20 +85,6 @@ def grouped(runs: list[dict], key: Callable[[dict], Any]) -> dict[Any, list[dict
 def groups(runs: list[dict]) -> dict[tuple[str, str], list[dict]]:
     """``runs`` by device and model shape (``device_name``, ``preset``)."""
     return grouped(runs, lambda run: (run["device_name"], run["settings"]["preset"]))
-
-
-def cut(run: dict) -> tuple[int, int]:
-    """How a run cut the `hf` judge's forwards, as a sort key: (0, batch size) or, by a token
-    budget, (1, tokens)."""
-    budget = run["settings"].get("token_budget")
-    return (0, run["settings"]["batch_size"]) if budget is None else (1, budget)
-
-
-def cut_text(key: tuple[int, int], named: bool = False) -> str:
-    """A :func:`cut` in words: ``32`` (``named``: ``batch size 32``), or ``token budget 2824``."""
-    if key[0]:
-        return f"token budget {key[1]}"
-    return f"batch size {key[1]}" if named else str(key[1])
 
 
 def batch_sizes(runs: list[dict]) -> str:

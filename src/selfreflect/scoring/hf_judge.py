@@ -52,12 +52,11 @@ def ancestor_mask(parents: torch.Tensor, depth: int) -> torch.Tensor:
     with no copy from the host and no sync."""
     n = len(parents)
     seen = torch.zeros(n, n + 1, dtype=torch.bool, device=parents.device)  # last: "no node"
-    rows = torch.arange(n, device=parents.device)
     up = torch.where(parents >= 0, parents, n)  # -1 as the "no node" column
     above = torch.cat([up, torch.full((1,), n, dtype=up.dtype, device=parents.device)])
-    node = rows
+    node = torch.arange(n, device=parents.device)
     for _ in range(depth + 1):  # the node itself, then each ancestor
-        seen[rows, node] = True
+        seen.scatter_(1, node[:, None], True)  # a scatter, not index_put_ (which syncs)
         node = above[node]
     return seen[:, :n]
 
