@@ -104,19 +104,29 @@ def load_tokenizer(spec: dict[str, Any]) -> Any:
         return AutoTokenizer.from_pretrained(str(source.parent), gguf_file=source.name)
 
 
-def context_work(contexts: list, batch_size: int) -> list[dict[str, float]]:
+def context_work(
+    contexts: list, batch_size: int, token_budget: int | None = None
+) -> list[dict[str, float]]:
     """Per context (its :class:`~selfreflect.scoring.contexts.ContextTasks`): the tokens and
     attended keys the `hf` judge computes (the prefix once, one token tree per batch of
-    ``batch_size`` sequences) and their forward FLOPs with Qwen2.5-7B's shape."""
+    ``batch_size`` sequences, or per run of sequences the ``token_budget`` packs) and their
+    forward FLOPs with Qwen2.5-7B's shape, those of the prefix alone as ``prefix_flops``."""
     from types import SimpleNamespace
 
     from selfreflect.bench.scorer import PRESETS, batches, forward_flops, tree_work
+    from selfreflect.scoring.contexts import packed_spans
 
     shape = SimpleNamespace(**PRESETS[PREDICTED_MODEL])
     out = []
     for tasks in contexts:
-        counted = tree_work(tasks, batches(tasks, batch_size))
-        out.append({**counted, "flops": forward_flops(shape, counted, tasks.num_tasks)})
+        if token_budget is None:
+            spans = batches(tasks, batch_size)
+        else:
+            spans = packed_spans(tasks, token_budget)
+        counted = tree_work(tasks, spans)
+        prefix = forward_flops(shape, tree_work(tasks, []), 0)
+        flops = forward_flops(shape, counted, tasks.num_tasks)
+        out.append({**counted, "flops": flops, "prefix_flops": prefix})
     return out
 
 

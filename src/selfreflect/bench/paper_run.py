@@ -60,6 +60,12 @@ STARTUP = {  # seconds to load Qwen2.5-7B-Instruct from local disk onto one GPU
         "source": "stated: transformers reading 15 GB of safetensors onto the GPU",
     },
 }
+# scoring.token_budget auto on the paper's judge: an H100's memory, less the weights of
+# Qwen2.5-7B (its model card's parameters) in bf16, free after a prefix of its full context
+H100_BYTES = 80 * 10**9
+JUDGE_PARAMETERS = 7.62e9
+BF16_BYTES = 2
+JUDGE_CONTEXT = 32768
 PROMPT_KEYS = ("basic", "cot", "twostep_cot_brainstorm", "sample_and_summarize")  # measured
 REASONING_TOKENS = 512  # a reasoning step's output (cot, twostep_cot's brainstorm): stated
 GPU_RULES = {"answers", "summarize", "judge", "report_alt_metrics"}
@@ -111,17 +117,16 @@ def total(bounds: Iterable[Bound]) -> Bound:
 
 
 def judge_throughput(scoring: dict[str, Any], answers: int) -> tuple[Bound, str]:
-    """The `hf` judge's FLOP/s on a GPU with Qwen2.5-7B's shape: the recorded scorer
-    benchmark's case at ``answers`` conditioning answers with forwards cut as ``scoring`` cuts
-    them (its batch size, or a token budget of the same kind: ``auto`` or a number), on the
-    judge's sdpa attention (else the fastest run's), bounded by that run's slowest and
-    fastest case."""
+    """The `hf` judge's FLOP/s on a GPU with Qwen2.5-7B's shape: the case at ``answers``
+    conditioning answers of the latest recorded scorer run that cut forwards as ``scoring``
+    cuts them (its batch size, or a token budget of the same kind: ``auto`` or a number) on the
+    judge's sdpa attention (else of any run), bounded by every case of every recorded run on
+    sdpa, whatever its device and cut."""
     from selfreflect.bench.scorer import cut, cut_text, recorded
 
-    runs = recorded()
     gpu = [
         run
-        for run in runs
+        for run in recorded()
         if run.get("device", "").startswith("cuda") and run["settings"]["preset"] == "qwen2.5-7b"
     ]
     rate = {
@@ -129,23 +134,24 @@ def judge_throughput(scoring: dict[str, Any], answers: int) -> tuple[Bound, str]
         for run in gpu
     }
     matching = [run for run in gpu if same_cut(cut(run), scoring)] or gpu
-    run = max(matching, key=lambda r: rate[id(r)].get(answers, 0.0))
-    cases = rate[id(run)].values()
-    measured = rate[id(run)].get(answers, max(cases))
+    run = ([r for r in matching if answers in rate[id(r)]] or matching)[-1]
+    sdpa = [r for r in gpu if not cut(r)[3]]
+    cases = [value for r in sdpa or gpu for value in rate[id(r)].values()]
+    measured = rate[id(run)].get(answers, max(rate[id(run)].values()))
     source = (
         f"{run['device_name']}, {cut_text(cut(run), named=True)}, recorded {run['date'][:10]}:"
-        f" the case at {answers} conditioning answers, bounded by the run's cases at"
-        f" {', '.join(map(str, rate[id(run)]))}"
+        f" the case at {answers} conditioning answers of the latest run of that setting,"
+        f" bounded by every case of the {len(sdpa or gpu)} runs recorded on GPUs"
     )
     return Bound(min(cases), measured, max(cases)), source
 
 
-def same_cut(key: tuple[int, int, str, str], scoring: dict[str, Any]) -> bool:
+def same_cut(key: tuple[int, int, str, bool, str], scoring: dict[str, Any]) -> bool:
     """Whether a scorer run cut (:func:`selfreflect.bench.scorer.cut`) forwards as the
     ``scoring`` settings do, on sdpa attention."""
-    kind, size, derived, attention = key
+    kind, size, derived, other_kernel, _ = key
     budget = scoring.get("token_budget")
-    if attention != "sdpa" or kind != (budget is not None):
+    if other_kernel or kind != (budget is not None):
         return False
     if budget is None:
         return size == scoring["batch_size"]
@@ -218,6 +224,24 @@ def alt_metric_tasks(fmt: Any, example: Example, pairs: list):
     return ContextTasks([[*seq, 0] for seq in ids], [len(seq) for seq in ids], 0)
 
 
+def judge_budget(scoring: dict[str, Any]) -> int | None:
+    """The `hf` judge's tokens per forward under ``scoring``: None where it cuts by batch size;
+    ``auto`` as the judge derives it on an H100 (:data:`H100_BYTES` less the judge's bf16
+    weights free, after a prefix of its full context)."""
+    from types import SimpleNamespace
+
+    from selfreflect.bench.growth import PREDICTED_MODEL
+    from selfreflect.bench.scorer import PRESETS
+    from selfreflect.scoring.budget import Shape, token_budget
+
+    budget = scoring.get("token_budget")
+    if budget != "auto":
+        return budget
+    shape = Shape.of(SimpleNamespace(**PRESETS[PREDICTED_MODEL]), BF16_BYTES)
+    free = H100_BYTES - BF16_BYTES * JUDGE_PARAMETERS
+    return token_budget(shape, int(free), prefix=JUDGE_CONTEXT)
+
+
 def example_work(fmt: Any, config: dict[str, Any], example: Example, foreign: str) -> dict:
     """Per context kind of ``example``'s judge pass, as the DAG's judge jobs build them: its
     contexts (alternative metrics: chats) and their Qwen2.5-7B forward FLOPs."""
@@ -228,12 +252,19 @@ def example_work(fmt: Any, config: dict[str, Any], example: Example, foreign: st
     from selfreflect.seeds import question_seed, subsample_indices
 
     scoring, report = config["scoring"], config["report"]
-    words = masked_words(example.test, stopword_policy(scoring["stopwords"]))
+    distinct = list(dict.fromkeys(example.test))  # the example's answers, cycled to N
+    repeats = len(example.test) / len(distinct)
+    words = masked_words(distinct, stopword_policy(scoring["stopwords"]))
     reference = context_tasks(fmt, reference_prompt(example.question, example.conditioning, words))
+    budget = judge_budget(scoring)
 
-    def work(contexts: list) -> dict[str, float]:
-        counted = context_work(contexts, scoring["batch_size"])
-        return {"contexts": len(contexts), "flops": sum(c["flops"] for c in counted)}
+    def work(contexts: list, repeats: float = repeats) -> dict[str, float]:
+        """Their FLOPs, the held-out answers' part ``repeats`` times: N held-out answers as
+        copies of the example's distinct ones that share no token, as sampled answers that
+        differ would not (a forward computes a copy's tokens once)."""
+        counted = context_work(contexts, scoring["batch_size"], budget)
+        flops = sum(c["prefix_flops"] + repeats * (c["flops"] - c["prefix_flops"]) for c in counted)
+        return {"contexts": len(contexts), "flops": flops}
 
     def summaries(texts: Iterable[str]) -> dict[str, float]:
         contexts = [context_tasks(fmt, summary_prompt(example.question, t, words)) for t in texts]
@@ -252,7 +283,7 @@ def example_work(fmt: Any, config: dict[str, Any], example: Example, foreign: st
         kinds[f"convergence {size}"] = work(contexts)
     chats = alt_metric_tasks(fmt, example, pairs)
     kinds["alt metrics"] = {"contexts": len(chats.sequences)}
-    kinds["alt metrics"]["flops"] = work([chats])["flops"]
+    kinds["alt metrics"]["flops"] = work([chats], repeats=1)["flops"]
     return kinds
 
 
@@ -557,6 +588,8 @@ def predict(config_path: Path, tokenizer: dict[str, Any]) -> dict[str, Any]:
             "convergence_sizes": config["report"]["convergence_sizes"],
             "convergence_questions": config["report"]["convergence_questions"],
             "batch_size": config["scoring"]["batch_size"],
+            "token_budget": config["scoring"].get("token_budget"),
+            "tokens_per_forward": judge_budget(config["scoring"]),
         },
         "rates": {
             "judge_flop_per_s": judge.record() | {"source": source},

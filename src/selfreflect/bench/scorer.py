@@ -152,26 +152,31 @@ def recorded(folder: Path = RUNS) -> list[dict]:
     return sorted(runs, key=lambda run: run["date"])
 
 
-def cut(run: dict) -> tuple[int, int, str, str]:
+def cut(run: dict, exact: bool = True) -> tuple[int, int, str, bool, str]:
     """How a run cut the `hf` judge's forwards and attended, as a sort key: (0, batch size) or,
-    by a token budget, (1, tokens, ``auto`` where derived), then the attention kernel (older
-    records: sdpa, transformers' default)."""
+    by a token budget, (1, tokens, ``auto`` where derived: 0 tokens unless ``exact``), then
+    whether the attention kernel was other than sdpa (older records: sdpa, transformers'
+    default), and which."""
     settings = run["settings"]
     attention = settings.get("attention", "sdpa")
+    kernel = (attention != "sdpa", attention)
     if settings.get("token_budget") is None:
-        return (0, settings["batch_size"], "", attention)
-    return (1, settings["token_budget"], settings.get("token_budget_from", ""), attention)
+        return (0, settings["batch_size"], "", *kernel)
+    derived = settings.get("token_budget_from", "")
+    return (1, settings["token_budget"] if exact or not derived else 0, derived, *kernel)
 
 
-def cut_text(key: tuple[int, int, str, str], named: bool = False) -> str:
+def cut_text(key: tuple[int, int, str, bool, str], named: bool = False) -> str:
     """A :func:`cut` in words: ``32`` (``named``: ``batch size 32``), ``token budget 5005
-    (auto)``, with ``, eager attention`` where it was not sdpa."""
-    kind, size, derived, attention = key
+    (auto)`` (``token budget auto`` where not exact), with `` (eager attention)`` where it
+    was not sdpa."""
+    kind, size, derived, _, attention = key
     if kind:
-        text = f"token budget {size}" + (f" ({derived})" if derived else "")
+        text = f"token budget {size}" if size else "token budget"
+        text += (f" ({derived})" if size else f" {derived}") if derived else ""
     else:
         text = f"batch size {size}" if named else str(size)
-    return text + ("" if attention == "sdpa" else f", {attention} attention")
+    return text + ("" if attention == "sdpa" else f" ({attention} attention)")
 
 
 ATTENTION = ("sdpa", "eager")

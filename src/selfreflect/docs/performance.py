@@ -23,7 +23,7 @@ from typing import Any
 
 import click
 
-from selfreflect.bench.scorer import cut, cut_text, recorded, spread
+from selfreflect.bench.scorer import cut, cut_text, device_runs, normalized, recorded, spread
 from selfreflect.docs import fill, render
 from selfreflect.docs.tables import table
 from selfreflect.fileio import read_json
@@ -89,7 +89,7 @@ def groups(runs: list[dict]) -> dict[tuple[str, str], list[dict]]:
 
 def batch_sizes(runs: list[dict]) -> str:
     """The batch sizes (and token budgets) of ``runs``, e.g. ``32, 64 and 128``."""
-    sizes = [cut_text(key) for key in sorted({cut(run) for run in runs})]
+    sizes = [cut_text(key) for key in sorted({cut(run, exact=False) for run in runs})]
     return " and ".join([", ".join(sizes[:-1]), sizes[-1]] if len(sizes) > 1 else sizes)
 
 
@@ -127,15 +127,77 @@ def speed(run: dict) -> str:
         rows.append(row)
     tasks = ", ".join(f"{name} {run['cases'][0]['judges'][name]['tasks']}" for name in judges)
     speeds = table(header, rows, align="l" + "r" * (len(header) - 1))
-    return render("performance/speed.md.j2", run=run, tasks=tasks, speed=speeds)
+    cuts = cut_text(cut(run), named=True)
+    return render("performance/speed.md.j2", run=run, tasks=tasks, speed=speeds, cuts=cuts)
+
+
+def host_waits(result: dict) -> str:
+    """The host's waits for the GPU during one `hf` pass, with its forwards (``–`` where not
+    counted: before the count, or off a GPU)."""
+    syncs = result.get("host_syncs")
+    return "–" if syncs is None else f"{syncs['syncs']} ({syncs['forwards']} forwards)"
+
+
+def device_scorer(records: list[dict]) -> str:
+    """Each ``bench device-run`` record's scorer runs side by side, on the same inputs: per
+    setting and case `hf`'s tasks/s, its speed-up over the record's first setting (the paper
+    config's batch size) on that case, its shares and the host's waits."""
+    header = ["recorded", "held-out x conditioning answers", "forwards cut by"]
+    header += ["tokens/task `hf`", "`hf` tasks/s", "over the first setting", "host waits"]
+    header += ["share of matmul FLOP/s", "share of bf16 peak", "max task difference"]
+    rows, gains = [], {}
+    for record in records:
+        runs = [normalized(run, Path(record["source"])) for run in record["scorer"]]
+        first = {c["conditioning"]: c["judges"]["hf"]["tasks_per_s"] for c in runs[0]["cases"]}
+        for run in runs:
+            for case in run["cases"]:
+                hf = case["judges"]["hf"]
+                gain = hf["tasks_per_s"] / first[case["conditioning"]]
+                if run is not runs[0]:
+                    gains.setdefault(cut(run, exact=False), []).append(gain)
+                rows.append(
+                    [
+                        run["date"][:16].replace("T", " "),
+                        f"{run['settings']['answers']} x {case['conditioning']}",
+                        cut_text(cut(run), named=True),
+                        f"{case['tokens_per_task']['hf']:.1f}",
+                        spread(hf, "tasks_per_s", ".3g"),
+                        f"{gain:.2f}x",
+                        host_waits(hf),
+                        spread(hf, "matmul_share", ".0%"),
+                        spread(hf, "peak_share", ".0%") if "peak_share" in hf else "–",
+                        f"{max(case['agreement'].values()):.1e}",
+                    ]
+                )
+    summary = [
+        {
+            "cut": cut_text(key, named=True),
+            "range": extent(ratios, ".2f"),
+            "cases": len(ratios),
+            "met": sum(ratio >= 2 for ratio in ratios),
+        }
+        for key, ratios in sorted(gains.items())
+    ]
+    comparison = table(header, rows, align="lllrrrrrrr")
+    return render("performance/device-scorer.md.j2", table=comparison, gains=summary)
+
+
+def device_dag(records: list[dict]) -> str:
+    """The latest ``bench device-run`` whose smoke DAG finished: its rules' times on the
+    device."""
+    finished = [record for record in records if (record["dag"] or {}).get("returncode") == 0]
+    if not finished:
+        return "No smoke DAG has finished on a lent device yet.\n"
+    record = finished[-1]
+    return render("performance/device-dag.md.j2", record=record, **per_rule(record["dag"]))
 
 
 def runs_table(runs: list[dict]) -> str:
     """Every recorded run, by device, shape and batch size: `hf`'s rates and shares over all
     its cases and repeats, its speed-up over `reference` over its cases."""
-    header = ["device", "shape", "recorded", "batch size", "questions x held-out answers"]
+    header = ["device", "shape", "recorded", "forwards cut by", "questions x held-out answers"]
     header += ["timing per case", "`hf` tasks/s", "`hf` / `reference`"]
-    header += ["share of matmul FLOP/s", "share of bf16 peak"]
+    header += ["share of matmul FLOP/s", "share of bf16 peak", "host waits per pass"]
     rows = [
         [
             run["device_name"],
@@ -148,11 +210,12 @@ def runs_table(runs: list[dict]) -> str:
             extent(speedups(run), ".1f") + "x",
             extent(hf_values(run, "matmul_share"), ".0%"),
             extent(hf_values(run, "peak_share"), ".0%") if run.get("peak_bf16_flop_per_s") else "–",
+            ", ".join(dict.fromkeys(host_waits(case["judges"]["hf"]) for case in run["cases"])),
         ]
         for group in groups(runs).values()
         for run in sorted(group, key=lambda r: (cut(r), r["date"]))
     ]
-    return table(header, rows, align="lllrrlrrrr") + "\n"
+    return table(header, rows, align="lllrrlrrrrr") + "\n"
 
 
 def gpu_targets(runs: list[dict]) -> str:
@@ -187,9 +250,10 @@ def gpu_targets(runs: list[dict]) -> str:
     return render("performance/gpu-targets.md.j2", groups=summaries)
 
 
-def by_batch_size(runs: list[dict]) -> list[tuple[tuple[int, int], list[dict]]]:
-    """``runs`` grouped by how they cut forwards (:func:`cut`), batch sizes first."""
-    return sorted(grouped(runs, cut).items())
+def by_batch_size(runs: list[dict]) -> list[tuple[tuple[int, int, str, bool, str], list[dict]]]:
+    """``runs`` grouped by how they cut forwards (:func:`cut`, budgets ``auto`` derived as
+    one), batch sizes first."""
+    return sorted(grouped(runs, lambda run: cut(run, exact=False)).items())
 
 
 def tokens(run: dict) -> str:
@@ -308,8 +372,10 @@ def spans(
     earlier: tuple[dict, dict, dict],
     explorer: dict,
     batching: dict,
+    devices: list[dict],
 ) -> dict[str, str]:
-    """The text of every rendered span; ``runs``: the recorded scorer runs, oldest first."""
+    """The text of every rendered span; ``runs``: the recorded scorer runs, oldest first;
+    ``devices``: the ``bench device-run`` records, oldest first."""
     latest = latest_runs(runs)
     cpu, gpu = latest["cpu"], latest.get("cuda")
     opened = ", ".join(
@@ -326,6 +392,8 @@ def spans(
         "cpu": speed(cpu),
         "gpu": speed(gpu) if gpu else "No GPU run has been recorded yet.\n",
         "runs": runs_table(runs),
+        "device-scorer": device_scorer(devices),
+        "device-dag": device_dag(devices),
         "gpu-targets": gpu_targets(runs),
         "readme": readme(runs),
         "real-model-run": render("performance/real-model-run.md.j2", run=real_run),
@@ -339,7 +407,7 @@ def pages() -> dict[Path, str]:
     """Each page with rendered spans (``DOCS``) as its spans render now."""
     earlier = tuple(read_json(path) for path in EARLIER_RUNS)
     records = (read_json(REAL_RUN), earlier, read_json(EXPLORER), read_json(BATCHING))
-    rendered = spans(recorded(), *records)
+    rendered = spans(recorded(), *records, device_runs())
     return {path: fill(path.read_text(encoding="utf-8"), rendered) for path in DOCS}
 
 
