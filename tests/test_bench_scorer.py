@@ -54,7 +54,13 @@ def test_bench_scorer_records_a_run_that_the_docs_render(tmp_path):
     earlier = tuple(json.loads((REPO / path).read_text()) for path in render.EARLIER_RUNS)
     explorer = json.loads((REPO / render.EXPLORER).read_text())
     batching = json.loads((REPO / render.BATCHING).read_text())
-    spans = render.spans(render.recorded(out.parent), real_run, earlier, explorer, batching)
+    # a lent GPU's record (bench device-run), apart: its scorer runs would be the latest
+    device = tmp_path / "device" / "h200.json"
+    device.parent.mkdir()
+    shutil.copy(REPO / RUNS / "device" / "2026-12-04-1507-h200.json", device)
+    devices = render.device_runs(device.parent)
+    runs = render.recorded(out.parent)
+    spans = render.spans(runs, real_run, earlier, explorer, batching, devices)
     assert f"takes {real_run['seconds'] / 60:.1f} min" in spans["real-model-run"]
     assert f"showed after {explorer['table_seconds']:g} s" in spans["explorer-scale"]
     assert spans["judge-batching"].count("\n| ") == len(batching["settings"]) + 2
@@ -73,6 +79,13 @@ def test_bench_scorer_records_a_run_that_the_docs_render(tmp_path):
     assert "A single timing" in spans["gpu"] and "| 291 | 4.67 |" in spans["gpu"]
     assert "(batch size 32; each case timed once)" in spans["gpu-targets"]
     assert "it reaches 6%–18% of the bf16 peak" in spans["gpu-targets"]
+    # the device run's settings side by side, each over the paper's batch size on its case
+    assert spans["device-scorer"].count("\n| 2026-12-04 ") == 4
+    assert "| token budget 5006 (auto) |" in spans["device-scorer"]
+    assert "token budget auto 1.05x" in spans["device-scorer"]
+    assert "| 257 (4 forwards) |" in spans["device-scorer"]
+    assert "`report_alt_metrics` and what needs it were left out" in spans["device-dag"]
+    assert "| summarize | 6 |" in spans["device-dag"]
     begin, end = "<!-- rendered: readme -->\n", "<!-- /rendered -->\n"
     text = f"a\n{begin}stale\n{end}b\n"
     assert render.fill(text, spans) == f"a\n{begin}{spans['readme']}{end}b\n"
