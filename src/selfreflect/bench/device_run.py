@@ -167,7 +167,11 @@ def dag_run(device: str, strategies: Sequence[str], targets: Sequence[str], embe
     help="the DAG clusters and scores with the sentence embedder  [default: where installed]",
 )
 @click.option(
-    "--json", "json_path", type=click.Path(dir_okay=False), default="docs/device_run.json"
+    "--json",
+    "json_path",
+    type=click.Path(dir_okay=False),
+    required=True,
+    help="the record (docs/benchmarks/device/ keeps those the docs render)",
 )
 def device_run(
     device: str | None,
@@ -188,6 +192,8 @@ def device_run(
     from selfreflect.fileio import write_json
 
     refuse_overwriting_inputs([json_path], [SMOKE, DEFAULT_CONFIG])
+    if embedder is None:
+        embedder = importlib.util.find_spec(EMBEDDER) is not None
     device = device or ("cuda" if torch.cuda.is_available() else "cpu")
     sizes = list(dict.fromkeys([paper_batch_size(), *batch_sizes]))
     record: dict = {
@@ -196,9 +202,7 @@ def device_run(
         "torch": torch.__version__,
         "transformers": transformers.__version__,
         "missing": missing(),
-        "embedder": importlib.util.find_spec(EMBEDDER) is not None
-        if embedder is None
-        else embedder,
+        "embedder": embedder,
         "scorer": [],
     }
     for settings in scorer_settings(preset, device, conditioning, answers, sizes):
