@@ -135,7 +135,7 @@ def judge_throughput(scoring: dict[str, Any], answers: int) -> tuple[Bound, str]
     }
     matching = [run for run in gpu if same_cut(cut(run), scoring)] or gpu
     run = ([r for r in matching if answers in rate[id(r)]] or matching)[-1]
-    sdpa = [r for r in gpu if not cut(r)[3]]
+    sdpa = [r for r in gpu if cut(r)[-1] == "sdpa"]
     cases = [value for r in sdpa or gpu for value in rate[id(r)].values()]
     measured = rate[id(run)].get(answers, max(rate[id(run)].values()))
     source = (

@@ -136,11 +136,15 @@ def normalized(run: dict, source: Path) -> dict:
 
 def device_runs(folder: Path = DEVICE_RUNS) -> list[dict]:
     """Every ``bench device-run`` record under ``folder``, oldest first, each with its
-    ``source`` path."""
+    ``source`` path and its scorer runs :func:`normalized`."""
     from selfreflect.fileio import read_json
 
-    runs = [read_json(path) | {"source": str(path)} for path in sorted(folder.glob("*.json"))]
-    return sorted(runs, key=lambda run: run["scorer"][0]["date"])
+    records = []
+    for path in sorted(folder.glob("*.json")):
+        record = read_json(path) | {"source": str(path)}
+        record["scorer"] = [normalized(run, path) for run in record["scorer"]]
+        records.append(record)
+    return sorted(records, key=lambda record: record["scorer"][0]["date"])
 
 
 def recorded(folder: Path = RUNS) -> list[dict]:
@@ -148,7 +152,7 @@ def recorded(folder: Path = RUNS) -> list[dict]:
     ``folder`` and the scorer runs of each ``bench device-run`` record under ``folder/device``."""
     runs = [read_run(path) for path in folder.glob("*.json")]
     for device_run in device_runs(folder / DEVICE_RUNS.name):
-        runs += [normalized(run, Path(device_run["source"])) for run in device_run["scorer"]]
+        runs += device_run["scorer"]
     return sorted(runs, key=lambda run: run["date"])
 
 

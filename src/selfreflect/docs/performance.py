@@ -23,7 +23,7 @@ from typing import Any
 
 import click
 
-from selfreflect.bench.scorer import cut, cut_text, device_runs, normalized, recorded, spread
+from selfreflect.bench.scorer import cut, cut_text, device_runs, recorded, spread
 from selfreflect.docs import fill, render
 from selfreflect.docs.tables import table
 from selfreflect.fileio import read_json
@@ -147,7 +147,7 @@ def device_scorer(records: list[dict]) -> str:
     header += ["share of matmul FLOP/s", "share of bf16 peak", "max task difference"]
     rows, gains = [], {}
     for record in records:
-        runs = [normalized(run, Path(record["source"])) for run in record["scorer"]]
+        runs = record["scorer"]
         first = {c["conditioning"]: c["judges"]["hf"]["tasks_per_s"] for c in runs[0]["cases"]}
         for run in runs:
             for case in run["cases"]:
