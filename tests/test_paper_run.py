@@ -63,3 +63,17 @@ def test_the_judge_rate_is_of_runs_cut_as_the_config_cuts():
     scoring = load_config(REPO / "config" / "config.yaml")["scoring"]
     record = json.loads(RECORD.read_text())
     assert record["sizes"]["tokens_per_forward"] == judge_budget(scoring)
+
+
+def test_how_full_the_judge_forwards_are():
+    """Each context packed to the token: every forward full but its last; the record holds the
+    share for every context kind where the config cuts by a token budget."""
+    from selfreflect.bench.paper_run import forward_fill
+
+    assert forward_fill([10, 25], 10) == 35 / 40  # forwards of 10, then 10 + 10 + 5
+    assert forward_fill([20], 10) == 1.0
+    record = json.loads(RECORD.read_text())
+    assert record["sizes"]["token_budget"] == "auto"
+    rules = record["rules"]
+    for entry in {**rules["judge"]["work"], **rules["report_alt_metrics"]["work"]}.values():
+        assert 0 < entry["forward_fill"]["low"] <= entry["forward_fill"]["high"] <= 1

@@ -110,7 +110,8 @@ def context_work(
     """Per context (its :class:`~selfreflect.scoring.contexts.ContextTasks`): the tokens and
     attended keys the `hf` judge computes (the prefix once, one token tree per batch of
     ``batch_size`` sequences, or per run of sequences the ``token_budget`` packs) and their
-    forward FLOPs with Qwen2.5-7B's shape, those of the prefix alone as ``prefix_flops``."""
+    forward FLOPs with Qwen2.5-7B's shape, the prefix's tokens and FLOPs alone as
+    ``prefix_tokens`` and ``prefix_flops``."""
     from types import SimpleNamespace
 
     from selfreflect.bench.scorer import PRESETS, batches, forward_flops, tree_work
@@ -123,10 +124,16 @@ def context_work(
             spans = batches(tasks, batch_size)
         else:
             spans = packed_spans(tasks, token_budget)
-        counted = tree_work(tasks, spans)
-        prefix = forward_flops(shape, tree_work(tasks, []), 0)
+        counted, prefix = tree_work(tasks, spans), tree_work(tasks, [])
         flops = forward_flops(shape, counted, tasks.num_tasks)
-        out.append({**counted, "flops": flops, "prefix_flops": prefix})
+        out.append(
+            {
+                **counted,
+                "flops": flops,
+                "prefix_tokens": prefix["tokens"],
+                "prefix_flops": forward_flops(shape, prefix, 0),
+            }
+        )
     return out
 
 

@@ -25,6 +25,7 @@ Per rule, the work and its seconds, each an estimate with a low and a high bound
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -242,6 +243,13 @@ def judge_budget(scoring: dict[str, Any]) -> int | None:
     return token_budget(shape, int(free), prefix=JUDGE_CONTEXT)
 
 
+def forward_fill(trees: list[float], budget: int) -> float:
+    """The share of ``budget`` tokens per forward that the contexts' token trees (``trees``:
+    tokens after each prefix) fill, each context packed to the token into the fewest forwards:
+    every forward full but each context's last."""
+    return sum(trees) / (budget * sum(math.ceil(tokens / budget) for tokens in trees))
+
+
 def example_work(fmt: Any, config: dict[str, Any], example: Example, foreign: str) -> dict:
     """Per context kind of ``example``'s judge pass, as the DAG's judge jobs build them: its
     contexts (alternative metrics: chats) and their Qwen2.5-7B forward FLOPs."""
@@ -261,10 +269,15 @@ def example_work(fmt: Any, config: dict[str, Any], example: Example, foreign: st
     def work(contexts: list, repeats: float = repeats) -> dict[str, float]:
         """Their FLOPs, the held-out answers' part ``repeats`` times: N held-out answers as
         copies of the example's distinct ones that share no token, as sampled answers that
-        differ would not (a forward computes a copy's tokens once)."""
+        differ would not (a forward computes a copy's tokens once); cut by a token budget, how
+        full its forwards are (:func:`forward_fill`)."""
         counted = context_work(contexts, scoring["batch_size"], budget)
         flops = sum(c["prefix_flops"] + repeats * (c["flops"] - c["prefix_flops"]) for c in counted)
-        return {"contexts": len(contexts), "flops": flops}
+        out = {"contexts": len(contexts), "flops": flops}
+        if budget is not None:
+            trees = [repeats * (c["tokens"] - c["prefix_tokens"]) for c in counted]
+            out["fill"] = forward_fill(trees, budget)
+        return out
 
     def summaries(texts: Iterable[str]) -> dict[str, float]:
         contexts = [context_tasks(fmt, summary_prompt(example.question, t, words)) for t in texts]
@@ -282,8 +295,7 @@ def example_work(fmt: Any, config: dict[str, Any], example: Example, foreign: st
         contexts = [context_tasks(fmt, reference_prompt(example.question, answers, words))]
         kinds[f"convergence {size}"] = work(contexts)
     chats = alt_metric_tasks(fmt, example, pairs)
-    kinds["alt metrics"] = {"contexts": len(chats.sequences)}
-    kinds["alt metrics"]["flops"] = work([chats], repeats=1)["flops"]
+    kinds["alt metrics"] = work([chats], repeats=1) | {"contexts": len(chats.sequences)}
     return kinds
 
 
@@ -327,6 +339,8 @@ def judge_contexts(fmt: Any, config: dict[str, Any]) -> dict[str, dict[str, Any]
             "datasets": groups["summarized"],
             "questions": config["questions"]["num_questions"],
         }
+        if "fill" in counted[0][kind]:
+            entry["fill"] = Bound.of(c[kind]["fill"] for c in counted)
         if kind in varying:
             each = Bound.of(c[kind]["flops"] / c[kind]["contexts"] for c in counted)
             entry["contexts"] = Bound(
@@ -347,7 +361,7 @@ def judge_contexts(fmt: Any, config: dict[str, Any]) -> dict[str, dict[str, Any]
             "flops": pairs["flops"] * Bound.exact(1 / pairs["contexts"].estimate) * contexts,
             "datasets": groups["multiple choice"],
             "questions": config["questions"]["num_questions"],
-        }
+        } | ({"fill": pairs["fill"]} if "fill" in pairs else {})
     return out
 
 
@@ -500,6 +514,7 @@ def record_entry(entry: dict[str, Any]) -> dict[str, Any]:
         "contexts_per_question": entry["contexts"].record(),
         "flops_per_question": entry["flops"].record(),
         "flops": (entry["flops"] * scored).record(),
+        **({"forward_fill": entry["fill"].record()} if "fill" in entry else {}),
     }
 
 

@@ -56,6 +56,18 @@ def context_rows(work: dict[str, Any]) -> list[list[Any]]:
     ]
 
 
+def forward_fill(work: dict[str, Any]) -> str:
+    """How full the judge's forwards are over the context kinds of ``work``: the range of their
+    estimates (their low and high bounds: the example questions'); ``""`` where forwards are
+    cut by batch size."""
+    fills = [entry["forward_fill"] for entry in work.values() if "forward_fill" in entry]
+    if not fills:
+        return ""
+    estimates = sorted({f"{fill['estimate']:.0%}" for fill in fills})
+    low, high = min(fill["low"] for fill in fills), max(fill["high"] for fill in fills)
+    return f"{'–'.join(dict.fromkeys([estimates[0], estimates[-1]]))} ({low:.0%}–{high:.0%})"
+
+
 def generation_rows(work: dict[str, Any]) -> list[list[Any]]:
     """Per job kind of the sampling: tokens generated and prompted per question."""
     return [
@@ -76,6 +88,7 @@ def text(record: dict[str, Any]) -> str:
     rules = record["rules"]
     summaries = {"answers (per question, each dataset)": rules["answers"]["work"]["per question"]}
     summaries |= rules["summarize"]["work"]
+    work = {**rules["judge"]["work"], **rules["report_alt_metrics"]["work"]}
     return render(
         "paper_run.md.j2",
         RECORD=RECORD,
@@ -87,9 +100,12 @@ def text(record: dict[str, Any]) -> str:
         rules=table(header, rule_rows(record), "ll" + "rr" * len(gpus)),
         contexts=table(
             ["context kind", "datasets", "questions", "contexts per question", "PFLOPs"],
-            context_rows({**rules["judge"]["work"], **rules["report_alt_metrics"]["work"]}),
+            context_rows(work),
             "llrrr",
         ),
+        filled={
+            rule: forward_fill(rules[rule]["work"]) for rule in ("judge", "report_alt_metrics")
+        },
         generation=table(
             ["job", "tokens generated", "tokens prompted"], generation_rows(summaries), "lrr"
         ),
