@@ -41,6 +41,7 @@ def test_bench_scorer_records_a_run_that_the_docs_render(tmp_path):
     assert hf["tasks_per_s"] == pytest.approx(hf["tasks"] / hf["seconds"])
     assert hf["flop_per_s"] == pytest.approx(case["hf_flops"] / hf["seconds"])
     assert hf["matmul_share"] == pytest.approx(hf["flop_per_s"] / case["matmul_flop_per_s"])
+    assert hf["forward_tokens_per_s"] == pytest.approx(case["hf_forward_tokens"] / hf["seconds"])
 
     # an older run with a better figure is not the one shown
     older = copy.deepcopy(record)
@@ -91,6 +92,22 @@ def test_bench_scorer_records_a_run_that_the_docs_render(tmp_path):
     assert render.fill(text, spans) == f"a\n{begin}{spans['readme']}{end}b\n"
 
 
+def test_the_device_dag_shows_each_judge_rule_beside_its_prediction(tmp_path):
+    record = json.loads((REPO / RUNS / "device" / "2026-12-04-1507-h200.json").read_text())
+    assert "predicted" not in record["dag"]  # recorded before the DAG's prediction
+    assert "Beside each judge rule" not in render.device_dag(
+        render.device_runs(REPO / RUNS / "device")
+    )
+    record["dag_rate"] = record["scorer"][0]
+    row = {"rule": "judge", "jobs": 2, "forward_tokens": 123456, "tokens_per_s": 4000.0}
+    row |= {"compute_s": 30.864, "wall_s": 39.38, "rest_s": 8.516}
+    record["dag"] |= {"preset": "qwen2.5-0.5b", "predicted": [row]}
+    (tmp_path / "h200.json").write_text(json.dumps(record))
+    text = render.device_dag(render.device_runs(tmp_path))
+    assert "had the layers of `qwen2.5-0.5b`" in text and "(`qwen2.5-7b`, batch size 32" in text
+    assert "| judge | 2 | 123,456 | 4,000 | 30.9 | 39.4 | 8.5 |" in text
+
+
 def test_fewer_than_three_repeats_are_refused():
     result = run(["selfreflect", "bench", "scorer", "--repeats", "2"], REPO, check=False)
     assert result.returncode == 2 and "--repeats" in result.stderr
@@ -99,3 +116,24 @@ def test_fewer_than_three_repeats_are_refused():
 def test_docs_match_the_recorded_runs():
     result = run(["selfreflect", "docs", "performance", "--check"], REPO)
     assert result.stdout == "up to date\n"
+
+
+def test_the_latest_runs_are_set_against_the_first_at_the_paper_batch_size():
+    """The judge as the GPU-cost work found it (the first GPU run of the paper's shape at the
+    paper config's batch size) beside the latest runs on its cases, with their ratio."""
+    from selfreflect.bench.scorer import recorded
+
+    first = render.against_first(recorded(REPO / RUNS))
+    assert (
+        first["run"]["date"].startswith("2026-11-27")
+        and first["run"]["settings"]["batch_size"] == 32
+    )
+    rows = first["table"].splitlines()[2:]
+    ratios = [
+        float(cell.split("(")[1].split("x")[0])
+        for row in rows
+        for cell in row.split("|")
+        if "x, " in cell
+    ]
+    assert len(ratios) == first["compared"] and first["met"] == sum(r >= 2 for r in ratios)
+    assert render.against_first([]) is None

@@ -11,6 +11,7 @@ import subprocess
 import pytest
 
 from selfreflect.bench.device_run import missing, paper_batch_size
+from selfreflect.config import load_config
 from tests.conftest import REPO
 
 pytestmark = pytest.mark.workflow
@@ -29,11 +30,12 @@ def test_the_device_script_runs_on_the_cpu(tmp_path):
     out = tmp_path / "device.json"
     command = ["selfreflect", "bench", "device-run", "--device", "cpu", "--preset", "tiny",
                "--conditioning", "2", "--answers", "2", "--batch-size", "64",
-               "--strategy", "greedy", "--target", MAIN, "--no-embedder",
+               "--dag-preset", "tiny", "--strategy", "greedy", "--target", MAIN, "--no-embedder",
                "--json", str(out)]  # fmt: skip
     result = subprocess.run(command, cwd=REPO, capture_output=True, text=True)
     assert result.returncode == 0, result.stderr[-3000:]
     record = json.loads(out.read_text())
+    smoke = load_config(REPO / "config" / "smoke.yaml")
     assert record["missing"] == [] and record["device"] == "cpu" and record["embedder"] is False
     settings = [run["settings"] for run in record["scorer"]]
     assert [s["batch_size"] for s in settings] == [paper_batch_size()] * 3 + [64]
@@ -48,9 +50,30 @@ def test_the_device_script_runs_on_the_cpu(tmp_path):
         assert case["judges"]["hf"]["tasks_per_s"] > 0 and len(case["judges"]["hf"]["timings"]) == 3
         assert case["agreement"]["hf/reference"] < 1e-5  # the same scores however cut
         assert "host_syncs" not in case["judges"]["hf"]  # counted on a GPU only
+    # the rate of the DAG's judge: its shape, forwards cut as the smoke config cuts them, its N
+    rate = record["dag_rate"]["settings"]
+    n, scoring = smoke["answers"]["num_answers"], smoke["scoring"]
+    assert (rate["preset"], rate["conditioning"], rate["answers"]) == ("tiny", [n], n)
+    assert (rate["batch_size"], rate["token_budget"]) == (scoring["batch_size"], None)
+    assert record["dag_rate"]["device_name"].endswith(", 1 threads")  # as the judge job's
     dag = record["dag"]
     assert dag["returncode"] == 0, dag["error_tail"]
+    assert dag["preset"] == "tiny"
+    model = dag["overrides"]["models"]["tiny"].pop("path")
     assert dag["overrides"]["models"]["tiny"] == {"backend": "hf", "gpus": 0}
+    assert dag["overrides"]["models"]["tiny-hf"] == {"path": model}
+    # beside the judge rule, its forward tokens at the scorer's measured rate
+    [predicted] = dag["predicted"]
+    judged = next(row for row in dag["judge_tokens"] if row["kind"] == "judgements")
+    judge = next(row for row in dag["per_rule"] if row["rule"] == "judge")
+    assert (
+        predicted["rule"] == "judge"
+        and predicted["forward_tokens"] == judged["judge_forward_tokens"]
+    )
+    [case] = record["dag_rate"]["cases"]
+    assert predicted["tokens_per_s"] == case["judges"]["hf"]["forward_tokens_per_s"] > 0
+    assert predicted["compute_s"] == predicted["forward_tokens"] / predicted["tokens_per_s"]
+    assert predicted["wall_s"] == judge["wall_s"] > predicted["compute_s"]
     # without the embedder: answers clustered by string, the alternative metrics left out
     assert dag["overrides"]["summaries"]["cluster"] == {"embedder": "string"}
     assert dag["omitted"] == ["report_alt_metrics"] and "--omit-from" in dag["command"]

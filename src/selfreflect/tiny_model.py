@@ -56,10 +56,25 @@ def build_tokenizer(vocab_size: int = 640):
 OWNER = "selfreflect tiny-model"  # the command whose marker its folder holds
 
 
-def build_tiny_model(out_dir: str | os.PathLike, seed: int = 0) -> Path:
-    """Write the tiny model (weights, config, tokenizer, template) to ``out_dir``.
+# the tiny model's sizes (a Qwen2 config's)
+TINY_SHAPE = {
+    "hidden_size": 128,
+    "intermediate_size": 256,
+    "num_hidden_layers": 2,
+    "num_attention_heads": 2,
+    "num_key_value_heads": 1,
+    "head_dim": 64,  # vLLM's CPU attention rejects smaller heads
+    "initializer_range": 0.1,  # peakier next-token distributions than the default 0.02
+    "tie_word_embeddings": True,
+}
 
-    The result is a pure function of ``seed``: same seed, same weights and tokenizer.
+
+def build_tiny_model(out_dir: str | os.PathLike, seed: int = 0, shape: dict | None = None) -> Path:
+    """Write the tiny model (weights, config, tokenizer, template) to ``out_dir``; ``shape``:
+    Qwen2 config sizes other than :data:`TINY_SHAPE` (a real model's layers with random weights
+    and the tiny tokenizer's vocabulary: ``bench device-run``'s DAG).
+
+    The result is a pure function of ``seed`` and ``shape``: same seed, same weights and tokenizer.
     """
     import torch
     from transformers import GenerationConfig, Qwen2Config, Qwen2ForCausalLM
@@ -74,16 +89,9 @@ def build_tiny_model(out_dir: str | os.PathLike, seed: int = 0) -> Path:
     eos = tokenizer.convert_tokens_to_ids("<|im_end|>")
     pad = tokenizer.convert_tokens_to_ids("<|endoftext|>")
     config = Qwen2Config(
+        **(shape or TINY_SHAPE),
         vocab_size=len(tokenizer),
-        hidden_size=128,
-        intermediate_size=256,
-        num_hidden_layers=2,
-        num_attention_heads=2,
-        num_key_value_heads=1,
-        head_dim=64,  # vLLM's CPU attention rejects smaller heads
         max_position_embeddings=4096,
-        initializer_range=0.1,  # peakier next-token distributions than the default 0.02
-        tie_word_embeddings=True,
         bos_token_id=None,
         eos_token_id=eos,
         pad_token_id=pad,

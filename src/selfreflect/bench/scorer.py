@@ -47,6 +47,7 @@ from typing import TYPE_CHECKING
 import click
 
 from selfreflect.scoring.budget import parse_budget
+from selfreflect.tiny_model import TINY_SHAPE
 
 if TYPE_CHECKING:
     import torch
@@ -90,13 +91,14 @@ SHAPE = (
     "tie_word_embeddings",
 )
 PRESETS = {
-    name: dict(zip(SHAPE, sizes, strict=True)) | extra
-    for name, sizes, extra in (
-        # as the tiny model: its head size, its peakier distributions
-        ("tiny", (128, 256, 2, 2, 1, 640, True), {"head_dim": 64, "initializer_range": 0.1}),
-        ("qwen2.5-0.5b", (896, 4864, 24, 14, 2, 151936, True), {}),
-        ("qwen2.5-7b", (3584, 18944, 28, 28, 4, 152064, False), {}),
-    )
+    "tiny": TINY_SHAPE | {"vocab_size": 640},  # the tiny model's sizes, its tokenizer's vocabulary
+    **{
+        name: dict(zip(SHAPE, sizes, strict=True))
+        for name, sizes in (
+            ("qwen2.5-0.5b", (896, 4864, 24, 14, 2, 151936, True)),
+            ("qwen2.5-7b", (3584, 18944, 28, 28, 4, 152064, False)),
+        )
+    },
 }
 PEAK_BF16 = {"H100": 989e12, "H200": 989e12, "A100": 312e12, "L40S": 362e12}
 
@@ -490,14 +492,14 @@ def bench_case(
     items = inputs(settings.questions, settings.answers, conditioning)
     work = question_work(fmt, items, settings.stopwords)
     contexts = [tasks for pair in work for tasks in pair]
+    trees = [(t, tree_work(t, forward_spans(t, settings))) for t in contexts]
     case: dict = {
         "conditioning": conditioning,
         "longest_sequence": max(len(s) for t in contexts for s in t.sequences),
         **work_per_task(work, settings),
-        "hf_flops": sum(
-            forward_flops(model.config, tree_work(t, forward_spans(t, settings)), t.num_tasks)
-            for t in contexts
-        ),
+        "hf_flops": sum(forward_flops(model.config, tree, t.num_tasks) for t, tree in trees),
+        # the tokens `hf` computes in a pass (prefixes and trees), as a judge job counts them
+        "hf_forward_tokens": sum(tree["tokens"] for _, tree in trees),
         "matmul_flop_per_s": matmul_flops_per_s(model.config, settings.device, model.dtype),
     }
     results, distances = {}, {}
@@ -511,6 +513,7 @@ def bench_case(
         if name == "hf":
             flops = case["hf_flops"]
             amounts |= {"flop_per_s": flops, "matmul_share": flops / case["matmul_flop_per_s"]}
+            amounts |= {"forward_tokens_per_s": case["hf_forward_tokens"]}
             amounts |= {"peak_share": flops / peak} if peak else {}
         result, distances[name] = repeated(judge, subset, settings, amounts)
         results[name] = {"tasks": done, **result}

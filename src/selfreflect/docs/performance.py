@@ -40,6 +40,8 @@ EARLIER_RUNS = (
     Path("docs") / "real_model_pairs_by_meaning.json",
 )
 DOCS = [Path("docs") / "performance.md", Path("README.md")]
+# ``bench device-run --device cpu`` records: the smoke DAG at a real model's shape on this CPU
+CPU_DAGS = Path("docs") / "benchmarks" / "cpu-dag"
 
 
 def latest_runs(runs: list[dict]) -> dict[str, dict]:
@@ -187,9 +189,35 @@ def device_dag(records: list[dict]) -> str:
     device."""
     finished = [record for record in records if (record["dag"] or {}).get("returncode") == 0]
     if not finished:
-        return "No smoke DAG has finished on a lent device yet.\n"
+        return "No smoke DAG run by `bench device-run` has finished here yet.\n"
     record = finished[-1]
-    return render("performance/device-dag.md.j2", record=record, **per_rule(record["dag"]))
+    dag = record["dag"]
+    return render(
+        "performance/device-dag.md.j2",
+        record=record,
+        predicted=predicted_table(dag.get("predicted") or []),
+        rate_cut=cut_text(cut(record["dag_rate"]), named=True) if "dag_rate" in record else "",
+        **per_rule(dag),
+    )
+
+
+def predicted_table(rows: list[dict]) -> str:
+    """Each judge rule's wall time beside the prediction's judge term at the DAG's size (``""``
+    if the record has none: before 2026-12-04's device runs)."""
+    header = ["rule", "jobs", "forward tokens", "at tokens/s", "predicted s", "wall s", "rest s"]
+    cells = [
+        [
+            row["rule"],
+            row["jobs"],
+            f"{row['forward_tokens']:,}",
+            f"{row['tokens_per_s']:,.0f}",
+            f"{row['compute_s']:.1f}",
+            f"{row['wall_s']:.1f}",
+            f"{row['rest_s']:.1f}",
+        ]
+        for row in rows
+    ]
+    return table(header, cells, align="lrrrrrr") if cells else ""
 
 
 def runs_table(runs: list[dict]) -> str:
@@ -247,7 +275,70 @@ def gpu_targets(runs: list[dict]) -> str:
         }
         for (device, preset), group in cuda.items()
     ]
-    return render("performance/gpu-targets.md.j2", groups=summaries)
+    return render("performance/gpu-targets.md.j2", groups=summaries, first=against_first(runs))
+
+
+def against_first(runs: list[dict]) -> dict[str, Any] | None:
+    """The first recorded GPU run of the paper's judge shape at the paper config's batch size
+    (the judge as the work on its GPU cost found it) beside the latest later run of each of its
+    cases, cut as the paper config cuts forwards now and at that batch size: `hf`'s tasks/s
+    and their ratio to the first run's; None before such a run."""
+    from selfreflect.bench.growth import PREDICTED_MODEL
+    from selfreflect.bench.paper_run import same_cut
+    from selfreflect.config import load_config
+    from selfreflect.paths import DEFAULT_CONFIG
+
+    scoring = load_config(DEFAULT_CONFIG)["scoring"]
+    batch = {"batch_size": scoring["batch_size"], "token_budget": None}
+    gpu = [
+        run
+        for run in runs
+        if run["device"].startswith("cuda") and run["settings"]["preset"] == PREDICTED_MODEL
+    ]
+    first = next((run for run in gpu if same_cut(cut(run), batch)), None)
+    if first is None:
+        return None
+
+    def key(run: dict, case: dict) -> tuple[int, int, int]:
+        return run["settings"]["questions"], run["settings"]["answers"], case["conditioning"]
+
+    header = [
+        "questions x held-out x conditioning answers",
+        f"{first['device_name']}, `hf` tasks/s",
+    ]
+    columns, met, compared = [], 0, 0
+    for setting in (scoring, batch):
+        later = [r for r in gpu if r["date"] > first["date"] and same_cut(cut(r), setting)]
+        latest = {key(r, case): (r, case) for r in later for case in r["cases"]}  # oldest first
+        column = []
+        for case in first["cases"]:
+            run, match = latest.get(key(first, case), (None, None))
+            if match is None:
+                column.append("–")
+                continue
+            ratio = match["judges"]["hf"]["tasks_per_s"] / case["judges"]["hf"]["tasks_per_s"]
+            met, compared = met + (ratio >= 2), compared + 1
+            tasks = match["judges"]["hf"]["tasks_per_s"]
+            column.append(f"{tasks:.3g} ({ratio:.1f}x, {run['device_name']} {run['date'][:10]})")
+        columns.append(column)
+        budget = setting.get("token_budget")
+        header.append(
+            f"latest at token budget {budget}"
+            if budget
+            else f"latest at batch size {batch['batch_size']}"
+        )
+    rows = [
+        [" x ".join(map(str, key(first, case))), f"{case['judges']['hf']['tasks_per_s']:.3g}"]
+        + [column[i] for column in columns]
+        for i, case in enumerate(first["cases"])
+    ]
+    return {
+        "run": first,
+        "table": table(header, rows, align="lrrr"),
+        "met": met,
+        "compared": compared,
+        "peak": extent(hf_values(first, "peak_share"), ".0%"),
+    }
 
 
 def by_batch_size(runs: list[dict]) -> list[tuple[tuple[int, int, str, bool, str], list[dict]]]:
@@ -373,9 +464,11 @@ def spans(
     explorer: dict,
     batching: dict,
     devices: list[dict],
+    cpu_dags: list[dict] = (),
 ) -> dict[str, str]:
     """The text of every rendered span; ``runs``: the recorded scorer runs, oldest first;
-    ``devices``: the ``bench device-run`` records, oldest first."""
+    ``devices``: the ``bench device-run`` records of lent devices, ``cpu_dags`` those of this
+    CPU (:data:`CPU_DAGS`), oldest first."""
     latest = latest_runs(runs)
     cpu, gpu = latest["cpu"], latest.get("cuda")
     opened = ", ".join(
@@ -394,6 +487,7 @@ def spans(
         "runs": runs_table(runs),
         "device-scorer": device_scorer(devices),
         "device-dag": device_dag(devices),
+        "cpu-dag": device_dag(list(cpu_dags)),
         "gpu-targets": gpu_targets(runs),
         "readme": readme(runs),
         "real-model-run": render("performance/real-model-run.md.j2", run=real_run),
@@ -407,7 +501,8 @@ def pages() -> dict[Path, str]:
     """Each page with rendered spans (``DOCS``) as its spans render now."""
     earlier = tuple(read_json(path) for path in EARLIER_RUNS)
     records = (read_json(REAL_RUN), earlier, read_json(EXPLORER), read_json(BATCHING))
-    rendered = spans(recorded(), *records, device_runs())
+    cpu_dags = [read_json(path) | {"source": str(path)} for path in sorted(CPU_DAGS.glob("*.json"))]
+    rendered = spans(recorded(), *records, device_runs(), cpu_dags)
     return {path: fill(path.read_text(encoding="utf-8"), rendered) for path in DOCS}
 
 
