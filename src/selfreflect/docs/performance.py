@@ -17,7 +17,7 @@ written.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -203,7 +203,7 @@ def device_dag(records: list[dict]) -> str:
 
 def predicted_table(rows: list[dict]) -> str:
     """Each judge rule's wall time beside the prediction's judge term at the DAG's size (``""``
-    if the record has none: before 2026-12-04's device runs)."""
+    where the record has none: those from before ``bench device-run`` predicted it)."""
     header = ["rule", "jobs", "forward tokens", "at tokens/s", "predicted s", "wall s", "rest s"]
     cells = [
         [
@@ -464,7 +464,7 @@ def spans(
     explorer: dict,
     batching: dict,
     devices: list[dict],
-    cpu_dags: list[dict] = (),
+    cpu_dags: Sequence[dict] = (),
 ) -> dict[str, str]:
     """The text of every rendered span; ``runs``: the recorded scorer runs, oldest first;
     ``devices``: the ``bench device-run`` records of lent devices, ``cpu_dags`` those of this
