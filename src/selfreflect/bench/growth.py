@@ -114,16 +114,12 @@ def context_work(
     ``prefix_tokens`` and ``prefix_flops``."""
     from types import SimpleNamespace
 
-    from selfreflect.bench.scorer import PRESETS, batches, forward_flops, tree_work
-    from selfreflect.scoring.contexts import packed_spans
+    from selfreflect.bench.scorer import PRESETS, forward_flops, forward_spans, tree_work
 
     shape = SimpleNamespace(**PRESETS[PREDICTED_MODEL])
     out = []
     for tasks in contexts:
-        if token_budget is None:
-            spans = batches(tasks, batch_size)
-        else:
-            spans = packed_spans(tasks, token_budget)
+        spans = forward_spans(tasks, batch_size, token_budget)
         counted, prefix = tree_work(tasks, spans), tree_work(tasks, [])
         flops = forward_flops(shape, counted, tasks.num_tasks)
         out.append(

@@ -238,14 +238,14 @@ def batches(tasks, batch_size: int) -> list[range]:
     return [range(b, min(b + batch_size, total)) for b in range(0, total, batch_size)]
 
 
-def forward_spans(tasks, settings: Settings) -> list[range]:
-    """The rows of each `hf` forward: ``batch_size`` masked words, or those the token budget
-    packs together."""
+def forward_spans(tasks, batch_size: int, token_budget: int | None) -> list[range]:
+    """The rows of each `hf` forward: ``batch_size`` masked words, or those the
+    ``token_budget`` packs together."""
     from selfreflect.scoring.contexts import packed_spans
 
-    if settings.token_budget is None:
-        return batches(tasks, settings.batch_size)
-    return packed_spans(tasks, settings.token_budget)
+    if token_budget is None:
+        return batches(tasks, batch_size)
+    return packed_spans(tasks, token_budget)
 
 
 def reference_work(tasks) -> dict[str, int]:
@@ -473,11 +473,12 @@ def work_per_task(work: list, settings: Settings) -> dict:
     """Tokens computed per task by each algorithm (both contexts of a question count)."""
     contexts = [tasks for pair in work for tasks in pair]
     tasks = sum(summary.num_tasks for _, summary in work)
+    cut_by = settings.batch_size, settings.token_budget
     padded = [padded_rows_work(t, settings.batch_size)["tokens"] for t in contexts]
     tokens = {
         "reference": sum(reference_work(t)["tokens"] for t in contexts),
         "hf_padded_rows": sum(padded),
-        "hf": sum(tree_work(t, forward_spans(t, settings))["tokens"] for t in contexts),
+        "hf": sum(tree_work(t, forward_spans(t, *cut_by))["tokens"] for t in contexts),
         "distinct": sum(distinct_work(t)["tokens"] for t in contexts),
     }
     return {"tasks": tasks, "tokens_per_task": {k: v / tasks for k, v in tokens.items()}}
@@ -492,7 +493,8 @@ def bench_case(
     items = inputs(settings.questions, settings.answers, conditioning)
     work = question_work(fmt, items, settings.stopwords)
     contexts = [tasks for pair in work for tasks in pair]
-    trees = [(t, tree_work(t, forward_spans(t, settings))) for t in contexts]
+    cut_by = settings.batch_size, settings.token_budget
+    trees = [(t, tree_work(t, forward_spans(t, *cut_by))) for t in contexts]
     case: dict = {
         "conditioning": conditioning,
         "longest_sequence": max(len(s) for t in contexts for s in t.sequences),

@@ -501,8 +501,7 @@ def pages() -> dict[Path, str]:
     """Each page with rendered spans (``DOCS``) as its spans render now."""
     earlier = tuple(read_json(path) for path in EARLIER_RUNS)
     records = (read_json(REAL_RUN), earlier, read_json(EXPLORER), read_json(BATCHING))
-    cpu_dags = [read_json(path) | {"source": str(path)} for path in sorted(CPU_DAGS.glob("*.json"))]
-    rendered = spans(recorded(), *records, device_runs(), cpu_dags)
+    rendered = spans(recorded(), *records, device_runs(), device_runs(CPU_DAGS))
     return {path: fill(path.read_text(encoding="utf-8"), rendered) for path in DOCS}
 
 
