@@ -108,6 +108,24 @@ def test_the_device_dag_shows_each_judge_rule_beside_its_prediction(tmp_path):
     assert "| judge | 2 | 123,456 | 4,000 | 30.9 | 39.4 | 8.5 |" in text
 
 
+def test_the_thread_runs_set_each_setting_against_the_command_as_is():
+    def record(seconds: float, args: list[str], table: str = "| score |") -> dict:
+        rule = {"rule": "judge", "jobs": 2, "wall_s": seconds / 2, "cpu_s": seconds}
+        base = {"date": "2026-12-04 20:17 UTC", "cpus": 2, "mean_load": 1.7, "main_table": table}
+        base |= {"seconds": seconds, "cpu_seconds": 2 * seconds, "per_rule": [rule]}
+        return base | ({"snakemake_args": args} if args else {})
+
+    more = ["--set-threads", "judge=2"]
+    runs = [record(100, []), record(120, more), record(90, []), record(110, more, "| other |")]
+    text = render.cpu_threads([*runs, record(104, [])])
+    assert (
+        "| none (as is: the README's command) | 3 | 100 (90–104) | 1.00x | 200 (180–208) |" in text
+    )
+    assert "| `--set-threads judge=2` | 2 | 115 (110–120) | 1.15x |" in text
+    assert text.endswith("| 58 (55–60) | no |\n") and "(mean load 1.7)" in text
+    assert "No run" in render.cpu_threads([])
+
+
 def test_fewer_than_three_repeats_are_refused():
     result = run(["selfreflect", "bench", "scorer", "--repeats", "2"], REPO, check=False)
     assert result.returncode == 2 and "--repeats" in result.stderr

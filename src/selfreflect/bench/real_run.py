@@ -2,6 +2,7 @@
 
     selfreflect bench real-run                  # install + run config/laptop.yaml
     selfreflect bench real-run --no-install     # the run only, in this Python
+    selfreflect bench real-run -- --set-threads judge=4   # more Snakemake arguments
 
 The run happens in a fresh copy of the project's tracked files (so the GGUF conversion is
 timed too and the checkout's results are left alone). Unless ``--no-install``,
@@ -65,10 +66,12 @@ def measure(
     overrides: dict | None = None,
     targets: Sequence[str] = (),
     omit: Sequence[str] = (),
+    snakemake_args: Sequence[str] = (),
 ) -> dict:
     """Run Snakemake on ``config`` (with ``overrides`` over it, on ``targets`` if any, without
-    the rules ``omit`` and what depends on them) in a fresh copy (after installing into a fresh
-    environment if ``install``); wall time, peak memory, load, outcome."""
+    the rules ``omit`` and what depends on them, with ``snakemake_args`` added) in a fresh copy
+    (after installing into a fresh environment if ``install``); wall time, peak memory, load,
+    outcome."""
     import psutil
     import yaml
 
@@ -86,6 +89,7 @@ def measure(
             (project / OVERRIDES).write_text(yaml.safe_dump(overrides), encoding="utf-8")
         command = ["snakemake", *targets, "--configfile", *configs, "--cores", cores]
         command += ["--resources", "gpu=1", *(["--omit-from", *omit] if omit else [])]
+        command += snakemake_args
         log = project / "snakemake.log"
         usage = sampled_run(command, project, log, env)
         run = yaml.safe_load((project / config).read_text())["run"]
@@ -96,6 +100,7 @@ def measure(
             "config": config,
             **({"overrides": overrides} if overrides else {}),
             **({"targets": list(targets)} if targets else {}),
+            **({"snakemake_args": list(snakemake_args)} if snakemake_args else {}),
             "install_seconds": None if install_seconds is None else round(install_seconds, 1),
             **usage,
             "memory_gib": round(psutil.virtual_memory().total / 2**30, 1),
@@ -124,12 +129,15 @@ def csv_records(path: Path) -> list[dict] | None:
     "--json", "json_path", type=click.Path(dir_okay=False), default="docs/real_model.json"
 )
 @click.option("--no-install", is_flag=True, help="run in this Python")
-def real_run(config: str, cores: str, json_path: str, no_install: bool) -> None:
+@click.argument("snakemake_args", nargs=-1, type=click.UNPROCESSED)
+def real_run(
+    config: str, cores: str, json_path: str, no_install: bool, snakemake_args: tuple[str, ...]
+) -> None:
     from selfreflect.bench.outputs import refuse_overwriting_inputs
     from selfreflect.fileio import write_json
 
     refuse_overwriting_inputs([json_path], [config])
-    result = measure(config, cores, install=not no_install)
+    result = measure(config, cores, install=not no_install, snakemake_args=snakemake_args)
     write_json(json_path, result)
     print(
         f"{result['seconds']:.0f} s, peak {result['peak_rss_mib']} MiB, exit {result['returncode']}"

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from statistics import median
 from typing import Any
 
 import click
@@ -42,6 +43,8 @@ EARLIER_RUNS = (
 DOCS = [Path("docs") / "performance.md", Path("README.md")]
 # ``bench device-run --device cpu`` records: the smoke DAG at a real model's shape on this CPU
 CPU_DAGS = Path("docs") / "benchmarks" / "cpu-dag"
+# ``bench real-run`` records of README command 1, with and without Snakemake's ``--set-threads``
+CPU_THREADS = Path("docs") / "benchmarks" / "cpu-threads"
 
 
 def latest_runs(runs: list[dict]) -> dict[str, dict]:
@@ -457,6 +460,44 @@ def judge_batching(record: dict) -> str:
     return render("performance/judge-batching.md.j2", record=record, comparison=comparison)
 
 
+def cpu_threads(records: list[dict]) -> str:
+    """README command 1 run as it is and with the model jobs' threads set
+    (``bench real-run -- --set-threads …``; ``records`` in the order they ran, the settings
+    taking turns): per setting the median and range of the run's wall and CPU time and of its
+    judge rule's wall time (summed over the rule's jobs), and whether every run's main table is
+    the first run's."""
+    if not records:
+        return "No run with the model jobs' threads set has been recorded yet.\n"
+
+    def judge_seconds(record: dict) -> float:
+        return next(row["wall_s"] for row in record["per_rule"] if row["rule"] == "judge")
+
+    def summary(values: list[float]) -> str:
+        return f"{median(values):.0f} ({extent(values, '.0f')})"
+
+    settings = grouped(records, lambda record: " ".join(record.get("snakemake_args", [])))
+    first = median(run["seconds"] for run in records if not run.get("snakemake_args"))
+    header = ["Snakemake arguments added", "runs", "wall s", "wall time, as is = 1", "CPU s"]
+    header += ["judge rule wall s", "main table as the first run's"]
+    rows = [
+        [
+            f"`{added}`" if added else "none (as is: the README's command)",
+            len(runs),
+            summary([run["seconds"] for run in runs]),
+            f"{median(run['seconds'] for run in runs) / first:.2f}x",
+            summary([run["cpu_seconds"] for run in runs]),
+            summary([judge_seconds(run) for run in runs]),
+            "yes" if all(run["main_table"] == records[0]["main_table"] for run in runs) else "no",
+        ]
+        for added, runs in settings.items()
+    ]
+    comparison = table(header, rows, align="lrrrrrl")
+    load = extent([record["mean_load"] for record in records], ".1f")
+    return render(
+        "performance/cpu-threads.md.j2", records=records, load=load, comparison=comparison
+    )
+
+
 def spans(
     runs: list[dict],
     real_run: dict,
@@ -465,10 +506,12 @@ def spans(
     batching: dict,
     devices: list[dict],
     cpu_dags: Sequence[dict] = (),
+    threads: Sequence[dict] = (),
 ) -> dict[str, str]:
     """The text of every rendered span; ``runs``: the recorded scorer runs, oldest first;
     ``devices``: the ``bench device-run`` records of lent devices, ``cpu_dags`` those of this
-    CPU (:data:`CPU_DAGS`), oldest first."""
+    CPU (:data:`CPU_DAGS`), oldest first; ``threads``: README command 1's runs with and without
+    its model jobs' threads set (:data:`CPU_THREADS`), in the order they ran."""
     latest = latest_runs(runs)
     cpu, gpu = latest["cpu"], latest.get("cuda")
     opened = ", ".join(
@@ -488,6 +531,7 @@ def spans(
         "device-scorer": device_scorer(devices),
         "device-dag": device_dag(devices),
         "cpu-dag": device_dag(list(cpu_dags)),
+        "cpu-threads": cpu_threads(list(threads)),
         "gpu-targets": gpu_targets(runs),
         "readme": readme(runs),
         "real-model-run": render("performance/real-model-run.md.j2", run=real_run),
@@ -501,7 +545,8 @@ def pages() -> dict[Path, str]:
     """Each page with rendered spans (``DOCS``) as its spans render now."""
     earlier = tuple(read_json(path) for path in EARLIER_RUNS)
     records = (read_json(REAL_RUN), earlier, read_json(EXPLORER), read_json(BATCHING))
-    rendered = spans(recorded(), *records, device_runs(), device_runs(CPU_DAGS))
+    threads = [read_json(path) for path in sorted(CPU_THREADS.glob("*.json"))]
+    rendered = spans(recorded(), *records, device_runs(), device_runs(CPU_DAGS), threads)
     return {path: fill(path.read_text(encoding="utf-8"), rendered) for path in DOCS}
 
 
