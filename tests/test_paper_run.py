@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from tests.workflow_utils import REPO, copy_project, run
+from tests.workflow_utils import REPO, copy_project, job_resources, run
 
 pytestmark = pytest.mark.workflow
 
@@ -24,6 +24,19 @@ def test_the_prediction_counts_every_rule_and_job_of_the_paper_dag(tmp_path, gpu
     predicted = {rule: entry["jobs"][str(gpus)] for rule, entry in record["rules"].items()}
     assert predicted == dag
     assert record["not_included"] == []
+
+
+def test_the_rules_predicted_on_a_gpu_are_those_that_take_one(tmp_path):
+    """A rule is costed on the GPU exactly where the paper config's DAG gives its jobs a GPU
+    (``answer_clusters`` embeds on the GPU its job takes)."""
+    from selfreflect.bench.scale import snakemake
+
+    record = json.loads(RECORD.read_text())
+    project = copy_project(tmp_path / "p", config="config/config.yaml")
+    plan = snakemake(project, "-n", "--forceall", config=record["config"])
+    on_gpu = {rule for rule, resources in job_resources(plan) if "gpu=1" in resources.split(", ")}
+    assert {rule for rule, entry in record["rules"].items() if entry["kind"] == "gpu"} == on_gpu
+    assert "answer_clusters" in on_gpu
 
 
 def test_every_figure_of_the_prediction_is_bounded():

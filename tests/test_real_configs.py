@@ -6,7 +6,7 @@ import pytest
 
 from selfreflect.config import load_config
 from selfreflect.snakemake_jobs import job_stats
-from tests.workflow_utils import copy_project, run
+from tests.workflow_utils import copy_project, job_resources, run
 
 pytestmark = pytest.mark.workflow
 
@@ -61,9 +61,3 @@ def test_the_paper_config_runs_every_study_of_the_paper(tmp_path):
         on_gpu = rule in MODEL_RULES
         assert ("gpu=1" in resources and "slurm_partition=gpu" in resources) == on_gpu, rule
         assert ("gpu=" in resources) == on_gpu, rule
-
-
-def job_resources(plan: str) -> list[tuple[str, str]]:
-    """(rule, resources line) of each job of a Snakemake dry run's printed plan."""
-    jobs = re.findall(r"^rule (\w+):\n(.*?)(?=^rule |\Z)", plan, flags=re.M | re.S)
-    return [(rule, re.search(r"^    resources: (.*)$", body, flags=re.M)[1]) for rule, body in jobs]

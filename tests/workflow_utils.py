@@ -5,6 +5,7 @@ from __future__ import annotations
 import atexit
 import functools
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -123,3 +124,9 @@ def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
+
+
+def job_resources(plan: str) -> list[tuple[str, str]]:
+    """(rule, resources line) of each job of a Snakemake dry run's printed plan."""
+    jobs = re.findall(r"^rule (\w+):\n(.*?)(?=^rule |\Z)", plan, flags=re.M | re.S)
+    return [(rule, re.search(r"^    resources: (.*)$", body, flags=re.M)[1]) for rule, body in jobs]

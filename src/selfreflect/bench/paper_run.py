@@ -16,6 +16,8 @@ Per rule, the work and its seconds, each an estimate with a low and a high bound
   scorer benchmark recorded (docs/benchmarks);
 - sampling (``answers``, ``summarize``): generated tokens (answer and summary lengths counted
   on the example answers and summaries) at a stated vLLM throughput (:data:`GENERATION`);
+- grouping answers by meaning (``answer_clusters``, and the judge jobs' controlled pairs):
+  every conditioning answer embedded by MiniLM on the job's GPU (:func:`embedding_rate`);
 - each GPU job's engine start-up (:data:`STARTUP`);
 - the CPU rules after the judge as docs/scale.json measured them at the paper's size, the ones
   before it as docs/growth.json measured them.
@@ -60,6 +62,12 @@ STARTUP = {  # seconds to load Qwen2.5-7B-Instruct from local disk onto one GPU
         "high": 180.0,
         "source": "stated: transformers reading 15 GB of safetensors onto the GPU",
     },
+    "minilm": {
+        "estimate": 5.0,
+        "low": 2.0,
+        "high": 30.0,
+        "source": "stated: sentence-transformers reading all-MiniLM-L6-v2's 90 MB onto the GPU",
+    },
 }
 # scoring.token_budget auto on the paper's judge: an H100's memory, less the weights of
 # Qwen2.5-7B (its model card's parameters) in bf16, free after a prefix of its full context
@@ -69,7 +77,7 @@ BF16_BYTES = 2
 JUDGE_CONTEXT = 32768
 PROMPT_KEYS = ("basic", "cot", "twostep_cot_brainstorm", "sample_and_summarize")  # measured
 REASONING_TOKENS = 512  # a reasoning step's output (cot, twostep_cot's brainstorm): stated
-GPU_RULES = {"answers", "summarize", "judge", "report_alt_metrics"}
+GPU_RULES = {"answers", "summarize", "judge", "report_alt_metrics", "answer_clusters"}
 BEFORE_JUDGE = {"questions", "merge_answers"}  # CPU rules docs/scale.json does not run
 
 
@@ -445,13 +453,25 @@ def spread(jobs: list[Bound], gpus: int) -> Bound:
     return Bound(*(max(a, b) for a, b in zip(longest, spread, strict=True)))
 
 
-EMBEDDING = {  # all-MiniLM-L6-v2 on the job's CPU: short texts per second
-    "estimate": 1000.0,
-    "low": 500.0,
-    "high": 2000.0,
-    "source": "stated: sentence-transformers' all-MiniLM-L6-v2 on a few CPU cores, texts of"
-    " a sentence",
+EMBEDDING = {  # all-MiniLM-L6-v2 on the job's GPU: short texts per second
+    "estimate": 14200.0,
+    "high": 14200.0,
+    "source": "sentence-transformers' table of pretrained models: all-MiniLM-L6-v2 encodes"
+    " 14,200 sentences/s on a V100 GPU (an H100 is no slower)",
 }
+
+
+def embedding_rate() -> dict[str, Any]:
+    """MiniLM's texts/s in a job on a GPU (:data:`EMBEDDING`), its low bound as if on the CPU:
+    docs/scale.json's ``answer_clusters`` job, every conditioning answer of the paper's size
+    embedded on one CPU thread (loading and clustering included)."""
+    from selfreflect.fileio import read_json
+
+    scale = read_json(RECORDS["scale"])
+    seconds = sum(job["wall_s"] for job in scale["jobs"] if job["rule"] == "answer_clusters")
+    texts = scale["questions"] * scale["answers"]
+    low = f"; low: {texts:,} texts in {seconds:.0f} s on one CPU thread ({RECORDS['scale']})"
+    return EMBEDDING | {"low": texts / seconds, "source": EMBEDDING["source"] + low}
 
 
 def gpu_jobs(
@@ -462,6 +482,7 @@ def gpu_jobs(
     groups = dataset_groups(config)
     questions = config["questions"]["num_questions"]
     vllm, hf = Bound.stated(STARTUP["vllm"]), Bound.stated(STARTUP["hf"])
+    minilm = Bound.stated(STARTUP["minilm"])
     tokens = generated_tokens(fmt, config)
     per_shard = questions / shards
     answers = generation_seconds(tokens["answers"], rates["generation"]) * per_shard + vllm
@@ -477,8 +498,13 @@ def gpu_jobs(
         rules["summarize"]["jobs"] += [each * questions + vllm] * len(groups["summarized"])
         rules["summarize"]["work"][strategy] = {k: v.record() for k, v in tokens[strategy].items()}
     contexts = judge_contexts(fmt, config)
-    # each job groups the dataset's conditioning answers by meaning for the pairs
+    # each job groups the dataset's conditioning answers by meaning for the pairs (MiniLM on
+    # the job's GPU), as answer_clusters does for the explorer
     clustered = Bound.exact(questions * config["answers"]["num_answers"]) / rates["embedding"]
+    rules["answer_clusters"] = {
+        "jobs": [clustered + minilm] * (len(groups["summarized"]) * len(config["subjects"])),
+        "work": {"texts per job": questions * config["answers"]["num_answers"]},
+    }
     flops = {
         dataset: total(
             entry["flops"] * entry["questions"]
@@ -554,10 +580,11 @@ def predict(config_path: Path, tokenizer: dict[str, Any]) -> dict[str, Any]:
     config = load_config(config_path)
     fmt = PromptFormat.for_model(load_tokenizer(tokenizer), tokenizer)
     judge, source = judge_throughput(config["scoring"], config["answers"]["num_answers"])
+    embedding = embedding_rate()
     rates = {
         "judge": judge,
         "generation": Bound.stated(GENERATION),
-        "embedding": Bound.stated(EMBEDDING),
+        "embedding": Bound.stated(embedding),
     }
     cpu = cpu_rules(config)
     rules: dict[str, dict[str, Any]] = {}
@@ -609,7 +636,7 @@ def predict(config_path: Path, tokenizer: dict[str, Any]) -> dict[str, Any]:
         "rates": {
             "judge_flop_per_s": judge.record() | {"source": source},
             "generation_tokens_per_s": GENERATION,
-            "embedding_texts_per_s": EMBEDDING,
+            "embedding_texts_per_s": embedding,
             "startup_s": STARTUP,
             "reasoning_tokens": REASONING_TOKENS,
         },
