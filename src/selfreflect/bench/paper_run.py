@@ -48,7 +48,7 @@ GENERATION = {  # vLLM's output tokens/s for a 7B model on one H100, bf16
     " offline scenario, 5777 tokens/s (Red Hat's submission); bf16 moves twice the weight"
     " bytes per token and is no faster: estimate half of it, low a quarter",
 }
-STARTUP = {  # seconds to load Qwen2.5-7B-Instruct from local disk onto one GPU
+STARTUP = {  # seconds to load a job's model (Qwen2.5-7B-Instruct, MiniLM) onto one GPU
     "vllm": {
         "estimate": 90.0,
         "low": 30.0,
@@ -546,14 +546,14 @@ def record_entry(entry: dict[str, Any]) -> dict[str, Any]:
 
 def cpu_rules(config: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """The CPU rules' seconds: after the judge, each rule's jobs summed as docs/scale.json
-    measured them at the paper's size (exact: measured); before it (:data:`BEFORE_JUDGE`), as
-    docs/growth.json measured them at its largest size (low: its smallest time at any size,
-    high: grown linearly in questions to the paper's)."""
+    measured them at the paper's size (exact: measured; its GPU rules' jobs left out); before
+    it (:data:`BEFORE_JUDGE`), as docs/growth.json measured them at its largest size (low: its
+    smallest time at any size, high: grown linearly in questions to the paper's)."""
     from selfreflect.fileio import read_json
 
     scale, growth = (read_json(path) for path in RECORDS.values())
     rules: dict[str, dict[str, Any]] = {}
-    for job in scale["jobs"]:
+    for job in (job for job in scale["jobs"] if job["rule"] not in GPU_RULES):
         entry = rules.setdefault(job["rule"], {"seconds": ZERO, "basis": str(RECORDS["scale"])})
         entry["seconds"] += Bound.exact(job["wall_s"])
     sizes = growth["sizes"]
