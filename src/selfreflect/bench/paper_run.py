@@ -461,13 +461,10 @@ EMBEDDING = {  # all-MiniLM-L6-v2 on the job's GPU: short texts per second
 }
 
 
-def embedding_rate() -> dict[str, Any]:
+def embedding_rate(scale: dict[str, Any]) -> dict[str, Any]:
     """MiniLM's texts/s in a job on a GPU (:data:`EMBEDDING`), its low bound as if on the CPU:
-    docs/scale.json's ``answer_clusters`` job, every conditioning answer of the paper's size
-    embedded on one CPU thread (loading and clustering included)."""
-    from selfreflect.fileio import read_json
-
-    scale = read_json(RECORDS["scale"])
+    ``scale``'s (docs/scale.json's) ``answer_clusters`` job, every conditioning answer of the
+    paper's size embedded on one CPU thread (loading and clustering included)."""
     seconds = sum(job["wall_s"] for job in scale["jobs"] if job["rule"] == "answer_clusters")
     texts = scale["questions"] * scale["answers"]
     low = f"; low: {texts:,} texts in {seconds:.0f} s on one CPU thread ({RECORDS['scale']})"
@@ -500,10 +497,11 @@ def gpu_jobs(
     contexts = judge_contexts(fmt, config)
     # each job groups the dataset's conditioning answers by meaning for the pairs (MiniLM on
     # the job's GPU), as answer_clusters does for the explorer
-    clustered = Bound.exact(questions * config["answers"]["num_answers"]) / rates["embedding"]
+    texts = questions * config["answers"]["num_answers"]
+    clustered = Bound.exact(texts) / rates["embedding"]
     rules["answer_clusters"] = {
         "jobs": [clustered + minilm] * (len(groups["summarized"]) * len(config["subjects"])),
-        "work": {"texts per job": questions * config["answers"]["num_answers"]},
+        "work": {"texts per job": texts},
     }
     flops = {
         dataset: total(
@@ -544,14 +542,14 @@ def record_entry(entry: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def cpu_rules(config: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    """The CPU rules' seconds: after the judge, each rule's jobs summed as docs/scale.json
-    measured them at the paper's size (exact: measured; its GPU rules' jobs left out); before
-    it (:data:`BEFORE_JUDGE`), as docs/growth.json measured them at its largest size (low: its
-    smallest time at any size, high: grown linearly in questions to the paper's)."""
-    from selfreflect.fileio import read_json
-
-    scale, growth = (read_json(path) for path in RECORDS.values())
+def cpu_rules(
+    config: dict[str, Any], scale: dict[str, Any], growth: dict[str, Any]
+) -> dict[str, dict[str, Any]]:
+    """The CPU rules' seconds: after the judge, each rule's jobs summed as ``scale``
+    (docs/scale.json) measured them at the paper's size (exact: measured; its GPU rules' jobs
+    left out); before it (:data:`BEFORE_JUDGE`), as ``growth`` (docs/growth.json) measured
+    them at its largest size (low: its smallest time at any size, high: grown linearly in
+    questions to the paper's)."""
     rules: dict[str, dict[str, Any]] = {}
     for job in (job for job in scale["jobs"] if job["rule"] not in GPU_RULES):
         entry = rules.setdefault(job["rule"], {"seconds": ZERO, "basis": str(RECORDS["scale"])})
@@ -576,17 +574,19 @@ def predict(config_path: Path, tokenizer: dict[str, Any]) -> dict[str, Any]:
     from selfreflect.bench.scale import planned
     from selfreflect.config import load_config
     from selfreflect.families import PromptFormat
+    from selfreflect.fileio import read_json
 
     config = load_config(config_path)
     fmt = PromptFormat.for_model(load_tokenizer(tokenizer), tokenizer)
     judge, source = judge_throughput(config["scoring"], config["answers"]["num_answers"])
-    embedding = embedding_rate()
+    scale, growth = (read_json(path) for path in RECORDS.values())
+    embedding = embedding_rate(scale)
     rates = {
         "judge": judge,
         "generation": Bound.stated(GENERATION),
         "embedding": Bound.stated(embedding),
     }
-    cpu = cpu_rules(config)
+    cpu = cpu_rules(config, scale, growth)
     rules: dict[str, dict[str, Any]] = {}
     for gpus in GPUS:
         dag = planned(Path.cwd(), config_path, gpus)
