@@ -84,7 +84,7 @@ def test_bench_scorer_records_a_run_that_the_docs_render(tmp_path):
     assert spans["device-scorer"].count("\n| 2026-12-04 ") == 4
     assert "| token budget 5006 (auto) |" in spans["device-scorer"]
     assert "token budget auto 1.05x" in spans["device-scorer"]
-    assert "| 257 (4 forwards) |" in spans["device-scorer"]
+    assert "| 1.00x | – | 257 (4 forwards) |" in spans["device-scorer"]  # no warm-up recorded
     assert "`report_alt_metrics` and what needs it were left out" in spans["device-dag"]
     assert "| summarize | 6 |" in spans["device-dag"]
     begin, end = "<!-- rendered: readme -->\n", "<!-- /rendered -->\n"
@@ -106,6 +106,27 @@ def test_the_device_dag_shows_each_judge_rule_beside_its_prediction(tmp_path):
     text = render.device_dag(render.device_runs(tmp_path))
     assert "had the layers of `qwen2.5-0.5b`" in text and "(`qwen2.5-7b`, batch size 32" in text
     assert "| judge | 2 | 123,456 | 4,000 | 30.9 | 39.4 | 8.5 |" in text
+
+
+def test_a_compiled_setting_shows_its_warm_up_and_a_failed_setting_its_error(tmp_path):
+    record = json.loads((REPO / RUNS / "device" / "2026-12-04-1507-h200.json").read_text())
+    compiled = copy.deepcopy(record["scorer"][1])  # the budget auto derived, run compiled
+    compiled["settings"]["compiled"] = True
+    hf = compiled["cases"][0]["judges"]["hf"]
+    hf["warmup_seconds"], hf["tasks_per_s"] = 95.25, 2 * hf["tasks_per_s"]
+    hf["range"]["tasks_per_s"] = [2 * rate for rate in hf["range"]["tasks_per_s"]]
+    failed = copy.deepcopy(compiled["settings"]) | {"batch_size": 128, "token_budget": None}
+    message = "InvalidCxxCompiler: No working C++ compiler found\nmore lines"
+    record["scorer"].insert(2, compiled)
+    record["failed"] = [{"settings": failed, "error": "InductorError", "message": message}]
+    (tmp_path / "h200.json").write_text(json.dumps(record))
+    text = render.device_scorer(render.device_runs(tmp_path))
+    assert "| token budget 5006 (auto) (compiled) |" in text and "| 2.11x | 95.2 |" in text
+    assert (
+        "failed (recorded, while the others ran): batch size 128 (compiled) in `h200.json`,"
+        " InductorError: InvalidCxxCompiler: No working C++ compiler found." in text
+    )
+    assert "token budget auto (compiled) 2.11x" in text
 
 
 def test_the_thread_runs_set_each_setting_against_the_command_as_is():

@@ -6,6 +6,8 @@ backend, cut to one strategy's main table, as on a machine without the sentence 
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import subprocess
 
 import pytest
@@ -38,17 +40,21 @@ def test_the_device_script_runs_on_the_cpu(tmp_path):
     smoke = load_config(REPO / "config" / "smoke.yaml")
     assert record["missing"] == [] and record["device"] == "cpu" and record["embedder"] is False
     settings = [run["settings"] for run in record["scorer"]]
-    assert [s["batch_size"] for s in settings] == [paper_batch_size()] * 3 + [64]
-    assert [s["attention"] for s in settings] == ["sdpa", "sdpa", "eager", "sdpa"]
-    # the second: forwards cut by the budget auto derives from this machine's free memory
+    assert record["failed"] == []
+    assert [s["batch_size"] for s in settings] == [paper_batch_size()] * 4 + [64]
+    assert [s["attention"] for s in settings] == ["sdpa", "sdpa", "sdpa", "eager", "sdpa"]
+    assert [s["compiled"] for s in settings] == [False, False, True, False, False]
+    # the second and third: forwards cut by the budget auto derives from this machine's free
+    # memory (each when its model is built), the third's through torch.compile
     budgets = [s["token_budget"] for s in settings]
-    assert budgets[0] is budgets[2] is budgets[3] is None
-    assert isinstance(budgets[1], int) and budgets[1] >= 1
-    assert settings[1]["token_budget_from"] == "auto"
+    assert budgets[0] is budgets[3] is budgets[4] is None
+    assert all(isinstance(budget, int) and budget >= 1 for budget in budgets[1:3])
+    assert settings[1]["token_budget_from"] == settings[2]["token_budget_from"] == "auto"
     for run in record["scorer"]:
         [case] = run["cases"]
-        assert case["judges"]["hf"]["tasks_per_s"] > 0 and len(case["judges"]["hf"]["timings"]) == 3
-        assert case["agreement"]["hf/reference"] < 1e-5  # the same scores however cut
+        hf = case["judges"]["hf"]
+        assert hf["tasks_per_s"] > 0 and len(hf["timings"]) == 3 and hf["warmup_seconds"] > 0
+        assert case["agreement"]["hf/reference"] < 1e-5  # the same scores however cut or run
         assert "host_syncs" not in case["judges"]["hf"]  # counted on a GPU only
     # the rate of the DAG's judge: its shape, forwards cut as the smoke config cuts them, its N
     rate = record["dag_rate"]["settings"]
@@ -80,3 +86,23 @@ def test_the_device_script_runs_on_the_cpu(tmp_path):
     assert "| greedy " in dag["main_table"] and "| basic " not in dag["main_table"]
     rules = {row["rule"] for row in dag["per_rule"]}
     assert {"answers", "summarize", "judge", "strategy_scores", "report_main_table"} <= rules
+
+
+def test_a_setting_the_machine_cannot_run_is_recorded_and_the_others_still_run(tmp_path):
+    """Without a working C++ compiler torch.compile fails (as on a lent machine without one):
+    the compiled setting is recorded with its error, every other setting is measured, and
+    without Snakemake on the PATH the record names it and runs no DAG."""
+    out = tmp_path / "device.json"
+    command = [shutil.which("selfreflect"), "bench", "device-run", "--device", "cpu",
+               "--preset", "tiny", "--conditioning", "2", "--answers", "2", "--batch-size", "64",
+               "--json", str(out)]  # fmt: skip
+    env = os.environ | {"CXX": str(tmp_path / "no-compiler"), "PATH": "/usr/bin:/bin"}
+    result = subprocess.run(command, cwd=REPO, capture_output=True, text=True, env=env)
+    assert result.returncode == 0, result.stderr[-3000:]
+    record = json.loads(out.read_text())
+    [failed] = record["failed"]
+    assert failed["settings"]["compiled"] and failed["error"] == "InductorError"
+    assert "C++ compiler" in failed["message"] and "setting failed" in result.stderr
+    assert [run["settings"]["compiled"] for run in record["scorer"]] == [False] * 4
+    assert "snakemake (command)" in record["missing"] and record["dag"] is None
+    assert "no DAG: missing" in result.stdout

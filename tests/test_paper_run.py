@@ -53,22 +53,26 @@ def test_docs_paper_run_md_and_the_readme_line_are_rendered_from_its_record():
 
 def test_the_judge_rate_is_of_runs_cut_as_the_config_cuts():
     """The prediction's judge FLOP/s come from recorded GPU runs that cut forwards as the config
-    does, never from eager attention's; ``auto`` is the budget the judge derives on an H100,
-    larger than the paper's 32 masked words of about 40 tokens, and no more than its memory
-    allows."""
+    does and run them as the judge does, never from eager attention's or a compiled decoder's;
+    ``auto`` is the budget the judge derives on an H100, larger than the paper's 32 masked words
+    of about 40 tokens, and no more than its memory allows."""
     from selfreflect.bench.paper_run import judge_budget, judge_throughput, same_cut
+    from selfreflect.bench.scorer import cut
     from selfreflect.config import load_config
+
+    def run(**settings) -> tuple:
+        return cut({"settings": {"batch_size": 32, **settings}})
 
     batch, auto = (
         {"batch_size": 32, "token_budget": None},
         {"batch_size": 32, "token_budget": "auto"},
     )
-    assert same_cut((0, 32, "", False, "sdpa"), batch)
-    assert not same_cut((0, 32, "", True, "eager"), batch)
-    assert not same_cut((0, 128, "", False, "sdpa"), batch)
-    assert same_cut((1, 5005, "auto", False, "sdpa"), auto) and not same_cut(
-        (1, 5005, "", False, "sdpa"), auto
-    )
+    assert same_cut(run(), batch)
+    assert not same_cut(run(attention="eager"), batch)
+    assert not same_cut(run(batch_size=128), batch)
+    assert same_cut(run(token_budget=5005, token_budget_from="auto"), auto)
+    assert not same_cut(run(token_budget=5005), auto)
+    assert not same_cut(run(token_budget=5005, token_budget_from="auto", compiled=True), auto)
     assert "batch size 32," in judge_throughput(batch, 50)[1]
     rate, source = judge_throughput(auto, 50)
     assert "(auto)" in source and rate.low <= rate.estimate <= rate.high

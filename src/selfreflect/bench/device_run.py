@@ -9,10 +9,12 @@ other requirements (no vLLM, no network). This command runs there as it runs her
 2. the scorer benchmark (``selfreflect bench scorer``: warm-up, then timed repeats) of the
    ``hf`` judge on a random-weight model of ``--preset``'s shape: at the paper config's batch
    size, then with ``token_budget: auto`` (the budget derived from the device's free memory),
+   then so with the decoder through ``torch.compile`` (its compilation timed as the warm-up),
    then at the paper's batch size with eager attention (the kernel the judge's ``sdpa``
    replaces), then at each further ``--batch-size``; with the host's waits for the device
    during one pass (``host_syncs``, on a GPU). The JSON is written after each run, so what
-   finished survives a device's time limit;
+   finished survives a device's time limit, and a setting that fails (a compiler the machine
+   lacks) is recorded with its error while the others run;
 3. where nothing is missing, the scorer at the DAG's judge shape (``--dag-preset``) and cut
    (``scoring`` of ``config/smoke.yaml``; on a CPU with a judge job's threads,
    :data:`JOB_THREADS`), then the smoke DAG with random-weight models of that
@@ -45,6 +47,7 @@ judge term against a whole run, not the paper's cost (the scorer's cases measure
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 import shutil
 import subprocess
@@ -126,8 +129,9 @@ def scorer_settings(
     preset: str, device: str, conditioning: Sequence[int], answers: int, batch_sizes: list[int]
 ) -> list:
     """The scorer benchmark's settings, in the order they run: the first batch size (the paper
-    config's), forwards cut by the token budget ``auto`` derives on this device, the first batch
-    size with eager attention, then the other batch sizes (:func:`common_settings`)."""
+    config's), forwards cut by the token budget ``auto`` derives on this device, the same with
+    the decoder compiled, the first batch size with eager attention, then the other batch sizes
+    (:func:`common_settings`)."""
     from selfreflect.bench.scorer import Settings
 
     common = common_settings(preset, device, conditioning, answers)
@@ -135,6 +139,7 @@ def scorer_settings(
     return [
         Settings(batch_size=first, **common),
         Settings(batch_size=first, token_budget="auto", **common),
+        Settings(batch_size=first, token_budget="auto", compiled=True, **common),
         Settings(batch_size=first, attention="eager", **common),
         *(Settings(batch_size=size, **common) for size in others),
     ]
@@ -295,9 +300,15 @@ def device_run(
         "missing": missing(),
         "embedder": embedder,
         "scorer": [],
+        "failed": [],
     }
     for settings in scorer_settings(preset, device, conditioning, answers, sizes):
-        record["scorer"].append(benchmark(settings))
+        try:
+            record["scorer"].append(benchmark(settings))
+        except Exception as err:  # recorded; the device's minutes go to the other settings
+            failure = {"settings": dataclasses.asdict(settings), "error": f"{type(err).__name__}"}
+            record["failed"].append(failure | {"message": str(err)[:2000]})
+            click.echo(f"setting failed: {failure}", err=True)
         write_json(json_path, record)  # what finished survives the device's time limit
     record["dag"] = None
     if not record["missing"]:

@@ -1,17 +1,19 @@
 """The judge pass of a run, its forwards cut by masked words and by tokens, timed side by side.
 
-    selfreflect bench judge-batching --config config/laptop.yaml --budget 256 --budget 512 \\
-        --budget 1024 --json docs/judge_batching.json
+    selfreflect bench judge-batching --config config/laptop.yaml --budget 256 --budget 1024 \\
+        --compile --json docs/judge_batching.json
 
 Reads one summarised dataset's questions, answers and summaries of the config's run (README
 command 1 writes them; ``dvc pull`` in its DVC project fetches them), loads the `hf` judge once
 and judges every question with its studies, as the workflow's judge job does, under each
 setting: the config's ``batch_size`` masked words per forward, then ``token_budget`` each
-``--budget`` tokens. One untimed pass (the warm-up), then ``--repeats`` timed ones of each
-setting, the settings taking turns so that other work on the machine slows each alike. Recorded
-per setting: wall and CPU seconds (median and range), forwards and tokens computed, and the
-largest difference of any score from the first setting's. ``selfreflect docs performance``
-shows the record in docs/performance.md.
+``--budget`` tokens, then (``--compile``) the config's ``batch_size`` with the decoder through
+``torch.compile``. One untimed pass of each setting (its first: the warm-up, in which a compiled
+decoder compiles), then ``--repeats`` timed ones of each, the settings taking turns so that other
+work on the machine slows each alike. Recorded per setting: the first pass's and the timed
+passes' wall and CPU seconds (median and range), forwards and tokens computed, and the largest
+difference of any score from the first setting's. ``selfreflect docs performance`` shows the
+record in docs/performance.md.
 """
 
 from __future__ import annotations
@@ -26,6 +28,11 @@ from typing import Any
 import click
 
 from selfreflect import paths
+
+# when a CPU judge job compiles its decoder, decided before the first recorded run: if its one
+# pass, compilation included (the setting's first pass), takes at most this share of the CPU
+# seconds of a pass as the config runs it, every score within this of that pass's
+COMPILE_RULE = {"cpu_ratio": 0.95, "score_difference": 1e-6}
 
 
 def judge_inputs(config: dict[str, Any], dataset: str) -> dict[str, Any]:
@@ -107,8 +114,10 @@ def summary(runs: list[dict[str, Any]], first: list[float]) -> dict[str, Any]:
     return out
 
 
-def benchmark(config_path: Path, dataset: str | None, budgets: list[int], repeats: int) -> dict:
-    """Judge the run's dataset under each batching setting, taking turns (see module)."""
+def benchmark(
+    config_path: Path, dataset: str | None, budgets: list[int], repeats: int, compiled: bool
+) -> dict:
+    """Judge the run's dataset under each setting, taking turns (see module)."""
     from selfreflect.config import load_config, model_spec, summarized_datasets
     from selfreflect.model_sources import check_model_path
     from selfreflect.scoring.hf_judge import HfJudge, load_judge_model
@@ -122,12 +131,21 @@ def benchmark(config_path: Path, dataset: str | None, budgets: list[int], repeat
     dtype = config["scoring"]["dtype"]
     fmt, model = load_judge_model(spec if dtype == "auto" else {**spec, "dtype": dtype})
     words = config["scoring"]["batch_size"]
-    settings = [("batch_size", words), *(("token_budget", budget) for budget in budgets)]
+    settings = [("batch_size", words, False), *(("token_budget", b, False) for b in budgets)]
+    settings += [("batch_size", words, True)] if compiled else []
     judges = [
-        HfJudge(name, fmt, model, words, spec["max_model_len"], budget)
-        for budget in [None, *budgets]
+        HfJudge(
+            name,
+            fmt,
+            model,
+            words,
+            spec["max_model_len"],
+            value if key == "token_budget" else None,
+            compiled=compile_it,
+        )
+        for key, value, compile_it in settings
     ]
-    judge_pass(judges[0], config, inputs)  # the warm-up: the model's first forwards
+    first_passes = [timed_pass(judge, config, inputs) for judge in judges]  # the warm-ups
     runs: list[list[dict[str, Any]]] = [[] for _ in judges]
     for _ in range(repeats):
         for judge, timed in zip(judges, runs, strict=True):
@@ -146,10 +164,23 @@ def benchmark(config_path: Path, dataset: str | None, budgets: list[int], repeat
         "torch_threads": _torch_threads(),
         "load_average": round(os.getloadavg()[1], 2),
         "settings": [
-            {"setting": key, "value": value, **summary(timed, first)}
-            for (key, value), timed in zip(settings, runs, strict=True)
+            {
+                "setting": key,
+                "value": value,
+                "compiled": compile_it,
+                "first_pass": {k: round(once[k], 2) for k in ("wall_s", "cpu_s")},
+                **summary(timed, first),
+            }
+            for (key, value, compile_it), once, timed in zip(
+                settings, first_passes, runs, strict=True
+            )
         ],
     }
+
+
+def setting_text(row: dict[str, Any]) -> str:
+    """A recorded setting in words: ``token_budget 256``, ``batch_size 16 (compiled)``."""
+    return f"{row['setting']} {row['value']}" + (" (compiled)" if row.get("compiled") else "")
 
 
 def _torch_threads() -> int:
@@ -177,22 +208,31 @@ def _torch_threads() -> int:
     help="A token budget per forward to time (repeatable).",
 )
 @click.option("--repeats", type=click.IntRange(min=1), default=3, show_default=True)
+@click.option(
+    "--compile",
+    "compiled",
+    is_flag=True,
+    help="Also time the config's batch_size with the decoder through torch.compile.",
+)
 @click.option("--json", "json_out", type=click.Path(dir_okay=False, path_type=Path))
 def judge_batching(
     config_path: Path,
     dataset: str | None,
     budgets: tuple[int, ...],
     repeats: int,
+    compiled: bool,
     json_out: Path | None,
 ) -> None:
-    """Time a run's judge pass batched by masked words and by each --budget tokens."""
+    """Time a run's judge pass batched by masked words, by each --budget tokens and, with
+    --compile, compiled."""
     from selfreflect.fileio import write_json
 
-    record = benchmark(config_path, dataset, list(budgets), repeats)
+    record = benchmark(config_path, dataset, list(budgets), repeats, compiled)
     base = record["settings"][0]
     for row in record["settings"]:
         click.echo(
-            f"{row['setting']} {row['value']}: {row['cpu_s']} CPU-s"
+            f"{setting_text(row)}: first pass {row['first_pass']['cpu_s']} CPU-s,"
+            f" then {row['cpu_s']} CPU-s"
             f" ({base['cpu_s'] / row['cpu_s']:.2f}x of {base['setting']} {base['value']}),"
             f" wall {row['wall_s']} s, {row['forwards']} forwards, {row['tokens']} tokens,"
             f" scores within {row['max_score_difference']:.1e}"

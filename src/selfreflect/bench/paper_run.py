@@ -32,11 +32,14 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from selfreflect.bench.growth import tokenizer_options
+
+if TYPE_CHECKING:
+    from selfreflect.bench.scorer import Cut
 
 GPUS = (1, 8)  # one judge and answer shard per GPU
 RECORDS = {"scale": Path("docs") / "scale.json", "growth": Path("docs") / "growth.json"}
@@ -128,9 +131,9 @@ def total(bounds: Iterable[Bound]) -> Bound:
 def judge_throughput(scoring: dict[str, Any], answers: int) -> tuple[Bound, str]:
     """The `hf` judge's FLOP/s on a GPU with Qwen2.5-7B's shape: the case at ``answers``
     conditioning answers of the latest recorded scorer run that cut forwards as ``scoring``
-    cuts them (its batch size, or a token budget of the same kind: ``auto`` or a number) on the
-    judge's sdpa attention (else of any run), bounded by every case of every recorded run on
-    sdpa, whatever its device and cut."""
+    cuts them (its batch size, or a token budget of the same kind: ``auto`` or a number), run as
+    the judge runs them (sdpa attention, not compiled; else of any run), bounded by every case of
+    every recorded run so run, whatever its device and cut."""
     from selfreflect.bench.scorer import cut, cut_text, recorded
 
     gpu = [
@@ -144,23 +147,23 @@ def judge_throughput(scoring: dict[str, Any], answers: int) -> tuple[Bound, str]
     }
     matching = [run for run in gpu if same_cut(cut(run), scoring)] or gpu
     run = ([r for r in matching if answers in rate[id(r)]] or matching)[-1]
-    sdpa = [r for r in gpu if cut(r)[-1] == "sdpa"]
-    cases = [value for r in sdpa or gpu for value in rate[id(r)].values()]
+    as_judged = [r for r in gpu if not cut(r)[3]]  # the judge's forwards: sdpa, not compiled
+    cases = [value for r in as_judged or gpu for value in rate[id(r)].values()]
     measured = rate[id(run)].get(answers, max(rate[id(run)].values()))
     source = (
         f"{run['device_name']}, {cut_text(cut(run), named=True)}, recorded {run['date'][:10]}:"
         f" the case at {answers} conditioning answers of the latest run of that setting,"
-        f" bounded by every case of the {len(sdpa or gpu)} runs recorded on GPUs"
+        f" bounded by every case of the {len(as_judged or gpu)} runs recorded on GPUs"
     )
     return Bound(min(cases), measured, max(cases)), source
 
 
-def same_cut(key: tuple[int, int, str, bool, str], scoring: dict[str, Any]) -> bool:
+def same_cut(key: Cut, scoring: dict[str, Any]) -> bool:
     """Whether a scorer run cut (:func:`selfreflect.bench.scorer.cut`) forwards as the
-    ``scoring`` settings do, on sdpa attention."""
-    kind, size, derived, other_kernel, _ = key
+    ``scoring`` settings do, and ran them as the judge does (sdpa attention, not compiled)."""
+    kind, size, derived, not_the_judges, *_ = key
     budget = scoring.get("token_budget")
-    if other_kernel or kind != (budget is not None):
+    if not_the_judges or kind != (budget is not None):
         return False
     if budget is None:
         return size == scoring["batch_size"]

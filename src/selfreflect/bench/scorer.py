@@ -78,6 +78,8 @@ class Settings:
     # the model's attention kernel: transformers' ``sdpa`` (the judge's, a fused kernel that
     # takes the tree's additive mask) or ``eager`` (its matmuls and softmax); older records: sdpa
     attention: str = "sdpa"
+    # hf: the decoder run through torch.compile (HfJudge's ``compiled``); older records: eager
+    compiled: bool = False
 
 
 # the model shapes: a Qwen2 config's sizes, and whether the LM head is the embedding matrix
@@ -158,31 +160,38 @@ def recorded(folder: Path = RUNS) -> list[dict]:
     return sorted(runs, key=lambda run: run["date"])
 
 
-def cut(run: dict, exact: bool = True) -> tuple[int, int, str, bool, str]:
-    """How a run cut the `hf` judge's forwards and attended, as a sort key: (0, batch size) or,
+# how a run cut the `hf` judge's forwards and ran them (:func:`cut`)
+Cut = tuple[int, int, str, bool, str, bool]
+
+
+def cut(run: dict, exact: bool = True) -> Cut:
+    """How a run cut the `hf` judge's forwards and ran them, as a sort key: (0, batch size) or,
     by a token budget, (1, tokens, ``auto`` where derived: 0 tokens unless ``exact``), then
-    whether the attention kernel was other than sdpa (older records: sdpa, transformers'
-    default), and which."""
+    whether the forwards ran other than the judge runs them by default (an attention kernel
+    other than sdpa, transformers' default, or the decoder compiled; older records: neither),
+    the attention kernel, and whether compiled."""
     settings = run["settings"]
     attention = settings.get("attention", "sdpa")
-    kernel = (attention != "sdpa", attention)
+    compiled = settings.get("compiled", False)
+    forwards = (attention != "sdpa" or compiled, attention, compiled)
     if settings.get("token_budget") is None:
-        return (0, settings["batch_size"], "", *kernel)
+        return (0, settings["batch_size"], "", *forwards)
     derived = settings.get("token_budget_from", "")
-    return (1, settings["token_budget"] if exact or not derived else 0, derived, *kernel)
+    return (1, settings["token_budget"] if exact or not derived else 0, derived, *forwards)
 
 
-def cut_text(key: tuple[int, int, str, bool, str], named: bool = False) -> str:
+def cut_text(key: Cut, named: bool = False) -> str:
     """A :func:`cut` in words: ``32`` (``named``: ``batch size 32``), ``token budget 5005
     (auto)`` (``token budget auto`` where not exact), with `` (eager attention)`` where it
-    was not sdpa."""
-    kind, size, derived, _, attention = key
+    was not sdpa and `` (compiled)`` where the decoder was."""
+    kind, size, derived, _, attention, compiled = key
     if kind:
         text = f"token budget {size}" if size else "token budget"
         text += (f" ({derived})" if size else f" {derived}") if derived else ""
     else:
         text = f"batch size {size}" if named else str(size)
-    return text + ("" if attention == "sdpa" else f" ({attention} attention)")
+    text += "" if attention == "sdpa" else f" ({attention} attention)"
+    return text + (" (compiled)" if compiled else "")
 
 
 ATTENTION = ("sdpa", "eager")
@@ -347,15 +356,17 @@ def timed(judge, work: list, temperature: float, device: str) -> tuple[float, li
 def repeated(
     judge, work: list, settings: Settings, amounts: dict[str, float]
 ) -> tuple[dict, list[torch.Tensor]]:
-    """A warm-up, then ``settings.repeats`` timed runs of ``work``: the seconds of each run
-    (``timings``), their median and the median of each rate ``amount / seconds``, the range
-    (min, max) of each under ``range``; and the last run's task distances."""
-    timed(judge, work, settings.temperature, settings.device)
+    """A warm-up (its seconds: ``warmup_seconds``, a compiled judge's compilation included),
+    then ``settings.repeats`` timed runs of ``work``: the seconds of each run (``timings``),
+    their median and the median of each rate ``amount / seconds``, the range (min, max) of each
+    under ``range``; and the last run's task distances."""
+    warmup, _ = timed(judge, work, settings.temperature, settings.device)
     runs = [
         timed(judge, work, settings.temperature, settings.device) for _ in range(settings.repeats)
     ]
     seconds = [s for s, _ in runs]
-    result: dict = {"timings": seconds, "seconds": statistics.median(seconds)}
+    result: dict = {"warmup_seconds": warmup, "timings": seconds}
+    result["seconds"] = statistics.median(seconds)
     result["range"] = {"seconds": [min(seconds), max(seconds)]}
     for key, amount in amounts.items():
         values = [amount / s for s in seconds]
@@ -561,7 +572,7 @@ def print_case(case: dict) -> None:
         print(
             f"{name:>11}: {spread(result, 'tasks_per_s', '.3g')} tasks/s, "
             f"{spread(result, 'seconds', '.3g')} s ({result['tasks']} tasks; median (min–max) "
-            f"of {len(result['timings'])} runs)"
+            f"of {len(result['timings'])} runs; warm-up {result['warmup_seconds']:.3g} s)"
         )
     hf = judges["hf"]
     print(
@@ -581,8 +592,16 @@ def judges_of(settings: Settings, model, fmt, tokenizer, workdir: Path) -> dict:
     from selfreflect.scoring.hf_judge import HfJudge
     from selfreflect.scoring.reference_judge import ReferenceJudge
 
+    hf = HfJudge(
+        "bench",
+        fmt,
+        model,
+        settings.batch_size,
+        token_budget=settings.token_budget,
+        compiled=settings.compiled,
+    )
     judges = {
-        "hf": HfJudge("bench", fmt, model, settings.batch_size, token_budget=settings.token_budget),
+        "hf": hf,
         "reference": ReferenceJudge("bench", fmt, model),
     }
     if settings.vllm:
@@ -622,7 +641,11 @@ def benchmark(settings: Settings) -> dict:
         budget = auto_budget(model, model.config.max_position_embeddings)
         settings = dataclasses.replace(settings, token_budget=budget)
         record["settings"] = dataclasses.asdict(settings) | {"token_budget_from": "auto"}
-    print(f"{settings.preset} on {record['device_name']} ({settings.dtype}, {settings.attention})")
+    compiled = ", compiled" if settings.compiled else ""
+    print(
+        f"{settings.preset} on {record['device_name']}"
+        f" ({settings.dtype}, {settings.attention}{compiled})"
+    )
     record["token_counts"] = [
         {
             "answers": answers,
@@ -707,6 +730,12 @@ def benchmark(settings: Settings) -> dict:
     default="sdpa",
     show_default=True,
     help="the random-weight model's attention implementation (the judge's: sdpa)",
+)
+@click.option(
+    "--compile",
+    "compiled",
+    is_flag=True,
+    help="hf: run the decoder through torch.compile (its warm-up compiles)",
 )
 @click.option("--temperature", type=float, default=5.0, show_default=True)
 @click.option("--vllm", is_flag=True, help="also time the vllm judge")

@@ -24,7 +24,7 @@ from typing import Any
 
 import click
 
-from selfreflect.bench.scorer import cut, cut_text, device_runs, recorded, spread
+from selfreflect.bench.scorer import Cut, cut, cut_text, device_runs, recorded, spread
 from selfreflect.docs import fill, render
 from selfreflect.docs.tables import table
 from selfreflect.fileio import read_json
@@ -146,9 +146,11 @@ def host_waits(result: dict) -> str:
 def device_scorer(records: list[dict]) -> str:
     """Each ``bench device-run`` record's scorer runs side by side, on the same inputs: per
     setting and case `hf`'s tasks/s, its speed-up over the record's first setting (the paper
-    config's batch size) on that case, its shares and the host's waits."""
+    config's batch size) on that case, its warm-up (a compiled decoder's compilation), its
+    shares and the host's waits; then the settings that failed."""
     header = ["recorded", "held-out x conditioning answers", "forwards cut by"]
-    header += ["tokens/task `hf`", "`hf` tasks/s", "over the first setting", "host waits"]
+    header += ["tokens/task `hf`", "`hf` tasks/s", "over the first setting", "warm-up s"]
+    header += ["host waits"]
     header += ["share of matmul FLOP/s", "share of bf16 peak", "max task difference"]
     rows, gains = [], {}
     for record in records:
@@ -168,6 +170,7 @@ def device_scorer(records: list[dict]) -> str:
                         f"{case['tokens_per_task']['hf']:.1f}",
                         spread(hf, "tasks_per_s", ".3g"),
                         f"{gain:.2f}x",
+                        f"{hf['warmup_seconds']:.3g}" if "warmup_seconds" in hf else "–",
                         host_waits(hf),
                         spread(hf, "matmul_share", ".0%"),
                         spread(hf, "peak_share", ".0%") if "peak_share" in hf else "–",
@@ -183,8 +186,18 @@ def device_scorer(records: list[dict]) -> str:
         }
         for key, ratios in sorted(gains.items())
     ]
-    comparison = table(header, rows, align="lllrrrrrrr")
-    return render("performance/device-scorer.md.j2", table=comparison, gains=summary)
+    failed = [
+        {
+            "record": Path(record["source"]).name,
+            "cut": cut_text(cut(failure), named=True),
+            "error": failure["error"],
+            "message": failure["message"].strip().splitlines()[0] if failure["message"] else "",
+        }
+        for record in records
+        for failure in record.get("failed", [])
+    ]
+    comparison = table(header, rows, align="lllrrrrrrrr")
+    return render("performance/device-scorer.md.j2", table=comparison, gains=summary, failed=failed)
 
 
 def device_dag(records: list[dict]) -> str:
@@ -344,7 +357,7 @@ def against_first(runs: list[dict]) -> dict[str, Any] | None:
     }
 
 
-def by_batch_size(runs: list[dict]) -> list[tuple[tuple[int, int, str, bool, str], list[dict]]]:
+def by_batch_size(runs: list[dict]) -> list[tuple[Cut, list[dict]]]:
     """``runs`` grouped by how they cut forwards (:func:`cut`, budgets ``auto`` derived as
     one), batch sizes first."""
     return sorted(grouped(runs, lambda run: cut(run, exact=False)).items())
@@ -439,14 +452,17 @@ def judge_pass(before: dict, string_pairs: dict, after: dict) -> str:
 
 
 def judge_batching(record: dict) -> str:
-    """docs/performance.md's judge pass with its forwards cut by masked words and by tokens
-    (``selfreflect bench judge-batching``), each setting against the first."""
+    """docs/performance.md's judge pass with its forwards cut by masked words and by tokens,
+    and compiled (``selfreflect bench judge-batching``), each setting against the first."""
+    from selfreflect.bench.judge_batching import COMPILE_RULE, setting_text
+
     first = record["settings"][0]
     rows = [
         [
-            f"{row['setting']} {row['value']}",
+            setting_text(row),
             f"{row['forwards']:,}",
             f"{row['tokens']:,}",
+            f"{row['first_pass']['cpu_s']:.1f}",
             "{:.1f} ({:.1f}-{:.1f})".format(row["cpu_s"], *row["cpu_s_range"]),
             "{:.1f} ({:.1f}-{:.1f})".format(row["wall_s"], *row["wall_s_range"]),
             f"{first['cpu_s'] / row['cpu_s']:.2f}x",
@@ -454,10 +470,29 @@ def judge_batching(record: dict) -> str:
         ]
         for row in record["settings"]
     ]
-    header = ["forwards cut by", "forwards", "tokens computed", "CPU s", "wall s"]
-    header += [f"CPU speed-up over {first['setting']} {first['value']}", "largest score change"]
-    comparison = table(header, rows, align="lrrrrrr")
-    return render("performance/judge-batching.md.j2", record=record, comparison=comparison)
+    header = ["forwards cut by", "forwards", "tokens computed", "first pass CPU s", "CPU s"]
+    header += ["wall s", f"CPU speed-up over {setting_text(first)}", "largest score change"]
+    comparison = table(header, rows, align="lrrrrrrr")
+    compiled = [
+        {
+            "setting": setting_text(row),
+            "first_pass": row["first_pass"]["cpu_s"],
+            "job_ratio": row["first_pass"]["cpu_s"] / first["cpu_s"],
+            "later_ratio": row["cpu_s"] / first["cpu_s"],
+            "met": row["first_pass"]["cpu_s"] <= COMPILE_RULE["cpu_ratio"] * first["cpu_s"]
+            and row["max_score_difference"] <= COMPILE_RULE["score_difference"],
+        }
+        for row in record["settings"]
+        if row.get("compiled")
+    ]
+    return render(
+        "performance/judge-batching.md.j2",
+        record=record,
+        comparison=comparison,
+        first=setting_text(first),
+        compiled=compiled,
+        rule=COMPILE_RULE,
+    )
 
 
 def cpu_threads(records: list[dict]) -> str:

@@ -6,7 +6,9 @@ suffixes are merged into a prefix tree (:func:`~selfreflect.scoring.contexts.tok
 of one held-out answer share the answer's tokens before their masks, identical answers share
 everything) and packed into one row in which each node attends to the prefix and to its own
 ancestors, at its position in its sequences. Nothing is padded, only the target-predicting nodes
-go through the LM head, and distances stay on the device.
+go through the LM head, and distances stay on the device. ``compiled`` runs the decoder through
+``torch.compile`` (dynamic shapes: every tree and prefix differs in length), which the benchmarks
+measure against eager (docs/performance.md); no config asks for it.
 """
 
 from __future__ import annotations
@@ -107,12 +109,14 @@ class HfJudge(Judge):
         batch_size: int,
         max_model_len: int | None = None,
         token_budget: int | None = None,
+        compiled: bool = False,
     ) -> None:
         self.name = name
         self.format = fmt
         self.tokenizer = fmt.tokenizer
         self.model = model.eval()
-        self.decoder = model.get_decoder()
+        decoder = model.get_decoder()
+        self.decoder = torch.compile(decoder, dynamic=True) if compiled else decoder
         self.batch_size = batch_size
         self.token_budget = token_budget
         self.max_model_len = max_model_len or model.config.max_position_embeddings
