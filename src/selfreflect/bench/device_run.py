@@ -306,7 +306,7 @@ def device_run(
         try:
             record["scorer"].append(benchmark(settings))
         except Exception as err:  # recorded; the device's minutes go to the other settings
-            failure = {"settings": dataclasses.asdict(settings), "error": f"{type(err).__name__}"}
+            failure = {"settings": dataclasses.asdict(settings), "error": type(err).__name__}
             record["failed"].append(failure | {"message": str(err)[:2000]})
             click.echo(f"setting failed: {failure}", err=True)
         write_json(json_path, record)  # what finished survives the device's time limit
