@@ -178,6 +178,13 @@ def benchmark(
     }
 
 
+def meets_compile_rule(row: dict[str, Any], first: dict[str, Any]) -> bool:
+    """Whether a compiled setting's recorded ``row`` meets :data:`COMPILE_RULE` against
+    ``first``, the config's setting."""
+    cheap = row["first_pass"]["cpu_s"] <= COMPILE_RULE["cpu_ratio"] * first["cpu_s"]
+    return cheap and row["max_score_difference"] <= COMPILE_RULE["score_difference"]
+
+
 def setting_text(row: dict[str, Any]) -> str:
     """A recorded setting in words: ``token_budget 256``, ``batch_size 16 (compiled)``."""
     return f"{row['setting']} {row['value']}" + (" (compiled)" if row.get("compiled") else "")
@@ -233,7 +240,7 @@ def judge_batching(
         click.echo(
             f"{setting_text(row)}: first pass {row['first_pass']['cpu_s']} CPU-s,"
             f" then {row['cpu_s']} CPU-s"
-            f" ({base['cpu_s'] / row['cpu_s']:.2f}x of {base['setting']} {base['value']}),"
+            f" ({base['cpu_s'] / row['cpu_s']:.2f}x of {setting_text(base)}),"
             f" wall {row['wall_s']} s, {row['forwards']} forwards, {row['tokens']} tokens,"
             f" scores within {row['max_score_difference']:.1e}"
         )

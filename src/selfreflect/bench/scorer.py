@@ -365,8 +365,11 @@ def repeated(
         timed(judge, work, settings.temperature, settings.device) for _ in range(settings.repeats)
     ]
     seconds = [s for s, _ in runs]
-    result: dict = {"warmup_seconds": warmup, "timings": seconds}
-    result["seconds"] = statistics.median(seconds)
+    result: dict = {
+        "warmup_seconds": warmup,
+        "timings": seconds,
+        "seconds": statistics.median(seconds),
+    }
     result["range"] = {"seconds": [min(seconds), max(seconds)]}
     for key, amount in amounts.items():
         values = [amount / s for s in seconds]
@@ -592,16 +595,15 @@ def judges_of(settings: Settings, model, fmt, tokenizer, workdir: Path) -> dict:
     from selfreflect.scoring.hf_judge import HfJudge
     from selfreflect.scoring.reference_judge import ReferenceJudge
 
-    hf = HfJudge(
-        "bench",
-        fmt,
-        model,
-        settings.batch_size,
-        token_budget=settings.token_budget,
-        compiled=settings.compiled,
-    )
     judges = {
-        "hf": hf,
+        "hf": HfJudge(
+            "bench",
+            fmt,
+            model,
+            settings.batch_size,
+            token_budget=settings.token_budget,
+            compiled=settings.compiled,
+        ),
         "reference": ReferenceJudge("bench", fmt, model),
     }
     if settings.vllm:

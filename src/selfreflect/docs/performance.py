@@ -24,6 +24,7 @@ from typing import Any
 
 import click
 
+from selfreflect.bench.judge_batching import COMPILE_RULE, meets_compile_rule, setting_text
 from selfreflect.bench.scorer import Cut, cut, cut_text, device_runs, recorded, spread
 from selfreflect.docs import fill, render
 from selfreflect.docs.tables import table
@@ -191,7 +192,7 @@ def device_scorer(records: list[dict]) -> str:
             "record": Path(record["source"]).name,
             "cut": cut_text(cut(failure), named=True),
             "error": failure["error"],
-            "message": failure["message"].strip().splitlines()[0] if failure["message"] else "",
+            "message": next(iter(failure["message"].strip().splitlines()), ""),
         }
         for record in records
         for failure in record.get("failed", [])
@@ -454,8 +455,6 @@ def judge_pass(before: dict, string_pairs: dict, after: dict) -> str:
 def judge_batching(record: dict) -> str:
     """docs/performance.md's judge pass with its forwards cut by masked words and by tokens,
     and compiled (``selfreflect bench judge-batching``), each setting against the first."""
-    from selfreflect.bench.judge_batching import COMPILE_RULE, setting_text
-
     first = record["settings"][0]
     rows = [
         [
@@ -479,8 +478,7 @@ def judge_batching(record: dict) -> str:
             "first_pass": row["first_pass"]["cpu_s"],
             "job_ratio": row["first_pass"]["cpu_s"] / first["cpu_s"],
             "later_ratio": row["cpu_s"] / first["cpu_s"],
-            "met": row["first_pass"]["cpu_s"] <= COMPILE_RULE["cpu_ratio"] * first["cpu_s"]
-            and row["max_score_difference"] <= COMPILE_RULE["score_difference"],
+            "met": meets_compile_rule(row, first),
         }
         for row in record["settings"]
         if row.get("compiled")
