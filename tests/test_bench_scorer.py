@@ -129,6 +129,50 @@ def test_a_compiled_setting_shows_its_warm_up_and_a_failed_setting_its_error(tmp
     assert "token budget auto (compiled) 2.11x" in text
 
 
+def test_the_gpu_rule_decides_compilation_and_flex_attention_from_the_paper_sized_case(tmp_path):
+    """``device_run.RULE``, written before any record ran them: a setting run with the budget auto
+    other than the judge runs it is taken where, at 50 x 50, it is at least 1.05x as fast as the
+    same budget as the judge runs it, every task within 1.5e-4 of the reference judge."""
+    from selfreflect.bench.device_run import verdicts
+
+    record = json.loads((REPO / RUNS / "device" / "2026-12-04-1505-h200.json").read_text())
+    assert "No record yet has run" in render.device_scorer(
+        render.device_runs(REPO / RUNS / "device")
+    )
+    auto = record["scorer"][1]  # the budget auto derived, as the judge runs it
+    auto["cases"][0]["judges"]["hf"]["warmup_seconds"] = 20.0
+
+    def variant(speed_up: float, difference: float, warmup: float, **settings) -> dict:
+        run = copy.deepcopy(auto)
+        run["settings"] |= settings
+        [case] = run["cases"]
+        case["judges"]["hf"]["tasks_per_s"] *= speed_up
+        case["judges"]["hf"]["warmup_seconds"] = warmup
+        case["agreement"]["hf/reference"] = difference
+        return run
+
+    record["scorer"][2:2] = [
+        variant(1.04, 6e-5, 115.0, compiled=True),  # too little faster
+        variant(1.10, 6e-5, 23.0, attention="flex_attention"),
+        variant(1.10, 2e-4, 23.0, attention="flex_attention", batch_size=64),  # scores moved
+    ]
+    found = [(row["speed_up"], row["task_difference"], row["met"]) for row in verdicts(record)]
+    assert found == [
+        (pytest.approx(1.04), 6e-5, False),
+        (pytest.approx(1.10), 6e-5, True),
+        (pytest.approx(1.10), 2e-4, False),
+    ]
+    assert verdicts(record | {"device": "cpu"}) == []  # a GPU's rule
+    (tmp_path / "h200.json").write_text(json.dumps(record))
+    text = render.device_scorer(render.device_runs(tmp_path))
+    assert (
+        "token budget 5005 (auto) (compiled) in `h200.json`: 1.04x, largest task difference"
+        " 6.0e-05, warm-up +95 s: not met; token budget 5005 (auto) (flex attention) in"
+        " `h200.json`: 1.10x, largest task difference 6.0e-05, warm-up +3 s: met;" in text
+    )
+    assert "No record yet" not in text
+
+
 def test_the_thread_runs_set_each_setting_against_the_command_as_is():
     def record(seconds: float, args: list[str], table: str = "| score |") -> dict:
         rule = {"rule": "judge", "jobs": 2, "wall_s": seconds / 2, "cpu_s": seconds}

@@ -1,7 +1,8 @@
 """`selfreflect bench device-run`, the script a lent GPU runs, on this CPU (where no GPU is lent,
 this is where it is tested): the scorer at the paper config's batch size, with the token budget
-auto derives, with eager attention and at another batch size, then the smoke DAG on the hf
-backend, cut to one strategy's main table, as on a machine without the sentence embedder."""
+auto derives (as the judge runs it, compiled, through FlexAttention), with eager attention and at
+another batch size, then the smoke DAG on the hf backend, cut to one strategy's main table, as on
+a machine without the sentence embedder."""
 
 from __future__ import annotations
 
@@ -41,15 +42,17 @@ def test_the_device_script_runs_on_the_cpu(tmp_path):
     assert record["missing"] == [] and record["device"] == "cpu" and record["embedder"] is False
     settings = [run["settings"] for run in record["scorer"]]
     assert record["failed"] == []
-    assert [s["batch_size"] for s in settings] == [paper_batch_size()] * 4 + [64]
-    assert [s["attention"] for s in settings] == ["sdpa", "sdpa", "sdpa", "eager", "sdpa"]
-    assert [s["compiled"] for s in settings] == [False, False, True, False, False]
-    # the second and third: forwards cut by the budget auto derives from this machine's free
-    # memory (each when its model is built), the third's through torch.compile
+    assert [s["batch_size"] for s in settings] == [paper_batch_size()] * 5 + [64]
+    attention = ["sdpa", "sdpa", "sdpa", "flex_attention", "eager", "sdpa"]
+    assert [s["attention"] for s in settings] == attention
+    assert [s["compiled"] for s in settings] == [False, False, True, False, False, False]
+    # the second to fourth: forwards cut by the budget auto derives from this machine's free
+    # memory (each when its model is built), the third's through torch.compile, the fourth's
+    # through FlexAttention
     budgets = [s["token_budget"] for s in settings]
-    assert budgets[0] is budgets[3] is budgets[4] is None
-    assert all(isinstance(budget, int) and budget >= 1 for budget in budgets[1:3])
-    assert settings[1]["token_budget_from"] == settings[2]["token_budget_from"] == "auto"
+    assert budgets[0] is budgets[4] is budgets[5] is None
+    assert all(isinstance(budget, int) and budget >= 1 for budget in budgets[1:4])
+    assert {s["token_budget_from"] for s in settings[1:4]} == {"auto"}
     for run in record["scorer"]:
         [case] = run["cases"]
         hf = case["judges"]["hf"]
@@ -90,8 +93,9 @@ def test_the_device_script_runs_on_the_cpu(tmp_path):
 
 def test_a_setting_the_machine_cannot_run_is_recorded_and_the_others_still_run(tmp_path):
     """Without a working C++ compiler torch.compile fails (as on a lent machine without one):
-    the compiled setting is recorded with its error, every other setting is measured, and
-    without Snakemake on the PATH the record names it and runs no DAG."""
+    the compiled and FlexAttention settings (transformers compiles flex_attention) are recorded
+    with their errors, every other setting is measured, and without Snakemake on the PATH the
+    record names it and runs no DAG."""
     out = tmp_path / "device.json"
     command = [shutil.which("selfreflect"), "bench", "device-run", "--device", "cpu",
                "--preset", "tiny", "--conditioning", "2", "--answers", "2", "--batch-size", "64",
@@ -100,9 +104,13 @@ def test_a_setting_the_machine_cannot_run_is_recorded_and_the_others_still_run(t
     result = subprocess.run(command, cwd=REPO, capture_output=True, text=True, env=env)
     assert result.returncode == 0, result.stderr[-3000:]
     record = json.loads(out.read_text())
-    [failed] = record["failed"]
-    assert failed["settings"]["compiled"] and failed["error"] == "InductorError"
-    assert "C++ compiler" in failed["message"] and "setting failed" in result.stderr
-    assert [run["settings"]["compiled"] for run in record["scorer"]] == [False] * 4
+    compiled, flex = record["failed"]
+    assert compiled["settings"]["compiled"] and flex["settings"]["attention"] == "flex_attention"
+    for failed in (compiled, flex):
+        assert failed["error"] == "InductorError" and "C++ compiler" in failed["message"]
+    assert "setting failed" in result.stderr
+    ran = [run["settings"] for run in record["scorer"]]
+    expected = [(False, "sdpa"), (False, "sdpa"), (False, "eager"), (False, "sdpa")]
+    assert [(s["compiled"], s["attention"]) for s in ran] == expected
     assert "snakemake (command)" in record["missing"] and record["dag"] is None
     assert "no DAG: missing" in result.stdout

@@ -25,7 +25,7 @@ from selfreflect.scoring.contexts import (
     token_tree,
 )
 from selfreflect.scoring.experiment import judge_question, score_table
-from selfreflect.scoring.hf_judge import HfJudge
+from selfreflect.scoring.hf_judge import FLEX, HfJudge, block_mask
 from selfreflect.scoring.prompts import (
     QuestionAnswers,
     TaskError,
@@ -342,7 +342,10 @@ def test_identical_context_scores_zero_and_roles_are_symmetric(example_tasks, hf
     assert 0.0 < metric.score(forward.tolist()) <= 1.0
 
 
-def test_hf_matches_reference_algorithm_with_a_sliding_window(example_tasks, hf_model):
+@pytest.mark.parametrize("attention", ["sdpa", FLEX])
+def test_hf_matches_reference_algorithm_with_a_sliding_window(example_tasks, hf_model, attention):
+    """Full and sliding-window layers, through the kernel the judge uses (sdpa, an additive mask)
+    and through FlexAttention (a block mask, compiled on first use)."""
     from transformers import Qwen2Config, Qwen2ForCausalLM
 
     tokenizer, model = hf_model
@@ -356,8 +359,9 @@ def test_hf_matches_reference_algorithm_with_a_sliding_window(example_tasks, hf_
     assert max(map(len, reference.sequences)) > 4 * 64
     summary = summaries["greedy"]
     fmt = tiny_format(tokenizer)
-    fast = HfJudge("sliding", fmt, sliding, batch_size=4).distances(reference, [summary], 5.0)
     slow = ReferenceJudge("sliding", fmt, sliding).distances(reference, [summary], 5.0)
+    sliding.set_attn_implementation(attention)
+    fast = HfJudge("sliding", fmt, sliding, batch_size=4).distances(reference, [summary], 5.0)
     assert torch.allclose(fast[0], slow[0], atol=1e-5)
 
 
@@ -532,3 +536,25 @@ def test_the_ancestor_mask_is_each_nodes_path_to_the_top():
             depths.append(0 if parent < 0 else depths[parent] + 1)
         found = ancestor_mask(torch.tensor(parents), max(depths)).numpy()
         assert (found == expected).all(), size
+
+
+def test_the_block_mask_skips_the_blocks_that_see_nothing():
+    """FlexAttention's mask of a forward (:func:`block_mask`): its mask function is the
+    booleans it was built from, also past the last whole block, and a block of queries runs
+    only over the blocks of keys that one of its queries sees."""
+    from torch.nn.attention.flex_attention import create_mask
+
+    prefix, answer = 128, 128  # a block each; the last answer ends inside its block
+    queries = 2 * answer + 44
+    allowed = torch.zeros(queries, prefix + queries, dtype=torch.bool)
+    allowed[:, :prefix] = True  # every node sees the prefix
+    for start in range(0, queries, answer):  # and its own answer's nodes, causally
+        size = min(answer, queries - start)
+        own = torch.ones(size, size, dtype=torch.bool).tril()
+        allowed[start : start + size, prefix + start : prefix + start + size] = own
+    mask = block_mask(allowed)
+    assert (create_mask(mask.mask_mod, None, None, *allowed.shape) == allowed).all()
+    runs = mask.to_dense()[0, 0]  # (query blocks, key blocks): the blocks the kernel runs
+    assert runs.bool().tolist() == [
+        [True] + [key == query for key in range(3)] for query in range(3)
+    ]

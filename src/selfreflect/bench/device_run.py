@@ -10,11 +10,13 @@ other requirements (no vLLM, no network). This command runs there as it runs her
    ``hf`` judge on a random-weight model of ``--preset``'s shape: at the paper config's batch
    size, then with ``token_budget: auto`` (the budget derived from the device's free memory),
    then so with the decoder through ``torch.compile`` (its compilation timed as the warm-up),
-   then at the paper's batch size with eager attention (the kernel the judge's ``sdpa``
-   replaces), then at each further ``--batch-size``; with the host's waits for the device
-   during one pass (``host_syncs``, on a GPU). The JSON is written after each run, so what
-   finished survives a device's time limit, and a setting that fails (a compiler the machine
-   lacks) is recorded with its error while the others run;
+   then so attending through FlexAttention (a block mask of the token tree), then at the
+   paper's batch size with eager attention (the kernel the judge's ``sdpa`` replaces), then at
+   each further ``--batch-size``; with the host's waits for the device during one pass
+   (``host_syncs``, on a GPU). The JSON is written after each run, so what finished survives a
+   device's time limit, and a setting that fails (a compiler the machine lacks) is recorded
+   with its error while the others run. :data:`RULE` decides whether the paper config compiles
+   or attends through FlexAttention (:func:`verdicts`);
 3. where nothing is missing, the scorer at the DAG's judge shape (``--dag-preset``) and cut
    (``scoring`` of ``config/smoke.yaml``; on a CPU with a judge job's threads,
    :data:`JOB_THREADS`), then the smoke DAG with random-weight models of that
@@ -78,6 +80,12 @@ DAG_COMMANDS = ("snakemake", "selfreflect")
 # OMP_NUM_THREADS set to its threads, so a model job on a CPU computes on one
 JOB_THREADS = 1
 SMOKE = "config/smoke.yaml"
+# what a GPU's record decides, as written before any such run (docs/performance.md, "GPU"): the
+# paper config compiles its judge's decoder, or attends through FlexAttention, only where, on the
+# case of the paper's N with the budget auto, that setting's median `hf` tasks/s is at least
+# ``speed_up`` times the same budget's as the judge runs it, every task within
+# ``task_difference`` of the reference judge (the prediction then counts its extra warm-up)
+RULE = {"answers": 50, "conditioning": 50, "speed_up": 1.05, "task_difference": 1.5e-4}
 # wordfreq's stopwords among the scorer's input words: where wordfreq is not installed, the same
 # words are masked (docs/performance.md, "GPU")
 GPU_STOPWORDS = Path("docs") / "benchmarks" / "gpu_stopwords.txt"
@@ -130,8 +138,8 @@ def scorer_settings(
 ) -> list:
     """The scorer benchmark's settings, in the order they run: the first batch size (the paper
     config's), forwards cut by the token budget ``auto`` derives on this device, the same with
-    the decoder compiled, the first batch size with eager attention, then the other batch sizes
-    (:func:`common_settings`)."""
+    the decoder compiled, the same through FlexAttention, the first batch size with eager
+    attention, then the other batch sizes (:func:`common_settings`)."""
     from selfreflect.bench.scorer import Settings
 
     common = common_settings(preset, device, conditioning, answers)
@@ -140,9 +148,49 @@ def scorer_settings(
         Settings(batch_size=first, **common),
         Settings(batch_size=first, token_budget="auto", **common),
         Settings(batch_size=first, token_budget="auto", compiled=True, **common),
+        Settings(batch_size=first, token_budget="auto", attention="flex_attention", **common),
         Settings(batch_size=first, attention="eager", **common),
         *(Settings(batch_size=size, **common) for size in others),
     ]
+
+
+def verdicts(record: dict) -> list[dict]:
+    """:data:`RULE` applied to a ``bench device-run`` record on a GPU: per setting run with the
+    budget ``auto`` other than the judge runs it (compiled, another attention kernel), on the
+    case RULE names, its speed-up over the same budget as the judge runs it, its largest task
+    difference, its extra warm-up seconds and whether it meets the rule (none off a GPU or
+    without that case)."""
+    from selfreflect.bench.scorer import cut
+
+    def case_of(run: dict) -> dict | None:
+        if run["settings"]["answers"] != RULE["answers"]:
+            return None
+        wanted = RULE["conditioning"]
+        return next((c for c in run["cases"] if c["conditioning"] == wanted), None)
+
+    auto = [run for run in record["scorer"] if run["settings"].get("token_budget_from") == "auto"]
+    base = next((run for run in auto if not cut(run)[3]), None)
+    if not record["device"].startswith("cuda") or base is None or case_of(base) is None:
+        return []
+    judge = case_of(base)["judges"]["hf"]
+    out = []
+    for run in auto:
+        case = case_of(run)
+        if run is base or case is None:
+            continue
+        hf = case["judges"]["hf"]
+        speed_up = hf["tasks_per_s"] / judge["tasks_per_s"]
+        difference = max(case["agreement"].values())
+        out.append(
+            {
+                "cut": cut(run),
+                "speed_up": speed_up,
+                "task_difference": difference,
+                "extra_warmup_s": hf["warmup_seconds"] - judge["warmup_seconds"],
+                "met": speed_up >= RULE["speed_up"] and difference <= RULE["task_difference"],
+            }
+        )
+    return out
 
 
 def dag_model(preset: str, folder: Path) -> Path:

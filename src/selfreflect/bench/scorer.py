@@ -76,7 +76,8 @@ class Settings:
     # record's settings hold the number; older records: none)
     token_budget: int | str | None = None
     # the model's attention kernel: transformers' ``sdpa`` (the judge's, a fused kernel that
-    # takes the tree's additive mask) or ``eager`` (its matmuls and softmax); older records: sdpa
+    # takes the tree's additive mask), ``eager`` (its matmuls and softmax) or ``flex_attention``
+    # (a compiled kernel that skips the blocks the tree's block mask leaves out); older: sdpa
     attention: str = "sdpa"
     # hf: the decoder run through torch.compile (HfJudge's ``compiled``); older records: eager
     compiled: bool = False
@@ -182,19 +183,20 @@ def cut(run: dict, exact: bool = True) -> Cut:
 
 def cut_text(key: Cut, named: bool = False) -> str:
     """A :func:`cut` in words: ``32`` (``named``: ``batch size 32``), ``token budget 5005
-    (auto)`` (``token budget auto`` where not exact), with `` (eager attention)`` where it
-    was not sdpa and `` (compiled)`` where the decoder was."""
+    (auto)`` (``token budget auto`` where not exact), with `` (eager attention)`` or `` (flex
+    attention)`` where it was not sdpa and `` (compiled)`` where the decoder was."""
     kind, size, derived, _, attention, compiled = key
     if kind:
         text = f"token budget {size}" if size else "token budget"
         text += (f" ({derived})" if size else f" {derived}") if derived else ""
     else:
         text = f"batch size {size}" if named else str(size)
-    text += "" if attention == "sdpa" else f" ({attention} attention)"
+    kernel = attention.removesuffix("_attention")
+    text += "" if attention == "sdpa" else f" ({kernel} attention)"
     return text + (" (compiled)" if compiled else "")
 
 
-ATTENTION = ("sdpa", "eager")
+ATTENTION = ("sdpa", "eager", "flex_attention")  # transformers' names
 
 
 def build_model(preset: str, device: str, dtype: torch.dtype, attention: str = "sdpa"):

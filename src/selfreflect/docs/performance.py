@@ -148,7 +148,10 @@ def device_scorer(records: list[dict]) -> str:
     """Each ``bench device-run`` record's scorer runs side by side, on the same inputs: per
     setting and case `hf`'s tasks/s, its speed-up over the record's first setting (the paper
     config's batch size) on that case, its warm-up (a compiled decoder's compilation), its
-    shares and the host's waits; then the settings that failed."""
+    shares and the host's waits; then the settings that failed, and what the GPU rule decides
+    (``device_run.verdicts``)."""
+    from selfreflect.bench.device_run import RULE, verdicts
+
     header = ["recorded", "held-out x conditioning answers", "forwards cut by"]
     header += ["tokens/task `hf`", "`hf` tasks/s", "over the first setting", "warm-up s"]
     header += ["host waits"]
@@ -197,8 +200,21 @@ def device_scorer(records: list[dict]) -> str:
         for record in records
         for failure in record.get("failed", [])
     ]
+    decided = [
+        verdict
+        | {"record": Path(record["source"]).name, "cut": cut_text(verdict["cut"], named=True)}
+        for record in records
+        for verdict in verdicts(record)
+    ]
     comparison = table(header, rows, align="lllrrrrrrrr")
-    return render("performance/device-scorer.md.j2", table=comparison, gains=summary, failed=failed)
+    return render(
+        "performance/device-scorer.md.j2",
+        table=comparison,
+        gains=summary,
+        failed=failed,
+        rule=RULE,
+        verdicts=decided,
+    )
 
 
 def device_dag(records: list[dict]) -> str:

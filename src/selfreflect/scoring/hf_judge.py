@@ -6,9 +6,12 @@ suffixes are merged into a prefix tree (:func:`~selfreflect.scoring.contexts.tok
 of one held-out answer share the answer's tokens before their masks, identical answers share
 everything) and packed into one row in which each node attends to the prefix and to its own
 ancestors, at its position in its sequences. Nothing is padded, only the target-predicting nodes
-go through the LM head, and distances stay on the device. ``compiled`` runs the decoder through
-``torch.compile`` (dynamic shapes: every tree and prefix differs in length), which the benchmarks
-measure against eager (docs/performance.md); no config asks for it.
+go through the LM head, and distances stay on the device. The mask takes the form of the model's
+attention kernel: additive for ``sdpa`` and ``eager``, a block mask for ``flex_attention``, whose
+kernel skips the blocks of queries and keys that see nothing of each other (the answers of a
+forward do not see each other's tokens). ``compiled`` runs the decoder through ``torch.compile``
+(dynamic shapes: every tree and prefix differs in length). The benchmarks measure both against
+the default (docs/performance.md); no config asks for either.
 """
 
 from __future__ import annotations
@@ -26,6 +29,8 @@ from selfreflect.scoring.forwards import Judge
 log = logging.getLogger(__name__)
 Layers = list[tuple[torch.Tensor, torch.Tensor]]
 LAYER_TYPES = ("full_attention", "sliding_attention")
+FLEX = "flex_attention"  # transformers' name of the FlexAttention kernel
+BLOCK = 128  # FlexAttention's block of queries and keys
 
 
 @dataclass(frozen=True)
@@ -61,6 +66,21 @@ def ancestor_mask(parents: torch.Tensor, depth: int) -> torch.Tensor:
         seen.scatter_(1, node[:, None], True)  # a scatter, not index_put_ (which syncs)
         node = above[node]
     return seen[:, :n]
+
+
+def block_mask(allowed: torch.Tensor) -> Any:
+    """FlexAttention's block mask of booleans ``allowed`` (queries, keys): a block of queries
+    and keys none of which sees another is skipped. The mask is padded to whole blocks, so the
+    kernel reads it in bounds wherever a block runs past the last query or key."""
+    from torch.nn.attention.flex_attention import create_block_mask
+
+    queries, keys = allowed.shape
+    padded = torch.nn.functional.pad(allowed, (0, -keys % BLOCK, 0, -queries % BLOCK))
+
+    def sees(batch: torch.Tensor, head: torch.Tensor, query: torch.Tensor, key: torch.Tensor):
+        return padded[query, key]
+
+    return create_block_mask(sees, None, None, queries, keys, device=allowed.device)
 
 
 def free_memory(device: torch.device) -> int:
@@ -171,27 +191,28 @@ class HfJudge(Judge):
 
     def _attention_mask(
         self, state: Prefix, parents: torch.Tensor, depth: int, positions: torch.Tensor
-    ) -> torch.Tensor | dict[str, torch.Tensor]:
-        """Additive masks (1, 1, nodes, cached + nodes): a node sees the prefix and its ancestors.
-
-        One mask per layer type; sliding-window layers also drop keys outside the window.
-        """
+    ) -> Any:
+        """Masks of (nodes, cached + nodes) in the form the model's kernel takes: a node sees
+        the prefix and its ancestors. One mask per layer type; sliding-window layers also drop
+        keys outside the window."""
         tree_mask = ancestor_mask(parents, depth)
         if self.layer_types is None:
-            return self._additive(tree_mask, positions, state, 0, None)
+            return self._mask(self._allowed(tree_mask, positions, state, 0, None))
         window = getattr(self.model.config, "sliding_window", None)
         return {
-            kind: self._additive(
-                tree_mask,
-                positions,
-                state,
-                self.layer_types.index(kind),
-                window if kind == "sliding_attention" else None,
+            kind: self._mask(
+                self._allowed(
+                    tree_mask,
+                    positions,
+                    state,
+                    self.layer_types.index(kind),
+                    window if kind == "sliding_attention" else None,
+                )
             )
             for kind in set(self.layer_types)
         }
 
-    def _additive(
+    def _allowed(
         self,
         tree_mask: torch.Tensor,
         positions: torch.Tensor,
@@ -199,7 +220,8 @@ class HfJudge(Judge):
         layer: int,
         window: int | None,
     ) -> torch.Tensor:
-        """The mask for layers like ``layer``, whose cache holds the prefix's last keys."""
+        """Which keys each node sees in layers like ``layer``, whose cache holds the prefix's
+        last keys."""
         prefix_len = state.tasks.prefix_len
         cached = 0 if state.layers is None else state.layers[layer][0].shape[-2]
         prefix = torch.ones(len(positions), cached, dtype=torch.bool, device=self.device)
@@ -208,6 +230,13 @@ class HfJudge(Judge):
             kept = torch.arange(prefix_len - cached, prefix_len, device=self.device)
             keys = torch.cat([kept, positions])
             allowed &= positions[:, None] - keys[None, :] < window
+        return allowed
+
+    def _mask(self, allowed: torch.Tensor) -> Any:
+        """``allowed`` as the model's kernel takes it: a block mask for FlexAttention, else an
+        additive mask (1, 1, nodes, keys)."""
+        if self.model.config._attn_implementation == FLEX:
+            return block_mask(allowed)
         blocked = torch.finfo(self.model.dtype).min
         mask = torch.zeros(allowed.shape, dtype=self.model.dtype, device=self.device)
         return mask.masked_fill_(~allowed, blocked)[None, None]
