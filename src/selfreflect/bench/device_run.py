@@ -169,7 +169,7 @@ def verdicts(record: dict) -> list[dict]:
         return next((c for c in run["cases"] if c["conditioning"] == wanted), None)
 
     auto = [run for run in record["scorer"] if run["settings"].get("token_budget_from") == "auto"]
-    base = next((run for run in auto if not cut(run)[3]), None)
+    base = next((run for run in auto if not cut(run).not_the_judges), None)
     if not record["device"].startswith("cuda") or base is None or case_of(base) is None:
         return []
     judge = case_of(base)["judges"]["hf"]

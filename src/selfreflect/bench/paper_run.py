@@ -147,7 +147,7 @@ def judge_throughput(scoring: dict[str, Any], answers: int) -> tuple[Bound, str]
     }
     matching = [run for run in gpu if same_cut(cut(run), scoring)] or gpu
     run = ([r for r in matching if answers in rate[id(r)]] or matching)[-1]
-    as_judged = [r for r in gpu if not cut(r)[3]]  # the judge's forwards: sdpa, not compiled
+    as_judged = [r for r in gpu if not cut(r).not_the_judges]  # sdpa, not compiled
     cases = [value for r in as_judged or gpu for value in rate[id(r)].values()]
     measured = rate[id(run)].get(answers, max(rate[id(run)].values()))
     source = (
@@ -161,13 +161,12 @@ def judge_throughput(scoring: dict[str, Any], answers: int) -> tuple[Bound, str]
 def same_cut(key: Cut, scoring: dict[str, Any]) -> bool:
     """Whether a scorer run cut (:func:`selfreflect.bench.scorer.cut`) forwards as the
     ``scoring`` settings do, and ran them as the judge does (sdpa attention, not compiled)."""
-    kind, size, derived, not_the_judges, *_ = key
     budget = scoring.get("token_budget")
-    if not_the_judges or kind != (budget is not None):
+    if key.not_the_judges or key.by_tokens != (budget is not None):
         return False
     if budget is None:
-        return size == scoring["batch_size"]
-    return derived == "auto" if budget == "auto" else size == budget and not derived
+        return key.size == scoring["batch_size"]
+    return key.derived == "auto" if budget == "auto" else key.size == budget and not key.derived
 
 
 @dataclass(frozen=True)

@@ -42,7 +42,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import click
 
@@ -161,39 +161,46 @@ def recorded(folder: Path = RUNS) -> list[dict]:
     return sorted(runs, key=lambda run: run["date"])
 
 
-# how a run cut the `hf` judge's forwards and ran them (:func:`cut`)
-Cut = tuple[int, int, str, bool, str, bool]
+class Cut(NamedTuple):
+    """How a run cut the `hf` judge's forwards and ran them (:func:`cut`); sorts as a key."""
+
+    by_tokens: bool  # by a token budget, not a batch size
+    size: int  # the batch size or the budget (0 where a derived budget is not exact)
+    derived: str  # how a budget was derived (``auto``), else ""
+    not_the_judges: bool  # forwards run other than the judge runs them by default
+    attention: str  # the attention kernel (older records: sdpa)
+    compiled: bool  # the decoder through torch.compile (older records: not)
 
 
 def cut(run: dict, exact: bool = True) -> Cut:
-    """How a run cut the `hf` judge's forwards and ran them, as a sort key: (0, batch size) or,
-    by a token budget, (1, tokens, ``auto`` where derived: 0 tokens unless ``exact``), then
-    whether the forwards ran other than the judge runs them by default (an attention kernel
-    other than sdpa, transformers' default, or the decoder compiled; older records: neither),
-    the attention kernel, and whether compiled."""
+    """How a run cut the `hf` judge's forwards and ran them: by batch size or, by a token
+    budget, its tokens and ``auto`` where derived (0 tokens unless ``exact``), then whether
+    the forwards ran other than the judge runs them by default (an attention kernel other than
+    sdpa, transformers' default, or the decoder compiled), the attention kernel, and whether
+    compiled."""
     settings = run["settings"]
     attention = settings.get("attention", "sdpa")
     compiled = settings.get("compiled", False)
     forwards = (attention != "sdpa" or compiled, attention, compiled)
     if settings.get("token_budget") is None:
-        return (0, settings["batch_size"], "", *forwards)
+        return Cut(False, settings["batch_size"], "", *forwards)
     derived = settings.get("token_budget_from", "")
-    return (1, settings["token_budget"] if exact or not derived else 0, derived, *forwards)
+    return Cut(True, settings["token_budget"] if exact or not derived else 0, derived, *forwards)
 
 
 def cut_text(key: Cut, named: bool = False) -> str:
     """A :func:`cut` in words: ``32`` (``named``: ``batch size 32``), ``token budget 5005
     (auto)`` (``token budget auto`` where not exact), with `` (eager attention)`` or `` (flex
     attention)`` where it was not sdpa and `` (compiled)`` where the decoder was."""
-    kind, size, derived, _, attention, compiled = key
-    if kind:
+    size, derived = key.size, key.derived
+    if key.by_tokens:
         text = f"token budget {size}" if size else "token budget"
         text += (f" ({derived})" if size else f" {derived}") if derived else ""
     else:
         text = f"batch size {size}" if named else str(size)
-    kernel = attention.removesuffix("_attention")
-    text += "" if attention == "sdpa" else f" ({kernel} attention)"
-    return text + (" (compiled)" if compiled else "")
+    kernel = key.attention.removesuffix("_attention")
+    text += "" if key.attention == "sdpa" else f" ({kernel} attention)"
+    return text + (" (compiled)" if key.compiled else "")
 
 
 ATTENTION = ("sdpa", "eager", "flex_attention")  # transformers' names
