@@ -170,9 +170,10 @@ def verdicts(record: dict) -> list[dict]:
 
     auto = [run for run in record["scorer"] if run["settings"].get("token_budget_from") == "auto"]
     base = next((run for run in auto if not cut(run).not_the_judges), None)
-    if not record["device"].startswith("cuda") or base is None or case_of(base) is None:
+    base_case = case_of(base) if base else None
+    if not record["device"].startswith("cuda") or base_case is None:
         return []
-    judge = case_of(base)["judges"]["hf"]
+    judge = base_case["judges"]["hf"]
     out = []
     for run in auto:
         case = case_of(run)
