@@ -92,6 +92,7 @@ def test_pulled_answer_sets_leave_the_quick_start_the_judge_and_dvc_shows_the_ru
     status = run(["dvc", "status"], project).stdout  # the run against the shipped record
     listed = {line[:-1] for line in status.splitlines() if line.endswith(":") and line[0] != "\t"}
     assert listed <= stages and (listed or "up to date" in status), status  # no paper stage
+    assert not {rule_of(name) for name in listed} & set(SHIPPED), status  # the pulled, as run
     metrics = run(["dvc", "metrics", "show"], project).stdout
     assert "reports/laptop/metrics/main/greedy.json" in metrics, metrics
     plots = run(["dvc", "plots", "show"], project).stdout

@@ -83,6 +83,19 @@ def test_invalid_config_stops_snakemake_with_one_line(tmp_path):
     assert "config/smoke.yaml: answers.num_answers: 'zero' is not of type" in errors[0]
 
 
+def test_before_a_run_dvc_plans_with_status_as_its_dry_run_stops(tmp_path):
+    """docs/dvc.md: in a fresh project DVC's dry run stops at the first stage that reads an
+    output not yet made (DVC 3.67 hashes its inputs); `dvc status` and `snakemake -n` plan."""
+    project = copy_project(tmp_path / "p")
+    dry = run(["dvc", "repro", "--dry"], project, check=False)
+    assert dry.returncode != 0, dry.stdout
+    assert "failed to reproduce" in dry.stderr and "No such file or directory" in dry.stderr
+    assert "Running stage 'questions" in dry.stdout and not (project / "results").exists()
+    status = run(["dvc", "status"], project).stdout
+    assert "judge" in status and "deleted:" in status, status
+    assert "judge" in snakemake(project, "-n").stdout
+
+
 def test_dvc_records_the_smoke_run(smoke_dvc_run):
     assert_full_answers(smoke_dvc_run)
     assert "up to date" in run(["dvc", "status"], smoke_dvc_run).stdout

@@ -21,6 +21,7 @@ from selfreflect.paths import DEFAULT_CONFIG, DVC_PROJECT, DVC_PROJECT_LINKS
 
 ROOT = Path()
 DVC_CONFIG = Path(".dvc/config")  # the root's remotes, which every project shares
+DVC_IGNORE = Path(".dvcignore")  # what DVC leaves out of a folder's hash, in every project
 
 
 def project_folder(config_file: str | os.PathLike, run: str) -> Path:
@@ -38,8 +39,8 @@ def run_project(run: str) -> Path:
 
 def make_project(folder: Path) -> None:
     """Make ``folder`` a DVC project of its own, if it is not one (``dvc init --subdir``), with
-    the root's remotes and a link to each of the root's folders its stages name (made where a
-    fresh clone lacks one: DVC writes through the links)."""
+    the root's remotes and ``.dvcignore``, and a link to each of the root's folders its stages
+    name (made where a fresh clone lacks one: DVC writes through the links)."""
     from dvc.repo import Repo
 
     if folder == ROOT or (folder / ".dvc").is_dir():
@@ -47,6 +48,7 @@ def make_project(folder: Path) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     Repo.init(str(folder), subdir=True).close()
     shutil.copyfile(DVC_CONFIG, folder / DVC_CONFIG)  # relative remotes resolve through `data`
+    shutil.copyfile(DVC_IGNORE, folder / DVC_IGNORE)
     for name in DVC_PROJECT_LINKS:
         Path(name).mkdir(exist_ok=True)
         (folder / name).symlink_to(Path(os.path.relpath(name, folder)), target_is_directory=True)
