@@ -51,11 +51,17 @@ def openai_model(**settings) -> str:
     return config(lambda c: c["models"].update(tiny=model))
 
 
-def plugin_case(name: str, module: str, code: str, *expect: str) -> Case:
-    """A config whose strategy ``vote`` is the plug-in ``module:vote`` (``code``)."""
+VOTE = "def vote(ctx):\n    return 'a'\n"
+
+
+def plugin_case(name: str, module: str, code: str | None, *expect: str) -> Case:
+    """A config whose strategy ``vote`` is the plug-in ``module:vote`` (``code``, if any, is
+    ``module``'s file in the working directory)."""
     plugins = {"strategies": ["vote"], "plugins": {"vote": f"{module}:vote"}}
     with_plugin = {"summaries": plugins, "report": {"baseline": "vote"}}
-    files = {"c.yaml": config(lambda c: c.update(with_plugin)), f"{module}.py": code}
+    files = {"c.yaml": config(lambda c: c.update(with_plugin))}
+    if code is not None:
+        files[f"{module}.py"] = code
     args = ["summarize", "--config", "{tmp}/c.yaml", "--subject", "tiny", "--strategy", "vote"]
     args += ["--questions", "{tmp}/q.pq", "--out", "{tmp}/o/s.pq"]
     return Case(name, files, args, ("strategy 'vote'", *expect))
@@ -163,16 +169,20 @@ CASES = [
         [*SCORE, "--summaries", "{tmp}/s.json", "--out", "{tmp}/o/s.json"],
         ("s.json", "duplicate key 'a'"),
     ),
-    # --- plug-ins whose import fails --------------------------------------------------------------
-    plugin_case("plugin-raises", "plugin_raises", "raise RuntimeError('boom')\n", "RuntimeError"),
-    plugin_case("plugin-syntax", "plugin_syntax", "def vote(:\n", "SyntaxError"),
+    # --- plug-ins: read at the config's check, imported by the job -----------------------------
+    plugin_case(
+        "plugin-raises", "plugin_raises", f"raise RuntimeError('boom')\n{VOTE}", "RuntimeError"
+    ),
+    plugin_case("plugin-syntax", "plugin_syntax", "def vote(:\n", "plugin_syntax.py:1:"),
     plugin_case(
         "plugin-missing-dependency",
         "plugin_dependency",
-        "import no_such_dependency_xyz\n",
+        f"import no_such_dependency_xyz\n{VOTE}",
         "no_such_dependency_xyz",
     ),
-    plugin_case("plugin-no-function", "plugin_empty", "x = 1\n", "AttributeError"),
+    plugin_case("plugin-no-function", "plugin_empty", "x = 1\n", "defines no 'vote'"),
+    plugin_case("plugin-shadowed", "json", VOTE, "imported is", "json.py (a module of"),
+    plugin_case("plugin-not-of-the-project", "this", None, "'this' is no .py file of the project"),
     # --- GGUF files -------------------------------------------------------------------------------
     gguf_case("gguf-not-gguf", b"hello, not a model", "magic"),
     gguf_case("gguf-truncated-header", smollm2_head(100)),

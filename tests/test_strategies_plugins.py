@@ -4,6 +4,7 @@ The functions at the top are the plug-ins, referenced as ``tests.test_strategies
 """
 
 import subprocess
+import sys
 
 import pytest
 import yaml
@@ -101,10 +102,47 @@ def test_plugin_must_return_a_string():
         run("num", None, config=plugin_config(num=not_a_string.__name__))
 
 
-def test_plugin_that_cannot_be_imported():
+def test_plugin_that_cannot_be_imported(tmp_path, monkeypatch):
     config = summaries_config(plugins={"gone": "no_such_module.sub:fn"})
-    with pytest.raises(StrategyError, match="strategy 'gone': cannot load plug-in no_such"):
+    with pytest.raises(StrategyError, match=r"'gone': .* 'no_such_module.sub' is no \.py file"):
         run("gone", None, config=config)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    (tmp_path / "needs.py").write_text("import no_such_dependency_xyz\n\ndef fn(ctx): ...\n")
+    config = summaries_config(plugins={"needs": "needs:fn"})
+    with pytest.raises(StrategyError, match="strategy 'needs': cannot load plug-in needs:fn: Mod"):
+        run("needs", None, config=config)
+
+
+def test_checking_a_plugin_reads_its_file_and_runs_none_of_its_code(tmp_path, monkeypatch, capfd):
+    """The config's check (``snakemake -n`` too) imports no plug-in: a module of the project
+    is parsed for its function; a module of Python's or an installed package's is refused
+    unread, so naming one runs nothing of it."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "vote.py").write_text(
+        "open('imported', 'w').close()\n\nif True:\n    def vote(ctx):\n        return 'a'\n"
+    )
+    (tmp_path / "mine" / "__init__.py").write_text("open('package-imported', 'w').close()\n")
+    check_strategies(summaries_config(strategies=["v"], plugins={"v": "mine.vote:vote"}))
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["mine"]
+    assert "mine.vote" not in sys.modules
+    for target, fragment in [
+        ("this:s", "module 'this' is no .py file of the project"),
+        ("antigravity.x:f", "module 'antigravity.x' is no .py file"),
+        ("yaml:safe_load", "module 'yaml' is no .py file"),
+        ("mine.vote:count", "mine/vote.py defines no 'count' at its top level"),
+    ]:
+        config = summaries_config(strategies=["v"], plugins={"v": target})
+        with pytest.raises(ConfigError, match=rf"^c.yaml: summaries\.plugins\.v: .*{fragment}"):
+            check_strategies(config, "c.yaml")
+    assert "this" not in sys.modules and "antigravity" not in sys.modules
+    assert capfd.readouterr() == ("", "")
+    (tmp_path / "mine" / "vote.py").write_text("def vote(ctx):\n    return 'a'\n)\n")
+    config = summaries_config(strategies=["v"], plugins={"v": "mine.vote:vote"})
+    with pytest.raises(ConfigError, match=r"mine/vote\.py:3: unmatched '\)'$"):
+        check_strategies(config, "c.yaml")
 
 
 def test_unknown_strategy():
@@ -136,7 +174,7 @@ def test_unknown_strategy():
     mine = {"mine": f"{MODULE}:echo_plugin"}
     check_strategies(summaries_config(strategies=["mine", "cot"], plugins=mine))
     config = summaries_config(strategies=["mine"], plugins={"mine": "m:f"})
-    with pytest.raises(ConfigError, match=r"^c.yaml: summaries\.plugins\.mine: .*cannot load"):
+    with pytest.raises(ConfigError, match=r"^c.yaml: summaries\.plugins\.mine: .*'m' is no \.py"):
         check_strategies(config, "c.yaml")  # at config time, before any job runs
     for key, finetune in [
         ("teacher", {"teacher": "nosuch"}),

@@ -30,9 +30,7 @@ from __future__ import annotations
 
 import ast
 import hashlib
-import importlib.util
 import re
-import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from functools import cache
@@ -42,6 +40,7 @@ from typing import Any
 import click
 
 from selfreflect import chat
+from selfreflect.strategies.plugins import project_module_file
 
 PACKAGE = "selfreflect"
 SOURCE = Path("src") / PACKAGE  # the package's folder in the project (DVC's deps, code hashes)
@@ -485,34 +484,6 @@ def _file_names(modules: set[str]) -> tuple[str, ...]:
     return tuple(sorted(str(shown / path.relative_to(_HERE)) for path in paths | data))
 
 
-def _local_file(module: str) -> Path | None:
-    """The file of module ``module`` in the working tree, where a plug-in is imported from:
-    under the working directory, or found on ``sys.path`` in one of its folders (such as the
-    src/ of an editable install), if it is one. The package's own modules and installed ones
-    (an environment inside the tree) are not."""
-    base = Path(*module.split("."))
-    for path in (base / "__init__.py", base.with_suffix(".py")):
-        if path.is_file():
-            return path
-    if module == PACKAGE or module.startswith(f"{PACKAGE}."):
-        return None
-    try:
-        spec = importlib.util.find_spec(module)
-    except (ImportError, ValueError):
-        return None
-    origin = Path(spec.origin).resolve() if spec and spec.origin else None
-    tree = Path.cwd().resolve()
-    if origin is None or not origin.is_file() or not origin.is_relative_to(tree):
-        return None
-    installed = {Path(prefix).resolve() for prefix in (sys.prefix, sys.base_prefix)}
-    if any(origin.is_relative_to(prefix) for prefix in installed) or {
-        "site-packages",
-        "dist-packages",
-    } & set(origin.parts):
-        return None
-    return origin.relative_to(tree)
-
-
 def plugin_files(target: str) -> tuple[str, ...]:
     """The files plug-in ``module.path:function`` runs: its module and every module of the
     working directory it imports, directly or not (with each package's ``__init__`` on the
@@ -528,7 +499,7 @@ def plugin_files(target: str) -> tuple[str, ...]:
         if name in seen:
             continue
         seen.add(name)
-        if (path := _local_file(name)) is not None:
+        if (path := project_module_file(name)) is not None:
             local.add(path)
             for child in _evaluated_nodes(_tree(path.resolve())):  # a project's own file
                 if isinstance(child, ast.Import | ast.ImportFrom):

@@ -6,8 +6,9 @@ beside the function that loads from it, above the implementations it names, and 
 imports it back: the engines (:data:`selfreflect.backends.registry.BACKENDS`,
 :data:`selfreflect.scoring.registry.JUDGES`) and the built-in strategies
 (:data:`selfreflect.strategies.registry.STRATEGIES`). The command line's lazy commands
-(:mod:`selfreflect.cli.commands`) and the config's strategy plug-ins are loaded by
-:func:`load` too.
+(:mod:`selfreflect.cli.commands`) are loaded by :func:`load` too. (The config's strategy
+plug-ins are the project's files, checked before they are imported:
+:mod:`selfreflect.strategies.plugins`.)
 """
 
 from __future__ import annotations

@@ -1,8 +1,11 @@
 """User strategies: one function ``fn(ctx: Context) -> str`` named ``module.path:function``.
 
-The module is imported with the working directory on ``sys.path``; it and the modules it imports
-from there are code of its strategy's jobs (:func:`selfreflect.code_deps.plugin_files`), so an
-edit reruns its summaries and what follows them. The function is called once per question; it
+The module is a file of the project (:func:`project_module_file`), never the standard
+library's or an installed package's. Checking a config (``snakemake -n`` too) reads it without
+running it (:func:`check_plugin`); only a job running its strategy imports it, with the working
+directory on ``sys.path``. It and the modules it imports from there are code of its strategy's
+jobs (:func:`selfreflect.code_deps.plugin_files`), so an edit reruns its summaries and what
+follows them. The function is called once per question; it
 can run the summariser (``ctx.chat`` or the raw ``ctx.generator``) and draw fresh answers from
 the subject (``ctx.fresh_answers()``). Raising :class:`QuestionFailed` fails just that question;
 any other exception fails the strategy, naming it.
@@ -10,14 +13,16 @@ any other exception fails the strategy, naming it.
 
 from __future__ import annotations
 
+import ast
+import importlib
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
 from selfreflect.errors import StrategyError
 from selfreflect.progress import progress
-from selfreflect.registry import load
 
 if TYPE_CHECKING:  # a plug-in's context names no engine: the summarize job opens the models
     from selfreflect.backends import Generator, Sampling
@@ -25,6 +30,7 @@ if TYPE_CHECKING:  # a plug-in's context names no engine: the summarize job open
     from selfreflect.strategies.context import Batch, StrategyFn
 
 T = TypeVar("T")
+_PACKAGE = __name__.partition(".")[0]  # its own modules are no plug-in's
 
 
 class QuestionFailed(Exception):
@@ -62,15 +68,103 @@ class Context:
         return by_row[self._row]
 
 
+def project_module_file(module: str) -> Path | None:
+    """The file of module ``module`` in the working tree, where a plug-in is imported from:
+    under the working directory, or in one of its folders on ``sys.path`` (such as the src/ of
+    an editable install), if it is one; found without importing anything. The package's own
+    modules and installed ones (an environment inside the tree) are not."""
+    base = Path(*module.split("."))
+    for path in _module_paths(base):
+        if path.is_file():
+            return path
+    if module == _PACKAGE or module.startswith(f"{_PACKAGE}."):
+        return None
+    tree = Path.cwd().resolve()
+    for folder in _tree_folders(tree):
+        for path in _module_paths(folder / base):
+            if path.is_file():
+                return path.relative_to(tree)
+    return None
+
+
+def _module_paths(base: Path) -> tuple[Path, Path]:
+    """Where module ``base`` (its dotted name as a path) may live: a package or a file."""
+    return base / "__init__.py", base.with_suffix(".py")
+
+
+def _tree_folders(tree: Path) -> list[Path]:
+    """The folders of ``sys.path`` inside the working tree ``tree``, environments left out."""
+    installed = {Path(prefix).resolve() for prefix in (sys.prefix, sys.base_prefix)}
+    folders = []
+    for entry in sys.path:
+        folder = Path(entry or ".").resolve()
+        if not folder.is_relative_to(tree) or folder == tree:
+            continue
+        if any(folder.is_relative_to(prefix) for prefix in installed):
+            continue
+        if not {"site-packages", "dist-packages"} & set(folder.parts):
+            folders.append(folder)
+    return folders
+
+
+def check_plugin(name: str, target: str) -> Path:
+    """The file of plug-in ``target``'s module, checked without running it: a module of the
+    project that parses and defines the function at its top level."""
+    module, _, function = target.partition(":")
+    prefix = f"strategy '{name}': plug-in {target}"
+    path = project_module_file(module)
+    if path is None:
+        raise StrategyError(
+            f"{prefix}: module '{module}' is no .py file of the project ({Path.cwd()}); a"
+            " plug-in is the project's code, not Python's or an installed package's"
+        )
+    try:
+        tree = ast.parse(path.read_bytes(), filename=str(path))
+    except SyntaxError as err:
+        raise StrategyError(f"{prefix}: {path}:{err.lineno}: {err.msg}") from None
+    if function not in set(_top_level_names(tree.body)):
+        raise StrategyError(f"{prefix}: {path} defines no '{function}' at its top level")
+    return path
+
+
+def _top_level_names(body: list[ast.stmt]) -> Iterator[str]:
+    """The names a module's top level binds (in its ``if``, ``try`` and ``with`` blocks too)."""
+    for statement in body:
+        match statement:
+            case ast.FunctionDef() | ast.AsyncFunctionDef() | ast.ClassDef():
+                yield statement.name
+            case ast.Assign(targets=targets):
+                yield from (n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name))
+            case ast.AnnAssign(target=ast.Name(id=name), value=value) if value is not None:
+                yield name
+            case ast.Import(names=aliases) | ast.ImportFrom(names=aliases):
+                yield from ((alias.asname or alias.name).partition(".")[0] for alias in aliases)
+            case ast.If() | ast.With():
+                yield from _top_level_names([*statement.body, *getattr(statement, "orelse", [])])
+            case ast.Try():
+                handled = [line for handler in statement.handlers for line in handler.body]
+                blocks = [*statement.body, *handled, *statement.orelse, *statement.finalbody]
+                yield from _top_level_names(blocks)
+
+
 def load_plugin(name: str, target: str) -> Callable[[Context], str]:
-    """Import ``module.path:function``; an import failure names the strategy."""
+    """Import ``module.path:function`` from the project (:func:`check_plugin` first); an
+    import failure names the strategy."""
+    path = check_plugin(name, target)
+    module_name, _, function = target.partition(":")
     if os.getcwd() not in sys.path:
         sys.path.insert(0, os.getcwd())
     try:
-        fn = load(target)
+        module = importlib.import_module(module_name)
     except Exception as err:  # importing runs the module: any error means it cannot be loaded
         reason = " ".join(f"{type(err).__name__}: {err}".split())
         raise StrategyError(f"strategy '{name}': cannot load plug-in {target}: {reason}") from None
+    if module.__file__ is None or Path(module.__file__).resolve() != path.resolve():
+        raise StrategyError(
+            f"strategy '{name}': plug-in {target}: the module imported is {module.__file__},"
+            f" not {path} (a module of that name was imported first)"
+        )
+    fn = getattr(module, function, None)
     if not callable(fn):
         raise StrategyError(f"strategy '{name}': plug-in {target} is not a function")
     return fn

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from selfreflect.config import registered_strategy
 from selfreflect.errors import ConfigError, StrategyError
 from selfreflect.registry import Registry
-from selfreflect.strategies.plugins import load_plugin, plugin_strategy
+from selfreflect.strategies.plugins import check_plugin, plugin_strategy
 
 if TYPE_CHECKING:
     from selfreflect.strategies.context import StrategyFn
@@ -79,13 +79,14 @@ def unknown_message(name: str, plugins: dict[str, str]) -> str:
 def check_strategies(config: dict[str, Any], source: str = "config") -> None:
     """One-line :class:`ConfigError` for an unknown strategy (listed, named a reference of the
     main table, or the finetuning's teacher or a candidate), a plug-in hiding a built-in or a
-    plug-in that cannot be imported."""
+    plug-in whose module is no file of the project or does not define its function (read, not
+    imported: checking a config runs none of its code)."""
     summaries = config["summaries"]
     for name, target in summaries["plugins"].items():
         if registered_strategy(name) in STRATEGIES:
             raise ConfigError(f"{source}: summaries.plugins: '{name}' is a built-in strategy")
         try:
-            load_plugin(name, target)
+            check_plugin(name, target)
         except StrategyError as err:
             raise ConfigError(f"{source}: summaries.plugins.{name}: {err}") from None
     named = [("summaries.strategies", name) for name in summaries["strategies"]]
