@@ -282,6 +282,16 @@ CASES = [
         "ref.json",
         "'question'",
     ),
+    *[
+        import_case(
+            f"ref-answered-{name}-{field}",
+            json.dumps([GOOD_ANSWERS[0], {**GOOD_ANSWERS[0], "question": "R?", field: value}]),
+            "ref.json",
+            f"record 1: '{field}' holds no answer with text",
+        )
+        for name, value in [("empty", []), ("blank", ["", " \n"])]
+        for field in ("masked_out_task_answers", "conditioning_answers")
+    ],
     import_case(
         "ref-error-not-string",
         json.dumps([{**GOOD_ANSWERS[0], "error": 3}]),

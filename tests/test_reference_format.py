@@ -60,6 +60,14 @@ def test_export_then_import_keeps_a_failed_question(tmp_path, monkeypatch, capsy
     assert list(read_table("answers", back)["error"]) == [None, "engine died"]
 
 
+def test_an_empty_answer_beside_others_is_kept(tmp_path):
+    """A model may answer with nothing: such an answer is read as it is, among answers with
+    text (a list without one is refused: tests/test_cli_errors.py)."""
+    record = {**ANSWERS[0], "masked_out_task_answers": ["", "Shakespeare"]}
+    answers = read_reference_answers(write_json(tmp_path / "a.json", [record]))
+    assert list(answers.at[0, "test_answers"]) == ["", "Shakespeare"]
+
+
 def test_duplicate_reference_questions_are_scored_once(tmp_path):
     """As the questions loader, the JSON importer keeps a repeated question once."""
     path = write_json(tmp_path / "dup.json", [ANSWERS[0], ANSWERS[1], ANSWERS[0]])

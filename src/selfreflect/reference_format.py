@@ -55,17 +55,23 @@ def read_reference_answers(path: str | os.PathLike) -> pd.DataFrame:
     """A reference test-answers file as an ``answers`` table (backend ``reference``).
 
     A record may carry an ``error`` (a string, written by :func:`write_reference_answers` for a
-    failed question); repeated questions are kept once.
+    failed question); one without holds an answer with text in each list (a model's empty
+    answer may sit beside others). Repeated questions are kept once.
     """
-    records = _records(
-        path, {"question": str, "masked_out_task_answers": list, "conditioning_answers": list}
-    )
+    lists = ("masked_out_task_answers", "conditioning_answers")
+    records = _records(path, {"question": str, **dict.fromkeys(lists, list)})
     for index, record in enumerate(records):
-        for name in ("masked_out_task_answers", "conditioning_answers"):
+        for name in lists:
             if not all(isinstance(answer, str) for answer in record[name]):
                 raise InputError(f"{path}: record {index}: '{name}' must hold strings")
         if not isinstance(record.get("error"), str | None):
             raise InputError(f"{path}: record {index}: 'error' must be a string or null")
+        for name in lists:
+            if record.get("error") is None and not any(a.strip() for a in record[name]):
+                raise InputError(
+                    f"{path}: record {index}: '{name}' holds no answer with text (a question"
+                    " without answers is a failed one: give it an 'error')"
+                )
     records = _unique(records, path)
     return pd.DataFrame(
         {
