@@ -12,6 +12,7 @@ import yaml
 from selfreflect import paths
 from selfreflect.config import load_config, read_config_file, validate_config
 from selfreflect.errors import ConfigError
+from selfreflect.rule_inputs import checked_config, typed_overrides
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -198,6 +199,9 @@ def test_snakemake_and_dvc_read_a_config_through_its_includes(tmp_path):
     summaries = set(re.findall(r"results/other/(\w+)/tiny/summaries/(\w+)\.parquet", plan))
     assert summaries == {("smoke", "greedy"), ("smoke", "basic")}
     assert "results/other/smoke_mmlu/questions.parquet" in plan and "results/exp" not in plan
+    run([*args, "--config", 'answers={"num_answers": 3}'], project)  # plans: 3 is a number
+    failed = run([*args, "--config", "run=../x"], project, check=False)
+    assert failed.stderr.strip().splitlines()[-1].startswith("error: --config: run: '../x'")
 
     (project / "config" / "exp.yaml").write_text("include: [smoke.yaml, gone.yaml]\n")
     failed = run(args, project, check=False)
@@ -335,3 +339,27 @@ def test_an_integer_no_python_value_holds_is_one_line(tmp_path):
     path.write_text(f"run: t\nseed: {'9' * 5000}\n")
     with pytest.raises(ConfigError, match="malformed YAML: Exceeds the limit"):
         load_config(path)
+
+
+def test_an_error_of_the_config_overrides_names_them_and_not_the_files(tmp_path):
+    """Snakemake's --config, checked as the workflow checks it: a value the overrides bring is
+    blamed on --config, one the files hold on the files, and numbers inside an overridden
+    mapping are numbers, as in a config file (Snakemake reads them as strings)."""
+    path = _write(tmp_path, lambda c: None)
+    nested = {"answers": {"num_answers": "5", "temperature": "0.5"}, "run": "r"}
+    config = checked_config([path], nested, str(path))
+    assert (config["answers"]["num_answers"], config["answers"]["temperature"]) == (5, 0.5)
+    assert typed_overrides({"a": {"b": ["1", "x", "true", "null", "", "2024-01-01"]}}) == {
+        "a": {"b": [1, "x", True, None, "", "2024-01-01"]}
+    }
+    (tmp_path / "b").mkdir()
+    bad = _write(tmp_path / "b", lambda c: c["answers"].update(num_answers=0))
+    for files, overrides, blamed in [
+        (path, {"run": "../x"}, "--config: run: '../x' is not a valid name"),
+        (path, {"answers": {"num_answers": "-5"}}, "--config: answers.num_answers: -5 is less"),
+        (bad, {"run": "r"}, f"{bad}: answers.num_answers: 0 is less"),
+        (bad, {"run": "../x"}, f"{bad} with --config: run: '../x' is not a valid name"),
+    ]:
+        with pytest.raises(SystemExit) as err:
+            checked_config([files], overrides, str(files))
+        assert str(err.value).startswith(f"error: {blamed}"), err.value

@@ -16,6 +16,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import yaml
+
 from selfreflect import paths
 from selfreflect.config import (
     NAME,
@@ -58,8 +60,9 @@ def checked_config(
     configfiles: Sequence[str | os.PathLike], overrides: Mapping[str, Any], source: str
 ) -> dict[str, Any]:
     """The config of ``configfiles`` (each with its includes; a later one merged over the
-    earlier, as Snakemake merges them) and ``--config`` ``overrides``, validated (defaults
-    filled in) and checked against the strategies, the finetuning block and the model paths.
+    earlier, as Snakemake merges them) and ``--config`` ``overrides`` (:func:`typed_overrides`),
+    validated (defaults filled in) and checked against the strategies, the finetuning block and
+    the model paths. An error the overrides bring names ``--config``, not the files.
 
     Snakemake's own ``config`` is not used: it reads the files without their includes.
     """
@@ -67,11 +70,56 @@ def checked_config(
         config: dict[str, Any] = {}
         for configfile in configfiles:
             config = merge_config(config, read_config_file(configfile))
-        config = validate_config(merge_config(config, dict(overrides)), source=source)
-        check_strategies(config, source)
-        check_finetune(config, source)
-        check_model_paths(config, source, built=paths.MODELS)
+        try:
+            return _checked(merge_config(config, typed_overrides(overrides)), source)
+        except ConfigError as err:
+            if not overrides:
+                raise
+            blamed = _blame(config, source, str(err))
+            raise ConfigError(f"{blamed}: {str(err).removeprefix(f'{source}: ')}") from None
+
+
+def _checked(config: dict[str, Any], source: str) -> dict[str, Any]:
+    config = validate_config(config, source=source)
+    check_strategies(config, source)
+    check_finetune(config, source)
+    check_model_paths(config, source, built=paths.MODELS)
     return config
+
+
+def _blame(files_config: dict[str, Any], source: str, error: str) -> str:
+    """Whom ``error``, raised by the files' config with the overrides over it, is due to: the
+    overrides where the files alone pass, the files where they fail alike, else both."""
+    try:
+        _checked(files_config, source)
+    except ConfigError as alone:
+        return source if str(alone) == error else f"{source} with --config"
+    return "--config"
+
+
+def typed_overrides(overrides: Mapping[str, Any]) -> dict[str, Any]:
+    """``--config`` overrides with the values inside a mapping or list typed as a config
+    file's YAML types them: Snakemake types a top-level value (``num=5`` is a number) but
+    reads ``answers={"num_answers": 5}``'s items as strings."""
+    return {
+        key: _typed(value) if isinstance(value, dict | list) else value
+        for key, value in overrides.items()
+    }
+
+
+def _typed(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {key: _typed(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_typed(item) for item in value]
+    if not isinstance(value, str):
+        return value
+    try:
+        loaded = yaml.safe_load(value)
+    except yaml.YAMLError:
+        return value
+    scalar = isinstance(loaded, bool | int | float)
+    return loaded if scalar or value in ("null", "Null", "NULL", "~") else value
 
 
 def output_dir(suffix: str) -> Callable[[Namedlist, Sequence[str]], str]:
