@@ -363,3 +363,17 @@ def test_an_error_of_the_config_overrides_names_them_and_not_the_files(tmp_path)
         with pytest.raises(SystemExit) as err:
             checked_config([files], overrides, str(files))
         assert str(err.value).startswith(f"error: {blamed}"), err.value
+
+
+def test_a_yaml_syntax_error_is_snakemakes_line_and_ours_names_file_and_line(tmp_path, monkeypatch):
+    """Snakemake parses a --configfile before the workflow: its error names no file (as
+    docs/configuration.md says); selfreflect's check of the same file names it and the line."""
+    (tmp_path / "bad.yaml").write_text("run: r\nmodels: [unclosed\n")
+    args = ["snakemake", "-s", str(REPO / paths.SNAKEFILE), "-n", "--configfile", "bad.yaml"]
+    result = subprocess.run(args, cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    said = result.stdout + result.stderr
+    assert result.returncode != 0 and "Config file is not valid JSON or YAML" in said
+    assert "bad.yaml" not in said
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ConfigError, match=r"^bad\.yaml: malformed YAML at line 3: did not find"):
+        read_config_file("bad.yaml")
