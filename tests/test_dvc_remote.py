@@ -97,6 +97,29 @@ def test_pull_restores_everything_without_rerunning(pushed, tmp_path):
     assert "Running stage" not in repro, repro
 
 
+def test_a_pull_keeps_your_own_run_and_its_force_hint_would_delete_it(pushed, s3, tmp_path):
+    """docs/answer-sets.md: a plain pull stops at an output that a run of your own changed,
+    hinting --force, and leaves it; --force deletes an output neither cache nor remote holds."""
+    _, client = s3
+    clone = fresh_clone(pushed, tmp_path / "clone")
+    run(["dvc", "pull"], clone)
+    mine = b"answers of a run of your own"
+    (clone / ANSWERS).write_bytes(mine)
+    stopped = run(["dvc", "pull"], clone, check=False)
+    assert stopped.returncode != 0 and "Use `--force` to force" in stopped.stderr, stopped.stderr
+    assert (clone / ANSWERS).read_bytes() == mine
+    md5 = answers_md5(pushed)
+    held = f"cache/files/md5/{md5[:2]}/{md5[2:]}"
+    original = client.get_object(Bucket=BUCKET, Key=held)["Body"].read()
+    client.delete_object(Bucket=BUCKET, Key=held)
+    try:
+        shutil.rmtree(clone / ".dvc" / "cache")
+        assert run(["dvc", "pull", "--force"], clone, check=False).returncode != 0
+        assert not (clone / ANSWERS).exists()
+    finally:
+        client.put_object(Bucket=BUCKET, Key=held, Body=original)
+
+
 def test_corrupted_remote_object_is_detected(pushed, s3, tmp_path):
     _, client = s3
     md5 = answers_md5(pushed)

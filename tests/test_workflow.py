@@ -85,7 +85,8 @@ def test_invalid_config_stops_snakemake_with_one_line(tmp_path):
 
 def test_before_a_run_dvc_plans_with_status_as_its_dry_run_stops(tmp_path):
     """docs/dvc.md: in a fresh project DVC's dry run stops at the first stage that reads an
-    output not yet made (DVC 3.67 hashes its inputs); `dvc status` and `snakemake -n` plan."""
+    output not yet made (DVC 3.67 hashes its inputs); `dvc status` and `snakemake -n` plan.
+    docs/answer-sets.md: with no lock, `dvc pull` has nothing to pull, and both still plan."""
     project = copy_project(tmp_path / "p")
     dry = run(["dvc", "repro", "--dry"], project, check=False)
     assert dry.returncode != 0, dry.stdout
@@ -94,6 +95,11 @@ def test_before_a_run_dvc_plans_with_status_as_its_dry_run_stops(tmp_path):
     status = run(["dvc", "status"], project).stdout
     assert "judge" in status and "deleted:" in status, status
     assert "judge" in snakemake(project, "-n").stdout
+    pull = run(["dvc", "pull"], project, check=False)  # docs/answer-sets.md: no lock, no data
+    assert pull.returncode != 0 and "No file hash info found" in pull.stderr, pull.stderr
+    assert not [path for path in (project / "results").rglob("*") if not path.is_dir()]
+    assert "judge" in snakemake(project, "-n").stdout
+    assert "deleted:" in run(["dvc", "status"], project).stdout
 
 
 def test_dvc_records_the_smoke_run(smoke_dvc_run):
