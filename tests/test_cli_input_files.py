@@ -56,7 +56,7 @@ VOTE = "def vote(ctx):\n    return 'a'\n"
 
 def plugin_case(name: str, module: str, code: str | None, *expect: str) -> Case:
     """A config whose strategy ``vote`` is the plug-in ``module:vote`` (``code``, if any, is
-    ``module``'s file in the working directory)."""
+    ``module``'s file in the working directory); its error names the config file and key."""
     plugins = {"strategies": ["vote"], "plugins": {"vote": f"{module}:vote"}}
     with_plugin = {"summaries": plugins, "report": {"baseline": "vote"}}
     files = {"c.yaml": config(lambda c: c.update(with_plugin))}
@@ -64,7 +64,7 @@ def plugin_case(name: str, module: str, code: str | None, *expect: str) -> Case:
         files[f"{module}.py"] = code
     args = ["summarize", "--config", "{tmp}/c.yaml", "--subject", "tiny", "--strategy", "vote"]
     args += ["--questions", "{tmp}/q.pq", "--out", "{tmp}/o/s.pq"]
-    return Case(name, files, args, ("strategy 'vote'", *expect))
+    return Case(name, files, args, ("c.yaml: summaries.plugins.vote: strategy 'vote'", *expect))
 
 
 def smollm2_head(size: int):

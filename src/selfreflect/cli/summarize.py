@@ -50,7 +50,7 @@ def summarize(
     from selfreflect.artifacts import read_table, write_table
     from selfreflect.backends.adapter import check_trained_as
     from selfreflect.config import adapter_of, load_config, model_spec
-    from selfreflect.errors import ConfigError
+    from selfreflect.errors import ConfigError, StrategyError
     from selfreflect.failures import check_failures
     from selfreflect.fileio import check_writable
     from selfreflect.provenance import provenance
@@ -60,7 +60,13 @@ def summarize(
 
     config = load_config(config_path)
     model_spec(config, subject, source=config_path)
-    resolve(strategy, config["summaries"]["plugins"])  # unknown names fail before any loading
+    plugins = config["summaries"]["plugins"]
+    try:  # an unknown name or a broken plug-in fails before any model is loaded
+        resolve(strategy, plugins)
+    except StrategyError as err:
+        if strategy not in plugins:
+            raise
+        raise ConfigError(f"{config_path}: summaries.plugins.{strategy}: {err}") from None
     trained = adapter_of(config, strategy)
     if (trained is not None) != (adapter is not None):
         needs = "needs one" if trained else "runs without one"
