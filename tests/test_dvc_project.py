@@ -1,12 +1,20 @@
-"""A config's DVC project of its own (`dvc/<run>/`) shares the root's settings."""
+"""A config's DVC project of its own (`dvc/<run>/`) shares the root's settings and reaches
+every file its stages read."""
 
+import json
+import os
 import shutil
+from pathlib import Path
 
+import pytest
 from dvc.repo import Repo
 
 from selfreflect.dvc_project import DVC_CONFIG, DVC_IGNORE, make_project
 from selfreflect.fileio import SNAKEMAKE_STAMP
-from tests.workflow_utils import REPO, run
+from selfreflect.paths import DVC_PROJECT_LINKS
+from tests.workflow_utils import REPO, clone_completed, commit_all, copy_project, run
+
+DVC_YAML = ["selfreflect", "dvc-yaml"]
 
 
 def test_a_folder_hashes_alike_whether_snakemake_or_dvc_made_it(tmp_path, monkeypatch):
@@ -27,3 +35,53 @@ def test_a_folder_hashes_alike_whether_snakemake_or_dvc_made_it(tmp_path, monkey
         before = repo.dvcignore.ls(repo.fs, str(folder))
         (folder / SNAKEMAKE_STAMP).touch()
         assert repo.dvcignore.ls(repo.fs, str(folder)) == before
+
+
+@pytest.fixture(scope="module")
+def smoke_project(tmp_path_factory) -> Path:
+    """The smoke config's project, `dvc/smoke/`, as `selfreflect dvc-yaml --config` makes it
+    in a copy of the repository, committed."""
+    project = copy_project(tmp_path_factory.mktemp("dvc-project") / "p")
+    run([*DVC_YAML, "--config", "config/smoke.yaml"], project)
+    commit_all(project, "smoke project")
+    return project
+
+
+def test_a_config_project_holds_every_file_its_stages_read(smoke_project, tmp_path):
+    """The project links to the root's folders and to the folder of each plug-in (the smoke
+    config's `examples/`), so every file a stage reads and no stage writes is there;
+    `--check` names a link that is missing."""
+    folder = smoke_project / "dvc" / "smoke"
+    assert os.readlink(folder / "examples") == os.path.join("..", "..", "examples")
+    with Repo(str(folder)) as repo:
+        stages = list(repo.index.stages)
+    written = {out.fs_path for stage in stages for out in stage.outs}
+    read = {dep.fs_path for stage in stages for dep in stage.deps} - written
+    assert any(path.endswith("examples/plugins.py") for path in read)
+    assert [path for path in read if not os.path.exists(path)] == []
+    project = clone_completed(smoke_project, tmp_path / "p")
+    (project / "dvc" / "smoke" / "examples").unlink()
+    checked = run([*DVC_YAML, "--config", "config/smoke.yaml", "--check"], project, check=False)
+    assert checked.returncode == 1
+    assert checked.stderr.splitlines()[-1] == (
+        "error: dvc/smoke: no link to examples; run selfreflect dvc-yaml"
+    )
+
+
+def test_params_at_a_revision_are_the_settings_alone(smoke_project):
+    """At a git revision DVC does not follow the project's committed `src` link, so it finds
+    none of the prompts there (DVC 3's limit, docs/dvc.md): `dvc params diff HEAD` lists each
+    as absent at HEAD; with `--targets params.yaml`, as the page writes it, an unchanged
+    workspace shows no difference."""
+    folder = smoke_project / "dvc" / "smoke"
+    diff = ["dvc", "params", "diff", "HEAD", "--json"]
+    prompts = json.loads(run(diff, folder).stdout)["src/selfreflect/data/prompts.yaml"]
+    assert prompts["basic"]["old"] is None and prompts["basic"]["new"], prompts["basic"]
+    assert json.loads(run([*diff, "--targets", "params.yaml"], folder).stdout) == {}
+
+
+def test_every_folder_a_config_project_links_to_is_in_a_clone():
+    """`dvc exp run --queue` runs in a git clone of the last commit, where a folder holding no
+    tracked file is absent and a project's link to it dangles: each holds one (a .gitkeep)."""
+    tracked = run(["git", "ls-files", *DVC_PROJECT_LINKS], REPO).stdout.split()
+    assert sorted({Path(path).parts[0] for path in tracked}) == sorted(DVC_PROJECT_LINKS)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import shutil
+from collections.abc import Iterable
 from pathlib import Path
 
 from selfreflect.paths import DEFAULT_CONFIG, DVC_PROJECT, DVC_PROJECT_LINKS
@@ -37,18 +38,32 @@ def run_project(run: str) -> Path:
     return folder if (folder / "dvc.yaml").is_file() else ROOT
 
 
-def make_project(folder: Path) -> None:
+def project_links(code: Iterable[str] = ()) -> list[str]:
+    """The root's folders and files a config's project links: :data:`DVC_PROJECT_LINKS`, and
+    the top folder or file of each of ``code`` (a plug-in's files, such as ``examples/``)."""
+    return sorted({*DVC_PROJECT_LINKS, *(Path(name).parts[0] for name in code)})
+
+
+def missing_links(folder: Path, links: Iterable[str]) -> list[str]:
+    """The ``links`` that project ``folder`` lacks (none at the root, which links nothing)."""
+    return [] if folder == ROOT else [name for name in links if not (folder / name).is_symlink()]
+
+
+def make_project(folder: Path, links: Iterable[str] = DVC_PROJECT_LINKS) -> None:
     """Make ``folder`` a DVC project of its own, if it is not one (``dvc init --subdir``), with
-    the root's remotes and ``.dvcignore``, and a link to each of the root's folders its stages
-    name (made where a fresh clone lacks one: DVC writes through the links)."""
+    the root's remotes and ``.dvcignore``, and add each link of ``links`` it lacks to the
+    root's folder or file of that name (:func:`project_links`; a folder a fresh clone lacks is
+    made: DVC writes through the links)."""
     from dvc.repo import Repo
 
-    if folder == ROOT or (folder / ".dvc").is_dir():
+    if folder == ROOT:
         return
-    folder.mkdir(parents=True, exist_ok=True)
-    Repo.init(str(folder), subdir=True).close()
-    shutil.copyfile(DVC_CONFIG, folder / DVC_CONFIG)  # relative remotes resolve through `data`
-    shutil.copyfile(DVC_IGNORE, folder / DVC_IGNORE)
-    for name in DVC_PROJECT_LINKS:
-        Path(name).mkdir(exist_ok=True)
-        (folder / name).symlink_to(Path(os.path.relpath(name, folder)), target_is_directory=True)
+    if not (folder / ".dvc").is_dir():
+        folder.mkdir(parents=True, exist_ok=True)
+        Repo.init(str(folder), subdir=True).close()
+        shutil.copyfile(DVC_CONFIG, folder / DVC_CONFIG)  # relative remotes resolve via `data`
+        shutil.copyfile(DVC_IGNORE, folder / DVC_IGNORE)
+    for name in missing_links(folder, links):
+        if name in DVC_PROJECT_LINKS:
+            Path(name).mkdir(exist_ok=True)
+        (folder / name).symlink_to(Path(os.path.relpath(name, folder)))

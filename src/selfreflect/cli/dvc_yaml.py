@@ -37,9 +37,15 @@ def dvc_yaml(config_path: str | None, project: str | None, check: bool, check_pa
     resolved config (run in the repository root; DVC's commands then run in the project)."""
     from pathlib import Path
 
-    from selfreflect.code_deps import running_command_deps
+    from selfreflect.code_deps import plugin_files, running_command_deps
     from selfreflect.config import load_config
-    from selfreflect.dvc_project import ROOT, make_project, project_folder
+    from selfreflect.dvc_project import (
+        ROOT,
+        make_project,
+        missing_links,
+        project_folder,
+        project_links,
+    )
     from selfreflect.errors import ConfigError
     from selfreflect.fileio import write_text
     from selfreflect.workflow import PARAMS_FILE, dvc_yaml, params_source, params_yaml
@@ -50,15 +56,20 @@ def dvc_yaml(config_path: str | None, project: str | None, check: bool, check_pa
         check_params_file(Path(paths.SNAKEFILE), Path("dvc.yaml"), code)
         return
     config = Path(config_path or params_source(Path(PARAMS_FILE)) or paths.DEFAULT_CONFIG)
+    settings = load_config(config)
     folder = Path(project) if project else ROOT
     if config_path and not project:
-        folder = project_folder(config, load_config(config)["run"])
+        folder = project_folder(config, settings["run"])
     texts = {
         "dvc.yaml": dvc_yaml(Path(paths.SNAKEFILE), config, code),
         PARAMS_FILE: params_yaml(config),
     }
+    plugins = settings["summaries"]["plugins"].values()
+    links = project_links(file for target in plugins for file in plugin_files(target))
     if not check:
-        make_project(folder)
+        make_project(folder, links)
+    elif missing := missing_links(folder, links):
+        raise ConfigError(f"{folder}: no link to {', '.join(missing)}; run {DVC_YAML}")
     for name, text in texts.items():
         out = folder / name
         if not check:
