@@ -1,6 +1,7 @@
 """The CLI as users call it: one clear error line, non-zero exit, no partial artifact."""
 
 import json
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -119,14 +120,16 @@ def test_malformed_reference_json(tmp_path):
 
 
 def test_reference_answers_round_trip(tmp_path):
-    table = tmp_path / "a.parquet"
-    assert (
-        run("import-answers", str(REFERENCE / "example_test_answers.json"), str(table)).returncode
-        == 0
-    )
-    assert run("export-answers", str(table), str(tmp_path / "back.json")).returncode == 0
+    """Each way says what it wrote, as every command does."""
+    table, back = tmp_path / "a.parquet", tmp_path / "back.json"
+    imported = run("import-answers", str(REFERENCE / "example_test_answers.json"), str(table))
+    assert imported.returncode == 0
+    assert imported.stdout == f"2 questions' answers imported to {table}\n"
+    exported = run("export-answers", str(table), str(back))
+    assert exported.returncode == 0
+    assert exported.stdout == f"2 questions' answers written to {back} (the reference format)\n"
     original = json.loads((REFERENCE / "example_test_answers.json").read_text())
-    assert json.loads((tmp_path / "back.json").read_text()) == original
+    assert json.loads(back.read_text()) == original
 
 
 def test_version_is_the_package_version_and_in_the_changelog():
@@ -137,4 +140,14 @@ def test_version_is_the_package_version_and_in_the_changelog():
     assert result.stdout.split() == ["selfreflect,", "version", __version__]
     changelog = (REPO / "CHANGELOG.md").read_text().splitlines()
     versions = [line.split()[1] for line in changelog if line.startswith("## ")]
-    assert __version__ in versions, versions
+    assert next(v for v in versions if v != "Unreleased") == __version__, versions
+
+
+def test_the_docs_deploy_the_current_release():
+    """README.md and docs/deploy.md name the tag of the package's version (`v<version>`): the
+    release a deployment by their steps gets."""
+    from selfreflect import __version__
+
+    for page in ("README.md", "docs/deploy.md"):
+        tags = set(re.findall(r"\bv\d+\.\d+\.\d+\b", (REPO / page).read_text()))
+        assert tags == {f"v{__version__}"}, (page, tags)

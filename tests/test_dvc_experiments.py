@@ -161,6 +161,19 @@ def test_snakemake_after_dvc_checkout_of_unchanged_data_reruns_nothing(smoke_dvc
     assert "up to date" in run(["dvc", "status"], project).stdout
 
 
+def test_snakemake_after_dvc_remade_a_stage_of_its_run_reruns_only_what_follows(
+    smoke_dvc_run, tmp_path
+):
+    """`dvc repro` of a stage over Snakemake's run: DVC writes the stage's shards and outputs
+    anew and leaves Snakemake's benchmark file of its last job as it was. After `dvc-sync` no
+    shard is newer than that file, so Snakemake does not remake the answers DVC vouches for."""
+    project = clone(smoke_dvc_run, tmp_path / "p")
+    run(["dvc", "repro", "--force", "--single-item", "merge_answers@smoke-tiny"], project)
+    dvc_sync(project)
+    planned = job_stats(snakemake(project, "-n").stdout)
+    assert not {"answers", "merge_answers"} & set(planned), planned
+
+
 def test_a_bad_setting_stops_the_experiment_with_one_line_naming_it(smoke_dvc_run, tmp_path):
     project = clone(smoke_dvc_run, tmp_path / "p")
     failed = run(["dvc", "exp", "run", "-S", "report.confidence=2"], project, check=False)

@@ -10,7 +10,7 @@ import pytest
 
 from selfreflect.chat import question_chat
 from selfreflect.families import CORRECTED, PromptFormat, detect_family
-from selfreflect.fileio import OWNER_MARKER
+from selfreflect.fileio import OWNER_MARKER, SNAKEMAKE_STAMP
 from selfreflect.tiny_model import build_tiny_model
 from tests.assertions import one_line_error, snapshot
 
@@ -160,9 +160,11 @@ def test_replaces_no_own_output_that_something_else_was_added_to(tiny_model, tmp
 
 
 def test_replaces_its_own_earlier_output(tiny_model, tmp_path):
+    """As a workflow job left it too: Snakemake's timestamp file is in it."""
     out = tmp_path / "tiny"
     shutil.copytree(tiny_model, out)
     (out / "model.safetensors").write_bytes(b"stale")
+    (out / SNAKEMAKE_STAMP).touch()
     result = subprocess.run(
         ["selfreflect", "tiny-model", "--out", str(out)], capture_output=True, text=True
     )

@@ -178,8 +178,9 @@ def sync_plan(config: dict[str, Any]) -> SyncPlan:
                 undatable.append(stage)
             before.update(early or {})
         elif stage.deps_as_recorded:
-            kept = [*stage.outs, *stage.temporary, *stage.benchmarks]
+            kept = [*stage.outs, *stage.benchmarks]
             after.update(_dates_after_inputs(kept, stage.deps, dates))
+            after.update(_dates_as_inputs(stage.temporary, stage.deps, dates))
     return SyncPlan(after, before, tuple(sorted(keys)), tuple(undatable))
 
 
@@ -233,6 +234,21 @@ def _dates_after_inputs(outs: list[str], deps: list[str], dates: dict[str, int])
         path: newest
         for path in outs
         if os.path.exists(path) and dates.get(path, _mtime(path)) < newest
+    }
+
+
+def _dates_as_inputs(files: list[str], deps: list[str], dates: dict[str, int]) -> dict[str, int]:
+    """The files a stage writes on the way to its outputs (its shards, inputs of its last job
+    to Snakemake) not dated as their newest input, each with that input's timestamp: neither
+    older than their inputs nor newer than the outputs and benchmark files the stage leaves,
+    which may be those of an earlier Snakemake run."""
+    newest = _newest_input(deps, dates)
+    if newest is None:
+        return {}
+    return {
+        path: newest
+        for path in files
+        if os.path.exists(path) and dates.get(path, _mtime(path)) != newest
     }
 
 

@@ -317,13 +317,14 @@ def folder_owner(path: str | os.PathLike) -> str | None:
 
 def _foreign_entry(path: Path) -> Path | None:
     """An entry of the folder ``path`` that its marker does not list as written by its owner
-    (None: all were; a marker that lists nothing, as older ones, vouches for the folder)."""
+    (None: all were; a marker that lists nothing, as older ones, vouches for the folder).
+    Snakemake's timestamp file, in a folder output of a workflow job, is not foreign."""
     written = set(_marker_lines(path)[1:])
     if not written:
         return None
     for entry in sorted(path.rglob("*")):
         name = entry.relative_to(path).as_posix()
-        if name != OWNER_MARKER and name not in written:
+        if name not in {OWNER_MARKER, SNAKEMAKE_STAMP} and name not in written:
             return entry
     return None
 

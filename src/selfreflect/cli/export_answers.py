@@ -39,4 +39,6 @@ def export_answers(fmt: str, questions_path: str | None, answers_path: str, out:
         if questions_path is not None:
             raise click.UsageError("--questions: only for --format hf (the dataset card)")
         check_writable(out)
-        write_reference_answers(read_table("answers", answers_path), out)
+        answers = read_table("answers", answers_path)
+        write_reference_answers(answers, out)
+        click.echo(f"{len(answers)} questions' answers written to {out} (the reference format)")

@@ -62,11 +62,11 @@ def import_answers(
                 "--dataset and --subject only"
             )
         answers, meta = read_reference_answers(source), {"source": source, **code_provenance()}
-        write_table("answers", answers, out, meta | {k: v for k, v in labels.items() if v})
-        return
-    if not config_path:
+        meta |= {k: v for k, v in labels.items() if v}
+    elif not config_path:
         raise InputError(f"{source}: an answer set joins a run only if it fits: name its --config")
-    answers, meta = _fitting_set(source, config_path, questions_path, labels, set(accept))
+    else:
+        answers, meta = _fitting_set(source, config_path, questions_path, labels, set(accept))
     write_table("answers", answers, out, meta)
     click.echo(f"{len(answers)} questions' answers imported to {out}")
 
