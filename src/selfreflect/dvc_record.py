@@ -180,7 +180,7 @@ def sync_plan(config: dict[str, Any]) -> SyncPlan:
         elif stage.deps_as_recorded:
             kept = [*stage.outs, *stage.benchmarks]
             after.update(_dates_after_inputs(kept, stage.deps, dates))
-            after.update(_dates_as_inputs(stage.temporary, stage.deps, dates))
+            after.update(_dates_after_inputs(stage.temporary, stage.deps, dates, exactly=True))
     return SyncPlan(after, before, tuple(sorted(keys)), tuple(undatable))
 
 
@@ -223,32 +223,23 @@ def _newest_input(deps: list[str], dates: dict[str, int]) -> int | None:
     return max(times, default=None)
 
 
-def _dates_after_inputs(outs: list[str], deps: list[str], dates: dict[str, int]) -> dict[str, int]:
+def _dates_after_inputs(
+    outs: list[str], deps: list[str], dates: dict[str, int], exactly: bool = False
+) -> dict[str, int]:
     """The outputs older than their newest input Snakemake compares by timestamp, each with that
     input's timestamp; ``dates``: the timestamps already due to the inputs (outputs of the
-    stages before)."""
+    stages before). ``exactly``: the newer ones too, for the files a stage writes on the way to
+    its outputs (its shards, inputs of its last job to Snakemake), which must not be newer than
+    the outputs and benchmark files it leaves (maybe those of an earlier Snakemake run)."""
     newest = _newest_input(deps, dates)
     if newest is None:
         return {}
     return {
         path: newest
         for path in outs
-        if os.path.exists(path) and dates.get(path, _mtime(path)) < newest
-    }
-
-
-def _dates_as_inputs(files: list[str], deps: list[str], dates: dict[str, int]) -> dict[str, int]:
-    """The files a stage writes on the way to its outputs (its shards, inputs of its last job
-    to Snakemake) not dated as their newest input, each with that input's timestamp: neither
-    older than their inputs nor newer than the outputs and benchmark files the stage leaves,
-    which may be those of an earlier Snakemake run."""
-    newest = _newest_input(deps, dates)
-    if newest is None:
-        return {}
-    return {
-        path: newest
-        for path in files
-        if os.path.exists(path) and dates.get(path, _mtime(path)) != newest
+        if os.path.exists(path)
+        and (time := dates.get(path, _mtime(path))) != newest
+        and (exactly or time < newest)
     }
 
 
