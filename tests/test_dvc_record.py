@@ -72,6 +72,17 @@ def test_a_restored_input_dates_the_vouched_outputs_after_it(project):
     assert not sync_plan(config("greedy"))
 
 
+def test_a_temporary_file_newer_than_the_stage_s_benchmark_file_is_dated_as_its_input(project):
+    """`dvc repro` wrote the stage's shard anew and left an earlier Snakemake run's benchmark
+    file: the shard, newer than it, would make Snakemake rerun the stage's last job. A shard
+    older than what the stage leaves (a plain `dvc repro`) stays as it is."""
+    (project / BENCHMARK).parent.mkdir(parents=True)
+    (project / BENCHMARK).write_text("s\n1\n")
+    made = mtime(project, "in.txt")
+    os.utime(project / BENCHMARK, ns=(made, made))
+    assert sync_plan(config("greedy")).after == {PART: made}
+
+
 def test_a_folder_snakemake_made_is_dated_by_its_timestamp_file(project):
     """Snakemake takes a folder output's time from its `.snakemake_timestamp` (after `dvc pull`
     wrote its files in any order, the folder's own time is not what Snakemake reads)."""

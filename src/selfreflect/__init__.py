@@ -1,3 +1,3 @@
 """SelfReflect workflow: sample answers, summarise them, score summaries against the answers."""
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"

@@ -180,7 +180,8 @@ def sync_plan(config: dict[str, Any]) -> SyncPlan:
         elif stage.deps_as_recorded:
             kept = [*stage.outs, *stage.benchmarks]
             after.update(_dates_after_inputs(kept, stage.deps, dates))
-            after.update(_dates_after_inputs(stage.temporary, stage.deps, dates, exactly=True))
+            oldest = _oldest({**dates, **after}, kept)
+            after.update(_dates_after_inputs(stage.temporary, stage.deps, dates, before=oldest))
     return SyncPlan(after, before, tuple(sorted(keys)), tuple(undatable))
 
 
@@ -224,13 +225,13 @@ def _newest_input(deps: list[str], dates: dict[str, int]) -> int | None:
 
 
 def _dates_after_inputs(
-    outs: list[str], deps: list[str], dates: dict[str, int], exactly: bool = False
+    outs: list[str], deps: list[str], dates: dict[str, int], before: int | None = None
 ) -> dict[str, int]:
     """The outputs older than their newest input Snakemake compares by timestamp, each with that
     input's timestamp; ``dates``: the timestamps already due to the inputs (outputs of the
-    stages before). ``exactly``: the newer ones too, for the files a stage writes on the way to
-    its outputs (its shards, inputs of its last job to Snakemake), which must not be newer than
-    the outputs and benchmark files it leaves (maybe those of an earlier Snakemake run)."""
+    stages before). ``before``: for the files a stage writes on the way to its outputs (its
+    shards, inputs of its last job to Snakemake), also those newer than it, the oldest output
+    or benchmark file the stage leaves (maybe one of an earlier Snakemake run)."""
     newest = _newest_input(deps, dates)
     if newest is None:
         return {}
@@ -239,8 +240,14 @@ def _dates_after_inputs(
         for path in outs
         if os.path.exists(path)
         and (time := dates.get(path, _mtime(path))) != newest
-        and (exactly or time < newest)
+        and (time < newest or (before is not None and time > before))
     }
+
+
+def _oldest(dates: dict[str, int], paths: list[str]) -> int | None:
+    """The oldest timestamp of ``paths`` that exist, ``dates`` before their own."""
+    times = [dates.get(path, _mtime(path)) for path in paths if os.path.exists(path)]
+    return min(times, default=None)
 
 
 def _shown(path: str) -> str:
