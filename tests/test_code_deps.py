@@ -304,6 +304,11 @@ def test_a_plugin_found_on_the_path_in_a_folder_of_the_project_is_tracked(tmp_pa
     monkeypatch.syspath_prepend(str(tmp_path / "src"))
     assert code_deps.plugin_files("myplug:fn") == ("src/helper.py", "src/myplug.py")
     assert code_deps.plugin_files("installed:fn") == ()
+    run_project = tmp_path / "dvc/r"  # a config's DVC project: links to the checkout's folders
+    run_project.mkdir(parents=True)
+    (run_project / "src").symlink_to("../../src")
+    monkeypatch.chdir(run_project)
+    assert code_deps.plugin_files("myplug:fn") == ("src/helper.py", "src/myplug.py")
 
 
 # The commands that load a generation or judge model (the rules asking for a GPU); every other

@@ -27,18 +27,18 @@ SNAKEFILE = """\
 configfile: "config/smoke.yaml"
 
 
-module selfreflect:
+module selfreflect_workflow:
     snakefile:
         {source}
     config:
         config
 
 
-use rule * from selfreflect
+use rule * from selfreflect_workflow
 
 
 onstart:
-    selfreflect.onstart()
+    selfreflect_workflow.onstart()
 """
 STRATEGIES = ["greedy", "majority_vote"]  # the baseline and the plug-in (examples/plugins.py)
 REPORT = "reports/smoke/tables/main.csv"  # the one target: the jobs of the main table

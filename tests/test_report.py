@@ -232,3 +232,23 @@ def test_metrics_naming_a_folder_or_a_table_stop_before_anything_is_written(tmp_
     args += ["--metrics", metrics, given]
     one_line_error(run(args, tmp_path, check=False), f"{metrics}: --metrics names a folder")
     assert snapshot(tmp_path) == before
+
+
+def test_metrics_of_a_strategy_the_files_do_not_hold_stop_before_anything_is_written(tmp_path):
+    """The config's strategies each get a metrics file: one whose scores were not given would
+    be an empty `{}` that DVC reads as its metrics."""
+    from selfreflect.artifacts import write_table
+    from tests.assertions import one_line_error, snapshot
+    from tests.test_tables import scores_frame
+
+    args = table_command(tmp_path, "main-table")
+    scores = scores_frame({"greedy": [0.2], "basic": [0.1]}).assign(tasks=None)
+    write_table("scores", scores, tmp_path / "in.parquet")
+    before = snapshot(tmp_path)
+    refused = run(args, tmp_path, check=False)
+    one_line_error(
+        refused,
+        "reports: --metrics-dir: the files given hold no rows of summaries.strategies cot, "
+        "sample_and_summarize, concatenated_answers, twostep_cot",
+    )
+    assert snapshot(tmp_path) == before

@@ -153,6 +153,7 @@ def run_report(
             for path in metric_files.values():
                 write_json(path, {})
             return str(nothing)
+        _check_every_strategy_measured(report, table, metric_files, metrics)
         text = caption(report.table, config=config, table=table, **arguments)
         writers.write_table_files(table, _display(report, table), out_dir, report.table, text)
         if report.figure and figure:
@@ -181,6 +182,24 @@ def _metric_files(
         strategies = config["summaries"]["strategies"]
         return {strategy: Path(metrics) / f"{strategy}.json" for strategy in strategies}
     return {None: Path(metrics)}
+
+
+def _check_every_strategy_measured(
+    report: Report, table: pd.DataFrame, metric_files: dict[str | None, Path], metrics: str | None
+) -> None:
+    """Refuse, before a file is written, a metrics file per strategy of the config for a
+    strategy with no row in the table (its files were not given): DVC would read ``{}`` as its
+    metrics."""
+    strategies = [strategy for strategy in metric_files if strategy is not None]
+    rows = _measured(report, table, None)[0] if strategies else table
+    if not strategies or "strategy" not in rows:
+        return
+    unseen = [strategy for strategy in strategies if strategy not in set(rows["strategy"])]
+    if unseen:
+        raise InputError(
+            f"{metrics}: --metrics-dir: the files given hold no rows of "
+            f"summaries.strategies {', '.join(unseen)}"
+        )
 
 
 def _display(report: Report, table: pd.DataFrame) -> pd.DataFrame:

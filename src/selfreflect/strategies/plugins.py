@@ -93,18 +93,32 @@ def _module_paths(base: Path) -> tuple[Path, Path]:
 
 
 def _tree_folders(tree: Path) -> list[Path]:
-    """The folders of ``sys.path`` inside the working tree ``tree``, environments left out."""
+    """The folders of ``sys.path`` inside the working tree ``tree``, environments left out; one
+    inside the target of a link at the tree's top (a config's DVC project, whose links lead to
+    the checkout's folders) by its path through the link."""
     installed = {Path(prefix).resolve() for prefix in (sys.prefix, sys.base_prefix)}
+    links = {entry.resolve(): entry for entry in tree.iterdir() if entry.is_symlink()}
     folders = []
     for entry in sys.path:
         folder = Path(entry or ".").resolve()
-        if not folder.is_relative_to(tree) or folder == tree:
-            continue
         if any(folder.is_relative_to(prefix) for prefix in installed):
             continue
-        if not {"site-packages", "dist-packages"} & set(folder.parts):
+        if {"site-packages", "dist-packages"} & set(folder.parts):
+            continue
+        if folder.is_relative_to(tree) and folder != tree:
             folders.append(folder)
+        elif linked := _through_links(folder, links):
+            folders.append(linked)
     return folders
+
+
+def _through_links(folder: Path, links: dict[Path, Path]) -> Path | None:
+    """``folder`` by its path through the first of ``links`` (``{target: link}``) whose target
+    holds it."""
+    held = (
+        link / folder.relative_to(to) for to, link in links.items() if folder.is_relative_to(to)
+    )
+    return next(held, None)
 
 
 def check_plugin(name: str, target: str) -> Path:
