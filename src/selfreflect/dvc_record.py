@@ -181,7 +181,7 @@ def sync_plan(config: dict[str, Any]) -> SyncPlan:
             kept = [*stage.outs, *stage.benchmarks]
             after.update(_dates_after_inputs(kept, stage.deps, dates))
             oldest = _oldest({**dates, **after}, kept)
-            after.update(_dates_after_inputs(stage.temporary, stage.deps, dates, before=oldest))
+            after.update(_dates_after_inputs(stage.temporary, stage.deps, dates, not_after=oldest))
     return SyncPlan(after, before, tuple(sorted(keys)), tuple(undatable))
 
 
@@ -225,11 +225,11 @@ def _newest_input(deps: list[str], dates: dict[str, int]) -> int | None:
 
 
 def _dates_after_inputs(
-    outs: list[str], deps: list[str], dates: dict[str, int], before: int | None = None
+    outs: list[str], deps: list[str], dates: dict[str, int], not_after: int | None = None
 ) -> dict[str, int]:
     """The outputs older than their newest input Snakemake compares by timestamp, each with that
     input's timestamp; ``dates``: the timestamps already due to the inputs (outputs of the
-    stages before). ``before``: for the files a stage writes on the way to its outputs (its
+    stages before). ``not_after``: for the files a stage writes on the way to its outputs (its
     shards, inputs of its last job to Snakemake), also those newer than it, the oldest output
     or benchmark file the stage leaves (maybe one of an earlier Snakemake run)."""
     newest = _newest_input(deps, dates)
@@ -240,7 +240,7 @@ def _dates_after_inputs(
         for path in outs
         if os.path.exists(path)
         and (time := dates.get(path, _mtime(path))) != newest
-        and (time < newest or (before is not None and time > before))
+        and (time < newest or (not_after is not None and time > not_after))
     }
 
 

@@ -191,8 +191,10 @@ def _check_every_strategy_measured(
     strategy with no row in the table (its files were not given): DVC would read ``{}`` as its
     metrics."""
     strategies = [strategy for strategy in metric_files if strategy is not None]
-    rows = _measured(report, table, None)[0] if strategies else table
-    if not strategies or "strategy" not in rows:
+    if not strategies:
+        return
+    rows = _measured(report, table, None)[0]
+    if "strategy" not in rows:
         return
     unseen = [strategy for strategy in strategies if strategy not in set(rows["strategy"])]
     if unseen:

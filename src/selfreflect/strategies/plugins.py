@@ -101,11 +101,11 @@ def _tree_folders(tree: Path) -> list[Path]:
     folders = []
     for entry in sys.path:
         folder = Path(entry or ".").resolve()
-        if any(folder.is_relative_to(prefix) for prefix in installed):
+        if folder == tree or any(folder.is_relative_to(prefix) for prefix in installed):
             continue
         if {"site-packages", "dist-packages"} & set(folder.parts):
             continue
-        if folder.is_relative_to(tree) and folder != tree:
+        if folder.is_relative_to(tree):
             folders.append(folder)
         elif linked := _through_links(folder, links):
             folders.append(linked)
