@@ -19,7 +19,7 @@ def dvc_sync(config_path: str | None) -> None:
     """After `dvc pull`, `dvc checkout`, `dvc commit` or `dvc exp apply`: date the outputs dvc.lock
     records (content untouched), those made with the config's settings after their inputs, so
     that Snakemake keeps them, those made with other settings before, so that it remakes them
-    (run in the project folder; `snakemake -n` says when this is due)."""
+    (run where snakemake runs, the repository root; `snakemake -n` says when this is due)."""
     from selfreflect.config import load_config
     from selfreflect.dvc_record import dvc_sync as sync
 
