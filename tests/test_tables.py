@@ -701,7 +701,7 @@ def test_report_commands_caption_their_correction_and_write_adjusted_p_metrics(t
     from selfreflect.artifacts import write_table
     from selfreflect.cli import cli
 
-    config = MINIMAL_CONFIG
+    config = {**MINIMAL_CONFIG, "summaries": {"strategies": ["greedy", "basic"]}}
     (tmp_path / "c.yaml").write_text(json.dumps(config))
     n = MAIN_PLAN.minimum
     scores = scores_frame({"greedy": [0.5] * n, "basic": list(0.4 - 0.01 * np.arange(n))})
