@@ -180,7 +180,7 @@ def sync_plan(config: dict[str, Any]) -> SyncPlan:
         elif stage.deps_as_recorded:
             kept = [*stage.outs, *stage.benchmarks]
             after.update(_dates_after_inputs(kept, stage.deps, dates))
-            oldest = _oldest({**dates, **after}, kept)
+            oldest = min(_times(kept, {**dates, **after}).values(), default=None)
             after.update(_dates_after_inputs(stage.temporary, stage.deps, dates, not_after=oldest))
     return SyncPlan(after, before, tuple(sorted(keys)), tuple(undatable))
 
@@ -207,21 +207,24 @@ def _dates_before_inputs(
     if newest is None:
         return None
     early = newest - EARLIER_NS
-    return {
-        path: early
-        for path in outs
-        if os.path.exists(path) and dates.get(path, _mtime(path)) > early
-    }
+    return {path: early for path, time in _times(outs, dates).items() if time > early}
 
 
 def _newest_input(deps: list[str], dates: dict[str, int]) -> int | None:
     """The newest timestamp of the inputs Snakemake compares by timestamp (not package code, an
     ``ancient`` input); ``dates``: the timestamps already due to the inputs."""
     compared = [path for path in deps if not Path(path).is_relative_to(SOURCE)]
-    times = [
-        dates[path] if path in dates else _mtime(path) for path in compared if os.path.exists(path)
-    ]
-    return max(times, default=None)
+    return max(_times(compared, dates).values(), default=None)
+
+
+def _times(paths: list[str], dates: dict[str, int]) -> dict[str, int]:
+    """The timestamps of ``paths`` that exist, those in ``dates`` (due to them) before their
+    own."""
+    return {
+        path: dates[path] if path in dates else _mtime(path)
+        for path in paths
+        if os.path.exists(path)
+    }
 
 
 def _dates_after_inputs(
@@ -237,17 +240,9 @@ def _dates_after_inputs(
         return {}
     return {
         path: newest
-        for path in outs
-        if os.path.exists(path)
-        and (time := dates.get(path, _mtime(path))) != newest
-        and (time < newest or (not_after is not None and time > not_after))
+        for path, time in _times(outs, dates).items()
+        if time < newest or (not_after is not None and time > not_after)
     }
-
-
-def _oldest(dates: dict[str, int], paths: list[str]) -> int | None:
-    """The oldest timestamp of ``paths`` that exist, ``dates`` before their own."""
-    times = [dates.get(path, _mtime(path)) for path in paths if os.path.exists(path)]
-    return min(times, default=None)
 
 
 def _shown(path: str) -> str:
