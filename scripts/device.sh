@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # A lent GPU in one call (docs/performance.md, "On a lent GPU").
 #
-#   bash scripts/device.sh prepare   # here: the DAG's requirements as wheels in .whl/, and
-#                                    # wordfreq with its English word lists only in .device/site
+#   bash scripts/device.sh prepare [folder]   # here, in the repository's root: the DAG's
+#       # requirements as wheels in <folder>/.whl, wordfreq with its English word lists only in
+#       # <folder>/.device/site (folder: the repository's root)
 #   bash scripts/device.sh run [device-run options]   # there, carrying .whl and .device
 #
 # A lent machine has torch and transformers but no network, and takes at most 64 MiB. `prepare`
@@ -10,12 +11,13 @@
 # package that Snakemake, jsonschema, datasets, wordfreq and the reports need, at the version
 # installed here, leaving out those too large to carry (HEAVY: a lent machine has had them).
 # `run` installs the wheels of the packages the machine lacks, then runs `selfreflect bench
-# device-run --device cuda` with the paper's N, writing $OUT/device.json.
+# device-run`: with no options, on CUDA at the paper's shape and N, writing $OUT/device.json.
 set -euo pipefail
 
 DEVICE_PYTHON=${DEVICE_PYTHON:-3.12}
 NEEDS="snakemake jsonschema datasets matplotlib tabulate psutil jinja2 wordfreq"
 HEAVY="numpy pandas pyarrow scipy pulp hf-xet torch transformers"
+PAPER_CALL="--device cuda --preset qwen2.5-7b --answers 50 --conditioning 50"
 
 requirement_closure() {
     # the installed distributions $NEEDS needs, as name==version, $HEAVY left out
@@ -43,27 +45,32 @@ EOF
 }
 
 prepare() {
-    rm -rf .whl .device
-    mkdir -p .whl .device/site
+    local folder=${1:-.}
+    local wheels=$folder/.whl site=$folder/.device/site
+    rm -rf "$wheels" "$folder/.device"
+    mkdir -p "$wheels" "$site"
     for pinned in $(requirement_closure); do
-        [[ $pinned == wordfreq==* ]] && continue  # 57 MB: its English lists go to .device
-        python3 -m pip download -q --no-deps --only-binary=:all: --python-version "$DEVICE_PYTHON" \
-            --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 \
-            --platform manylinux2014_x86_64 -d .whl "$pinned" 2>/dev/null ||
-            python3 -m pip wheel -q --no-deps -w .whl "$pinned"  # an sdist only: pure Python
+        if [[ $pinned == wordfreq==* ]]; then  # a 57 MB wheel: its English lists only
+            python3 -m pip download -q --no-deps -d "$folder/.device" "$pinned"
+            python3 -m zipfile -e "$folder"/.device/wordfreq-*.whl "$site"
+            rm "$folder"/.device/wordfreq-*.whl
+            find "$site/wordfreq/data" -type f ! -name '*_en.*' -delete
+        else
+            python3 -m pip download -q --no-deps --only-binary=:all: \
+                --python-version "$DEVICE_PYTHON" --platform manylinux_2_28_x86_64 \
+                --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 \
+                -d "$wheels" "$pinned" 2>/dev/null ||
+                python3 -m pip wheel -q --no-deps -w "$wheels" "$pinned"  # an sdist: pure Python
+        fi
     done
-    python3 -m pip wheel -q --no-deps -w .whl .
-    python3 -m pip download -q --no-deps -d .device "wordfreq==$(python3 -c \
-        'from importlib.metadata import version; print(version("wordfreq"))')"
-    (cd .device/site && python3 -m zipfile -e ../wordfreq-*.whl .)
-    rm .device/wordfreq-*.whl
-    find .device/site/wordfreq/data -type f ! -name '*_en.*' -delete
-    du -sh .whl .device
+    python3 -m pip wheel -q --no-deps -w "$wheels" .
+    du -sh "$wheels" "$folder/.device"
 }
 
 run() {
-    # the wheels of the distributions this machine lacks
-    python3 - > /tmp/lacking.txt <<'EOF'
+    local site lacking
+    site=$(mktemp -d)
+    lacking=$(python3 - <<'EOF'
 from importlib import metadata
 from pathlib import Path
 
@@ -73,12 +80,20 @@ for wheel in sorted(Path(".whl").glob("*.whl")):
     except metadata.PackageNotFoundError:
         print(wheel)
 EOF
-    echo "installing $(wc -l < /tmp/lacking.txt) wheels: $(xargs -n1 basename < /tmp/lacking.txt | tr '\n' ' ')"
-    xargs -r python3 -m pip install -q --no-index --no-deps --target /tmp/site < /tmp/lacking.txt
-    export PYTHONPATH=/tmp/site:$PWD/.device/site PATH=/tmp/site/bin:$PATH
-    git add -A 2>/dev/null || (git init -q && git add -A)  # the DAG copies the listed files
-    selfreflect bench device-run --device cuda --preset qwen2.5-7b --answers 50 \
-        --conditioning 50 --json "$OUT/device.json" "$@"
+)
+    echo "installing the wheels of what this machine lacks: ${lacking:-none}"
+    if [[ -n $lacking ]]; then
+        python3 -m pip install -q --no-index --no-deps --target "$site" $lacking
+    fi
+    export PYTHONPATH=$site:$PWD/.device/site${PYTHONPATH:+:$PYTHONPATH} PATH=$site/bin:$PATH
+    # the DAG runs in a copy of the files git lists: list this tree's (a copy may have no .git,
+    # or an older one)
+    git rev-parse --is-inside-work-tree &>/dev/null || git init -q
+    git add -A
+    if [[ $# -eq 0 ]]; then
+        set -- $PAPER_CALL --json "$OUT/device.json"
+    fi
+    selfreflect bench device-run "$@"
 }
 
 "$@"

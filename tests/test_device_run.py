@@ -14,6 +14,7 @@ import subprocess
 import pytest
 
 from selfreflect.bench.device_run import missing, paper_batch_size
+from selfreflect.bench.real_run import copy_tracked
 from selfreflect.config import load_config
 from tests.conftest import REPO
 
@@ -29,14 +30,42 @@ def test_what_the_machine_lacks_is_named():
     ]
 
 
-def test_the_device_script_runs_on_the_cpu(tmp_path):
-    out = tmp_path / "device.json"
-    command = ["selfreflect", "bench", "device-run", "--device", "cpu", "--preset", "tiny",
+def test_the_carry_fits_a_lent_machine(tmp_path):
+    """`scripts/device.sh prepare`: a wheel of each package the DAG needs beside the heavy ones a
+    lent machine has, for its Python, and wordfreq's English lists, within the 64 MiB a lent
+    machine takes with the repository's files."""
+    command = ["bash", "scripts/device.sh", "prepare", str(tmp_path)]
+    result = subprocess.run(command, cwd=REPO, capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr[-3000:]
+    wheels = {path.name.split("-")[0].lower(): path for path in (tmp_path / ".whl").glob("*.whl")}
+    assert {"snakemake", "jsonschema", "datasets", "matplotlib", "selfreflect_workflow"} <= set(
+        wheels
+    )
+    assert not {"torch", "transformers", "numpy", "pandas", "pyarrow", "wordfreq"} & set(wheels)
+    tags = {path.name.split("-")[-3] for path in wheels.values()}
+    assert tags <= {"py2.py3", "py3", "py312", "cp312", "cp36", "cp38"}, tags
+    data = tmp_path / ".device" / "site" / "wordfreq" / "data"
+    assert {path.name for path in data.iterdir()} == {"large_en.msgpack.gz", "small_en.msgpack.gz"}
+    listed = subprocess.run(["git", "ls-files", "-z"], cwd=REPO, capture_output=True, check=True)
+    files = [REPO / name for name in listed.stdout.decode().split("\0") if name]
+    carried = sum(path.stat().st_size for path in tmp_path.rglob("*") if path.is_file())
+    assert carried + sum(path.stat().st_size for path in files if path.exists()) < 64 * 2**20
+
+
+def test_the_device_script_runs_on_the_cpu(tmp_path, monkeypatch):
+    """`scripts/device.sh run` in a copy of the repository without git (as a lent machine may
+    have it): nothing to install here, a git listing made for the DAG, then device-run."""
+    project, out = tmp_path / "project", tmp_path / "device.json"
+    monkeypatch.chdir(REPO)
+    copy_tracked(project)
+    command = ["bash", "scripts/device.sh", "run", "--device", "cpu", "--preset", "tiny",
                "--conditioning", "2", "--answers", "2", "--batch-size", "64",
                "--dag-preset", "tiny", "--strategy", "greedy", "--target", MAIN, "--no-embedder",
                "--json", str(out)]  # fmt: skip
-    result = subprocess.run(command, cwd=REPO, capture_output=True, text=True)
+    result = subprocess.run(command, cwd=project, capture_output=True, text=True)
     assert result.returncode == 0, result.stderr[-3000:]
+    assert "installing the wheels of what this machine lacks: none" in result.stdout
+    assert (project / ".git").is_dir()
     record = json.loads(out.read_text())
     smoke = load_config(REPO / "config" / "smoke.yaml")
     assert record["missing"] == [] and record["device"] == "cpu" and record["embedder"] is False
