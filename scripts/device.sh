@@ -70,18 +70,28 @@ prepare() {
 run() {
     local site lacking
     site=$(mktemp -d)
+    # the wheels of the distributions this machine lacks; those not built for its Python named
     lacking=$(python3 - <<'EOF'
+import sys
 from importlib import metadata
 from pathlib import Path
 
+from packaging.tags import sys_tags
+from packaging.utils import parse_wheel_filename
+
+supported = set(sys_tags())
 for wheel in sorted(Path(".whl").glob("*.whl")):
+    name, _, _, tags = parse_wheel_filename(wheel.name)
     try:
-        metadata.version(wheel.name.split("-")[0])
+        metadata.version(name)
     except metadata.PackageNotFoundError:
-        print(wheel)
+        if tags & supported:
+            print(wheel)
+        else:
+            print(f"not for this Python, left out: {wheel.name}", file=sys.stderr)
 EOF
 )
-    echo "installing the wheels of what this machine lacks: ${lacking:-none}"
+    echo "installing the wheels of what this machine lacks:" ${lacking:-none}
     if [[ -n $lacking ]]; then
         python3 -m pip install -q --no-index --no-deps --target "$site" $lacking
     fi
