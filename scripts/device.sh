@@ -3,7 +3,8 @@
 #
 #   bash scripts/device.sh prepare [folder]   # here, in the repository's root: the DAG's
 #       # requirements as wheels in <folder>/.whl, wordfreq with its English word lists only in
-#       # <folder>/.device/site (folder: the repository's root)
+#       # <folder>/.device/site, this checkout's commit in <folder>/.device/commit (folder: the
+#       # repository's root)
 #   bash scripts/device.sh run [device-run options]   # there, carrying .whl and .device
 #
 # A lent machine has torch and transformers but no network, and takes at most 64 MiB. `prepare`
@@ -64,6 +65,7 @@ prepare() {
         fi
     done
     python3 -m pip wheel -q --no-deps -w "$wheels" .
+    git describe --always --dirty --abbrev=7 > "$folder/.device/commit"
     du -sh "$wheels" "$folder/.device"
 }
 
@@ -97,9 +99,15 @@ EOF
     fi
     export PYTHONPATH=$site:$PWD/.device/site${PYTHONPATH:+:$PYTHONPATH} PATH=$site/bin:$PATH
     # the DAG runs in a copy of the files git lists: list this tree's (a copy may have no .git,
-    # or an older one)
+    # or an older one); the records name the commit `prepare` ran on (git describe: its tag)
     git rev-parse --is-inside-work-tree &>/dev/null || git init -q
     git add -A
+    if [[ -f .device/commit ]]; then
+        git -c user.name=device -c user.email=device@localhost commit -q --allow-empty \
+            --no-verify -m "the files carried from $(cat .device/commit)"
+        git -c user.name=device -c user.email=device@localhost tag -f -a \
+            -m "prepared here" "$(cat .device/commit)" > /dev/null
+    fi
     if [[ $# -eq 0 ]]; then
         set -- $PAPER_CALL --json "$OUT/device.json"
     fi

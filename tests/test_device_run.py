@@ -44,6 +44,9 @@ def test_the_carry_fits_a_lent_machine(tmp_path):
     assert not {"torch", "transformers", "numpy", "pandas", "pyarrow", "wordfreq"} & set(wheels)
     tags = {path.name.split("-")[-3] for path in wheels.values()}
     assert tags <= {"py2.py3", "py3", "py312", "cp312", "cp36", "cp38"}, tags
+    described = ["git", "describe", "--always", "--dirty", "--abbrev=7"]
+    here = subprocess.run(described, cwd=REPO, capture_output=True, text=True, check=True)
+    assert (tmp_path / ".device" / "commit").read_text() == here.stdout
     data = tmp_path / ".device" / "site" / "wordfreq" / "data"
     assert {path.name for path in data.iterdir()} == {"large_en.msgpack.gz", "small_en.msgpack.gz"}
     listed = subprocess.run(["git", "ls-files", "-z"], cwd=REPO, capture_output=True, check=True)
@@ -58,6 +61,8 @@ def test_the_device_script_runs_on_the_cpu(tmp_path, monkeypatch):
     project, out = tmp_path / "project", tmp_path / "device.json"
     monkeypatch.chdir(REPO)
     copy_tracked(project)
+    (project / ".device").mkdir()
+    (project / ".device" / "commit").write_text("0123abc\n")  # as `prepare` wrote it
     command = ["bash", "scripts/device.sh", "run", "--device", "cpu", "--preset", "tiny",
                "--conditioning", "2", "--answers", "2", "--batch-size", "64",
                "--dag-preset", "tiny", "--strategy", "greedy", "--target", MAIN, "--no-embedder",
@@ -66,6 +71,8 @@ def test_the_device_script_runs_on_the_cpu(tmp_path, monkeypatch):
     assert result.returncode == 0, result.stderr[-3000:]
     assert "installing the wheels of what this machine lacks: none" in result.stdout
     assert (project / ".git").is_dir()
+    # the records name the commit the carried files were prepared from
+    assert {run["commit"] for run in json.loads(out.read_text())["scorer"]} == {"0123abc"}
     record = json.loads(out.read_text())
     smoke = load_config(REPO / "config" / "smoke.yaml")
     assert record["missing"] == [] and record["device"] == "cpu" and record["embedder"] is False
