@@ -41,7 +41,8 @@ the DAG part names what else the machine lacks:
     PYTHONPATH=src:.device python3 -c "from selfreflect.cli import main; main()" \\
         bench device-run --json $OUT/device.json
 
-docs/performance.md ("GPU") gives the command that carries the DAG's requirements as wheels.
+``scripts/device.sh`` carries the DAG's requirements as wheels and makes this call there
+(docs/performance.md, "On a lent GPU").
 
 The smoke DAG's small sizes check every rule on the device and the prediction's
 judge term against a whole run, not the paper's cost (the scorer's cases measure that).
