@@ -64,7 +64,13 @@ prepare() {
                 python3 -m pip wheel -q --no-deps -w "$wheels" "$pinned"  # an sdist: pure Python
         fi
     done
-    python3 -m pip wheel -q --no-deps -w "$wheels" .
+    # this package's wheel, built in a copy: a build writes into the tree it builds
+    local tree
+    tree=$(mktemp -d)
+    python3 -c 'import pathlib, sys; from selfreflect.bench.real_run import copy_tracked
+copy_tracked(pathlib.Path(sys.argv[1]))' "$tree"
+    python3 -m pip wheel -q --no-deps -w "$wheels" "$tree"
+    rm -rf "$tree"
     git describe --always --dirty --abbrev=7 > "$folder/.device/commit"
     du -sh "$wheels" "$folder/.device"
 }
