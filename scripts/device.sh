@@ -120,4 +120,7 @@ EOF
     selfreflect bench device-run "$@"
 }
 
-"$@"
+case ${1:-} in
+    prepare | run) "$@" ;;
+    *) echo "usage: bash scripts/device.sh prepare [folder] | run [device-run options]" >&2; exit 2 ;;
+esac
