@@ -71,9 +71,9 @@ def test_the_device_script_runs_on_the_cpu(tmp_path, monkeypatch):
     assert result.returncode == 0, result.stderr[-3000:]
     assert "installing the wheels of what this machine lacks: none" in result.stdout
     assert (project / ".git").is_dir()
-    # the records name the commit the carried files were prepared from
-    assert {run["commit"] for run in json.loads(out.read_text())["scorer"]} == {"0123abc"}
     record = json.loads(out.read_text())
+    # the records name the commit the carried files were prepared from
+    assert {run["commit"] for run in record["scorer"]} == {"0123abc"}
     smoke = load_config(REPO / "config" / "smoke.yaml")
     assert record["missing"] == [] and record["device"] == "cpu" and record["embedder"] is False
     settings = [run["settings"] for run in record["scorer"]]

@@ -153,13 +153,23 @@ def run_report(
             for path in metric_files.values():
                 write_json(path, {})
             return str(nothing)
-        _check_every_strategy_measured(report, table, metric_files, metrics)
+        measured = {strategy: _measured(report, table, strategy) for strategy in metric_files}
+        unmeasured = [
+            strategy
+            for strategy, (held, *_) in measured.items()
+            if strategy is not None and "strategy" in held and held.empty
+        ]
+        if unmeasured:  # a metrics file per strategy of the config: DVC would read `{}`
+            raise InputError(
+                f"{metrics}: --metrics-dir: the files given hold no rows of "
+                f"summaries.strategies {', '.join(unmeasured)}"
+            )
         text = caption(report.table, config=config, table=table, **arguments)
         writers.write_table_files(table, _display(report, table), out_dir, report.table, text)
         if report.figure and figure:
             report.figure(*((rows, table) if report.figure_rows else (table,)), **figure)
         for strategy, path in metric_files.items():
-            write_metrics(path, *_measured(report, table, strategy))
+            write_metrics(path, *measured[strategy])
     return None
 
 
@@ -182,26 +192,6 @@ def _metric_files(
         strategies = config["summaries"]["strategies"]
         return {strategy: Path(metrics) / f"{strategy}.json" for strategy in strategies}
     return {None: Path(metrics)}
-
-
-def _check_every_strategy_measured(
-    report: Report, table: pd.DataFrame, metric_files: dict[str | None, Path], metrics: str | None
-) -> None:
-    """Refuse, before a file is written, a metrics file per strategy of the config for a
-    strategy with no row in the table (its files were not given): DVC would read ``{}`` as its
-    metrics."""
-    strategies = [strategy for strategy in metric_files if strategy is not None]
-    if not strategies:
-        return
-    rows = _measured(report, table, None)[0]
-    if "strategy" not in rows:
-        return
-    unseen = [strategy for strategy in strategies if strategy not in set(rows["strategy"])]
-    if unseen:
-        raise InputError(
-            f"{metrics}: --metrics-dir: the files given hold no rows of "
-            f"summaries.strategies {', '.join(unseen)}"
-        )
 
 
 def _display(report: Report, table: pd.DataFrame) -> pd.DataFrame:
