@@ -228,7 +228,11 @@ def test_cli_errors_name_the_strategy_and_keep_other_summaries(cli_project):
 
     for strategy, message in [
         ("nope", "error: unknown strategy 'nope' (known: greedy, basic, cot,"),
-        ("bad", f"error: strategy 'bad': plug-in {MODULE}:boom raised ValueError"),
+        (
+            "bad",
+            f"error: {cli_project / 'config.yaml'}: summaries.plugins.bad:"
+            f" strategy 'bad': plug-in {MODULE}:boom raised ValueError",
+        ),
     ]:
         out = cli_project / "summaries" / f"{strategy}.parquet"
         result = summarize_cli(cli_project, strategy, out)

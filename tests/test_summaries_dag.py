@@ -60,7 +60,8 @@ def test_failing_plugin_keeps_other_summaries(tmp_path):
     result = smoke_snakemake(project, *targets, "--keep-going", check=False)
     assert result.returncode != 0
     log = (project / "logs/smoke/summarize/smoke/tiny/boom.log").read_text()
-    assert "error: strategy 'boom': plug-in tests.test_strategies_plugins:boom raised" in log
+    plugin = "summaries.plugins.boom: strategy 'boom': plug-in tests.test_strategies_plugins:boom"
+    assert f"error: logs/smoke/config.yaml: {plugin} raised" in log
     assert not (project / SUMMARIES.format("boom")).exists()
     for strategy in strategies:
         table = read_table("summaries", project / SUMMARIES.format(strategy))

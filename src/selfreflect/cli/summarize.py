@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 import click
 
 from selfreflect.cli.options import CONFIG, OUT, QUESTIONS, SUBJECT, Job, reads
+from selfreflect.errors import SelfReflectError, StrategyError
 from selfreflect.strategies.registry import strategy_prompts, strategy_setting_keys
 
 
@@ -15,6 +17,20 @@ def summary_settings(job: Job, config: dict[str, Any]) -> list[Sequence[str]]:
     """The summariser's entry and the ``summaries`` settings of the job's strategy."""
     summarizer = ("models", config["summarizer"] or job["subject"])
     return [summarizer, *strategy_setting_keys(config["summaries"], job["strategy"])]
+
+
+@contextmanager
+def plugin_named(
+    config_path: str, strategy: str, plugins: dict[str, str], error: type[SelfReflectError]
+) -> Iterator[None]:
+    """A plug-in strategy's errors as ``error``, naming the config file and key of the
+    plug-in (a built-in strategy's errors pass as they are)."""
+    try:
+        yield
+    except StrategyError as err:
+        if strategy not in plugins:
+            raise
+        raise error(f"{config_path}: summaries.plugins.{strategy}: {err}") from None
 
 
 @reads(
@@ -50,7 +66,7 @@ def summarize(
     from selfreflect.artifacts import read_table, write_table
     from selfreflect.backends.adapter import check_trained_as
     from selfreflect.config import adapter_of, load_config, model_spec
-    from selfreflect.errors import ConfigError, StrategyError
+    from selfreflect.errors import ConfigError
     from selfreflect.failures import check_failures
     from selfreflect.fileio import check_writable
     from selfreflect.provenance import provenance
@@ -61,12 +77,8 @@ def summarize(
     config = load_config(config_path)
     model_spec(config, subject, source=config_path)
     plugins = config["summaries"]["plugins"]
-    try:  # an unknown name or a broken plug-in fails before any model is loaded
-        resolve(strategy, plugins)
-    except StrategyError as err:
-        if strategy not in plugins:
-            raise
-        raise ConfigError(f"{config_path}: summaries.plugins.{strategy}: {err}") from None
+    with plugin_named(config_path, strategy, plugins, ConfigError):
+        resolve(strategy, plugins)  # an unknown name or a broken plug-in fails before loading
     trained = adapter_of(config, strategy)
     if (trained is not None) != (adapter is not None):
         needs = "needs one" if trained else "runs without one"
@@ -78,7 +90,8 @@ def summarize(
     summarizer = summarizer_name(config, subject)
     with ExitStack() as stack:
         models = open_models(config, subject, stack, adapter)
-        table = run_strategy(strategy, questions, models, config, summarizer)
+        with plugin_named(config_path, strategy, plugins, StrategyError):
+            table = run_strategy(strategy, questions, models, config, summarizer)
     datasets = table["id"].map(questions.set_index("id")["dataset"])
     table = table.assign(dataset=datasets, subject=subject)
     check_failures(table, config["max_failed_share"], f"strategy '{strategy}'")
