@@ -1,5 +1,6 @@
 """Sharding gives the same answers as one job; a killed job resumes to the same result."""
 
+import shutil
 import signal
 import subprocess
 import sys
@@ -159,6 +160,28 @@ def test_killed_sampling_job_resumes_to_identical_answers(cli_config, tmp_path):
     subprocess.run(answers_command(cli_config, tmp_path, out), check=True, capture_output=True)
     pd.testing.assert_frame_equal(read_table("answers", out), read_table("answers", reference))
     assert not (tmp_path / ".answers.parquet.checkpoints").exists()
+
+
+def test_a_resumed_sampling_job_reuses_no_answers_of_other_weights(cli_config, tmp_path):
+    """The checkpoints of a job killed before the model's files changed (same path, same
+    entry) are not reused: the rerun samples every question with the new weights."""
+    from selfreflect.tiny_model import build_tiny_model
+
+    model = tmp_path / "model"
+    build_tiny_model(model, seed=0)
+    config = read_config_file(cli_config)
+    config["models"]["tiny"]["path"] = str(model)
+    cli_config.write_text(yaml.safe_dump(config))
+    out = tmp_path / "answers.parquet"
+    assert kill_after_checkpoint(answers_command(cli_config, tmp_path, out), out) == 2
+
+    shutil.rmtree(model)
+    build_tiny_model(model, seed=7)
+    subprocess.run(answers_command(cli_config, tmp_path, out), check=True, capture_output=True)
+    fresh = tmp_path / "fresh.parquet"
+    subprocess.run(answers_command(cli_config, tmp_path, fresh), check=True, capture_output=True)
+    pd.testing.assert_frame_equal(read_table("answers", out), read_table("answers", fresh))
+    assert not (tmp_path / ".answers.parquet.checkpoints").exists()  # the stale ones too
 
 
 def test_answers_carry_provenance(cli_config, tmp_path):

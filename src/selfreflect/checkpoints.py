@@ -1,8 +1,9 @@
 """Resumable work: process a table in chunks, checkpointing each finished chunk.
 
 A killed job loses at most the chunk in flight. Checkpoints live in a directory named after a
-fingerprint of everything that determines the result (settings, seeds, model), so a rerun with
-other settings never reuses them; they are removed once the full result is written. A
+fingerprint of everything that determines the result (settings, seeds, the model's files and
+entry, the code: :func:`~selfreflect.provenance.job_identity`), so a rerun after any of them
+changed never reuses them; they are all removed once the full result is written. A
 checkpoint that cannot be read (e.g. damaged on disk) is set aside, with a warning, in
 ``.<output>.checkpoints/corrupt/`` and its chunk computed again.
 """
@@ -77,8 +78,6 @@ def _reuse(kind: str, path: Path, chunk: pd.DataFrame) -> pd.DataFrame | None:
 
 
 def clear(directory: Path) -> None:
-    """Remove the checkpoints of a finished output (and their parent if now empty)."""
-    shutil.rmtree(directory, ignore_errors=True)
-    parent = directory.parent
-    if parent.is_dir() and not any(parent.iterdir()):
-        parent.rmdir()
+    """Remove every checkpoint of a finished output: those of ``directory`` and those that
+    killed runs with other settings, models or code left beside them (none is reused now)."""
+    shutil.rmtree(directory.parent, ignore_errors=True)

@@ -26,7 +26,7 @@ def answers(
     from selfreflect.config import answer_settings, load_config, model_spec
     from selfreflect.failures import check_failures
     from selfreflect.fileio import check_writable
-    from selfreflect.provenance import provenance
+    from selfreflect.provenance import job_identity, provenance
 
     config = load_config(config_path)
     spec = model_spec(config, subject, source=config_path)
@@ -34,7 +34,7 @@ def answers(
     dataset = one_label(questions, "dataset", questions_path)
     settings = answer_settings(config, dataset)
     table = sharding.shard(questions, shard, shards)
-    key = checkpoints.fingerprint(spec, settings, config["seed"])
+    key = checkpoints.fingerprint(job_identity(spec, settings), config["seed"])
     directory = checkpoints.checkpoint_dir(out, key)
     check_writable(out)
     check_writable(directory)

@@ -142,7 +142,8 @@ def training_dataset(data: pd.DataFrame, method: str, render: Any):
 
 
 def checkpoint_dir(out: Path, data: pd.DataFrame, settings: dict[str, Any]) -> Path:
-    """Checkpoints beside the adapter, keyed by data and settings: a run never resumes another's."""
+    """Checkpoints beside the adapter, keyed by data and settings (the base model's fingerprint
+    among them): a run never resumes another's."""
     key = hashlib.sha256(data.to_json(orient="split").encode())  # list columns too (GRPO's)
     key.update(json.dumps(settings, sort_keys=True).encode())
     return out.parent / f".{out.name}.checkpoints" / key.hexdigest()[:16]
@@ -238,7 +239,9 @@ def train_adapter(
     tokenizer, model = load_hf_model(spec)
     prompt_format = PromptFormat.for_model(tokenizer, spec)
     dataset = training_dataset(data, method, prompt_format.render)
-    checkpoints = checkpoint_dir(out, data, {"method": method, **settings})
+    checkpoints = checkpoint_dir(
+        out, data, {"method": method, "base_model": base_model, **settings}
+    )
     common = {
         "output_dir": str(checkpoints),
         "learning_rate": settings["learning_rate"],

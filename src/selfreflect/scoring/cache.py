@@ -85,19 +85,10 @@ def open_cache(root: str | Path, spec: dict[str, Any], settings: dict[str, Any])
     """The cache under ``root`` of the judge pass of the command running now (``selfreflect
     judge`` or ``score``) with the judge model ``spec`` and the scoring ``settings``: its entries
     depend, besides their question and summary, on the judge model's files and entry, the
-    settings, and the command's code and prompts."""
-    from selfreflect.code_deps import code_digest, prompt_texts, running_command_deps
-    from selfreflect.provenance import model_fingerprint
+    settings, and the command's code and prompts (:func:`~selfreflect.provenance.job_identity`)."""
+    from selfreflect.provenance import job_identity
 
-    deps = running_command_deps()
-    salt = {
-        "model": model_fingerprint(spec["path"]),
-        "spec": spec,
-        "settings": settings,
-        "code": code_digest(deps.files),
-        "prompts": prompt_texts(deps.prompt_keys),
-    }
-    return ResultCache(root, salt)
+    return ResultCache(root, job_identity(spec, settings))
 
 
 def _payload(entry: Any, key: str) -> Any:
