@@ -241,6 +241,12 @@ CASES = [
     q_case("jsonl-blank-question", "q.jsonl", '{"question": "A?"}\n{"question": " "}\n', "line 2"),
     q_case("jsonl-not-utf8", "q.jsonl", b'{"question": "\xe9t\xe9?"}\n', "not UTF-8"),
     q_case(
+        "jsonl-lone-surrogate",
+        "q.jsonl",
+        '{"question": "A?"}\n{"question": "cut \\ud800 here?"}\n',
+        'line 2: ["question"]: a lone UTF-16 surrogate',
+    ),
+    q_case(
         "jsonl-nested-field",
         "q.jsonl",
         '{"question": {"title": "A?"}}\n',
@@ -292,6 +298,19 @@ CASES = [
         for name, value in [("empty", []), ("blank", ["", " \n"])]
         for field in ("masked_out_task_answers", "conditioning_answers")
     ],
+    import_case(
+        "ref-question-blank",
+        json.dumps([GOOD_ANSWERS[0], {**GOOD_ANSWERS[0], "question": " "}]),
+        "ref.json",
+        "record 1: 'question' is empty",
+    ),
+    import_case(
+        "ref-answer-lone-surrogate",
+        '[{"question": "Q?", "masked_out_task_answers": ["a", "\\ud83db"],'
+        ' "conditioning_answers": ["c"]}]',
+        "ref.json",
+        '[0]["masked_out_task_answers"][1]: a lone UTF-16 surrogate',
+    ),
     import_case(
         "ref-error-not-string",
         json.dumps([{**GOOD_ANSWERS[0], "error": 3}]),
@@ -346,6 +365,28 @@ CASES = [
         ["report", "mc-scores", "--config", "{tmp}/c.yaml", *MC_INPUTS, "--out", "{tmp}/o/m.pq"],
         ("j.pq", "id 'y' has no row in", "a.pq"),
     ),
+    *[
+        Case(  # a score is a total-variation distance
+            f"report-judgement-score-{value}",
+            {
+                "c.yaml": config(),
+                "q.pq": artifact("questions", pd.DataFrame([QUESTIONS_ROW])),
+                "a.pq": artifact("answers", pd.DataFrame([{**ANSWERS_ROW, "id": "y"}])),
+                "j.pq": artifact("judgements", pd.DataFrame([{**JUDGEMENT_ROW, "score": value}])),
+            },
+            [
+                "report",
+                "mc-scores",
+                "--config",
+                "{tmp}/c.yaml",
+                *MC_INPUTS,
+                "--out",
+                "{tmp}/o/m.pq",
+            ],
+            ("j.pq", f"field 'score' is {value} in row 0 (id y), not in [0.0, 1.0]"),
+        )
+        for value in (float("inf"), -5.0, 1.01)
+    ],
     Case(  # the multiple-choice study reads the answers a batch at a time, each checked
         "report-mc-answers-with-an-empty-item-after-the-first-batch",
         {

@@ -784,6 +784,28 @@ def test_report_tables_refuse_a_row_given_in_two_files(tmp_path, monkeypatch, ca
     assert not (tmp_path / "r").exists()
 
 
+@pytest.mark.parametrize("score", [float("inf"), -5.0, 1.5])
+def test_main_table_refuses_a_score_out_of_its_range(tmp_path, monkeypatch, capsys, score):
+    """A score is a total-variation distance: one out of [0, 1] (a hand-edited or damaged
+    file) stops the table with one line naming the file, field and row, writing nothing; 1
+    plus float rounding passes."""
+    from selfreflect.artifacts import write_table
+    from selfreflect.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "c.yaml").write_text(json.dumps(MINIMAL_CONFIG))
+    write_table("scores", keyed_row("scores").assign(score=1 + 1e-7), "rounded.parquet")
+    write_table("scores", keyed_row("scores", "q1").assign(score=score), "bad.parquet")
+    args = ["report", "main-table", "--config", "c.yaml", "--out-dir", "r", "--figure-dir", "r"]
+    monkeypatch.setattr(sys, "argv", ["selfreflect", *args, "rounded.parquet", "bad.parquet"])
+    with pytest.raises(SystemExit) as exit_:
+        main()
+    assert exit_.value.code == 1
+    lines = capsys.readouterr().err.splitlines()
+    expected = f"error: bad.parquet: field 'score' is {score} in row 0 (id q1), not in [0.0, 1.0]"
+    assert lines == [expected] and not (tmp_path / "r").exists()
+
+
 def test_controlled_scores_refuses_an_alternative_metric_given_twice(tmp_path, monkeypatch, capsys):
     """The pairs' alternative metrics are read with their experiment's labels, so a row given
     twice (which would double its pair's rows) stops the command with one line, writing

@@ -246,6 +246,13 @@ FILLED: dict[str, tuple[str, ...]] = {
     "dpo_data": ("question", "chosen", "rejected"),
     "grpo_data": ("question", "test_answers", "conditioning_answers"),
 }
+# Fields whose values lie in a closed range: a total-variation score in [0, 1] (up to float
+# rounding, SLACK). A null passes (a failed question's score), as does NaN.
+BOUNDED: dict[str, dict[str, tuple[float, float]]] = {
+    "scores": {"score": (0.0, 1.0)},
+    "judgements": {"score": (0.0, 1.0)},
+}
+SLACK = 1e-6
 # What names one row of each kind: a reader refuses a row given twice, in one file or in two it
 # reads together (a backup copy beside the table would count every row twice). Answers name
 # their dataset and subject in their metadata: checked where a reader labels them (explorer).
@@ -458,8 +465,8 @@ def _check_filled(
     kind: str, path: Path, table: pa.Table | pa.RecordBatch, first_row: int = 0
 ) -> None:
     """One line naming the file, field and row for a null in a field every row holds
-    (:data:`FILLED`), or in one of its list's items (``table``: the file's rows from
-    ``first_row`` on)."""
+    (:data:`FILLED`), or in one of its list's items, or for a value out of its field's range
+    (:data:`BOUNDED`; ``table``: the file's rows from ``first_row`` on)."""
     for name in ("id", *FILLED.get(kind, ())):
         if name not in table.column_names:
             continue
@@ -472,6 +479,16 @@ def _check_filled(
             row = next(i for i, items in enumerate(column.to_pylist()) if None in items)
             at = f"row {first_row + row}{_row_id(table, row)}"
             raise InputError(f"{path}: field '{name}' has an empty item in {at}")
+    for name, (low, high) in BOUNDED.get(kind, {}).items():
+        if name not in table.column_names:
+            continue
+        column = table[name]
+        outside = pc.or_(pc.less(column, low - SLACK), pc.greater(column, high + SLACK))
+        if pc.any(outside).as_py():
+            row = pc.index(outside, True).as_py()
+            at = f"row {first_row + row}{_row_id(table, row)}"
+            value = column[row].as_py()
+            raise InputError(f"{path}: field '{name}' is {value} in {at}, not in [{low}, {high}]")
 
 
 def _row_id(table: pa.Table, row: int) -> str:

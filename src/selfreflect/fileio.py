@@ -172,7 +172,11 @@ def write_json(path: str | os.PathLike, obj: Any) -> None:
     write_text(path, json.dumps(obj, indent=2, ensure_ascii=False) + "\n")
 
 
-class DuplicateKey(ValueError):
+class BadJson(ValueError):
+    """JSON that parses but holds what no input should; the message says what and where."""
+
+
+class DuplicateKey(BadJson):
     """A JSON object or YAML mapping names one key twice (the last would silently win)."""
 
 
@@ -180,14 +184,38 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     mapping: dict[str, Any] = {}
     for key, value in pairs:
         if key in mapping:
-            raise DuplicateKey(f"duplicate key '{key}'")
+            raise DuplicateKey(f"duplicate key '{key}' in an object")
         mapping[key] = value
     return mapping
 
 
+def lone_surrogate(value: Any, where: str = "") -> str | None:
+    """Where in parsed JSON ``value`` a string holds a lone UTF-16 surrogate (an escape such
+    as ``\\ud800``: text cut inside a character, which no UTF-8 file or table can hold), as
+    ``[0]["question"]``; None if nowhere."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return where or "the value"
+        return None
+    if not isinstance(value, dict | list):
+        return None
+    for key, item in value.items() if isinstance(value, dict) else enumerate(value):
+        found = lone_surrogate(item, f"{where}[{json.dumps(key, ensure_ascii=False)}]")
+        if found:
+            return found
+    return None
+
+
 def loads_json(text: str) -> Any:
-    """Parse JSON text, refusing an object with a repeated key (:class:`DuplicateKey`)."""
-    return json.loads(text, object_pairs_hook=_unique_keys)
+    """Parse JSON text, refusing an object with a repeated key (:class:`DuplicateKey`) and a
+    string holding a lone surrogate (:class:`BadJson`)."""
+    value = json.loads(text, object_pairs_hook=_unique_keys)
+    where = lone_surrogate(value)
+    if where:
+        raise BadJson(f"{where}: a lone UTF-16 surrogate escape (text cut inside a character)")
+    return value
 
 
 def read_json(path: str | os.PathLike) -> Any:
@@ -199,8 +227,8 @@ def read_json(path: str | os.PathLike) -> Any:
         return loads_json(path.read_text(encoding="utf-8-sig"))
     except json.JSONDecodeError as err:
         raise InputError(f"{path}: malformed JSON at line {err.lineno}: {err.msg}") from None
-    except DuplicateKey as err:
-        raise InputError(f"{path}: {err} in an object") from None
+    except BadJson as err:
+        raise InputError(f"{path}: {err}") from None
     except UnicodeDecodeError as err:
         raise InputError(f"{path}: not UTF-8 text ({err.reason})") from None
 

@@ -20,7 +20,7 @@ import pandas as pd
 
 from selfreflect.artifacts import SCHEMAS
 from selfreflect.errors import InputError
-from selfreflect.fileio import DuplicateKey, loads_json, read_json
+from selfreflect.fileio import BadJson, loads_json, read_json
 from selfreflect.text import LETTERS, question_form
 
 log = logging.getLogger(__name__)
@@ -121,7 +121,7 @@ def _read_jsonl(path: Path) -> Records:
             records.append((f"line {number}", loads_json(line)))
         except json.JSONDecodeError as err:
             raise InputError(f"{path}: line {number}: malformed JSON: {err.msg}") from None
-        except DuplicateKey as err:
+        except BadJson as err:
             raise InputError(f"{path}: line {number}: {err}") from None
     return records
 

@@ -17,7 +17,8 @@ log = logging.getLogger(__name__)
 
 
 def _records(path: str | os.PathLike, required: dict[str, type]) -> list[dict[str, Any]]:
-    """Records of a reference JSON file, each checked to have ``required`` fields and types."""
+    """Records of a reference JSON file, each checked to have ``required`` fields and types
+    (a ``question`` among them, not blank)."""
     data = read_json(path)
     if not isinstance(data, list):
         raise InputError(f"{path}: expected a JSON list of records")
@@ -31,6 +32,8 @@ def _records(path: str | os.PathLike, required: dict[str, type]) -> list[dict[st
                 raise InputError(f"{path}: record {index} has no field '{name}'")
             if not isinstance(record[name], kind):
                 raise InputError(f"{path}: record {index}: '{name}' must be a {kind.__name__}")
+        if not record["question"].strip():  # as the question loader refuses it
+            raise InputError(f"{path}: record {index}: 'question' is empty")
     return data
 
 

@@ -97,7 +97,7 @@ def _strategy_tables(
     scores = pd.DataFrame(
         {
             **rows,
-            "score": rng.gamma(2.0, 0.15, len(ids)),
+            "score": rng.gamma(2.0, 0.15, len(ids)).clip(max=1.0),
             "num_tasks": test.tasks_per_question(),
             "error": None,
             "tasks": pd.arrays.ArrowExtensionArray(tasks),

@@ -309,7 +309,7 @@ def _judgements(
     rows = pd.concat([rows, _convergence_rows(answers, list(summaries), report)], ignore_index=True)
     rows["error"] = rows["error"].astype(object).where(rows["error"].notna(), None)
     scored = rows["error"].isna()
-    rows["score"] = pd.Series(rng.gamma(2.0, 0.15, len(rows))).where(scored)
+    rows["score"] = pd.Series(rng.gamma(2.0, 0.15, len(rows))).clip(upper=1.0).where(scored)
     num_tasks = dict(zip(answers["id"], test.tasks_per_question(), strict=True))
     rows["num_tasks"] = rows["id"].map(num_tasks).astype("Int64").where(scored)
     strategy_tasks = [task_lists(rng, words, test) for _ in summaries]

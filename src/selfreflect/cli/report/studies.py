@@ -39,12 +39,12 @@ def write_study(
 
 
 def judgement_keys(path: str, where: dict[str, str]) -> tuple[pd.DataFrame, dict[str, str]]:
-    """The id, experiment labels and error of an experiment's judgements whose columns hold the
-    values of ``where`` (``{"kind": "pair"}``), the file checked, and the experiment they belong
-    to (dataset, subject, judge)."""
+    """The id, experiment labels, error and score of an experiment's judgements whose columns
+    hold the values of ``where`` (``{"kind": "pair"}``), the file checked (each score in its
+    range too), and the experiment they belong to (dataset, subject, judge)."""
     from selfreflect.artifacts import EXPERIMENT, one_label, read_table
 
-    keys = read_table("judgements", path, ["id", *EXPERIMENT, "error"], where)
+    keys = read_table("judgements", path, ["id", *EXPERIMENT, "error", "score"], where)
     labelled = keys if len(keys) else read_table("judgements", path, list(EXPERIMENT))
     return keys, {label: one_label(labelled, label, path) for label in EXPERIMENT}
 
