@@ -10,6 +10,7 @@ import pytest
 from dvc.repo import Repo
 
 from selfreflect.dvc_project import DVC_CONFIG, DVC_IGNORE, make_project
+from selfreflect.errors import ConfigError
 from selfreflect.fileio import SNAKEMAKE_STAMP
 from selfreflect.paths import DVC_PROJECT_LINKS
 from tests.workflow_utils import REPO, clone_completed, commit_all, copy_project, run
@@ -35,6 +36,41 @@ def test_a_folder_hashes_alike_whether_snakemake_or_dvc_made_it(tmp_path, monkey
         before = repo.dvcignore.ls(repo.fs, str(folder))
         (folder / SNAKEMAKE_STAMP).touch()
         assert repo.dvcignore.ls(repo.fs, str(folder)) == before
+
+
+def test_an_applied_experiment_keeps_the_projects_links(tmp_path, monkeypatch):
+    """`dvc exp run` commits the git-tracked files its stages read: through the `src` link,
+    that commit held a copy of the root's folder in the link's place, and `dvc exp apply`
+    left the copy there, so `dvc status` no longer saw the root's code change. The project's
+    .gitignore keeps what lies through its links out of the commit."""
+    (tmp_path / DVC_CONFIG).parent.mkdir()
+    shutil.copyfile(REPO / DVC_CONFIG, tmp_path / DVC_CONFIG)
+    shutil.copyfile(REPO / DVC_IGNORE, tmp_path / DVC_IGNORE)
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "code.py").write_text("a\n")
+    run(["git", "init", "-q"], tmp_path)
+    monkeypatch.chdir(tmp_path)
+    project = tmp_path / "dvc" / "r"
+    make_project(project)
+    assert "/src/**" in (project / ".gitignore").read_text().splitlines()
+    (project / "params.yaml").write_text("x: 1\n")
+    stage = {"cmd": "cat src/code.py params.yaml > out.txt", "deps": ["src/code.py"]}
+    stage |= {"params": ["x"], "outs": ["out.txt"]}
+    (project / "dvc.yaml").write_text(json.dumps({"stages": {"s": stage}}))
+    run(["dvc", "repro", "-q"], project)
+    commit_all(tmp_path, "project")
+    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t"}
+    env |= {"GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"}
+    run(["dvc", "exp", "run", "--temp", "-n", "x2", "-S", "x=2"], project, env=env)
+    run(["dvc", "exp", "apply", "x2"], project)
+    assert (project / "out.txt").read_text() == "a\nx: 2\n"
+    assert all((project / name).is_symlink() for name in DVC_PROJECT_LINKS)
+    (tmp_path / "src" / "code.py").write_text("b\n")
+    assert "modified:           src/code.py" in run(["dvc", "status"], project).stdout
+    (project / "src").unlink()
+    shutil.copytree(tmp_path / "src", project / "src")  # what an older project's apply left
+    with pytest.raises(ConfigError, match=r"dvc/r/src: a copy where the link .* remove it"):
+        make_project(Path("dvc/r"))
 
 
 @pytest.fixture(scope="module")

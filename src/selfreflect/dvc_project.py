@@ -8,7 +8,8 @@ and ``repro`` would mix the two runs) nor live in a subproject that reaches up t
 ``results/``. ``dvc/<run>/`` is therefore a DVC project of its own (``dvc init --subdir``, which
 the root's project skips) whose links to the root's folders (:data:`DVC_PROJECT_LINKS`) make
 ``results/<run>/…`` there the root's files: its ``dvc.yaml`` is the very text the root's would
-be, and ``cd dvc/<run>`` makes the plain DVC commands that run's.
+be, and ``cd dvc/<run>`` makes the plain DVC commands that run's. Its ``.gitignore`` keeps
+what lies through the links out of git (:func:`link_ignores`).
 """
 
 from __future__ import annotations
@@ -18,11 +19,13 @@ import shutil
 from collections.abc import Iterable
 from pathlib import Path
 
+from selfreflect.errors import ConfigError
 from selfreflect.paths import DEFAULT_CONFIG, DVC_PROJECT, DVC_PROJECT_LINKS
 
 ROOT = Path()
 DVC_CONFIG = Path(".dvc/config")  # the root's remotes, which every project shares
 DVC_IGNORE = Path(".dvcignore")  # what DVC leaves out of a folder's hash, in every project
+GIT_IGNORE = Path(".gitignore")
 
 
 def project_folder(config_file: str | os.PathLike, run: str) -> Path:
@@ -49,11 +52,31 @@ def missing_links(folder: Path, links: Iterable[str]) -> list[str]:
     return [] if folder == ROOT else [name for name in links if not (folder / name).is_symlink()]
 
 
+def link_ignores(links: Iterable[str]) -> list[str]:
+    """The ``.gitignore`` lines of a project with ``links``: every path through a link. Each
+    experiment (``dvc exp run``) commits the git-tracked files its stages read; through a link
+    (``src/…``) that commit held a copy of the folder in the link's place, so ``dvc exp apply``
+    replaced the link by the copy and DVC no longer saw the root's files change. Ignored, they
+    stay out of the commit, and DVC reads them through the link as before."""
+    return [f"/{name}/**" for name in sorted(links)]
+
+
+def missing_ignores(folder: Path, links: Iterable[str]) -> list[str]:
+    """The lines of :func:`link_ignores` that project ``folder``'s ``.gitignore`` lacks (none
+    at the root)."""
+    if folder == ROOT:
+        return []
+    path = folder / GIT_IGNORE
+    present = set(path.read_text(encoding="utf-8").splitlines()) if path.is_file() else set()
+    return [line for line in link_ignores(links) if line not in present]
+
+
 def make_project(folder: Path, links: Iterable[str] = DVC_PROJECT_LINKS) -> None:
     """Make ``folder`` a DVC project of its own, if it is not one (``dvc init --subdir``), with
     the root's remotes and ``.dvcignore``, and add each link of ``links`` it lacks to the
     root's folder or file of that name (:func:`project_links`; a folder a fresh clone lacks is
-    made: DVC writes through the links)."""
+    made: DVC writes through the links), and to its ``.gitignore`` each line of
+    :func:`link_ignores` it lacks."""
     from dvc.repo import Repo
 
     if folder == ROOT:
@@ -63,7 +86,16 @@ def make_project(folder: Path, links: Iterable[str] = DVC_PROJECT_LINKS) -> None
         Repo.init(str(folder), subdir=True).close()
         shutil.copyfile(DVC_CONFIG, folder / DVC_CONFIG)  # relative remotes resolve via `data`
         shutil.copyfile(DVC_IGNORE, folder / DVC_IGNORE)
+    links = list(links)
     for name in missing_links(folder, links):
+        if (folder / name).exists():
+            raise ConfigError(
+                f"{folder / name}: a copy where the link to the root's {name} should be (left by"
+                f" `dvc exp apply` before the project had its {GIT_IGNORE}?); remove it and rerun"
+            )
         if name in DVC_PROJECT_LINKS:
             Path(name).mkdir(exist_ok=True)
         (folder / name).symlink_to(Path(os.path.relpath(name, folder)))
+    if missing := missing_ignores(folder, links):
+        with (folder / GIT_IGNORE).open("a", encoding="utf-8") as ignore:
+            ignore.writelines(f"{line}\n" for line in missing)

@@ -40,8 +40,10 @@ def dvc_yaml(config_path: str | None, project: str | None, check: bool, check_pa
     from selfreflect.code_deps import plugin_files, running_command_deps
     from selfreflect.config import load_config
     from selfreflect.dvc_project import (
+        GIT_IGNORE,
         ROOT,
         make_project,
+        missing_ignores,
         missing_links,
         project_folder,
         project_links,
@@ -70,6 +72,8 @@ def dvc_yaml(config_path: str | None, project: str | None, check: bool, check_pa
         make_project(folder, links)
     elif missing := missing_links(folder, links):
         raise ConfigError(f"{folder}: no link to {', '.join(missing)}; run {DVC_YAML}")
+    elif missing := missing_ignores(folder, links):
+        raise ConfigError(f"{folder / GIT_IGNORE}: lacks {', '.join(missing)}; run {DVC_YAML}")
     for name, text in texts.items():
         out = folder / name
         if not check:
