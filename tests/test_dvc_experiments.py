@@ -110,6 +110,31 @@ def test_snakemake_after_an_experiment_reruns_its_tables_and_no_judge(experiment
     assert set(counts) == READERS and not JUDGES & set(counts)
 
 
+def test_a_runs_config_overrides_are_in_the_command_that_dates_its_outputs(smoke_dvc_run, tmp_path):
+    """`snakemake --config report={…}` over DVC's outputs made with the file's value: the
+    warning's `dvc-sync` command repeats the override (without it, the command dated nothing
+    and the warning came back); run as printed, Snakemake then remakes exactly the tables."""
+    import shlex
+
+    project = clone(smoke_dvc_run, tmp_path / "p")
+    override = ["--config", 'report={"figure_dpi": 100}']
+    planned = snakemake(project, "-n", *override)
+    (line,) = [line for line in planned.stderr.splitlines() if "selfreflect dvc-sync" in line]
+    command = line.split("`")[1]
+    assert command == (
+        'selfreflect dvc-sync --config config/smoke.yaml --set \'report={"figure_dpi": "100"}\''
+    )
+    assert "0 before" not in run(shlex.split(command), project).stdout
+    planned = snakemake(project, "-n", *override)
+    assert set(job_stats(planned.stdout)) == READERS and "dvc-sync" not in planned.stderr
+    bad = run(
+        ["selfreflect", "dvc-sync", "--config", "config/smoke.yaml", "--set", "x"],
+        project,
+        check=False,
+    )
+    assert bad.returncode == 1 and bad.stderr.startswith("error: --set: Invalid config")
+
+
 def test_an_applied_experiment_snakemake_and_the_way_back(experiment, tmp_path):
     """`dvc exp apply`, then Snakemake with the committed config: the experiment's tables are
     stale; after Snakemake rebuilt them, `dvc status` says so; docs/dvc.md's way back to the

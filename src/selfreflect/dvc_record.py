@@ -24,7 +24,8 @@ not a dry run, stops there.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+import shlex
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -121,10 +122,14 @@ class SyncPlan:
         ]
         return replace(self, undatable=tuple(undatable))
 
-    def message(self, source: str) -> str:
+    def message(self, source: str, overrides: Sequence[str] = ()) -> str:
         """One line: what DVC left out of step with Snakemake, and the command that fixes it
-        (``source``: the config files, shown relative to the working directory)."""
+        (``source``: the config files, shown relative to the working directory; ``overrides``:
+        the run's ``--config`` ``KEY=VALUE`` arguments, which the command repeats)."""
         source = ", ".join(_shown(path) for path in source.split(", "))
+        quoted = [shlex.quote(argument) for argument in overrides]
+        sets = "".join(f" --set {argument}" for argument in quoted)
+        configs = f" --config {' '.join(quoted)}" if quoted else ""
         clauses = []
         if self.after:
             clauses.append(
@@ -138,15 +143,16 @@ class SyncPlan:
         first = next(iter({**self.after, **self.before}), None)
         line = f"{source}: " + " and ".join(clauses)
         if clauses:
-            line += f" ({LOCK_FILE}; first: {first}): `{SYNC_COMMAND} --config {source}` re-dates "
-            line += "them, so that Snakemake reruns only what the config changed"
+            command = f"{SYNC_COMMAND} --config {source}{sets}"
+            line += f" ({LOCK_FILE}; first: {first}): `{command}` re-dates them, so that "
+            line += "Snakemake reruns only what the config changed"
         if self.undatable:
             files = " ".join(stage.outs[0] for stage in self.undatable)
             line += "; " if clauses else ""
             line += (
                 f"DVC made {len(self.undatable)} jobs' outputs with another {', '.join(self.keys)} "
-                f"({PARAMS_FILE}, {LOCK_FILE}); rerun them: snakemake --configfile {source} "
-                f"--forcerun {files}"
+                f"({PARAMS_FILE}, {LOCK_FILE}); rerun them: snakemake --configfile {source}"
+                f"{configs} --forcerun {files}"
             )
         return line
 
@@ -185,15 +191,17 @@ def sync_plan(config: dict[str, Any]) -> SyncPlan:
     return SyncPlan(after, before, tuple(sorted(keys)), tuple(undatable))
 
 
-def dvc_sync(config: dict[str, Any], source: str) -> SyncPlan:
+def dvc_sync(config: dict[str, Any], source: str, overrides: Sequence[str] = ()) -> SyncPlan:
     """Date the outputs ``dvc.lock`` records for ``config`` (module docstring); a one-line
     :class:`ConfigError` names the stale outputs no date makes Snakemake remake, and the command
-    that does, after the others are dated."""
+    that does (with the ``--config`` ``overrides`` the config was given), after the others are
+    dated."""
     plan = sync_plan(config)
     for path, time in {**plan.after, **plan.before}.items():
         os.utime(_time_carrier(path), ns=(time, time))
     if plan.undatable:
-        raise ConfigError(SyncPlan({}, {}, plan.keys, plan.undatable).message(source))
+        stale = SyncPlan({}, {}, plan.keys, plan.undatable)
+        raise ConfigError(stale.message(source, overrides))
     return plan
 
 

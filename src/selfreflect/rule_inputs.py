@@ -8,6 +8,7 @@ globals (``expand``, ``temp``, ``rules``, ``workflow``, ``report``) stays in the
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import sys
@@ -105,6 +106,26 @@ def typed_overrides(overrides: Mapping[str, Any]) -> dict[str, Any]:
         key: _typed(value) if isinstance(value, dict | list) else value
         for key, value in overrides.items()
     }
+
+
+def override_arguments(overrides: Mapping[str, Any]) -> list[str]:
+    """``--config`` ``overrides`` as the ``KEY=VALUE`` arguments that give them again (a
+    mapping or list as JSON), for Snakemake's ``--config`` or ``selfreflect dvc-sync --set``."""
+    return [
+        f"{key}={json.dumps(value) if isinstance(value, dict | list) else value}"
+        for key, value in overrides.items()
+    ]
+
+
+def parsed_overrides(arguments: Sequence[str], option: str) -> dict[str, Any]:
+    """``KEY=VALUE`` ``arguments`` as Snakemake's ``--config`` reads them, typed
+    (:func:`typed_overrides`); a malformed one names ``option``."""
+    from snakemake.cli import parse_config
+
+    try:
+        return typed_overrides(parse_config(list(arguments)))
+    except ValueError as err:
+        raise ConfigError(f"{option}: {err}") from None
 
 
 def _typed(value: Any) -> Any:

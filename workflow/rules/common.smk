@@ -12,6 +12,7 @@ from selfreflect.rule_inputs import (
     checked_config,
     config_errors_exit,
     input_flags,
+    override_arguments,
 )
 from selfreflect.snakemake_jobs import listing_jobs
 
@@ -40,8 +41,9 @@ wildcard_constraints:
 # while a cluster job or `selfreflect dvc-yaml` reads this file: they run no plan.
 with config_errors_exit():
     DVC_SYNC = sync_plan(config) if workflow.is_main_process and not listing_jobs() else None
+_overrides = override_arguments(workflow.config_settings.config)
 if DVC_SYNC:
-    print(f"warning: {DVC_SYNC.message(_source)}", file=sys.stderr)
+    print(f"warning: {DVC_SYNC.message(_source, _overrides)}", file=sys.stderr)
 
 
 onstart:  # not on a dry run: a dry run with another config must not touch a running run's file
@@ -50,7 +52,7 @@ onstart:  # not on a dry run: a dry run with another config must not touch a run
         and DVC_SYNC
         and DVC_SYNC.unforced(workflow.dag_settings.forcerun)
     ):
-        sys.exit(f"error: {DVC_SYNC.message(_source)}")
+        sys.exit(f"error: {DVC_SYNC.message(_source, _overrides)}")
     write_resolved_config(config, RESOLVED_CONFIG, _source)
 
 
