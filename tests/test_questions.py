@@ -178,7 +178,9 @@ def test_duplicates_are_dropped_after_drawing_and_recorded(
 # --- shuffling --------------------------------------------------------------------------------
 
 
-def test_shuffle_is_deterministic_and_truncates(tmp_path: Path) -> None:
+def test_shuffle_is_deterministic_and_truncates(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     path = write_jsonl(tmp_path / "q.jsonl", [{"question": f"Q{i}"} for i in range(50)])
     spec = local(path)
     first = load_questions("d", spec, 50, seed=7)
@@ -187,7 +189,9 @@ def test_shuffle_is_deterministic_and_truncates(tmp_path: Path) -> None:
     assert sorted(first["source_index"]) == list(range(50))
     assert list(first["source_index"]) != list(range(50))
     assert list(load_questions("d", spec, 10, seed=7)["id"]) == list(first["id"][:10])
-    assert len(load_questions("d", spec, 500, seed=7)) == 50
+    assert "fewer than" not in caplog.text
+    assert list(load_questions("d", spec, 500, seed=7)["id"]) == list(first["id"])
+    assert f"dataset 'd': {path} holds 50 questions, fewer than num_questions (500)" in caplog.text
 
 
 def test_seeded_split_parts_are_disjoint_by_id_and_cover_the_source(tmp_path: Path) -> None:

@@ -336,7 +336,8 @@ def load_questions(name: str, spec: dict[str, Any], num_questions: int, seed: in
     the authors' tool samples; the dropped source indices are logged and kept in the table's
     ``attrs["dropped_duplicates"]``. ``source_index`` is the record's position in the source.
     A ``part`` keeps one side of a seeded split by id or by the records' ``template`` field
-    (:func:`in_train_part`) before the draw.
+    (:func:`in_train_part`) before the draw. A source (or part) holding fewer than
+    ``num_questions`` gives all it holds, with a warning.
     """
     preset = DATASET_KINDS.get(str(spec.get("source")))
     if preset is None:
@@ -361,6 +362,12 @@ def load_questions(name: str, spec: dict[str, Any], num_questions: int, seed: in
         raise InputError(f"dataset '{name}': part: {_keeps_none(part, total, source)}")
     if not rows:
         raise InputError(f"{source}: no questions (field '{field}')")
+    if len(rows) < num_questions:
+        held = f"{len(rows)} questions" + (" in its part" if part else "")
+        log.warning(
+            "dataset '%s': %s holds %s, fewer than num_questions (%d): all are drawn",
+            *(name, source, held, num_questions),
+        )
     order = np.random.default_rng(seed).permutation(len(rows))[:num_questions]
     drawn = pd.DataFrame([rows[i] for i in order], columns=SCHEMAS["questions"].names)
     duplicated = drawn["id"].duplicated()
