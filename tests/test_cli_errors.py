@@ -175,6 +175,11 @@ CASES = [
     c_case("config-not-utf8", b"run: \xff\xfe\n", "not UTF-8"),
     c_case("config-unknown-key", config(lambda c: c.update(sede=1)), "sede"),
     c_case(
+        "config-none-of-the-alternatives",
+        config(lambda c: c.update(scoring={"token_budget": "big"})),
+        "scoring.token_budget: 'big' is none of: an integer >= 1, null, 'auto'",
+    ),
+    c_case(
         "config-negative-value",
         config(lambda c: c.update(answers={"max_tokens": -5})),
         "answers.max_tokens",

@@ -157,7 +157,39 @@ def _message(error: Any) -> str:
         return "must name an environment variable, not hold the key (value not shown)"
     if error.validator == "pattern" and error.validator_value == NAME["pattern"]:
         return f"{error.instance!r} is not a valid name: {NAME['description']}"
+    if error.validator in ("anyOf", "oneOf"):
+        kinds = [_kind(option) for option in error.validator_value]
+        if all(kinds):
+            return f"{error.instance!r} is none of: {', '.join(kinds)}"
     return error.message
+
+
+TYPE_NAMES = {
+    "null": "null",
+    "string": "a string",
+    "array": "a list",
+    "object": "a mapping",
+    "boolean": "true or false",
+    "integer": "an integer",
+    "number": "a number",
+}
+
+
+def _kind(schema: dict[str, Any]) -> str | None:
+    """What values ``schema`` takes, in words (``an integer >= 1``), for an ``anyOf`` error;
+    None where it says more than a type, a lower bound or a list of values."""
+    if set(schema) == {"enum"}:
+        return " or ".join(map(repr, schema["enum"]))
+    if set(schema) - {"type", "minimum", "minLength", "minItems", "items"}:
+        return None
+    name = TYPE_NAMES.get(str(schema.get("type")))
+    if name is None:
+        return None
+    if "minimum" in schema:
+        name += f" >= {schema['minimum']}"
+    if "minLength" in schema or "minItems" in schema:
+        name += " (not empty)"
+    return name
 
 
 def check_model_paths(config: dict[str, Any], source: str, built: str | None = None) -> None:
