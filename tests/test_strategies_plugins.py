@@ -6,6 +6,7 @@ The functions at the top are the plug-ins, referenced as ``tests.test_strategies
 import subprocess
 import sys
 
+import pandas as pd
 import pytest
 import yaml
 
@@ -38,6 +39,19 @@ def recording_plugin(ctx: Context) -> str:
 
 def boom(ctx: Context) -> str:
     raise ValueError("no summary for you")
+
+
+asked: list[str] = []  # the questions interrupted_at_second asked, in order
+interrupt = [False]
+
+
+def interrupted_at_second(ctx: Context) -> str:
+    """The question back; while interrupt[0] holds, the job dies (KeyboardInterrupt) at the
+    second question it asks."""
+    asked.append(ctx.question)
+    if interrupt[0] and len(asked) == 2:
+        raise KeyboardInterrupt
+    return f"summary of {ctx.question}"
 
 
 def skip_hamlet(ctx: Context) -> str:
@@ -201,7 +215,11 @@ def cli_project(tmp_path, tiny_model):
         "datasets": {"smoke": {"source": "local", "path": "x.jsonl"}},
         "summaries": {
             "max_tokens": 4,
-            "plugins": {"bad": f"{MODULE}:boom", "picky": f"{MODULE}:skip_hamlet"},
+            "plugins": {
+                "bad": f"{MODULE}:boom",
+                "picky": f"{MODULE}:skip_hamlet",
+                "flaky": f"{MODULE}:interrupted_at_second",
+            },
         },
     }
     (tmp_path / "config.yaml").write_text(yaml.safe_dump(config))
@@ -217,6 +235,42 @@ def summarize_cli(project, strategy, out):
     args = ["selfreflect", "summarize", "--config", str(project / "config.yaml"), "--subject"]
     args += ["tiny", "--strategy", strategy, "--questions", str(project / "q.parquet")]
     return subprocess.run([*args, "--out", str(out)], capture_output=True, text=True, cwd=REPO)
+
+
+def test_a_killed_summaries_job_resumes_from_its_checkpoints(cli_project, monkeypatch):
+    """A summaries job killed at its second question (a checkpoint a question here) asks
+    only the questions after the first when rerun, and writes what an uninterrupted job does;
+    its checkpoints are gone once the table is written."""
+    from selfreflect.cli import main
+    from selfreflect.cli import summarize as command
+
+    monkeypatch.setattr(command, "CHECKPOINT_EVERY", 1)
+    monkeypatch.chdir(REPO)  # where the plug-in's module is the project's
+
+    def summaries(out):
+        args = ["selfreflect", "summarize", "--config", str(cli_project / "config.yaml")]
+        args += ["--subject", "tiny", "--strategy", "flaky"]
+        args += ["--questions", str(cli_project / "q.parquet"), "--out", str(out)]
+        monkeypatch.setattr(sys, "argv", args)
+        asked.clear()
+        try:
+            main()
+        except SystemExit as ended:
+            return ended.code
+        return 0
+
+    out, fresh = cli_project / "s" / "flaky.parquet", cli_project / "fresh.parquet"
+    interrupt[0] = True
+    assert summaries(out) == 130  # as the CLI ends on Ctrl-C
+    assert len(list(out.parent.glob(".flaky.parquet.checkpoints/*/*.parquet"))) == 1
+    interrupt[0] = False
+    assert summaries(out) == 0
+    assert asked == list(QUESTIONS[1:])
+    assert summaries(fresh) == 0
+    assert asked == list(QUESTIONS)
+    written, expected = read_table("summaries", out), read_table("summaries", fresh)
+    pd.testing.assert_frame_equal(written.drop(columns="seconds"), expected.drop(columns="seconds"))
+    assert not (out.parent / ".flaky.parquet.checkpoints").exists()
 
 
 def test_cli_errors_name_the_strategy_and_keep_other_summaries(cli_project):

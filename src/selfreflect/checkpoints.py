@@ -20,7 +20,7 @@ from typing import Any
 
 import pandas as pd
 
-from selfreflect.artifacts import read_table, write_table
+from selfreflect.artifacts import read_metadata, read_table, write_table
 from selfreflect.errors import InputError
 from selfreflect.progress import Progress
 
@@ -46,7 +46,8 @@ def run_chunked(
     directory: Path,
     chunk_size: int,
 ) -> pd.DataFrame:
-    """``work`` on consecutive chunks of ``items``, reusing chunks finished by an earlier run."""
+    """``work`` on consecutive chunks of ``items``, reusing chunks finished by an earlier run
+    (each with the ``attrs`` its work noted)."""
     parts = []
     tracker = Progress(f"{kind}: questions", len(items))
     for start in range(0, len(items), chunk_size):
@@ -55,7 +56,7 @@ def run_chunked(
         result = _reuse(kind, path, chunk) if path.is_file() else None
         if result is None:
             result = work(chunk)
-            write_table(kind, result, path)
+            write_table(kind, result, path, {"attrs": result.attrs})
         parts.append(result)
         tracker.advance(len(chunk))
     return pd.concat(parts, ignore_index=True) if parts else work(items)
@@ -66,6 +67,7 @@ def _reuse(kind: str, path: Path, chunk: pd.DataFrame) -> pd.DataFrame | None:
     is unreadable or holds other questions, after setting it aside with a warning."""
     try:
         result = read_table(kind, path)
+        result.attrs = read_metadata(path).get("attrs", {})
         if list(result["id"]) != list(chunk["id"]):
             raise InputError(f"{path}: holds other questions than its chunk")
     except InputError as err:

@@ -69,17 +69,17 @@ def _hub_revision(repo_id: str) -> str | None:
         return None
 
 
-def job_identity(spec: dict[str, Any], settings: Any) -> dict[str, Any]:
-    """What the results of the model job running now depend on besides its input rows: the
-    model's files and ``models`` entry, its ``settings``, and the running ``selfreflect``
-    command's code and prompts. Caches and checkpoints are keyed by it, so a rerun after any of
-    these changed never reuses a result of the old ones."""
+def job_identity(settings: Any, *specs: dict[str, Any]) -> dict[str, Any]:
+    """What the results of the model job running now depend on besides its input rows: its
+    ``settings``, the files and ``models`` entries of its models (``specs``), and the running
+    ``selfreflect`` command's code and prompts. Caches and checkpoints are keyed by it, so a
+    rerun after any of these changed never reuses a result of the old ones."""
     from selfreflect.code_deps import code_digest, prompt_texts, running_command_deps
 
     deps = running_command_deps()
     return {
-        "model": model_fingerprint(spec["path"]),
-        "spec": spec,
+        "models": [model_fingerprint(spec["path"]) for spec in specs],
+        "specs": list(specs),
         "settings": settings,
         "code": code_digest(deps.files),
         "prompts": prompt_texts(deps.prompt_keys),

@@ -34,7 +34,7 @@ def answers(
     dataset = one_label(questions, "dataset", questions_path)
     settings = answer_settings(config, dataset)
     table = sharding.shard(questions, shard, shards)
-    key = checkpoints.fingerprint(job_identity(spec, settings), config["seed"])
+    key = checkpoints.fingerprint(job_identity(settings, spec), config["seed"])
     directory = checkpoints.checkpoint_dir(out, key)
     check_writable(out)
     check_writable(directory)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import click
@@ -12,11 +13,42 @@ from selfreflect.cli.options import CONFIG, OUT, QUESTIONS, SUBJECT, Job, reads
 from selfreflect.errors import SelfReflectError, StrategyError
 from selfreflect.strategies.registry import strategy_prompts, strategy_setting_keys
 
+# questions per checkpoint of a summaries job: a killed job loses at most one chunk, and each
+# chunk's prompts (times the fresh answers a strategy samples) keep an engine's batches full
+CHECKPOINT_EVERY = 256
+
 
 def summary_settings(job: Job, config: dict[str, Any]) -> list[Sequence[str]]:
     """The summariser's entry and the ``summaries`` settings of the job's strategy."""
     summarizer = ("models", config["summarizer"] or job["subject"])
     return [summarizer, *strategy_setting_keys(config["summaries"], job["strategy"])]
+
+
+def summary_checkpoints(
+    out: str,
+    config: dict[str, Any],
+    models: list[str],
+    strategy: str,
+    settings: dict[str, Any],
+    adapter: str | None,
+) -> Path:
+    """Where the checkpoints of a summaries job go: keyed by its strategy, settings, seed,
+    models' files and entries, LoRA adapter, plug-in code, and the command's code and prompts."""
+    from selfreflect import checkpoints
+    from selfreflect.code_deps import code_digest, plugin_files
+    from selfreflect.config import model_spec
+    from selfreflect.provenance import job_identity, model_fingerprint
+
+    plugin = config["summaries"]["plugins"].get(strategy)
+    identity = {
+        "strategy": strategy,
+        "settings": settings,
+        "adapter": None if adapter is None else model_fingerprint(adapter),
+        "plugin": None if plugin is None else code_digest(plugin_files(plugin)),
+    }
+    specs = [model_spec(config, name) for name in models]
+    key = checkpoints.fingerprint(job_identity(identity, *specs), config["seed"])
+    return checkpoints.checkpoint_dir(out, key)
 
 
 @contextmanager
@@ -59,10 +91,11 @@ def summarize(
     out: str,
     adapter: str | None,
 ) -> None:
-    """Summarise the subject's answer distribution on each question with one strategy."""
+    """Summarise the subject's answer distribution on each question with one strategy;
+    resumable (a checkpoint every 256 questions)."""
     from contextlib import ExitStack
-    from pathlib import Path
 
+    from selfreflect import checkpoints
     from selfreflect.artifacts import read_table, write_table
     from selfreflect.backends.adapter import check_trained_as
     from selfreflect.config import adapter_of, load_config, model_spec
@@ -86,25 +119,36 @@ def summarize(
     if adapter is not None:
         check_trained_as(Path(adapter), *trained)
     questions = read_table("questions", questions_path)
-    check_writable(out)
     summarizer = summarizer_name(config, subject)
+    settings = strategy_settings(config["summaries"], strategy)
+    models = list(dict.fromkeys([subject, summarizer]))
+    directory = summary_checkpoints(out, config, models, strategy, settings, adapter)
+    check_writable(out)
+    check_writable(directory)
+    datasets = questions.set_index("id")["dataset"]
     with ExitStack() as stack:
-        models = open_models(config, subject, stack, adapter)
-        with plugin_named(config_path, strategy, plugins, StrategyError):
-            table = run_strategy(strategy, questions, models, config, summarizer)
-    datasets = table["id"].map(questions.set_index("id")["dataset"])
-    table = table.assign(dataset=datasets, subject=subject)
+        opened = open_models(config, subject, stack, adapter)
+
+        def summarize_chunk(chunk):
+            with plugin_named(config_path, strategy, plugins, StrategyError):
+                part = run_strategy(strategy, chunk, opened, config, summarizer)
+            return part.assign(dataset=part["id"].map(datasets), subject=subject)
+
+        table = checkpoints.run_chunked(
+            "summaries", questions, summarize_chunk, directory, CHECKPOINT_EVERY
+        )
     check_failures(table, config["max_failed_share"], f"strategy '{strategy}'")
     metadata = provenance(
         config,
-        list(dict.fromkeys([subject, summarizer])),
+        models,
         strategy=strategy,
         subject=subject,
         summarizer=summarizer,
         adapter=adapter,
-        settings=strategy_settings(config["summaries"], strategy),
+        settings=settings,
         **table.attrs,
     )
     write_table("summaries", table, out, metadata)
+    checkpoints.clear(directory)
     failed = int(table["error"].notna().sum())
     click.echo(f"{strategy}: {len(table)} summaries ({failed} failed) written to {out}")

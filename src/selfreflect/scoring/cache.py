@@ -88,7 +88,7 @@ def open_cache(root: str | Path, spec: dict[str, Any], settings: dict[str, Any])
     settings, and the command's code and prompts (:func:`~selfreflect.provenance.job_identity`)."""
     from selfreflect.provenance import job_identity
 
-    return ResultCache(root, job_identity(spec, settings))
+    return ResultCache(root, job_identity(settings, spec))
 
 
 def _payload(entry: Any, key: str) -> Any:
