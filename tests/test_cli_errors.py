@@ -466,6 +466,15 @@ CASES = [
         ],
         ("'vote'",),
     ),
+    Case(  # named before a strategy loads it: the config's file and field, not the strategy
+        "cli-summarize-missing-model",
+        {"c.yaml": config(), "q.pq": artifact("questions", pd.DataFrame([QUESTIONS_ROW]))},
+        [
+            *("summarize", "--config", "{tmp}/c.yaml", "--subject", "tiny"),
+            *("--strategy", "greedy", "--questions", "{tmp}/q.pq", "--out", "{tmp}/o/s.pq"),
+        ],
+        ("c.yaml: models.tiny.path:", "no-model", "not found"),
+    ),
     Case(
         "cli-unknown-judge",
         {"c.yaml": config(), "a.json": json.dumps(GOOD_ANSWERS)},

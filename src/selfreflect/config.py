@@ -12,6 +12,7 @@ import copy
 import math
 import os
 import re
+from collections.abc import Iterable
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -192,14 +193,21 @@ def _kind(schema: dict[str, Any]) -> str | None:
     return name
 
 
-def check_model_paths(config: dict[str, Any], source: str, built: str | None = None) -> None:
-    """One-line :class:`ConfigError` for a local model that does not exist, before any job runs.
+def check_model_paths(
+    config: dict[str, Any],
+    source: str,
+    built: str | None = None,
+    names: Iterable[str] | None = None,
+) -> None:
+    """One-line :class:`ConfigError` for a local model that does not exist, before any job runs
+    (or before a job loads its models ``names``; default: every model).
 
     Models under the folder ``built`` are made by the workflow's own jobs; hub ids pass.
     """
     from selfreflect.model_sources import check_model_path
 
-    for name, spec in config["models"].items():
+    for name in config["models"] if names is None else names:
+        spec = config["models"][name]
         path = os.path.normpath(spec["path"])
         if spec["backend"] == "openai" or (built and path.startswith(f"{built}/")):
             continue

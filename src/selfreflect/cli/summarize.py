@@ -98,7 +98,7 @@ def summarize(
     from selfreflect import checkpoints
     from selfreflect.artifacts import read_table, write_table
     from selfreflect.backends.adapter import check_trained_as
-    from selfreflect.config import adapter_of, load_config, model_spec
+    from selfreflect.config import adapter_of, check_model_paths, load_config, model_spec
     from selfreflect.errors import ConfigError
     from selfreflect.failures import check_failures
     from selfreflect.fileio import check_writable
@@ -122,6 +122,7 @@ def summarize(
     summarizer = summarizer_name(config, subject)
     settings = strategy_settings(config["summaries"], strategy)
     models = list(dict.fromkeys([subject, summarizer]))
+    check_model_paths(config, config_path, names=models)
     directory = summary_checkpoints(out, config, models, strategy, settings, adapter)
     check_writable(out)
     check_writable(directory)
