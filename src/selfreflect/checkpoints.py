@@ -2,7 +2,7 @@
 
 A killed job loses at most the chunk in flight. Checkpoints live in a directory named after a
 fingerprint of everything that determines the result (settings, seeds, the model's files and
-entry, the code: :func:`~selfreflect.provenance.job_identity`), so a rerun after any of them
+entry, the code: :func:`~selfreflect.code_deps.job_identity`), so a rerun after any of them
 changed never reuses them; they are all removed once the full result is written. A
 checkpoint that cannot be read (e.g. damaged on disk) is set aside, with a warning, in
 ``.<output>.checkpoints/corrupt/`` and its chunk computed again.

@@ -560,3 +560,20 @@ def code_digest(paths: str | Iterable[str]) -> str:
                 digest.update(name.as_posix().encode())
                 digest.update(file.read_bytes())
     return digest.hexdigest()[:16]
+
+
+def job_identity(settings: Any, *specs: dict[str, Any]) -> dict[str, Any]:
+    """What the results of the model job running now depend on besides its input rows: its
+    ``settings``, the files and ``models`` entries of its models (``specs``), and the running
+    ``selfreflect`` command's code and prompts. Caches and checkpoints are keyed by it, so a
+    rerun after any of these changed never reuses a result of the old ones."""
+    from selfreflect.provenance import model_fingerprint
+
+    deps = running_command_deps()
+    return {
+        "models": [model_fingerprint(spec["path"]) for spec in specs],
+        "specs": list(specs),
+        "settings": settings,
+        "code": code_digest(deps.files),
+        "prompts": prompt_texts(deps.prompt_keys),
+    }

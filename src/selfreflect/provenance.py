@@ -69,23 +69,6 @@ def _hub_revision(repo_id: str) -> str | None:
         return None
 
 
-def job_identity(settings: Any, *specs: dict[str, Any]) -> dict[str, Any]:
-    """What the results of the model job running now depend on besides its input rows: its
-    ``settings``, the files and ``models`` entries of its models (``specs``), and the running
-    ``selfreflect`` command's code and prompts. Caches and checkpoints are keyed by it, so a
-    rerun after any of these changed never reuses a result of the old ones."""
-    from selfreflect.code_deps import code_digest, prompt_texts, running_command_deps
-
-    deps = running_command_deps()
-    return {
-        "models": [model_fingerprint(spec["path"]) for spec in specs],
-        "specs": list(specs),
-        "settings": settings,
-        "code": code_digest(deps.files),
-        "prompts": prompt_texts(deps.prompt_keys),
-    }
-
-
 def config_hash(config: dict[str, Any]) -> str:
     return hashlib.sha256(yaml.safe_dump(config, sort_keys=True).encode()).hexdigest()
 

@@ -23,10 +23,11 @@ def answers(
     from selfreflect.answers import sample_answers
     from selfreflect.artifacts import one_label, read_table, write_table
     from selfreflect.backends.registry import open_generator
+    from selfreflect.code_deps import job_identity
     from selfreflect.config import answer_settings, load_config, model_spec
     from selfreflect.failures import check_failures
     from selfreflect.fileio import check_writable
-    from selfreflect.provenance import job_identity, provenance
+    from selfreflect.provenance import provenance
 
     config = load_config(config_path)
     spec = model_spec(config, subject, source=config_path)

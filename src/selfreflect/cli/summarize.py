@@ -35,9 +35,9 @@ def summary_checkpoints(
     """Where the checkpoints of a summaries job go: keyed by its strategy, settings, seed,
     models' files and entries, LoRA adapter, plug-in code, and the command's code and prompts."""
     from selfreflect import checkpoints
-    from selfreflect.code_deps import code_digest, plugin_files
+    from selfreflect.code_deps import code_digest, job_identity, plugin_files
     from selfreflect.config import model_spec
-    from selfreflect.provenance import job_identity, model_fingerprint
+    from selfreflect.provenance import model_fingerprint
 
     plugin = config["summaries"]["plugins"].get(strategy)
     identity = {

@@ -85,8 +85,8 @@ def open_cache(root: str | Path, spec: dict[str, Any], settings: dict[str, Any])
     """The cache under ``root`` of the judge pass of the command running now (``selfreflect
     judge`` or ``score``) with the judge model ``spec`` and the scoring ``settings``: its entries
     depend, besides their question and summary, on the judge model's files and entry, the
-    settings, and the command's code and prompts (:func:`~selfreflect.provenance.job_identity`)."""
-    from selfreflect.provenance import job_identity
+    settings, and the command's code and prompts (:func:`~selfreflect.code_deps.job_identity`)."""
+    from selfreflect.code_deps import job_identity
 
     return ResultCache(root, job_identity(settings, spec))
 
