@@ -122,10 +122,10 @@ def summarize(
     summarizer = summarizer_name(config, subject)
     settings = strategy_settings(config["summaries"], strategy)
     models = list(dict.fromkeys([subject, summarizer]))
-    check_model_paths(config, config_path, names=models)
     directory = summary_checkpoints(out, config, models, strategy, settings, adapter)
     check_writable(out)
     check_writable(directory)
+    check_model_paths(config, config_path, names=models)
     datasets = questions.set_index("id")["dataset"]
     with ExitStack() as stack:
         opened = open_models(config, subject, stack, adapter)
