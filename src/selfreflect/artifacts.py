@@ -444,7 +444,7 @@ def read_arrow(
         table = _read_rows(path, read, where) if where else pq.read_table(path, columns=read)
     except (pa.ArrowInvalid, OSError) as err:
         raise InputError(f"{path}: not a readable Parquet file ({err})") from None
-    _check_filled(kind, path, table)
+    _check_values(kind, path, table)
     keys = ROW_KEYS.get(kind)
     if keys and set(keys) <= set(table.column_names):
         rows = table.select(list(keys)).to_pandas()
@@ -461,7 +461,7 @@ def _with_later_fields(kind: str, table: pa.Table, columns: list[str]) -> pa.Tab
     return table.select(columns)
 
 
-def _check_filled(
+def _check_values(
     kind: str, path: Path, table: pa.Table | pa.RecordBatch, first_row: int = 0
 ) -> None:
     """One line naming the file, field and row for a null in a field every row holds
@@ -527,7 +527,7 @@ def read_frames(kind: str, path: str | os.PathLike, columns: list[str]) -> Itera
     found = pq.read_schema(path).names
     first_row = 0
     for batch in read_batches(path, [name for name in columns if name in found]):
-        _check_filled(kind, Path(path), batch, first_row)
+        _check_values(kind, Path(path), batch, first_row)
         first_row += len(batch)
         yield to_frame(_with_later_fields(kind, pa.Table.from_batches([batch]), columns))
 
@@ -554,7 +554,7 @@ def read_keys(kind: str, path: str | os.PathLike) -> pd.DataFrame:
     try:
         with pq.ParquetFile(path) as parquet:
             for batch in parquet.iter_batches(ROW_GROUP_ROWS, columns=["id", *filled]):
-                _check_filled(kind, Path(path), batch, first_row)
+                _check_values(kind, Path(path), batch, first_row)
                 first_row += len(batch)
     except (pa.ArrowInvalid, OSError) as err:
         raise InputError(f"{path}: not a readable Parquet file ({err})") from None
@@ -622,7 +622,7 @@ def read_metadata(path: str | os.PathLike) -> dict[str, Any]:
     except (pa.ArrowInvalid, OSError) as err:
         raise InputError(f"{path}: not a readable Parquet file ({err})") from None
     try:
-        metadata = loads_json(meta.get(METADATA_KEY, b"{}"))
+        metadata = loads_json(meta.get(METADATA_KEY, b"{}").decode())
     except (ValueError, UnicodeDecodeError) as err:  # JSONDecodeError, DuplicateKey
         raise InputError(f"{path}: metadata '{METADATA_KEY.decode()}': not JSON ({err})") from None
     if not isinstance(metadata, dict):

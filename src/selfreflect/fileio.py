@@ -208,11 +208,16 @@ def lone_surrogate(value: Any, where: str = "") -> str | None:
     return None
 
 
+# what a surrogate in parsed JSON comes from: an escape of one, or one in the text itself
+_SURROGATE = re.compile(r"\\u[dD][89a-fA-F]|[\ud800-\udfff]")
+
+
 def loads_json(text: str) -> Any:
     """Parse JSON text, refusing an object with a repeated key (:class:`DuplicateKey`) and a
-    string holding a lone surrogate (:class:`BadJson`)."""
+    string holding a lone surrogate (:class:`BadJson`; the parsed value is searched only if
+    the text could hold one)."""
     value = json.loads(text, object_pairs_hook=_unique_keys)
-    where = lone_surrogate(value)
+    where = _SURROGATE.search(text) and lone_surrogate(value)
     if where:
         raise BadJson(f"{where}: a lone UTF-16 surrogate escape (text cut inside a character)")
     return value
