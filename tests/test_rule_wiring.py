@@ -56,3 +56,24 @@ def test_each_job_logs_and_benchmarks_under_its_rule_and_wildcards(tmp_path, mon
         command = command_name(job.shellcmd.split()[1:])
         takes_config = command_deps(command).takes_config
         assert job.params.get("config") == ("logs/smoke/config.yaml" if takes_config else None)
+
+
+@pytest.mark.workflow
+def test_runs_with_one_model_entry_share_its_model_job(tmp_path, monkeypatch):
+    """The laptop and real runs convert SmolLM2's GGUF file in jobs of equal params (what
+    Snakemake compares): the model one run made is the other's. A param naming the run's config
+    rebuilt it for the other run, and made that run's every job due again."""
+    from selfreflect import paths
+    from selfreflect.snakemake_jobs import workflow_jobs
+
+    monkeypatch.chdir(copy_project(tmp_path / "p"))
+
+    def conversion(config: str):
+        jobs = workflow_jobs(Path(paths.SNAKEFILE), Path(config))
+        (job,) = [job for job in jobs if job.output == [f"{paths.MODELS}/smollm2"]]
+        return job
+
+    laptop, real = conversion("config/laptop.yaml"), conversion("config/real.yaml")
+    assert laptop.rule == real.rule == "convert_model"
+    assert dict(laptop.params.items()) == dict(real.params.items())
+    assert "--config logs/laptop/config.yaml" in laptop.shellcmd  # the run's own config, read

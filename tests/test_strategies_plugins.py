@@ -297,6 +297,23 @@ def test_cli_errors_name_the_strategy_and_keep_other_summaries(cli_project):
     assert sorted(p.name for p in kept.parent.iterdir()) == ["picky.parquet"]
 
 
+def test_a_plugins_error_names_the_users_config_not_the_resolved_one(cli_project):
+    """Under Snakemake every command reads the resolved config (``logs/<run>/config.yaml``);
+    a failing plug-in is blamed on the file the user wrote, which that file's header names."""
+    from selfreflect.config import load_config, write_resolved_config
+
+    resolved = cli_project / "logs" / "config.yaml"
+    write_resolved_config(load_config(cli_project / "config.yaml"), resolved, "config/mine.yaml")
+    args = ["selfreflect", "summarize", "--config", str(resolved), "--subject", "tiny"]
+    args += ["--strategy", "bad", "--questions", str(cli_project / "q.parquet")]
+    out = ["--out", str(cli_project / "b.parquet")]
+    result = subprocess.run([*args, *out], capture_output=True, text=True, cwd=REPO)
+    assert result.returncode == 1
+    assert result.stderr.startswith("error: config/mine.yaml: summaries.plugins.bad: "), (
+        result.stderr
+    )
+
+
 @pytest.mark.workflow
 def test_a_plugins_modules_are_code_deps_of_its_strategys_stages_only(tmp_path):
     """In the DAG (dvc.yaml, from the Snakemake jobs' inputs), each plug-in strategy's

@@ -205,6 +205,13 @@ class RunInputs:
         COMMAND`` reads (:func:`selfreflect.workflow.command_params`)."""
         return command_params(self.command_deps(command), self.config, self.resolved_config)
 
+    def model_params(self, command: str) -> dict[str, Any]:
+        """Params (``**``) of a model-building job, which every run shares: the code hash,
+        settings and prompt texts ``selfreflect COMMAND`` reads, not the run's config path (the
+        shell line passes ``RESOLVED_CONFIG``): another run with the same model entry finds
+        the model made."""
+        return command_params(self.command_deps(command), self.config, None)
+
     def log(self, job: str) -> str:
         """A job's log file: ``job`` is its rule and wildcards (``"questions/{dataset}"``)."""
         return f"{self.logs}/{job}.log"

@@ -75,20 +75,20 @@ def command_code(deps: Deps, config: dict[str, Any]) -> Callable[[Any], Any]:
     return lambda wildcards: ancient(_code_files(deps, config, wildcards))
 
 
-def command_params(deps: Deps, config: dict[str, Any], resolved: str) -> dict[str, Any]:
+def command_params(deps: Deps, config: dict[str, Any], resolved: str | None) -> dict[str, Any]:
     """Params of a rule running a command, from what it declares (its ``deps``): the
     ``resolved`` config its shell line passes (``params.config``) where it takes ``--config``
-    (not the tiny model's, which every run shares: a param naming the run would rebuild it for
-    another run); the ``code`` hash of its files; the ``settings`` and ``prompts`` texts a job
-    reads. Snakemake reruns a job when one changes; :func:`dvc_yaml` makes the settings and
-    prompts its stage's params."""
+    (None for the model-building jobs every run shares: a param naming the run would rebuild
+    their model for another run); the ``code`` hash of its files; the ``settings`` and
+    ``prompts`` texts a job reads. Snakemake reruns a job when one changes; :func:`dvc_yaml`
+    makes the settings and prompts its stage's params."""
     from selfreflect.code_deps import code_digest, prompt_texts
 
     def settings(wildcards: Any) -> dict[str, Any]:
         return setting_values(config, deps.setting_keys(dict(wildcards.items()), config))
 
     return {
-        **({"config": resolved} if deps.takes_config else {}),
+        **({"config": resolved} if deps.takes_config and resolved else {}),
         "code": lambda wildcards: code_digest(_code_files(deps, config, wildcards)),
         "settings": settings,
         "prompts": lambda wildcards: prompt_texts(deps.prompts(dict(wildcards.items()))),
@@ -419,7 +419,9 @@ def dvc_yaml(snakefile: Path, config_file: Path, code: Sequence[str]) -> str:
     config = load_config(config_file)
     resolved = paths.RESOLVED_CONFIG.format(run=config["run"])
     jobs = workflow_jobs(snakefile, config_file)
-    stages = {**dvc_stages(jobs, resolved, PARAMS_FILE, config), PARAMS_STAGE: params_stage(code)}
+    # the check first: DVC runs independent stages in this order, so a params.yaml whose DAG
+    # is not dvc.yaml's stops a repro before any other stage runs
+    stages = {PARAMS_STAGE: params_stage(code), **dvc_stages(jobs, resolved, PARAMS_FILE, config)}
     body: dict[str, Any] = {
         "stages": {name: _flowed(stage) for name, stage in stages.items()},
         "plots": dvc_plots(config["run"]),

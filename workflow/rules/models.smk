@@ -10,7 +10,7 @@ rule tiny_model:
     conda:
         RUN.env
     params:
-        **RUN.command_params("tiny-model"),
+        **RUN.model_params("tiny-model"),
     shell:
         "selfreflect tiny-model --out {output:q} 2> {log:q}"
 
@@ -29,7 +29,7 @@ rule convert_model:
     conda:
         RUN.env
     params:
-        **RUN.command_params("convert-model"),
+        **RUN.model_params("convert-model"),
     shell:
-        "selfreflect convert-model --config {params.config:q} --model {wildcards.model:q}"
+        "selfreflect convert-model --config {RESOLVED_CONFIG:q} --model {wildcards.model:q}"
         " --out {output:q} 2> {log:q}"

@@ -56,13 +56,17 @@ def plugin_named(
     config_path: str, strategy: str, plugins: dict[str, str], error: type[SelfReflectError]
 ) -> Iterator[None]:
     """A plug-in strategy's errors as ``error``, naming the config file and key of the
-    plug-in (a built-in strategy's errors pass as they are)."""
+    plug-in: the user's file where ``config_path`` was resolved from it (a built-in strategy's
+    errors pass as they are)."""
     try:
         yield
     except StrategyError as err:
         if strategy not in plugins:
             raise
-        raise error(f"{config_path}: summaries.plugins.{strategy}: {err}") from None
+        from selfreflect.workflow import config_source
+
+        source = config_source(config_path)
+        raise error(f"{source}: summaries.plugins.{strategy}: {err}") from None
 
 
 @reads(
