@@ -113,8 +113,9 @@ def test_dvc_runs_the_commands_snakemake_runs(generated):
 
 @pytest.mark.parametrize("generated", ["config/smoke.yaml"], indirect=True)
 def test_params_yaml_is_checked_whole_and_against_the_dag(generated):
-    """The params stage tracks every key of params.yaml; its check passes on the file DVC
-    wrote and stops with one line on a key typed in by hand or a DAG-shaping `-S` edit."""
+    """The params stage tracks every key of params.yaml and DVC runs it first; its check
+    passes on the file DVC wrote and stops with one line on a key typed in by hand or a
+    DAG-shaping `-S` edit (before any other stage: DVC stops at a failed stage)."""
     from dvc.dependency.param import ParamsDependency
     from dvc.repo import Repo
 
@@ -127,6 +128,9 @@ def test_params_yaml_is_checked_whole_and_against_the_dag(generated):
             (str(d.def_path), d.params) for d in stage.deps if isinstance(d, ParamsDependency)
         ]
     assert tracked == [("params.yaml", [])]  # no key listed: the whole file
+    # a dry run stops ([Errno 2]) at the first stage reading what an earlier one would write
+    planned = run(["dvc", "repro", "--dry"], project, check=False).stdout
+    assert re.findall(r"Running stage '([^']+)'", planned)[0] == PARAMS_STAGE
     check = ["selfreflect", "dvc-yaml", "--check-params"]
     run(check, project)
     params = project / "params.yaml"
