@@ -118,6 +118,38 @@ def test_package_code_dates_nothing(project):
     assert not sync_plan(config("greedy"))
 
 
+@pytest.mark.parametrize("changed", ["src/selfreflect/x.py", "src/selfreflect/prompts.yaml"])
+def test_outputs_dvc_made_by_other_code_or_prompts_are_dated_before_their_inputs(project, changed):
+    """A code file or prompt text edited after DVC made the outputs: Snakemake, which compares
+    code by a hash it records only for its own jobs, would call them up to date; dated before
+    their input, they are remade. Once remade (newer than the edit, here to the same bytes),
+    they are Snakemake's to judge, and no longer dated."""
+    code, prompts = project / "src/selfreflect/x.py", project / "src/selfreflect/prompts.yaml"
+    code.parent.mkdir(parents=True)
+    code.write_text("A = 1\n")
+    prompts.write_text("basic: Hedge.\n")
+    stage = {
+        **STAGE,
+        "deps": ["in.txt", "src/selfreflect/x.py"],
+        "params": ["report.baseline", {"src/selfreflect/prompts.yaml": ["basic"]}],
+        "outs": [OUT],
+    }
+    (project / "dvc.yaml").write_text(yaml.safe_dump({"stages": {"table": stage}}))
+    run(["dvc", "repro", "-q"], project)
+    edited = project / changed
+    edited.write_text(edited.read_text().replace("1", "2").replace("Hedge", "Hedge more"))
+    os.utime(edited, ns=(RESTORED, RESTORED))
+    plan = sync_plan(config("greedy"))
+    assert set(plan.before) == {OUT, PART} and plan.keys == (changed,)
+    assert f"outputs DVC made with another {changed} look up to date" in plan.message("c")
+    dvc_sync(config("greedy"), "c.yaml")
+    assert mtime(project, OUT) == mtime(project, "in.txt") - 1_000_000_000
+    later = RESTORED + 1
+    for path in (OUT, PART):  # remade by Snakemake after the edit, to the recorded bytes
+        os.utime(project / path, ns=(later, later))
+    assert not sync_plan(config("greedy")).before
+
+
 @pytest.mark.parametrize("params", ["basic", "greedy"])
 def test_outputs_dvc_made_with_other_settings_are_dated_before_their_inputs(project, params):
     """Made with report.baseline=basic while the config says greedy, params.yaml still holding

@@ -13,7 +13,11 @@ that Snakemake reruns what DVC would:
 - made with other settings than the config (after ``dvc exp run``, ``dvc exp apply``, a checkout
   of another commit, or a config edited since): stale for this config, yet Snakemake, which
   keeps no record of what DVC made, would call them up to date. They are dated before their
-  newest input, so Snakemake remakes them (as it does by its own records for what it made).
+  newest input, so Snakemake remakes them (as it does by its own records for what it made);
+- made by other package code or prompt texts than the checkout's, changed after they were
+  written (an edit, a ``git checkout``): stale too, for the same reason (Snakemake compares
+  code by a hash it records only for the jobs it ran), and dated the same way. Outputs newer
+  than the change were remade since, by Snakemake, and are left to it.
 
 Every other output (changed since DVC recorded it, another run's) is for Snakemake's own records
 to judge. The workflow only reads: :func:`sync_plan` is what ``dvc-sync`` would change, and
@@ -53,6 +57,7 @@ class RecordedStage:
     deps: list[str]
     differing: dict[str, tuple[Any, Any]]  # params.yaml key: (recorded value, config value)
     deps_as_recorded: bool  # every input file is as recorded
+    changed_code: tuple[str, ...] = ()  # package files (code, prompt texts) not as recorded
 
 
 def recorded_stages(config: dict[str, Any], root: Path = Path()) -> list[RecordedStage]:
@@ -94,6 +99,13 @@ def recorded_stages(config: dict[str, Any], root: Path = Path()) -> list[Recorde
                     },
                     deps_as_recorded=not any(
                         dep.workspace_status() for dep in stage.deps if dep not in params
+                    ),
+                    changed_code=tuple(
+                        str(dep.def_path)
+                        for dep in stage.deps
+                        if dep not in own
+                        and Path(str(dep.def_path)).is_relative_to(SOURCE)
+                        and dep.workspace_status()
                     ),
                 )
             )
@@ -177,8 +189,9 @@ def sync_plan(config: dict[str, Any]) -> SyncPlan:
     undatable = []
     for stage in stages:
         dates = {**after, **before}
-        if stage.differing:
-            keys |= set(stage.differing)
+        changed = _changed_since(stage, dates)
+        if stage.differing or changed:
+            keys |= {*stage.differing, *changed}
             early = _dates_before_inputs([*stage.outs, *stage.temporary], stage.deps, dates)
             if early is None:
                 undatable.append(stage)
@@ -203,6 +216,17 @@ def dvc_sync(config: dict[str, Any], source: str, overrides: Sequence[str] = ())
         stale = SyncPlan({}, {}, plan.keys, plan.undatable)
         raise ConfigError(stale.message(source, overrides))
     return plan
+
+
+def _changed_since(stage: RecordedStage, dates: dict[str, int]) -> list[str]:
+    """The package files of ``stage`` that differ from DVC's record and are newer than one of
+    its outputs: changed since DVC made them, which Snakemake cannot tell (its ``ancient`` code
+    inputs are compared by a hash it records only for what it ran). Outputs newer than every
+    such file were remade since (by Snakemake, maybe to the recorded bytes)."""
+    oldest = min(_times(stage.outs, dates).values(), default=None)
+    if oldest is None:
+        return []
+    return [path for path in stage.changed_code if _mtime(path) > oldest]
 
 
 def _dates_before_inputs(
