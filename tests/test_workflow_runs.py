@@ -54,11 +54,14 @@ def last_line(result) -> str:
         (lambda c: c["summaries"]["plugins"].update(majority_vote="examples.gone:vote"),
          "summaries.plugins.majority_vote"),
         (lambda c: c["models"]["tiny-hf"].update(path="./models/none"), "models.tiny-hf.path"),
+        (lambda c: c["datasets"]["smoke"].update(path="mydata/nope.jsonl"),
+         "datasets.smoke.path"),
     ],
-    ids=["plugin-function", "plugin-module", "model-path"],
+    ids=["plugin-function", "plugin-module", "model-path", "dataset-path"],
 )  # fmt: skip
 def test_late_failures_are_config_errors(project, edit, key):
-    """Caught while the DAG is built, naming the config file and key."""
+    """Caught while the DAG is built, naming the config file and key (a local questions file
+    that is gone: a finished run's questions would otherwise be kept without a word)."""
     config = write_config(project, "late.yaml", edit)
     result = run(["snakemake", "-n", "--configfile", config], project, check=False)
     assert result.returncode != 0

@@ -193,6 +193,14 @@ def _kind(schema: dict[str, Any]) -> str | None:
     return name
 
 
+def check_dataset_paths(config: dict[str, Any], source: str) -> None:
+    """One-line :class:`ConfigError` for a local dataset whose file or folder does not exist,
+    before any job runs (a run whose questions were made would otherwise go on with them)."""
+    for name, dataset in config["datasets"].items():
+        if dataset["source"] == "local" and not os.path.exists(dataset["path"]):
+            raise ConfigError(f"{source}: datasets.{name}.path: {dataset['path']}: not found")
+
+
 def check_model_paths(
     config: dict[str, Any],
     source: str,

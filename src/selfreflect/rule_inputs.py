@@ -22,6 +22,7 @@ import yaml
 from selfreflect import paths
 from selfreflect.config import (
     NAME,
+    check_dataset_paths,
     check_model_paths,
     converted_models,
     evaluated_datasets,
@@ -85,6 +86,7 @@ def _checked(config: dict[str, Any], source: str) -> dict[str, Any]:
     check_strategies(config, source)
     check_finetune(config, source)
     check_model_paths(config, source, built=paths.MODELS)
+    check_dataset_paths(config, source)
     return config
 
 
