@@ -67,3 +67,27 @@ def test_a_models_fingerprint_is_its_files_not_who_wrote_the_folder(tmp_path):
     assert model_fingerprint(str(model))["sha256"] == before
     (model / "config.json").write_text('{"hidden_size": 16}')
     assert model_fingerprint(str(model))["sha256"] != before
+
+
+def test_the_commit_is_dirty_for_changed_files_but_dvcs_records(tmp_path, monkeypatch):
+    """`dvc repro` rewrites dvc.lock after each stage: the stages after the first would record
+    a dirty commit, and their outputs differ from a rerun's for it. From a DVC project's folder
+    (where DVC runs the commands), a change anywhere else in the checkout counts."""
+    from selfreflect.provenance import git_commit
+
+    project = tmp_path / "dvc" / "laptop"
+    project.mkdir(parents=True)
+    for path in (tmp_path / "dvc.lock", project / "dvc.lock", tmp_path / "code.py"):
+        path.write_text("recorded\n")
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run([*git, "init", "-q"], cwd=tmp_path, check=True)
+    subprocess.run([*git, "add", "-A"], cwd=tmp_path, check=True)
+    subprocess.run([*git, "commit", "-qm", "c"], cwd=tmp_path, check=True)
+    monkeypatch.chdir(project)
+    clean = git_commit()
+    assert clean and not clean.endswith("-dirty")
+    for lock in (tmp_path / "dvc.lock", project / "dvc.lock"):
+        lock.write_text("rewritten by dvc repro\n")
+    assert git_commit() == clean
+    (tmp_path / "code.py").write_text("edited\n")
+    assert git_commit() == f"{clean}-dirty"

