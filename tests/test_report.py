@@ -248,7 +248,8 @@ def test_metrics_of_a_strategy_the_files_do_not_hold_stop_before_anything_is_wri
     refused = run(args, tmp_path, check=False)
     one_line_error(
         refused,
-        "reports: --metrics-dir: the files given hold no rows of summaries.strategies cot, "
-        "sample_and_summarize, concatenated_answers, twostep_cot",
+        "reports: --metrics-dir: writes a file per strategy of summaries.strategies, and the"
+        " files given hold no rows of cot, sample_and_summarize, concatenated_answers,"
+        " twostep_cot (give their scores too, or leave --metrics-dir out)",
     )
     assert snapshot(tmp_path) == before

@@ -200,9 +200,12 @@ def test_unknown_strategy():
             check_strategies(config, "c.yaml")
 
 
-def test_plugin_target_must_name_a_function():
-    with pytest.raises(ConfigError, match=r"summaries\.plugins\.x"):
-        validate_config({**summaries_config(), "summaries": {"plugins": {"x": "module only"}}})
+@pytest.mark.parametrize("target", ["module only", "myplug/hedge.py:top_two"])
+def test_plugin_target_must_name_a_function_of_a_module(target):
+    """Said in words, not as the schema's regular expression."""
+    with pytest.raises(ConfigError) as err:
+        validate_config({**summaries_config(), "summaries": {"plugins": {"x": target}}})
+    assert f'summaries.plugins.x: {target!r} is not "module.path:function"' in str(err.value)
 
 
 @pytest.fixture

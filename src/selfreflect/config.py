@@ -158,6 +158,8 @@ def _message(error: Any) -> str:
         return "must name an environment variable, not hold the key (value not shown)"
     if error.validator == "pattern" and error.validator_value == NAME["pattern"]:
         return f"{error.instance!r} is not a valid name: {NAME['description']}"
+    if error.validator == "pattern" and "description" in error.schema:
+        return f"{error.instance!r} is not {error.schema['description']}"
     if error.validator in ("anyOf", "oneOf"):
         kinds = [_kind(option) for option in error.validator_value]
         if all(kinds):

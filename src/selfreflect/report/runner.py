@@ -161,8 +161,9 @@ def run_report(
         ]
         if unmeasured:  # a metrics file per strategy of the config: DVC would read `{}`
             raise InputError(
-                f"{metrics}: --metrics-dir: the files given hold no rows of "
-                f"summaries.strategies {', '.join(unmeasured)}"
+                f"{metrics}: --metrics-dir: writes a file per strategy of summaries.strategies,"
+                f" and the files given hold no rows of {', '.join(unmeasured)} (give their"
+                " scores too, or leave --metrics-dir out)"
             )
         text = caption(report.table, config=config, table=table, **arguments)
         writers.write_table_files(table, _display(report, table), out_dir, report.table, text)
