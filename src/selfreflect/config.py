@@ -358,8 +358,26 @@ def answer_settings(config: dict[str, Any], dataset: str | None) -> dict[str, An
     return {**config["answers"], **(own or {})}
 
 
-# the header of Snakemake's resolved config (selfreflect.workflow.params_source reads it back)
+# the header of Snakemake's resolved config (params_source reads it back)
 RESOLVED_HEADER = "# Resolved from {config} by Snakemake for run {run}; every command reads it.\n"
+# the first line of that header and of params.yaml's (selfreflect.workflow.PARAMS_HEADER)
+_RESOLVED_FROM = re.compile(r"^# Resolved from (.+?) by ")
+
+
+def params_source(params_file: Path) -> str | None:
+    """The config a resolved config (``params.yaml``, Snakemake's ``logs/<run>/config.yaml``)
+    was resolved from (its header), if it is one we wrote."""
+    if not params_file.is_file():
+        return None
+    with params_file.open(encoding="utf-8") as file:
+        match = _RESOLVED_FROM.match(file.readline())
+    return match.group(1) if match else None
+
+
+def config_source(config_file: str) -> str:
+    """The config file a command's config errors name: the user's, where ``config_file`` was
+    resolved from it."""
+    return params_source(Path(config_file)) or config_file
 
 
 def write_resolved_config(config: dict[str, Any], path: str | os.PathLike, source: str) -> Path:
@@ -367,8 +385,7 @@ def write_resolved_config(config: dict[str, Any], path: str | os.PathLike, sourc
 
     Snakemake passes this file to every command, so commands see exactly Snakemake's
     ``config``, including ``--config`` overrides; its header names ``source``, the user's
-    config files (:func:`selfreflect.workflow.config_source`). Unchanged content is not
-    rewritten.
+    config files (:func:`config_source`). Unchanged content is not rewritten.
     """
     from selfreflect.fileio import write_text
 

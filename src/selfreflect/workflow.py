@@ -46,7 +46,6 @@ PARAMS_HEADER = (
     "# DVC's params file: `dvc exp run -S key=value` edits it; to change the committed\n"
     "# experiment, edit {config} and run `selfreflect dvc-yaml --config {config}`.\n"
 )
-_RESOLVED_FROM = re.compile(r"^# Resolved from (.+?) by ")  # either header's first line
 PARAMS_STAGE = "dvc_yaml"  # the stage checking all of params.yaml (params_stage)
 _SEQ, _MAP = "tag:yaml.org,2002:seq", "tag:yaml.org,2002:map"
 
@@ -373,22 +372,6 @@ def params_yaml(config_file: Path) -> str:
     return PARAMS_HEADER.format(config=config_file.as_posix()) + body
 
 
-def params_source(params_file: Path) -> str | None:
-    """The config a resolved config (``params.yaml``, Snakemake's ``logs/<run>/config.yaml``)
-    was resolved from (its header), if it is one we wrote."""
-    if not params_file.is_file():
-        return None
-    with params_file.open(encoding="utf-8") as file:
-        match = _RESOLVED_FROM.match(file.readline())
-    return match.group(1) if match else None
-
-
-def config_source(config_file: str) -> str:
-    """The config file a command's config errors name: the user's, where ``config_file`` was
-    resolved from it."""
-    return params_source(Path(config_file)) or config_file
-
-
 def dvc_plots(run: str) -> list[dict[str, Any]]:
     """Top-level DVC plots of a run's tables: score per strategy, score vs answers used."""
     tables = paths.TABLES.format(run=run)
@@ -476,6 +459,8 @@ def check_params(snakefile: Path, dvc_file: Path, code: Sequence[str]) -> None:
     expected = yaml.safe_load(dvc_yaml(snakefile, params, code))["stages"]  # validates params.yaml
     recorded = yaml.safe_load(dvc_file.read_text(encoding="utf-8")) if dvc_file.is_file() else None
     if not isinstance(recorded, dict) or recorded.get("stages") != expected:
+        from selfreflect.config import params_source
+
         source = params_source(params) or "the config"
         raise ConfigError(
             f"{PARAMS_FILE}: {dvc_file} is not its DAG (models, datasets, strategies and shards "

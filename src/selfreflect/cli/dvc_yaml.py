@@ -38,7 +38,7 @@ def dvc_yaml(config_path: str | None, project: str | None, check: bool, check_pa
     from pathlib import Path
 
     from selfreflect.code_deps import plugin_files, running_command_deps
-    from selfreflect.config import load_config
+    from selfreflect.config import load_config, params_source
     from selfreflect.dvc_project import (
         GIT_IGNORE,
         ROOT,
@@ -50,7 +50,7 @@ def dvc_yaml(config_path: str | None, project: str | None, check: bool, check_pa
     )
     from selfreflect.errors import ConfigError
     from selfreflect.fileio import write_text
-    from selfreflect.workflow import PARAMS_FILE, dvc_yaml, params_source, params_yaml
+    from selfreflect.workflow import PARAMS_FILE, dvc_yaml, params_yaml
     from selfreflect.workflow import check_params as check_params_file
 
     code = running_command_deps().files  # the deps of the stage that checks params.yaml

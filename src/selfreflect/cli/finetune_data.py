@@ -41,13 +41,12 @@ def finetune_data(
     """Training data of one method from the training questions' summaries (and scores), or
     for GRPO their answers."""
     from selfreflect.artifacts import read_table, write_table
-    from selfreflect.config import load_config
+    from selfreflect.config import config_source, load_config
     from selfreflect.errors import InputError
     from selfreflect.fileio import check_writable
     from selfreflect.finetune import check_finetune
     from selfreflect.finetune.data import check_disjoint, dpo_pairs, grpo_questions, sft_data
     from selfreflect.provenance import provenance
-    from selfreflect.workflow import config_source
 
     counts = (len(summaries), len(scores), answers is not None)
     wanted = {

@@ -50,13 +50,12 @@ def finetune_train(
     from pathlib import Path
 
     from selfreflect.artifacts import read_metadata, read_table
-    from selfreflect.config import load_config, model_spec
+    from selfreflect.config import config_source, load_config, model_spec
     from selfreflect.errors import ConfigError, InputError
     from selfreflect.finetune import check_finetune
     from selfreflect.finetune.reward import reward_function
     from selfreflect.finetune.train import check_outputs, train_adapter
     from selfreflect.provenance import provenance
-    from selfreflect.workflow import config_source
 
     config = load_config(config_path)
     source = config_source(config_path)

@@ -63,7 +63,7 @@ def plugin_named(
     except StrategyError as err:
         if strategy not in plugins:
             raise
-        from selfreflect.workflow import config_source
+        from selfreflect.config import config_source
 
         source = config_source(config_path)
         raise error(f"{source}: summaries.plugins.{strategy}: {err}") from None
