@@ -373,11 +373,12 @@ def params_yaml(config_file: Path) -> str:
 
 
 def dvc_plots(run: str) -> list[dict[str, Any]]:
-    """Top-level DVC plots of a run's tables: score per strategy, score vs answers used."""
+    """Top-level DVC plots of a run's tables: the score per strategy. (The convergence table,
+    one row per strategy, axis and size, is not one: DVC's templates draw its rows as one cloud
+    of unlabelled points; its figure, among the figures, draws a line per strategy.)"""
     tables = paths.TABLES.format(run=run)
     main = {"template": "bar_horizontal", "x": "mean", "y": "strategy", "title": "Score"}
-    convergence = {"template": "scatter", "x": "size", "y": "mean", "title": "Convergence"}
-    return [{f"{tables}/main.csv": main}, {f"{tables}/convergence.csv": convergence}]
+    return [{f"{tables}/main.csv": main}]
 
 
 def dvc_artifacts(jobs: list[Job]) -> dict[str, dict[str, str]]:
