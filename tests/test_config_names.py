@@ -321,7 +321,8 @@ def test_a_rule_command_passes_a_dangerous_path_intact(rule, tmp_path):
     """The command as Snakemake formats it, its program replaced by printf, run by the shell:
     every value arrives as one argument, the log is written under its own name, nothing runs."""
     command = COMMANDS[rule]
-    fields = {key: Field("FIELD") for key in ("input", "output", "params", "wildcards", "log")}
+    names = ("input", "output", "params", "wildcards", "log", "resources")
+    fields = {key: Field("FIELD") for key in names}
     words = shlex.split(snakemake_format(command, **fields))
     assert words[0] == "selfreflect" and words[-2:] == ["2>", "FIELD"], words
     expected = [DANGEROUS if word == "FIELD" else word for word in words[1:-2]]

@@ -61,7 +61,7 @@ def test_failing_plugin_keeps_other_summaries(tmp_path):
     assert result.returncode != 0
     log = (project / "logs/smoke/summarize/smoke/tiny/boom.log").read_text()
     plugin = "summaries.plugins.boom: strategy 'boom': plug-in tests.test_strategies_plugins:boom"
-    assert f"error: logs/smoke/config.yaml: {plugin} raised" in log
+    assert f"error: {project / 'config/smoke.yaml'}: {plugin} raised" in log  # the user's file
     assert not (project / SUMMARIES.format("boom")).exists()
     for strategy in strategies:
         table = read_table("summaries", project / SUMMARIES.format(strategy))

@@ -28,8 +28,12 @@ rule convert_model:
         model=RUN.converted,
     conda:
         RUN.env
+    resources:
+        # the run's config, which the job reads its model's entry from: not a param, whose
+        # change would rebuild the model every run shares for each other run
+        run_config=RESOLVED_CONFIG,
     params:
         **RUN.model_params("convert-model"),
     shell:
-        "selfreflect convert-model --config {RESOLVED_CONFIG:q} --model {wildcards.model:q}"
+        "selfreflect convert-model --config {resources.run_config:q} --model {wildcards.model:q}"
         " --out {output:q} 2> {log:q}"
