@@ -57,7 +57,7 @@ class RecordedStage:
     deps: list[str]
     differing: dict[str, tuple[Any, Any]]  # params.yaml key: (recorded value, config value)
     deps_as_recorded: bool  # every input file is as recorded
-    changed_code: tuple[str, ...] = ()  # package files (code, prompt texts) not as recorded
+    changed_code: tuple[str, ...]  # package files (code, prompt texts) not as recorded
 
 
 def recorded_stages(config: dict[str, Any], root: Path = Path()) -> list[RecordedStage]:
@@ -85,6 +85,7 @@ def recorded_stages(config: dict[str, Any], root: Path = Path()) -> list[Recorde
             current = setting_values(config, [key.split(".") for key in recorded])
             if current.keys() != recorded.keys():
                 continue
+            changed = [dep for dep in stage.deps if dep not in own and dep.workspace_status()]
             stages.append(
                 RecordedStage(
                     rule=rule_of(stage.name),
@@ -97,15 +98,9 @@ def recorded_stages(config: dict[str, Any], root: Path = Path()) -> list[Recorde
                         for key, value in recorded.items()
                         if current.get(key) != value
                     },
-                    deps_as_recorded=not any(
-                        dep.workspace_status() for dep in stage.deps if dep not in params
-                    ),
+                    deps_as_recorded=not any(dep not in params for dep in changed),
                     changed_code=tuple(
-                        str(dep.def_path)
-                        for dep in stage.deps
-                        if dep not in own
-                        and Path(str(dep.def_path)).is_relative_to(SOURCE)
-                        and dep.workspace_status()
+                        str(dep.def_path) for dep in changed if _is_package(str(dep.def_path))
                     ),
                 )
             )
@@ -245,8 +240,13 @@ def _dates_before_inputs(
 def _newest_input(deps: list[str], dates: dict[str, int]) -> int | None:
     """The newest timestamp of the inputs Snakemake compares by timestamp (not package code, an
     ``ancient`` input); ``dates``: the timestamps already due to the inputs."""
-    compared = [path for path in deps if not Path(path).is_relative_to(SOURCE)]
+    compared = [path for path in deps if not _is_package(path)]
     return max(_times(compared, dates).values(), default=None)
+
+
+def _is_package(path: str) -> bool:
+    """Whether ``path`` is a file of the package (code, prompt texts): an ``ancient`` input."""
+    return Path(path).is_relative_to(SOURCE)
 
 
 def _times(paths: list[str], dates: dict[str, int]) -> dict[str, int]:

@@ -209,9 +209,9 @@ class RunInputs:
 
     def model_params(self, command: str) -> dict[str, Any]:
         """Params (``**``) of a model-building job, which every run shares: the code hash,
-        settings and prompt texts ``selfreflect COMMAND`` reads, not the run's config path (the
-        shell line passes ``RESOLVED_CONFIG``): another run with the same model entry finds
-        the model made."""
+        settings and prompt texts ``selfreflect COMMAND`` reads, not the run's config path (a
+        rule passes it as a resource, which Snakemake does not compare): another run with the
+        same model entry finds the model made."""
         return command_params(self.command_deps(command), self.config, None)
 
     def log(self, job: str) -> str:
