@@ -6,7 +6,7 @@ import pytest
 
 from selfreflect.config import load_config
 from selfreflect.snakemake_jobs import job_stats
-from tests.workflow_utils import copy_project, job_resources, run
+from tests.workflow_utils import copy_project, job_commands, run
 
 pytestmark = pytest.mark.workflow
 
@@ -54,10 +54,12 @@ def test_the_paper_config_runs_every_study_of_the_paper(tmp_path):
     studied = re.findall(r"output: results/paper/([^/]+)/\S+/studies/\S+/mc\.parquet", plan)
     assert set(mmlu) <= set(studied)
     # on a cluster, the jobs that load a model (on GPUs here) ask SLURM for them, in the GPU
-    # partition; no other job does (tests/test_slurm.py submits one job of each model rule)
-    jobs = job_resources(plan)
-    assert {rule for rule, _ in jobs} == set(counts) | {"all"}
-    for rule, resources in jobs:
+    # partition, and hold as many on a machine with more (tests/test_gpus.py); no other job
+    # does (tests/test_slurm.py submits one job of each model rule)
+    jobs = job_commands(plan)
+    assert {rule for rule, _, _ in jobs} == set(counts) | {"all"}
+    for rule, resources, command in jobs:
         on_gpu = rule in MODEL_RULES
         assert ("gpu=1" in resources and "slurm_partition=gpu" in resources) == on_gpu, rule
         assert ("gpu=" in resources) == on_gpu, rule
+        assert (" --gpus 1 " in command) == on_gpu, rule

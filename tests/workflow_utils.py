@@ -128,5 +128,18 @@ def free_port() -> int:
 
 def job_resources(plan: str) -> list[tuple[str, str]]:
     """(rule, resources line) of each job of a Snakemake dry run's printed plan."""
+    return [(rule, resources) for rule, resources, _ in job_commands(plan)]
+
+
+def job_commands(plan: str) -> list[tuple[str, str, str]]:
+    """(rule, resources line, shell command or "") of each job of a Snakemake dry run's printed
+    plan (``printshellcmds``, as the default profile sets)."""
     jobs = re.findall(r"^rule (\w+):\n(.*?)(?=^rule |\Z)", plan, flags=re.M | re.S)
-    return [(rule, re.search(r"^    resources: (.*)$", body, flags=re.M)[1]) for rule, body in jobs]
+    return [
+        (
+            rule,
+            re.search(r"^    resources: (.*)$", body, flags=re.M)[1],
+            next(iter(re.findall(r"^Shell command: (.*)$", body, flags=re.M)), ""),
+        )
+        for rule, body in jobs
+    ]

@@ -17,7 +17,8 @@ rule answers:
         **RUN.command_params("answers"),
         shards=config["shards"],
     shell:
-        "selfreflect answers --config {params.config:q} --subject {wildcards.subject:q}"
+        "selfreflect answers --gpus {resources.gpu:q}"
+        " --config {params.config:q} --subject {wildcards.subject:q}"
         " --questions {input.questions:q} --shard {wildcards.shard:q}"
         " --shards {params.shards:q} --out {output:q} 2> {log:q}"
 

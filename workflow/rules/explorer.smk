@@ -20,7 +20,8 @@ rule answer_clusters:
     params:
         **RUN.command_params("cluster-answers"),
     shell:
-        "selfreflect cluster-answers --config {params.config:q} --answers {input.answers:q}"
+        "selfreflect cluster-answers --gpus {resources.gpu:q}"
+        " --config {params.config:q} --answers {input.answers:q}"
         " --out {output:q} 2> {log:q}"
 
 

@@ -51,6 +51,7 @@ rule finetune_train:
     params:
         **RUN.command_params("finetune-train"),
     shell:
-        "selfreflect finetune-train --config {params.config:q} --subject {wildcards.subject:q}"
+        "selfreflect finetune-train --gpus {resources.gpu:q}"
+        " --config {params.config:q} --subject {wildcards.subject:q}"
         " --method {wildcards.method:q} --seed {wildcards.seed:q} --data {input.data:q}"
         " --out {output.adapter:q} --log {output.training_log:q} 2> {log:q}"

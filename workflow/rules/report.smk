@@ -21,7 +21,8 @@ rule report_alt_metrics:
     params:
         **RUN.command_params("report alt-metrics"),
     shell:
-        "selfreflect report alt-metrics --config {params.config:q}"
+        "selfreflect report alt-metrics --gpus {resources.gpu:q}"
+        " --config {params.config:q}"
         " --dataset {wildcards.dataset:q} --subject {wildcards.subject:q} --judge {wildcards.judge:q}"
         " --answers {input.answers:q} --out {output:q} 2> {log:q}"
 
@@ -108,7 +109,8 @@ rule report_agreement_scores:
     params:
         **RUN.command_params("report agreement-scores"),
     shell:
-        "selfreflect report agreement-scores --config {params.config:q}"
+        "selfreflect report agreement-scores --gpus {resources.gpu:q}"
+        " --config {params.config:q}"
         " --dataset {wildcards.dataset:q} --subject {wildcards.subject:q} --judge {wildcards.judge:q}"
         " --answers {input.answers:q} --out {output:q} {input.summaries:q} 2> {log:q}"
 

@@ -26,7 +26,8 @@ rule judge:
         studies=RUN.studies,
         cache=RUN.judge_cache,
     shell:
-        "selfreflect judge --config {params.config:q} --dataset {wildcards.dataset:q}"
+        "selfreflect judge --gpus {resources.gpu:q}"
+        " --config {params.config:q} --dataset {wildcards.dataset:q}"
         " --subject {wildcards.subject:q} --judge {wildcards.judge:q}"
         " --questions {input.questions:q} --answers {input.answers:q}"
         " --shard {wildcards.shard:q} --shards {params.shards:q} {params.studies:q}"

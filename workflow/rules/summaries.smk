@@ -18,6 +18,7 @@ rule summarize:
         **RUN.command_params("summarize"),
         adapter=input_flags("adapter"),
     shell:
-        "selfreflect summarize --config {params.config:q} --subject {wildcards.subject:q}"
+        "selfreflect summarize --gpus {resources.gpu:q}"
+        " --config {params.config:q} --subject {wildcards.subject:q}"
         " --strategy {wildcards.strategy:q} --questions {input.questions:q} {params.adapter:q}"
         " --out {output:q} 2> {log:q}"

@@ -4,11 +4,21 @@ from __future__ import annotations
 
 import click
 
-from selfreflect.cli.options import CONFIG, OUT, QUESTIONS, SHARD, SHARDS, SUBJECT, reads
+from selfreflect.cli.options import (
+    CONFIG,
+    OUT,
+    QUESTIONS,
+    SHARD,
+    SHARDS,
+    SUBJECT,
+    gpus_option,
+    reads,
+)
 
 
 @reads("seed", "answers", "datasets.{dataset}.answers", "models.{subject}", prompts=True)
 @click.command()
+@gpus_option()
 @CONFIG
 @SUBJECT
 @QUESTIONS

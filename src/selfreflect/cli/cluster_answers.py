@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import click
 
-from selfreflect.cli.options import ANSWERS, CONFIG, OUT, reads
+from selfreflect.cli.options import ANSWERS, CONFIG, OUT, gpus_option, reads
 
 
 @reads("summaries.cluster")
 @click.command("cluster-answers")
+@gpus_option()
 @CONFIG
 @ANSWERS
 @OUT

@@ -4,7 +4,16 @@ from __future__ import annotations
 
 import click
 
-from selfreflect.cli.options import CONFIG, METHOD, OUT, SUBJECT, file_option, folder_option, reads
+from selfreflect.cli.options import (
+    CONFIG,
+    METHOD,
+    OUT,
+    SUBJECT,
+    file_option,
+    folder_option,
+    gpus_option,
+    reads,
+)
 from selfreflect.config import SEED_MAX
 from selfreflect.strategies.registry import strategy_prompts
 
@@ -23,6 +32,7 @@ def _reward_settings(job: dict, config: dict) -> list[str]:
     prompts=lambda job: strategy_prompts(f"finetuned_{job['method']}"),
 )
 @click.command("finetune-train")
+@gpus_option()
 @CONFIG
 @SUBJECT
 @METHOD

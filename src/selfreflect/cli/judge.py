@@ -18,6 +18,7 @@ from selfreflect.cli.options import (
     SHARDS,
     Job,
     folder_option,
+    gpus_option,
     reads,
 )
 from selfreflect.cli.report.studies import experiment
@@ -58,6 +59,7 @@ def check_answers(answers: pd.DataFrame, path: str, experiment: dict[str, str]) 
 
 @reads("seed", "scoring", "models.{judge}", study_settings, prompts=True)
 @click.command()
+@gpus_option()
 @CONFIG
 @experiment
 @QUESTIONS

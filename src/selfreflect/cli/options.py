@@ -43,6 +43,31 @@ SHARDS = click.option("--shards", default=1, show_default=True, help="Number of 
 METHOD = click.option("--method", required=True, type=click.Choice(["sft", "dpo", "grpo"]))
 
 
+def _claim_gpus(ctx: click.Context, param: click.Parameter, count: int) -> int:
+    from selfreflect.gpus import claim_gpus
+
+    if count and not ctx.resilient_parsing:
+        claim_gpus(count)
+    return count
+
+
+def gpus_option() -> Callable[[Callable], Callable]:
+    """``--gpus N`` (a model job's): hold N of the GPUs the job sees
+    (:func:`selfreflect.gpus.claim_gpus`). A function, so that only the commands taking it
+    depend on :mod:`selfreflect.gpus`."""
+    return click.option(
+        "--gpus",
+        default=0,
+        show_default=True,
+        type=click.IntRange(min=0),
+        expose_value=False,
+        callback=_claim_gpus,
+        help="GPUs the job takes (the workflow's `gpu` resource): where it sees more, it holds"
+        " as many that no other job on this machine holds and sees only them"
+        " (CUDA_VISIBLE_DEVICES).",
+    )
+
+
 def reads(
     *settings: str | SettingKeys,
     prompts: bool | Callable[[Job], list[str]] = False,

@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from selfreflect.cli.options import CONFIG, OUT, QUESTIONS, SUBJECT, Job, reads
+from selfreflect.cli.options import CONFIG, OUT, QUESTIONS, SUBJECT, Job, gpus_option, reads
 from selfreflect.errors import SelfReflectError, StrategyError
 from selfreflect.strategies.registry import strategy_prompts, strategy_setting_keys
 
@@ -77,6 +77,7 @@ def plugin_named(
     plugin=True,
 )
 @click.command()
+@gpus_option()
 @CONFIG
 @SUBJECT
 @click.option("--strategy", required=True, help="Built-in strategy or summaries.plugins name.")

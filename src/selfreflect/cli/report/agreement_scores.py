@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import click
 
-from selfreflect.cli.options import ANSWERS, CONFIG, FILES, OUT, reads
+from selfreflect.cli.options import ANSWERS, CONFIG, FILES, OUT, gpus_option, reads
 from selfreflect.cli.report.studies import experiment, write_study
 
 
@@ -17,6 +17,7 @@ from selfreflect.cli.report.studies import experiment, write_study
     prompts=True,
 )
 @click.command("agreement-scores")
+@gpus_option()
 @CONFIG
 @experiment
 @ANSWERS

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from selfreflect.cli.options import ANSWERS, CONFIG, OUT, reads
+from selfreflect.cli.options import ANSWERS, CONFIG, OUT, gpus_option, reads
 from selfreflect.cli.report.studies import experiment, open_study_judge, write_study
 
 
@@ -17,6 +17,7 @@ from selfreflect.cli.report.studies import experiment, open_study_judge, write_s
     prompts=True,
 )
 @click.command("alt-metrics")
+@gpus_option()
 @CONFIG
 @experiment
 @ANSWERS
