@@ -3,6 +3,7 @@ never touch a config, readable metrics, and no stale table when switching to Sna
 
 import csv
 import io
+import shutil
 from pathlib import Path
 
 import pytest
@@ -151,6 +152,20 @@ def test_an_applied_experiment_snakemake_and_the_way_back(experiment, tmp_path):
     run(["dvc", "checkout"], project)
     assert "up to date" in run(["dvc", "status"], project).stdout
     assert_reruns_nothing(project)
+
+
+def test_an_applied_experiment_over_snakemakes_own_run_is_remade(experiment, smoke_run, tmp_path):
+    """Snakemake made the run (its records hold each input's checksum), then `dvc exp apply`
+    brought tables made with another setting: dated before their inputs, they still looked up to
+    date (a newer input whose recorded checksum matches reruns nothing, profile
+    `max-checksum-file-size`). `dvc-sync` also removes Snakemake's records of them, so that
+    Snakemake remakes exactly those tables."""
+    project = clone_completed(experiment[0], tmp_path / "p")
+    records = project / ".snakemake" / "metadata"
+    shutil.copytree(smoke_run / ".snakemake" / "metadata", records, dirs_exist_ok=True)
+    run(["dvc", "exp", "apply", "dpi100"], project)
+    dvc_sync(project)
+    assert set(job_stats(snakemake(project, "-n").stdout)) == READERS
 
 
 def test_snakemake_after_a_config_change_reruns_the_tables_dvc_made(smoke_dvc_run, tmp_path):

@@ -37,6 +37,7 @@ from selfreflect.explorer import (
     questions,
     read_files,
     render,
+    share_bytes,
     write_explorer,
 )
 from tests.conftest import REFERENCE, REPO
@@ -435,19 +436,26 @@ def test_strategies_that_mask_other_words_are_refused_with_one_line(tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
-def test_the_page_reads_four_byte_token_ids(browser, tmp_path):
+def test_the_page_reads_four_byte_token_ids_and_shares_below_one_percent(browser, tmp_path):
     """A question of more than 65,536 distinct tokens has 4-byte token ids; the page reads
-    them, shares and missing predictions as in 2-byte ones."""
+    them, shares and missing predictions as in 2-byte ones. Shares below 1 % (a judge's top
+    tokens at temperature 5 over a large vocabulary) show two digits, not 0 %."""
     tables = {**hostile_tables(), "controlled_scores": pd.DataFrame()}
     write_explorer([tables], "run", tmp_path / "x")
     page = open_page(browser, tmp_path / "x")
     tokens = [f"t{i}" for i in range(2**16 + 2)]
-    ids, shares = np.array([[2**16 + 1, 0, 0]]), np.array([[50, UNKNOWN, EMPTY]])
+    ids = np.array([[2**16 + 1, 0, 0], [2, 3, 4]])
+    small = share_bytes(np.array([0.0037, 1.2e-5, 0.0]))
+    shares = np.array([[50, UNKNOWN, EMPTY], small])
     lines = page.evaluate(
         "([tokens, q, encoded]) => { explorerTokens(tokens); return predicted(q, encoded); }",
-        [tokens, {"targets": [2**16]}, _encoded(ids, shares, True)],
+        [tokens, {"targets": [2**16, 1]}, _encoded(ids, shares, True)],
     )
-    assert lines == ["\u201ct65536\u201d \u2192 \u201ct65537\u201d 50%, \u201ct0\u201d ?%"]
+    assert lines == [
+        "\u201ct65536\u201d \u2192 \u201ct65537\u201d 50%, \u201ct0\u201d ?%",
+        "\u201ct1\u201d \u2192 \u201ct2\u201d 0.38%, \u201ct3\u201d 0.0012%,"
+        " \u201ct4\u201d \u22640.0001%",
+    ]
     assert page.problems == []
     page.close()
 

@@ -796,8 +796,13 @@ def test_grpo_without_a_reward_judge_or_with_an_evaluation_judge_is_refused(
     config["summaries"]["strategies"] = ["greedy", "finetuned_grpo"]
     with pytest.raises(ConfigError, match=re.escape(message)):
         check_finetune(config)
-    config["models"]["reward"] = config["models"]["tiny"]
+    # under another name, the same weights are the same judge; other weights are another
+    config["models"]["reward"] = {**config["models"]["tiny"], "backend": "hf"}
     config["finetune"]["grpo"]["judge"] = "reward"
+    named = "finetune.grpo.judge: 'reward' is an evaluation judge (the weights of 'tiny')"
+    with pytest.raises(ConfigError, match=re.escape(named)):
+        check_finetune(config)
+    config["models"]["reward"]["path"] = str(tiny_model.parent / "other-weights")
     check_finetune(config)
 
 

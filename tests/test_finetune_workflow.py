@@ -29,7 +29,9 @@ METHODS = {
     "finetuned_grpo": ("grpo", 0),
 }
 TRAINING = {f"finetune_train-tiny-{method}-{seed}" for method, seed in METHODS.values()}
-PREFERENCES = "tiny-preferences"  # finetune.judge and GRPO's reward judge: tiny, named apart
+# finetune.judge and GRPO's reward judge: a tiny model of other weights (the same weights, named
+# apart, would be the evaluation judge: refused)
+PREFERENCES = "tiny-preferences"
 
 
 def targets() -> list[str]:
@@ -53,7 +55,7 @@ def write_config(project, learning_rate: float) -> None:
     config = read_config_file(project / "config/smoke.yaml")
     config["models"]["tiny"]["backend"] = "hf"  # no vLLM start-up per job
     config["summaries"]["strategies"] = ["greedy", *METHODS]
-    config["models"][PREFERENCES] = config["models"]["tiny"]
+    config["models"][PREFERENCES] = {**config["models"]["tiny"], "path": f"models/{PREFERENCES}"}
     config["finetune"]["judge"] = PREFERENCES
     config["finetune"]["grpo"]["judge"] = PREFERENCES
     config["finetune"]["training"]["learning_rate"] = learning_rate
@@ -64,6 +66,7 @@ def write_config(project, learning_rate: float) -> None:
 def finetuned(tmp_path_factory):
     project = tmp_path_factory.mktemp("finetune") / "project"
     copy_project(project)
+    run(["selfreflect", "tiny-model", "--seed", "1", "--out", f"models/{PREFERENCES}"], project)
     write_config(project, 0.01)
     snakemake(project)
     return project

@@ -68,6 +68,12 @@ def test_snakemake_builds_every_table_figure_and_the_report(smoke_run):
     snakemake(smoke_run, "--report", "report.html")
     html = (smoke_run / "report.html").read_text(errors="replace")
     assert len(html) > 10_000 and "Metric validation" in html
+    # captions say what the tables compute: a 95 % interval (not "0.95 percentile"), over the
+    # questions every strategy scored; the MC study's distance is to the truth (line breaks in
+    # the page's data are written \n)
+    space = r"(?:\s|\\n)+"
+    assert re.search(rf"every strategy{space}scored with a 95 % percentile{space}bootstrap", html)
+    assert re.search(r"1-Wasserstein distance \(0/1 ground metric\) to the truth", html)
 
 
 def test_a_runs_report_is_recorded_per_judge_and_renders_the_science_doc(smoke_run, tmp_path):

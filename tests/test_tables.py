@@ -552,12 +552,18 @@ def test_write_table_files(tmp_path):
     assert display["score"].tolist() == ["0.500 [0.400, 0.600]"]
     p_values = pd.DataFrame({"p_value_vs_chance": [0.0004], "mcnemar_p_adjusted": [0.02]})
     assert with_intervals(p_values, {}).iloc[0].tolist() == ["<0.001", "0.020"]
-    files = write_table_files(raw, display, tmp_path / "t", "main", "A caption.")
+    caption = "Mean with 95% CI; p_adjusted: Holm & co. (#2, $1, {a}, ~b, ^c, \\d)."
+    files = write_table_files(raw, display, tmp_path / "t", "main", caption)
     assert [f.name for f in files] == ["main.csv", "main.md", "main.tex"]
     assert pd.read_csv(files[0])["mean"].tolist() == [0.5]
-    assert files[1].read_text().startswith("A caption.\n\n| strategy")
+    assert files[1].read_text().startswith(f"{caption}\n\n| strategy")
     tex = files[2].read_text()
-    assert "\\caption{A caption.}" in tex and "greedy\\_x" in tex
+    # LaTeX's specials escaped in the caption too (a bare % ended it in a comment)
+    printed = (
+        r"Mean with 95\% CI; p\_adjusted: Holm \& co. (\#2, \$1, \{a\}, \textasciitilde{}b,"
+        r" \textasciicircum{}c, \textbackslash{}d)."
+    )
+    assert f"\\caption{{{printed}}}" in tex and "greedy\\_x" in tex
 
 
 def test_human_agreement_without_matching_ratings_is_undefined():

@@ -66,6 +66,8 @@ def test_a_run_reports_its_time_memory_and_judge_work(smoke_run):
     assert performance.loc["total", "wall_s"] == pytest.approx(
         performance["wall_s"].iloc[:-1].sum()
     )
+    # seconds as Snakemake measures them (2 decimals): no float noise in the sums
+    assert not re.search(r"\.\d{3,}", (tables / "performance.csv").read_text())
     tokens = pd.read_csv(tables / "judge_tokens.csv").set_index("kind")["judge_forward_tokens"]
     assert tokens["judgements"] > 0 and tokens["alt_metrics"] > 0
     assert tokens["total"] == tokens.drop("total").sum()

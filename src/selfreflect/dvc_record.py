@@ -13,7 +13,9 @@ that Snakemake reruns what DVC would:
 - made with other settings than the config (after ``dvc exp run``, ``dvc exp apply``, a checkout
   of another commit, or a config edited since): stale for this config, yet Snakemake, which
   keeps no record of what DVC made, would call them up to date. They are dated before their
-  newest input, so Snakemake remakes them (as it does by its own records for what it made);
+  newest input, so Snakemake remakes them (as it does by its own records for what it made),
+  and a record Snakemake kept of the file it had made there is removed (``snakemake
+  --cleanup-metadata``): it would excuse the newer input, whose checksum it holds;
 - made by other package code or prompt texts than the checkout's, changed after they were
   written (an edit, a ``git checkout``): stale too, for the same reason (Snakemake compares
   code by a hash it records only for the jobs it ran), and dated the same way. Outputs newer
@@ -44,6 +46,7 @@ from selfreflect.workflow import PARAMS_FILE, rule_of, setting_values
 LOCK_FILE = "dvc.lock"
 SYNC_COMMAND = "selfreflect dvc-sync"
 EARLIER_NS = 1_000_000_000  # how much before its newest input a stale output is dated
+SNAKEMAKE_DIR = Path(".snakemake")  # Snakemake's records, where it runs (the working directory)
 
 
 @dataclass(frozen=True)
@@ -116,9 +119,12 @@ class SyncPlan:
     before: dict[str, int]  # outputs DVC made with other settings: just before their newest input
     keys: tuple[str, ...]  # the settings those were made with another value of
     undatable: tuple[RecordedStage, ...] = ()
+    forget: tuple[
+        str, ...
+    ] = ()  # outputs DVC made with other settings that Snakemake has records of
 
     def __bool__(self) -> bool:
-        return bool(self.after or self.before or self.undatable)
+        return bool(self.after or self.before or self.undatable or self.forget)
 
     def unforced(self, forced: Iterable[str]) -> SyncPlan:
         """The plan less the stale stages a run reruns anyway: ``forced`` names their rule or
@@ -142,12 +148,12 @@ class SyncPlan:
             clauses.append(
                 f"{len(self.after)} outputs DVC vouches for are dated before their inputs"
             )
-        if self.before:
+        stale = [*self.before, *(path for path in self.forget if path not in self.before)]
+        if stale:
             clauses.append(
-                f"{len(self.before)} outputs DVC made with another {', '.join(self.keys)} look up "
-                "to date"
+                f"{len(stale)} outputs DVC made with another {', '.join(self.keys)} look up to date"
             )
-        first = next(iter({**self.after, **self.before}), None)
+        first = next(iter([*self.after, *stale]), None)
         line = f"{source}: " + " and ".join(clauses)
         if clauses:
             command = f"{SYNC_COMMAND} --config {source}{sets}"
@@ -182,11 +188,13 @@ def sync_plan(config: dict[str, Any]) -> SyncPlan:
     before: dict[str, int] = {}
     keys: set[str] = set()
     undatable = []
+    stale = []
     for stage in stages:
         dates = {**after, **before}
         changed = _changed_since(stage, dates)
         if stage.differing or changed:
             keys |= {*stage.differing, *changed}
+            stale += [*stage.outs, *stage.temporary]
             early = _dates_before_inputs([*stage.outs, *stage.temporary], stage.deps, dates)
             if early is None:
                 undatable.append(stage)
@@ -196,7 +204,8 @@ def sync_plan(config: dict[str, Any]) -> SyncPlan:
             after.update(_dates_after_inputs(kept, stage.deps, dates))
             oldest = min(_times(kept, {**dates, **after}).values(), default=None)
             after.update(_dates_after_inputs(stage.temporary, stage.deps, dates, not_after=oldest))
-    return SyncPlan(after, before, tuple(sorted(keys)), tuple(undatable))
+    forget = tuple(_recorded_by_snakemake(stale))
+    return SyncPlan(after, before, tuple(sorted(keys)), tuple(undatable), forget)
 
 
 def dvc_sync(config: dict[str, Any], source: str, overrides: Sequence[str] = ()) -> SyncPlan:
@@ -207,10 +216,34 @@ def dvc_sync(config: dict[str, Any], source: str, overrides: Sequence[str] = ())
     plan = sync_plan(config)
     for path, time in {**plan.after, **plan.before}.items():
         os.utime(_time_carrier(path), ns=(time, time))
+    if plan.forget:
+        from snakemake.io import IOFile
+
+        records = _snakemake_records()
+        for path in plan.forget:
+            records.cleanup_metadata(IOFile(path))
     if plan.undatable:
         stale = SyncPlan({}, {}, plan.keys, plan.undatable)
         raise ConfigError(stale.message(source, overrides))
     return plan
+
+
+def _recorded_by_snakemake(paths: Iterable[str]) -> list[str]:
+    """Those of ``paths`` that Snakemake keeps a record of (a job it ran made a file there)."""
+    if not (SNAKEMAKE_DIR / "metadata").is_dir():
+        return []
+    from snakemake.io import IOFile
+
+    records = _snakemake_records()
+    return [path for path in paths if records.metadata(IOFile(path)) is not None]
+
+
+def _snakemake_records():
+    """Snakemake's records of the jobs it ran here (its ``.snakemake`` folder), as
+    ``snakemake --cleanup-metadata`` reads and removes them."""
+    from snakemake.persistence.file import FilePersistence
+
+    return FilePersistence(nolock=True, path=SNAKEMAKE_DIR)
 
 
 def _changed_since(stage: RecordedStage, dates: dict[str, int]) -> list[str]:

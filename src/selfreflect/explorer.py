@@ -52,7 +52,11 @@ from selfreflect.fileio import atomic_dir
 KINDS = ("answers", "answer_clusters", "summaries", "scores", "controlled_scores")
 BLOCK = 128  # questions read at a time: the explorer's memory holds a block's rows
 HOVER_PREDICTIONS = 3  # of the judge's top tokens kept per task, those shown when hovering a word
-UNKNOWN, EMPTY = 254, 255  # a prediction's share: no number in [0, 1]; no prediction
+# a prediction's share in a byte: whole percents from 1 % (1 to 100), below 1 % a step of
+# 1/DECADE_STEPS of a power of ten each down from it (101 to 253: 1e-6 or less; a judge's top
+# tokens at temperature 5 over a large vocabulary are mostly there), UNKNOWN: no number in [0, 1],
+# EMPTY: no prediction
+DECADE_STEPS, SMALLEST, UNKNOWN, EMPTY = 38, 253, 254, 255
 OWNER = "selfreflect explorer"  # the command whose marker the explorer folder holds
 TOKENS = "tokens.js"  # the run's token table, relative to the explorer folder
 
@@ -495,17 +499,11 @@ def _predictions(
 ) -> tuple[np.ndarray, np.ndarray]:
     """The judge's most likely tokens given ``context`` (``summary`` or ``reference``: fields
     ``<context>_top`` and ``<context>_p``) of the tasks in ``order``, as the hover shows them:
-    their ids in the token ``table`` and their shares in percent, tasks x
-    :data:`HOVER_PREDICTIONS` (a share :data:`UNKNOWN` if its probability is no number in
-    [0, 1], :data:`EMPTY` where the judge predicted fewer tokens; computed in Arrow)."""
+    their ids in the token ``table`` and their shares (:func:`share_bytes`), tasks x
+    :data:`HOVER_PREDICTIONS` (:data:`EMPTY` where the judge predicted fewer tokens)."""
     top = pc.list_slice(tasks.field(f"{context}_top"), 0, HOVER_PREDICTIONS)
     probs = pc.list_flatten(pc.list_slice(tasks.field(f"{context}_p"), 0, HOVER_PREDICTIONS))
-    valid = pc.and_(
-        pc.is_finite(probs), pc.and_(pc.greater_equal(probs, 0), pc.less_equal(probs, 1))
-    )
-    percent = pc.round(pc.multiply(pc.if_else(valid, probs, 0.0), 100))
-    valid = pc.fill_null(valid, False).to_numpy(zero_copy_only=False)
-    found = np.where(valid, pc.fill_null(percent, 0).to_numpy(zero_copy_only=False), UNKNOWN)
+    found = share_bytes(pc.fill_null(probs, np.nan).to_numpy(zero_copy_only=False))
     counts = pc.fill_null(pc.list_value_length(top), 0).to_numpy().astype(np.int64)
     task = np.repeat(np.arange(len(tasks)), counts)
     slot = np.arange(len(task)) - np.repeat(np.cumsum(counts) - counts, counts)
@@ -514,6 +512,18 @@ def _predictions(
     ids[task, slot] = _ids(pc.list_flatten(top).to_pylist(), table)
     shares[task, slot] = found
     return ids[order], shares[order]
+
+
+def share_bytes(probs: np.ndarray) -> np.ndarray:
+    """Probabilities as the page reads their shares, a byte each: whole percents from 1 %, below
+    it :data:`DECADE_STEPS` steps a power of ten down to :data:`SMALLEST` (a share of 0.37 % is
+    0.37 %, not 0 %), :data:`UNKNOWN` for no number in [0, 1]."""
+    valid = np.isfinite(probs) & (probs >= 0) & (probs <= 1)
+    p = np.where(valid, probs, 1.0)
+    with np.errstate(divide="ignore"):
+        below = 101 + np.round(-DECADE_STEPS * np.log10(np.maximum(p, 0) * 100))
+    shares = np.where(p >= 0.01, np.round(p * 100), np.minimum(below, SMALLEST))
+    return np.where(valid, shares, UNKNOWN).astype(np.int64)
 
 
 def _encoded(ids: np.ndarray, shares: np.ndarray, wide: bool) -> str:

@@ -11,6 +11,7 @@ Training questions are a dataset of their own, never evaluated.
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from selfreflect.config import SEED_MAX, adapter_of, finetuned
@@ -85,15 +86,28 @@ def check_finetune(config: dict[str, Any], source: str = "config") -> None:
 
 
 def _check_reward_judge(config: dict[str, Any], source: str) -> None:
-    """GRPO's reward judge is set and is none of the evaluation judges."""
+    """GRPO's reward judge is set and is none of the evaluation judges, under its name or
+    another (an entry of the same weights: :func:`same_weights`)."""
     judge = config["finetune"]["grpo"]["judge"]
     if judge is None:
         raise ConfigError(f"{source}: finetune.grpo.judge: finetuned_grpo needs a reward judge")
-    if judge in config["judges"]:
-        raise ConfigError(
-            f"{source}: finetune.grpo.judge: '{judge}' is an evaluation judge (judges); the"
-            " adapter would be scored by the judge it was trained to please"
-        )
+    for evaluating in config["judges"]:
+        if same_weights(config["models"], judge, evaluating):
+            named = "" if judge == evaluating else f" (the weights of '{evaluating}')"
+            raise ConfigError(
+                f"{source}: finetune.grpo.judge: '{judge}' is an evaluation judge{named}"
+                " (judges); the adapter would be scored by the judge it was trained to please"
+            )
+
+
+def same_weights(models: dict[str, Any], first: str, second: str) -> bool:
+    """Whether the model entries ``first`` and ``second`` load the same weights: one name, one
+    folder or hub id (``path``), or one GGUF file of one package."""
+    a, b = models[first], models[second]
+    if first == second or (a["gguf"] and (a["package"], a["gguf"]) == (b["package"], b["gguf"])):
+        return True
+    paths = [spec.get("path") for spec in (a, b)]
+    return None not in paths and len({os.path.normpath(path) for path in paths}) == 1
 
 
 def _check_control(config: dict[str, Any], source: str) -> None:

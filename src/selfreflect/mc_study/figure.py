@@ -45,7 +45,7 @@ def mc_figure(
                 no_data(ax)
             stat = _mc_title(_mc_row(table, rows))
             ax.set_title(f"{title}: {stat}" if title else stat, fontsize="small")
-            ax.set_xlabel("True 1-Wasserstein distance to test answers")
+            ax.set_xlabel("True 1-Wasserstein distance to the truth")
             ax.set_ylabel(SCORE_LABEL)
         if points is not None:
             bar = fig.colorbar(points, ax=axes)

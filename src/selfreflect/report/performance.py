@@ -45,7 +45,8 @@ def performance_table(jobs: pd.DataFrame) -> pd.DataFrame:
         "cpu_s": table["cpu_s"].sum(),
         "peak_rss_mib": table["peak_rss_mib"].max(),
     }
-    return pd.concat([table, pd.DataFrame([total])], ignore_index=True)
+    table = pd.concat([table, pd.DataFrame([total])], ignore_index=True)
+    return table.round({"wall_s": 2, "cpu_s": 2})  # sums of 2-decimal figures, float error off
 
 
 def judge_tokens_table(metadata: Iterable[dict[str, Any]]) -> pd.DataFrame:

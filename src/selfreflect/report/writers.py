@@ -3,6 +3,7 @@ intervals) as Markdown and LaTeX, atomically."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -10,6 +11,27 @@ import pandas as pd
 
 from selfreflect.fileio import write_text
 from selfreflect.paths import TABLE_FORMATS
+
+# LaTeX's special characters in text, each as it is written to print it
+LATEX_SPECIALS = {
+    "\\": r"\textbackslash{}",
+    "&": r"\&",
+    "%": r"\%",
+    "$": r"\$",
+    "#": r"\#",
+    "_": r"\_",
+    "{": r"\{",
+    "}": r"\}",
+    "~": r"\textasciitilde{}",
+    "^": r"\textasciicircum{}",
+}
+
+
+def latex_text(text: str) -> str:
+    """``text`` as LaTeX prints it (pandas escapes a table's cells, not its caption)."""
+    return re.sub(
+        "[" + re.escape("".join(LATEX_SPECIALS)) + "]", lambda m: LATEX_SPECIALS[m[0]], text
+    )
 
 
 def _fmt(value: Any, digits: int = 3) -> str:
@@ -51,7 +73,7 @@ def write_table_files(
         "csv": lambda: raw.to_csv(index=False),
         "md": lambda: f"{caption}\n\n{display.to_markdown(index=False)}\n",
         "tex": lambda: display.to_latex(
-            index=False, caption=caption, label=f"tab:{name}", escape=True
+            index=False, caption=latex_text(caption), label=f"tab:{name}", escape=True
         ),
     }
     files = []
