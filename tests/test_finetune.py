@@ -326,6 +326,26 @@ def test_unknown_teacher_stops(tiny_model, tmp_path, capsys):
     assert not (tmp_path / "o").exists()
 
 
+@pytest.mark.parametrize(
+    ("key", "finetune"),
+    [
+        ("finetune.teacher", {"teacher": "finetuned_sft-seed0"}),
+        ("finetune.candidates", {"candidates": ["greedy", "finetuned_dpo"]}),
+    ],
+)
+def test_a_finetuned_strategy_is_no_teacher_or_candidate(tiny_model, key, finetune):
+    """Refused while the DAG is built, and the message lists only the strategies it takes."""
+    from selfreflect.errors import ConfigError
+    from selfreflect.strategies.registry import check_strategies
+
+    with pytest.raises(ConfigError) as refused:
+        check_strategies(finetune_config(tiny_model, **finetune))
+    message = str(refused.value)
+    assert f"config: {key}: unknown strategy 'finetuned_" in message
+    known = message.split("(known: ")[1]
+    assert known.startswith("greedy, ") and "finetuned" not in known
+
+
 def test_lora_target_module_the_model_lacks_stops(tiny_model, tmp_path, capsys):
     lora = {"target_modules": ["q_proj", "query_key_value"]}
     command = write_inputs(tmp_path, tiny_model, training={**TRAINING, "lora": lora})

@@ -9,7 +9,7 @@ from __future__ import annotations
 import copy
 from typing import TYPE_CHECKING, Any
 
-from selfreflect.config import registered_strategy
+from selfreflect.config import finetuned, registered_strategy
 from selfreflect.errors import ConfigError, StrategyError
 from selfreflect.registry import Registry
 from selfreflect.strategies.plugins import check_plugin, plugin_strategy
@@ -71,9 +71,11 @@ def resolve(name: str, plugins: dict[str, str]) -> StrategyFn:
     raise StrategyError(unknown_message(name, plugins))
 
 
-def unknown_message(name: str, plugins: dict[str, str]) -> str:
-    known = ", ".join([*STRATEGIES.names(), *plugins])
-    return f"unknown strategy '{name}' (known: {known})"
+def unknown_message(name: str, plugins: dict[str, str], trained: bool = True) -> str:
+    """``unknown strategy 'NAME' (known: …)``, listing the finetuned ones only if ``trained``
+    (no teacher or candidate of a finetuning is one)."""
+    known = [s for s in [*STRATEGIES.names(), *plugins] if trained or not finetuned(s)]
+    return f"unknown strategy '{name}' (known: {', '.join(known)})"
 
 
 def check_strategies(config: dict[str, Any], source: str = "config") -> None:
@@ -97,8 +99,11 @@ def check_strategies(config: dict[str, Any], source: str = "config") -> None:
     named.append(("finetune.teacher", config["finetune"]["teacher"]))  # checked, though unused
     named += [("finetune.candidates", name) for name in config["finetune"]["candidates"]]
     for key, name in named:
-        if registered_strategy(name) not in STRATEGIES and name not in summaries["plugins"]:
-            raise ConfigError(f"{source}: {key}: {unknown_message(name, summaries['plugins'])}")
+        trained = not key.startswith("finetune.")  # a teacher or candidate is no adapter
+        known = registered_strategy(name) in STRATEGIES or name in summaries["plugins"]
+        if not known or (finetuned(name) and not trained):
+            message = unknown_message(name, summaries["plugins"], trained)
+            raise ConfigError(f"{source}: {key}: {message}")
 
 
 def strategy_prompts(name: str) -> list[str]:
