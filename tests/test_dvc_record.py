@@ -211,15 +211,20 @@ def test_a_copy_without_git_has_no_record_to_date(project):
 
 def test_the_snakemake_internals_the_rules_read_are_there():
     """While the Snakefile is read and when a run starts, workflow/rules/common.smk reads
-    Snakemake's workflow object, no public interface (pyproject pins snakemake below 10): an
-    upgrade dropping one fails here."""
+    Snakemake's workflow object, and dvc-sync its records (those of `--cleanup-metadata`), no
+    public interface (pyproject pins snakemake below 10): an upgrade dropping one fails here."""
     from importlib.metadata import version
 
     import snakemake.api  # noqa: F401  (snakemake.workflow is imported through it)
+    from snakemake.persistence.file import FilePersistence
     from snakemake.settings.types import DAGSettings
     from snakemake.workflow import Workflow
 
     read = {
+        "FilePersistence.metadata": callable(getattr(FilePersistence, "metadata", None)),
+        "FilePersistence.cleanup_metadata": callable(
+            getattr(FilePersistence, "cleanup_metadata", None)
+        ),
         "Workflow.is_main_process": isinstance(
             getattr(Workflow, "is_main_process", None), property
         ),

@@ -34,7 +34,7 @@ import shlex
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from selfreflect.code_deps import SOURCE
 from selfreflect.dvc_project import run_project
@@ -42,6 +42,9 @@ from selfreflect.errors import ConfigError
 from selfreflect.fileio import SNAKEMAKE_STAMP
 from selfreflect.paths import MODELS
 from selfreflect.workflow import PARAMS_FILE, rule_of, setting_values
+
+if TYPE_CHECKING:
+    from snakemake.persistence.file import FilePersistence
 
 LOCK_FILE = "dvc.lock"
 SYNC_COMMAND = "selfreflect dvc-sync"
@@ -119,9 +122,7 @@ class SyncPlan:
     before: dict[str, int]  # outputs DVC made with other settings: just before their newest input
     keys: tuple[str, ...]  # the settings those were made with another value of
     undatable: tuple[RecordedStage, ...] = ()
-    forget: tuple[
-        str, ...
-    ] = ()  # outputs DVC made with other settings that Snakemake has records of
+    forget: tuple[str, ...] = ()  # those outputs that Snakemake keeps records of (made earlier)
 
     def __bool__(self) -> bool:
         return bool(self.after or self.before or self.undatable or self.forget)
@@ -238,7 +239,7 @@ def _recorded_by_snakemake(paths: Iterable[str]) -> list[str]:
     return [path for path in paths if records.metadata(IOFile(path)) is not None]
 
 
-def _snakemake_records():
+def _snakemake_records() -> FilePersistence:
     """Snakemake's records of the jobs it ran here (its ``.snakemake`` folder), as
     ``snakemake --cleanup-metadata`` reads and removes them."""
     from snakemake.persistence.file import FilePersistence
