@@ -128,6 +128,12 @@ def test_the_run_is_recorded_and_its_page_shows_grpo_reward_cost_and_arms(finetu
     assert f"| grpo-seed0 | {len(steps)} | " in page
     assert "| finetuned_grpo | finetuned_sft | " in page
     assert "no single invocation measured it" in page
+    # what this run can show: one seed per method, training questions of their own (no split),
+    # no reference among its strategies
+    section = page[page.index(f"## `{CONFIG}`") :]
+    assert "- **Seeds.** One seed per method:" in section
+    assert "Split by question" not in section and "held-out templates" not in section.lower()
+    assert "each reference" not in section
     assert (finetuned / "docs/finetuning/smoke.png").read_bytes()[:4] == b"\x89PNG"
 
 

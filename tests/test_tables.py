@@ -26,7 +26,7 @@ from selfreflect.report.tables import (
     main_table,
     validation_table,
 )
-from selfreflect.report.writers import with_intervals, write_table_files
+from selfreflect.report.writers import latex_text, with_intervals, write_table_files
 from selfreflect.stats import krippendorff_alpha
 from tests.conftest import MINIMAL_CONFIG, REPO, mc_plan, report_plan
 
@@ -614,7 +614,7 @@ def test_a_table_with_nothing_to_show_says_why(tmp_path):
     table = tmp_path / "tables" / "human_agreement"
     assert pd.read_csv(f"{table}.csv")["skipped"].tolist() == [reason]
     assert Path(f"{table}.md").read_text().splitlines()[0] == f"Skipped: {reason}"
-    assert f"\\caption{{Skipped: {reason}}}" in Path(f"{table}.tex").read_text()
+    assert f"\\caption{{Skipped: {latex_text(reason)}}}" in Path(f"{table}.tex").read_text()
 
 
 def test_headline_metrics_are_keyed_by_what_varies_in_the_run(tmp_path):

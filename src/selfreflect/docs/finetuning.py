@@ -239,8 +239,8 @@ def reward_table(result: dict) -> str | None:
                 adapter,
                 len(frame),
                 f"{frame['reward'].iloc[0]:.3f} -> {frame['reward'].iloc[-1]:.3f}",
-                _number(frame["step_time"].mean(), 0),
-                _number(frame["reward_cpu_s"].mean(), 0),
+                _number(frame["step_time"].mean(), 1),
+                _number(frame["reward_cpu_s"].mean(), 1),
                 _number(frame["reward_cpu_s_per_summary"].mean(), 1),
                 int(frame["unscored"].sum()),
                 f"{frame['summary_words'].iloc[0]:.1f} -> {frame['summary_words'].iloc[-1]:.1f}",
@@ -325,6 +325,11 @@ def section(run: str, result: dict) -> str:
         run=run_entry,
         sizes=sizes,
         plan=sizes["plan"],
+        references=[
+            name
+            for name in sizes["plan"].get("references", [])
+            if name in {row["strategy"] for row in rows}
+        ],
         adapters=adapters,
         methods=_listed([method.upper() for method in adapters]),
         judges=", ".join(f"`{judge}`" for judge in sizes["evaluation_judges"]),
