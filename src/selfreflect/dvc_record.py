@@ -195,8 +195,9 @@ def sync_plan(config: dict[str, Any]) -> SyncPlan:
         changed = _changed_since(stage, dates)
         if stage.differing or changed:
             keys |= {*stage.differing, *changed}
-            stale += [*stage.outs, *stage.temporary]
-            early = _dates_before_inputs([*stage.outs, *stage.temporary], stage.deps, dates)
+            written = [*stage.outs, *stage.temporary]
+            stale += written
+            early = _dates_before_inputs(written, stage.deps, dates)
             if early is None:
                 undatable.append(stage)
             before.update(early or {})

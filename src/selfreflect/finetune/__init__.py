@@ -40,7 +40,7 @@ def check_finetune(config: dict[str, Any], source: str = "config") -> None:
     no training dataset, one that is also evaluated, an unknown teacher or candidate, or a
     summariser with other weights than the subjects' (it runs their adapters), a GRPO reward
     judge that is missing or evaluates, a positive control without its teacher or adapters."""
-    from selfreflect.strategies.registry import builtin_names
+    from selfreflect.strategies.registry import builtin_names, unknown_message
 
     settings = config["finetune"]
     _check_control(config, source)
@@ -54,12 +54,12 @@ def check_finetune(config: dict[str, Any], source: str = "config") -> None:
             f"{source}: finetune.dataset: '{dataset}' is trained on, so it cannot be evaluated"
             " (summaries.datasets)"
         )
-    known = [s for s in [*builtin_names(), *config["summaries"]["plugins"]] if not finetuned(s)]
+    plugins = config["summaries"]["plugins"]
     named = [("finetune.teacher", settings["teacher"])]
     named += [("finetune.candidates", name) for name in settings["candidates"]]
     for key, name in named:
-        if name not in known:
-            raise ConfigError(f"{source}: {key}: unknown strategy '{name}' ({', '.join(known)})")
+        if finetuned(name) or name not in [*builtin_names(), *plugins]:
+            raise ConfigError(f"{source}: {key}: {unknown_message(name, plugins, trained=False)}")
     if "grpo" in finetuned_methods(config):
         _check_reward_judge(config, source)
     summarizer = config["summarizer"]
