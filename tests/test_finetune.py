@@ -180,6 +180,7 @@ def test_training_killed_while_writing_a_checkpoint_resumes_from_the_last_comple
     kill = [sys.executable, "tests/kill_at.py", "before-training-state", "2", "--"]
     killed = subprocess.run([*kill, *map(str, command)], capture_output=True, text=True)
     assert killed.returncode == -9 and not (tmp_path / "a").exists()
+    assert "'loss'" in killed.stderr and "'loss'" not in killed.stdout  # the job's log has them
     [complete] = tmp_path.glob(".a.checkpoints/*/checkpoint-3")
     assert (complete / "trainer_state.json").is_file()
     half = complete.parent / "checkpoint-6"

@@ -230,6 +230,11 @@ CASES = {
         | PARAMS,
     ),
 }
+CASES["fidelity"] = (edit_config(lambda c: c.update(fidelity="corrected")), CASES["model"][1])
+CASES["other_backends_setting"] = (  # read by the openai backend alone; tiny runs on hf
+    edit_config(lambda c: c["models"]["tiny"].update(timeout=5, max_concurrency=2)),
+    PARAMS,
+)
 
 
 @pytest.mark.parametrize("case", list(CASES))

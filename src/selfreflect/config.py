@@ -313,6 +313,59 @@ def converted_models(config: dict[str, Any]) -> list[str]:
     return [name for name, spec in config["models"].items() if spec["gguf"]]
 
 
+MODEL_SOURCE = ("path", "gguf", "package", "sha256", "family")  # the weights, how prompted
+_VLLM_ENGINE = (
+    "dtype",
+    "max_model_len",
+    "gpu_memory_utilization",
+    "kv_cache_memory_bytes",
+    "enforce_eager",
+    "tensor_parallel_size",
+)
+# What else of a models entry each engine reads: a generation backend (``backend``) and a judge
+# backend (``scoring.backend``) of the same name are different engines, except vLLM's.
+GENERATOR_KEYS = {
+    "vllm": _VLLM_ENGINE,
+    "hf": ("dtype", "max_model_len", "batch_size"),
+    "openai": (
+        "max_model_len",
+        "base_url",
+        "api_key_env",
+        "max_concurrency",
+        "timeout",
+        "max_retries",
+    ),
+}
+JUDGE_KEYS = {
+    "hf": ("dtype", "max_model_len"),
+    "vllm": _VLLM_ENGINE,
+    "reference": ("dtype", "max_model_len"),
+}
+TRAINING_KEYS = ("dtype",)
+
+
+def model_keys(name: str, reads: Iterable[str]) -> list[tuple[str, ...]]:
+    """The config key paths a job running model ``name`` tracks, where it reads ``reads`` of
+    the entry (its engine's settings): the run's ``fidelity`` and the entry's weights and family
+    too. ``gpus`` is the workflow's resource alone, read by no job."""
+    keys = dict.fromkeys((*MODEL_SOURCE, *reads))
+    return [("fidelity",), *(("models", name, key) for key in keys)]
+
+
+def generator_keys(config: dict[str, Any], name: str) -> list[tuple[str, ...]]:
+    """What a job generating with model ``name`` tracks: its backend's settings."""
+    return model_keys(name, ("backend", *GENERATOR_KEYS[config["models"][name]["backend"]]))
+
+
+def judge_keys(
+    config: dict[str, Any], name: str, backends: Iterable[str] = ()
+) -> list[tuple[str, ...]]:
+    """What a job judging with model ``name`` tracks: the settings of ``scoring.backend`` and
+    of the further judge ``backends`` it runs."""
+    names = dict.fromkeys([config["scoring"]["backend"], *backends])
+    return model_keys(name, [key for backend in names for key in JUDGE_KEYS[backend]])
+
+
 def model_spec(config: dict[str, Any], name: str, source: str = "config") -> dict[str, Any]:
     """The specification of model ``name``, with its ``name`` and the run's ``fidelity``."""
     if name not in config["models"]:

@@ -11,12 +11,13 @@ from selfreflect.cli.options import (
     SHARD,
     SHARDS,
     SUBJECT,
+    generating,
     gpus_option,
     reads,
 )
 
 
-@reads("seed", "answers", "datasets.{dataset}.answers", "models.{subject}", prompts=True)
+@reads("seed", "answers", "datasets.{dataset}.answers", generating("subject"), prompts=True)
 @click.command()
 @gpus_option()
 @CONFIG

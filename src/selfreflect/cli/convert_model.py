@@ -7,7 +7,9 @@ import click
 from selfreflect.cli.options import CONFIG, OUT, reads
 
 
-@reads("models.{model}.gguf", "models.{model}.package", "models.{model}.dtype")
+@reads(
+    "models.{model}.gguf", "models.{model}.package", "models.{model}.sha256", "models.{model}.dtype"
+)
 @click.command("convert-model")
 @CONFIG
 @click.option("--model", required=True, help="Name of a `gguf` model in the config.")

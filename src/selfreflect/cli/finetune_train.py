@@ -18,15 +18,24 @@ from selfreflect.config import SEED_MAX
 from selfreflect.strategies.registry import strategy_prompts
 
 
-def _reward_settings(job: dict, config: dict) -> list[str]:
+def _trained_model(job: dict, config: dict) -> list[tuple[str, ...]]:
+    """What training reads of the subject's entry: its weights, family and dtype."""
+    from selfreflect.config import TRAINING_KEYS, model_keys
+
+    return model_keys(job["subject"], TRAINING_KEYS)
+
+
+def _reward_settings(job: dict, config: dict) -> list[str | tuple[str, ...]]:
     """GRPO's: its settings, its reward judge's model and the scoring settings it judges with."""
+    from selfreflect.config import judge_keys
+
     if job["method"] != "grpo":
         return []
-    return ["finetune.grpo", f"models.{config['finetune']['grpo']['judge']}", "scoring"]
+    return ["finetune.grpo", *judge_keys(config, config["finetune"]["grpo"]["judge"]), "scoring"]
 
 
 @reads(
-    "models.{subject}",
+    _trained_model,
     "finetune.training",
     _reward_settings,
     prompts=lambda job: strategy_prompts(f"finetuned_{job['method']}"),

@@ -19,6 +19,7 @@ from selfreflect.cli.options import (
     Job,
     folder_option,
     gpus_option,
+    judging,
     reads,
 )
 from selfreflect.cli.report.studies import experiment
@@ -57,7 +58,7 @@ def check_answers(answers: pd.DataFrame, path: str, experiment: dict[str, str]) 
             raise InputError(f"{path}: {label}: answers of {found!r}, not of {expected!r}")
 
 
-@reads("seed", "scoring", "models.{judge}", study_settings, prompts=True)
+@reads("seed", "scoring", judging, study_settings, prompts=True)
 @click.command()
 @gpus_option()
 @CONFIG

@@ -88,6 +88,24 @@ def reads(
     return declare
 
 
+def generating(role: str) -> SettingKeys:
+    """What a job tracks of the model its wildcard ``role`` names and generates with."""
+
+    def keys(job: Job, config: dict[str, Any]) -> list[tuple[str, ...]]:
+        from selfreflect.config import generator_keys
+
+        return generator_keys(config, job[role])
+
+    return keys
+
+
+def judging(job: Job, config: dict[str, Any]) -> list[tuple[str, ...]]:
+    """What a job tracks of its ``{judge}`` model, judging on ``scoring.backend``."""
+    from selfreflect.config import judge_keys
+
+    return judge_keys(config, job["judge"])
+
+
 def distinct_files(ctx: click.Context, param: click.Parameter, files: tuple[str, ...]) -> tuple:
     """Refuse a file named twice (also by another path to it): its rows would count twice."""
     import os

@@ -19,9 +19,17 @@ CHECKPOINT_EVERY = 256
 
 
 def summary_settings(job: Job, config: dict[str, Any]) -> list[Sequence[str]]:
-    """The summariser's entry and the ``summaries`` settings of the job's strategy."""
-    summarizer = ("models", config["summarizer"] or job["subject"])
-    return [summarizer, *strategy_setting_keys(config["summaries"], job["strategy"])]
+    """What the job tracks of the subject (fresh answers) and the summariser (its thinking mode
+    too) it generates with, and the ``summaries`` settings of the job's strategy."""
+    from selfreflect.config import generator_keys
+
+    summarizer = config["summarizer"] or job["subject"]
+    return [
+        *generator_keys(config, job["subject"]),
+        *generator_keys(config, summarizer),
+        ("models", summarizer, "thinking"),
+        *strategy_setting_keys(config["summaries"], job["strategy"]),
+    ]
 
 
 def summary_checkpoints(
@@ -71,7 +79,6 @@ def plugin_named(
 
 @reads(
     "seed",
-    "models.{subject}",
     summary_settings,
     prompts=lambda job: strategy_prompts(job["strategy"]),
     plugin=True,

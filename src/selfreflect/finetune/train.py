@@ -13,10 +13,12 @@ is and whose run (:func:`owner`): no training writes over another's folder.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import shutil
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -273,7 +275,8 @@ def train_adapter(
             callbacks=[training_log(log_tmp)],
             **rewards,
         )
-        trainer.train(resume_from_checkpoint=last_complete_checkpoint(checkpoints))
+        with contextlib.redirect_stdout(sys.stderr):  # its per-step losses: the job's log
+            trainer.train(resume_from_checkpoint=last_complete_checkpoint(checkpoints))
         with atomic_dir(out, owners["adapter"]) as tmp:
             trainer.model.save_pretrained(tmp)
             trained = {"method": method, "training": settings, "base_model": base_model}

@@ -57,7 +57,8 @@ class Report:
     reads: str  # the artifact kind of its FILES
     build: Callable[..., pd.DataFrame]  # (the FILES' rows, **arguments) -> the table
     arguments: Callable[..., dict[str, Any]]  # (config, **optional inputs) -> build's others
-    settings: tuple[str, ...]  # what arguments reads of the config (its rule's params)
+    settings: tuple[str | Callable[..., Any], ...]  # what arguments reads of the config (keys,
+    # or functions of the job and config giving key paths: its rule's params)
     help: str  # the command's
     empty: str  # why a table without rows is empty: a template over the arguments
     intervals: Mapping[str, tuple[str, str, str]] = field(default_factory=dict)  # shown as one
@@ -74,9 +75,14 @@ class Report:
         return readers.read_tables(self.reads, files, self.columns, self.present)
 
     @property
-    def config_keys(self) -> tuple[str, ...]:
+    def config_keys(self) -> tuple[str | Callable[..., Any], ...]:
         """What making the table reads of the config: its settings, its figure's."""
         return (*self.settings, *(FIGURE_SETTINGS if self.figure else ()))
+
+
+def _thinking_keys(job: Mapping[str, str], config: Config) -> list[tuple[str, ...]]:
+    """Each model's thinking mode, what the cost table reads of the models."""
+    return [("models", name, "thinking") for name in config["models"]]
 
 
 def stats_args(config: Config) -> dict[str, Any]:
@@ -257,7 +263,7 @@ REPORTS = (
         arguments=lambda config: {
             "thinking": {name: spec["thinking"] for name, spec in config["models"].items()}
         },
-        settings=("models",),
+        settings=(_thinking_keys,),
         help="Tokens, seconds and summary lengths per strategy (FILES: summaries tables).",
         empty="no summaries",
         columns=tables.COST_COLUMNS,

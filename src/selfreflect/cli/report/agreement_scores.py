@@ -5,15 +5,22 @@ from __future__ import annotations
 
 import click
 
-from selfreflect.cli.options import ANSWERS, CONFIG, FILES, OUT, gpus_option, reads
+from selfreflect.cli.options import ANSWERS, CONFIG, FILES, OUT, Job, gpus_option, reads
 from selfreflect.cli.report.studies import experiment, write_study
+
+
+def judge_backends(job: Job, config: dict) -> list[tuple[str, ...]]:
+    """What the job tracks of its judge model, run on each backend it compares."""
+    from selfreflect.config import judge_keys
+
+    return judge_keys(config, job["judge"], config["report"]["agreement_backends"])
 
 
 @reads(
     "scoring",
     "report.agreement_backends",
     "report.agreement_questions",
-    "models.{judge}",
+    judge_backends,
     prompts=True,
 )
 @click.command("agreement-scores")

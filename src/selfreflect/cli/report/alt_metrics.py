@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from selfreflect.cli.options import ANSWERS, CONFIG, OUT, gpus_option, reads
+from selfreflect.cli.options import ANSWERS, CONFIG, OUT, gpus_option, judging, reads
 from selfreflect.cli.report.studies import experiment, open_study_judge, write_study
 
 
@@ -13,7 +13,7 @@ from selfreflect.cli.report.studies import experiment, open_study_judge, write_s
     "summaries.cluster.embedder",
     "summaries.cluster.threshold",
     "report.pair_types",
-    "models.{judge}",
+    judging,
     prompts=True,
 )
 @click.command("alt-metrics")
