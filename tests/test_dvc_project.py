@@ -121,3 +121,35 @@ def test_every_folder_a_config_project_links_to_is_in_a_clone():
     tracked file is absent and a project's link to it dangles: each holds one (a .gitkeep)."""
     tracked = run(["git", "ls-files", *DVC_PROJECT_LINKS], REPO).stdout.split()
     assert sorted({Path(path).parts[0] for path in tracked}) == sorted(DVC_PROJECT_LINKS)
+
+
+def test_a_config_project_links_the_files_its_config_names(tmp_path):
+    """A question file kept outside `data/` (the probe's `mydata/`): the project links its top
+    folder, so the questions stage finds it, and `--check` names the link when it is missing. A
+    relative path out of the repository, which no project folder reaches, is refused."""
+    project = copy_project(tmp_path / "p")
+    (project / "mydata").mkdir()
+    shutil.move(project / "data/questions/smoke.jsonl", project / "mydata/smoke.jsonl")
+    base = project / "config/base/smoke.yaml"
+    base.write_text(base.read_text().replace("data/questions/smoke.jsonl", "mydata/smoke.jsonl"))
+    run([*DVC_YAML, "--config", "config/smoke.yaml"], project)
+    folder = project / "dvc" / "smoke"
+    assert os.readlink(folder / "mydata") == os.path.join("..", "..", "mydata")
+    with Repo(str(folder)) as repo:
+        deps = {dep.fs_path for stage in repo.index.stages for dep in stage.deps}
+    [dep] = [path for path in deps if path.endswith("smoke.jsonl")]
+    assert os.path.isfile(dep)
+    (folder / "mydata").unlink()
+    checked = run([*DVC_YAML, "--config", "config/smoke.yaml", "--check"], project, check=False)
+    assert checked.stderr.splitlines()[-1] == (
+        "error: dvc/smoke: no link to mydata; run selfreflect dvc-yaml"
+    )
+    shutil.move(project / "mydata", tmp_path / "outside")
+    base.write_text(base.read_text().replace("mydata/smoke.jsonl", "../outside/smoke.jsonl"))
+    refused = run([*DVC_YAML, "--config", "config/smoke.yaml"], project, check=False)
+    assert refused.returncode == 1
+    assert refused.stderr.splitlines()[-1] == (
+        "error: config/smoke.yaml: datasets.smoke.path: ../outside/smoke.jsonl is outside the"
+        " repository, where DVC's project runs cannot reach it by a relative path; give it as an"
+        " absolute path"
+    )

@@ -149,6 +149,7 @@ def api_project(tmp_path: Path, base_url: str, strategies: list[str]) -> Path:
     config["models"]["tiny-api"] = {k: v for k, v in api_spec(base_url).items() if k != "name"}
     config["subjects"] = ["tiny-api"]
     config["summarizer"] = None
+    config["answers"]["choice_truth"] = "samples"  # an endpoint gives no letter probabilities
     config["summaries"]["strategies"] = strategies
     config["summaries"]["plugins"]["echo"] = "tests.test_strategies_plugins:echo_plugin"
     (project / "config/api.yaml").write_text(yaml.safe_dump(config))
@@ -223,6 +224,12 @@ def completion(n: int) -> dict:
     return {"id": "c", "object": "chat.completion", "choices": choices, "usage": usage}
 
 
+def null_content(body: dict) -> dict:
+    """``body`` with its last choice's content null (a reasoning model's, cut short)."""
+    *kept, last = body["choices"]
+    return {**body, "choices": [*kept, {**last, "message": {**last["message"], "content": None}}]}
+
+
 class Stub:
     """Answers each request with the next scripted :class:`Reply` (the last one repeats)."""
 
@@ -286,6 +293,7 @@ HTML_502 = Reply(b"<html><body><h1>502 Bad Gateway</h1></body></html>", 502, "te
         (Reply(completion(0)), "endpoint returned 0 of 3 choices"),
         (Reply(completion(2)), "endpoint returned 2 of 3 choices"),
         (Reply({**completion(3), "choices": None}), "endpoint sent no choices"),
+        (Reply(null_content(completion(3))), "endpoint returned a choice without text"),
         (Reply(b'{"id": "c", "choices": [{"ind'), "endpoint sent malformed JSON"),
         (
             Reply(b"<html>maintenance</html>", content_type="text/html"),
@@ -298,6 +306,7 @@ HTML_502 = Reply(b"<html><body><h1>502 Bad Gateway</h1></body></html>", 502, "te
         "empty-choices",
         "too-few-choices",
         "no-choices",
+        "null-content",
         "truncated-json",
         "html-200",
         "html-502",
@@ -335,9 +344,9 @@ def test_answers_job_on_short_responses_stops_with_one_quiet_line(stub, tmp_path
     model = {"path": "gpt", "backend": "openai", "base_url": stub.url, "max_retries": 0}
     config = {
         "run": "t",
-        "models": {"api": model},
+        "models": {"api": model, "local": {"path": "m"}},
         "subjects": ["api"],
-        "judges": ["api"],
+        "judges": ["local"],
         "datasets": {"d": {"source": "local", "path": "q.jsonl"}},
         "answers": {"num_answers": 2},
     }
@@ -371,6 +380,50 @@ def test_openai_model_without_base_url_is_a_config_error():
     config["models"]["api"]["timeout"] = 0
     with pytest.raises(ConfigError, match=r"^c\.yaml: models\.api\.timeout: "):
         validate_config(config, source="c.yaml")
+
+
+def hosted_config(**changes) -> dict:
+    """A config whose subject ``api`` is served by an endpoint and judged by ``local``."""
+    api = {"path": "gpt", "backend": "openai", "base_url": "http://127.0.0.1:1/v1"}
+    config = {
+        "run": "t",
+        "models": {"api": api, "local": {"path": "m"}},
+        "subjects": ["api"],
+        "judges": ["local"],
+        "datasets": {"d": {"source": "local", "path": "q.jsonl"}},
+    }
+    return {**config, **changes}
+
+
+def test_an_openai_model_judges_nothing():
+    """The probe's: an openai judge passed every check and failed after sampling and summaries
+    with "model directory not found"."""
+    validate_config(hosted_config(), source="c.yaml")
+    finetune = {"judge": "api"}
+    for changes, key in [
+        ({"judges": ["api"]}, "judges"),
+        ({"finetune": finetune}, "finetune.judge"),
+    ]:
+        with pytest.raises(ConfigError) as err:
+            validate_config(hosted_config(**changes), source="c.yaml")
+        assert str(err.value) == (
+            f"c.yaml: {key}: 'api' is served by backend openai, which samples and summarises"
+            " only; a judge needs the model's weights (backend hf or vllm)"
+        )
+
+
+def test_an_openai_subject_on_multiple_choice_questions_samples_their_truth():
+    """The probe's: the MC truth by logprobs crashed the answers job with a traceback."""
+    mmlu = {"d": {"source": "local", "path": "q.jsonl"}, "m": {"source": "mmlu"}}
+    with pytest.raises(ConfigError) as err:
+        validate_config(hosted_config(datasets=mmlu), source="c.yaml")
+    assert str(err.value) == (
+        "c.yaml: answers.choice_truth: logprobs reads the subject's own letter probabilities,"
+        " which subject 'api' (backend openai) does not give on multiple-choice dataset 'm'; set"
+        " choice_truth: samples"
+    )
+    sampled = {"choice_truth": "samples"}
+    validate_config(hosted_config(datasets=mmlu, answers=sampled), source="c.yaml")
 
 
 def test_pasted_key_is_not_echoed_when_its_variable_is_missing():

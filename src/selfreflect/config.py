@@ -126,10 +126,37 @@ def _check_finite(value: Any, source: str, path: tuple[str | int, ...] = ()) -> 
 
 
 def _check_endpoints(config: dict[str, Any], source: str) -> None:
-    """Every openai model names its endpoint (none would mean the public OpenAI API)."""
-    for name, spec in config["models"].items():
-        if spec["backend"] == "openai" and spec["base_url"] is None:
+    """Every openai model names its endpoint (none would mean the public OpenAI API), and
+    neither judges (a judge reads the model's own next-token distributions) nor gives the
+    multiple-choice truth by ``logprobs`` (the letters' probabilities)."""
+    hosted = {name for name, spec in config["models"].items() if spec["backend"] == "openai"}
+    for name in sorted(hosted):
+        if config["models"][name]["base_url"] is None:
             raise ConfigError(f"{source}: models.{name}.base_url: required by backend openai")
+    finetune = config["finetune"]
+    judges = [("judges", name) for name in config["judges"]]
+    judges += [
+        ("finetune.judge", finetune["judge"]),
+        ("finetune.grpo.judge", finetune["grpo"]["judge"]),
+    ]
+    for key, name in judges:
+        if name in hosted:
+            raise ConfigError(
+                f"{source}: {key}: '{name}' is served by backend openai, which samples and"
+                " summarises only; a judge needs the model's weights (backend hf or vllm)"
+            )
+    if not hosted & set(config["subjects"]):
+        return
+    for dataset in evaluated_datasets(config):
+        if config["datasets"][dataset]["source"] != "mmlu":
+            continue
+        if config["answers"]["choice_truth"] == "logprobs":
+            subject = sorted(hosted & set(config["subjects"]))[0]
+            raise ConfigError(
+                f"{source}: answers.choice_truth: logprobs reads the subject's own letter"
+                f" probabilities, which subject '{subject}' (backend openai) does not give on"
+                f" multiple-choice dataset '{dataset}'; set choice_truth: samples"
+            )
 
 
 def schema_enum(*keys: str) -> list[str]:

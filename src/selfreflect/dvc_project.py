@@ -18,6 +18,7 @@ import os
 import shutil
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 from selfreflect.errors import ConfigError
 from selfreflect.paths import DEFAULT_CONFIG, DVC_PROJECT, DVC_PROJECT_LINKS
@@ -41,10 +42,35 @@ def run_project(run: str) -> Path:
     return folder if (folder / "dvc.yaml").is_file() else ROOT
 
 
-def project_links(code: Iterable[str] = ()) -> list[str]:
+def project_links(paths: Iterable[str] = ()) -> list[str]:
     """The root's folders and files a config's project links: :data:`DVC_PROJECT_LINKS`, and
-    the top folder or file of each of ``code`` (a plug-in's files, such as ``examples/``)."""
-    return sorted({*DVC_PROJECT_LINKS, *(Path(name).parts[0] for name in code)})
+    the top folder or file of each of ``paths`` (a plug-in's files, such as ``examples/``, and
+    the :func:`config_files`)."""
+    return sorted({*DVC_PROJECT_LINKS, *(Path(name).parts[0] for name in paths)})
+
+
+def config_files(config: dict[str, Any], source: str) -> list[str]:
+    """The relative paths of files and folders in the repository that ``config`` names (local
+    questions, model folders and GGUF files, human ratings): a project's stages, run from
+    ``dvc/<run>/``, reach them through links. A relative path out of the repository cannot be
+    reached so: refused, naming ``source`` and the key."""
+    named = {f"datasets.{name}.path": spec.get("path") for name, spec in config["datasets"].items()}
+    for name, spec in config["models"].items():
+        named[f"models.{name}.path"] = spec.get("path")
+        if spec["package"] is None:
+            named[f"models.{name}.gguf"] = spec["gguf"]
+    named["report.human_ratings"] = config["report"]["human_ratings"]
+    files = []
+    for key, path in named.items():
+        if not path or os.path.isabs(path) or not os.path.exists(path):
+            continue
+        if Path(path).parts[0] == os.pardir:
+            raise ConfigError(
+                f"{source}: {key}: {path} is outside the repository, where DVC's project runs"
+                " cannot reach it by a relative path; give it as an absolute path"
+            )
+        files.append(path)
+    return files
 
 
 def missing_links(folder: Path, links: Iterable[str]) -> list[str]:

@@ -105,8 +105,8 @@ class OpenaiGenerator(Generator):
                 )
             )
 
-        def text(choice: Any) -> str | None:
-            return None if choice.message is None else choice.message.content or ""
+        def text(choice: Any) -> str | None:  # null content (all reasoning, say) fails it
+            return None if choice.message is None else choice.message.content
 
         return self._run(one, chats, sampling, text)
 

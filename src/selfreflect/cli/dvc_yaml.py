@@ -42,6 +42,7 @@ def dvc_yaml(config_path: str | None, project: str | None, check: bool, check_pa
     from selfreflect.dvc_project import (
         GIT_IGNORE,
         ROOT,
+        config_files,
         make_project,
         missing_ignores,
         missing_links,
@@ -67,7 +68,9 @@ def dvc_yaml(config_path: str | None, project: str | None, check: bool, check_pa
         PARAMS_FILE: params_yaml(config),
     }
     plugins = settings["summaries"]["plugins"].values()
-    links = project_links(file for target in plugins for file in plugin_files(target))
+    plugin_code = [file for target in plugins for file in plugin_files(target)]
+    files = [] if folder == ROOT else config_files(settings, str(config))
+    links = project_links([*plugin_code, *files])
     if not check:
         make_project(folder, links)
     elif missing := missing_links(folder, links):
