@@ -123,9 +123,10 @@ class SyncPlan:
     keys: tuple[str, ...]  # the settings those were made with another value of
     undatable: tuple[RecordedStage, ...] = ()
     forget: tuple[str, ...] = ()  # those outputs that Snakemake keeps records of (made earlier)
+    outdated: tuple[str, ...] = ()  # vouched outputs whose Snakemake record is of an older file
 
     def __bool__(self) -> bool:
-        return bool(self.after or self.before or self.undatable or self.forget)
+        return bool(self.after or self.before or self.undatable or self.forget or self.outdated)
 
     def unforced(self, forced: Iterable[str]) -> SyncPlan:
         """The plan less the stale stages a run reruns anyway: ``forced`` names their rule or
@@ -154,7 +155,12 @@ class SyncPlan:
             clauses.append(
                 f"{len(stale)} outputs DVC made with another {', '.join(self.keys)} look up to date"
             )
-        first = next(iter([*self.after, *stale]), None)
+        if self.outdated:
+            clauses.append(
+                f"{len(self.outdated)} outputs DVC vouches for keep Snakemake's records of the"
+                " files it made there before"
+            )
+        first = next(iter([*self.after, *stale, *self.outdated]), None)
         line = f"{source}: " + " and ".join(clauses)
         if clauses:
             command = f"{SYNC_COMMAND} --config {source}{sets}"
@@ -190,6 +196,7 @@ def sync_plan(config: dict[str, Any]) -> SyncPlan:
     keys: set[str] = set()
     undatable = []
     stale = []
+    vouched = []
     for stage in stages:
         dates = {**after, **before}
         changed = _changed_since(stage, dates)
@@ -203,11 +210,13 @@ def sync_plan(config: dict[str, Any]) -> SyncPlan:
             before.update(early or {})
         elif stage.deps_as_recorded:
             kept = [*stage.outs, *stage.benchmarks]
+            vouched += [*stage.outs, *stage.temporary]
             after.update(_dates_after_inputs(kept, stage.deps, dates))
             oldest = min(_times(kept, {**dates, **after}).values(), default=None)
             after.update(_dates_after_inputs(stage.temporary, stage.deps, dates, not_after=oldest))
     forget = tuple(_recorded_by_snakemake(stale))
-    return SyncPlan(after, before, tuple(sorted(keys)), tuple(undatable), forget)
+    outdated = tuple(_recorded_by_snakemake(vouched, written_since=True))
+    return SyncPlan(after, before, tuple(sorted(keys)), tuple(undatable), forget, outdated)
 
 
 def dvc_sync(config: dict[str, Any], source: str, overrides: Sequence[str] = ()) -> SyncPlan:
@@ -218,11 +227,11 @@ def dvc_sync(config: dict[str, Any], source: str, overrides: Sequence[str] = ())
     plan = sync_plan(config)
     for path, time in {**plan.after, **plan.before}.items():
         os.utime(_time_carrier(path), ns=(time, time))
-    if plan.forget:
+    if plan.forget or plan.outdated:
         from snakemake.io import IOFile
 
         records = _snakemake_records()
-        for path in plan.forget:
+        for path in [*plan.forget, *plan.outdated]:
             records.cleanup_metadata(IOFile(path))
     if plan.undatable:
         stale = SyncPlan({}, {}, plan.keys, plan.undatable)
@@ -230,14 +239,26 @@ def dvc_sync(config: dict[str, Any], source: str, overrides: Sequence[str] = ())
     return plan
 
 
-def _recorded_by_snakemake(paths: Iterable[str]) -> list[str]:
-    """Those of ``paths`` that Snakemake keeps a record of (a job it ran made a file there)."""
+def _recorded_by_snakemake(paths: Iterable[str], written_since: bool = False) -> list[str]:
+    """Those of ``paths`` that Snakemake keeps a record of (a job it ran made a file there);
+    ``written_since``: only those written after that job ended (by DVC: ``dvc repro``, ``pull``
+    or ``checkout``), whose record, of the job's settings and inputs, is not the file's."""
     if not (SNAKEMAKE_DIR / "metadata").is_dir():
         return []
     from snakemake.io import IOFile
 
     records = _snakemake_records()
-    return [path for path in paths if records.metadata(IOFile(path)) is not None]
+    recorded = []
+    for path in paths:
+        record = records.metadata(IOFile(path))
+        if record is None:
+            continue
+        ended = record.get("endtime")
+        if not written_since or (
+            ended and os.path.exists(path) and _mtime(path) > ended * 1e9 + EARLIER_NS
+        ):
+            recorded.append(path)
+    return recorded
 
 
 def _snakemake_records() -> FilePersistence:
