@@ -122,6 +122,10 @@ def test_local_answer_field_is_the_gold(tmp_path: Path) -> None:
     frame = load_questions("q", local(path), 10, seed=1)
     gold = dict(zip(frame["question"], frame["gold"], strict=True))
     assert gold == {"Question: Capital of Kenya?": "Nairobi", "Question: Name a fruit?": None}
+    csv = tmp_path / "q.csv"
+    csv.write_text("question,answer\nCapital of Kenya?,Nairobi\nName a fruit,\n")
+    from_csv = load_questions("q", local(csv), 10, seed=1)
+    assert dict(zip(from_csv["question"], from_csv["gold"], strict=True)) == gold
 
 
 def test_local_jsonl_dotted_field(tmp_path: Path) -> None:

@@ -3,6 +3,7 @@
 The functions at the top are the plug-ins, referenced as ``tests.test_strategies_plugins:NAME``.
 """
 
+import inspect
 import subprocess
 import sys
 
@@ -39,6 +40,10 @@ def recording_plugin(ctx: Context) -> str:
 
 def boom(ctx: Context) -> str:
     raise ValueError("no summary for you")
+
+
+def blank(ctx: Context) -> str:
+    return "" if "Hamlet" in ctx.question else " "
 
 
 asked: list[str] = []  # the questions interrupted_at_second asked, in order
@@ -220,6 +225,7 @@ def cli_project(tmp_path, tiny_model):
             "max_tokens": 4,
             "plugins": {
                 "bad": f"{MODULE}:boom",
+                "blank": f"{MODULE}:blank",
                 "picky": f"{MODULE}:skip_hamlet",
                 "flaky": f"{MODULE}:interrupted_at_second",
             },
@@ -298,6 +304,24 @@ def test_cli_errors_name_the_strategy_and_keep_other_summaries(cli_project):
         assert not out.exists()
     assert kept.read_bytes() == before
     assert sorted(p.name for p in kept.parent.iterdir()) == ["picky.parquet"]
+
+
+def test_a_plugins_error_says_where_it_was_raised(cli_project):
+    """One line, with the file and line of the ``raise`` (the probe had no way to find it)."""
+    result = summarize_cli(cli_project, "bad", cli_project / "bad.parquet")
+    line = inspect.getsourcelines(boom)[1] + 1
+    where = f"at tests/test_strategies_plugins.py:{line} (question: "
+    assert f"raised ValueError: no summary for you {where}" in result.stderr
+
+
+def test_blank_summaries_are_scored_as_given_with_a_warning(cli_project):
+    """A plug-in's empty summary is a summary (it says nothing), not a failure; the job's log
+    says how many there are, as `selfreflect score` does."""
+    out = cli_project / "blank.parquet"
+    result = summarize_cli(cli_project, "blank", out)
+    assert result.returncode == 0, result.stderr
+    assert "warning: strategy 'blank': 3 blank summaries, scored as given\n" in result.stderr
+    assert read_table("summaries", out)["error"].isna().all()
 
 
 def test_a_plugins_error_names_the_users_config_not_the_resolved_one(cli_project):

@@ -61,9 +61,10 @@ def _answer_value(record: dict[str, Any]) -> str | None:
 
 
 def _answer_string(record: dict[str, Any]) -> str | None:
-    """A string ``answer`` field (SimpleQA, local files), else None."""
+    """A string ``answer`` field (SimpleQA, local files), else None: a blank one too, as a CSV
+    file's empty cell is what the other formats leave out."""
     value = record.get("answer")
-    return value if isinstance(value, str) else None
+    return value if isinstance(value, str) and value.strip() else None
 
 
 @dataclass(frozen=True)

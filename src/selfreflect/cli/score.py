@@ -158,6 +158,7 @@ def score(
     from selfreflect.scoring.experiment import score_table
     from selfreflect.scoring.registry import open_judge
     from selfreflect.scoring.stopwords import stopword_policy
+    from selfreflect.strategies.text import blank_summaries
 
     config, spec = _config_and_judge(config_path, judge)
     settings = {**config["scoring"], **{k: v for k, v in overrides.items() if v is not None}}
@@ -170,7 +171,7 @@ def score(
     unknown = set(summaries["id"]) - set(answers["id"])
     if unknown and shards == 1:
         click.echo(f"warning: {len(unknown)} summaries lack a question in the answers", err=True)
-    blank = summaries["summary"].map(lambda text: isinstance(text, str) and not text.strip())
+    blank = blank_summaries(summaries["summary"])
     if blank.any():
         keys = ", ".join(dict.fromkeys(summaries["strategy"][blank]))
         click.echo(

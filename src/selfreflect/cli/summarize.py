@@ -118,6 +118,7 @@ def summarize(
     from selfreflect.strategies.registry import resolve, strategy_settings
     from selfreflect.strategies.runner import open_models, summarizer_name
     from selfreflect.strategies.runner import summarize as run_strategy
+    from selfreflect.strategies.text import blank_summaries
 
     config = load_config(config_path)
     model_spec(config, subject, source=config_path)
@@ -151,6 +152,11 @@ def summarize(
             "summaries", questions, summarize_chunk, directory, CHECKPOINT_EVERY
         )
     check_failures(table, config["max_failed_share"], f"strategy '{strategy}'")
+    if blank := int(blank_summaries(table["summary"]).sum()):
+        click.echo(
+            f"warning: strategy '{strategy}': {blank} blank summaries, scored as given",
+            err=True,
+        )
     metadata = provenance(
         config,
         models,

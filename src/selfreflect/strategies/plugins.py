@@ -184,6 +184,17 @@ def load_plugin(name: str, target: str) -> Callable[[Context], str]:
     return fn
 
 
+def raised_at(err: BaseException) -> str:
+    """``file:line`` where ``err`` was raised (the innermost frame; the file relative to the
+    working directory where it lies below it)."""
+    import os
+    import traceback
+
+    frame = traceback.extract_tb(err.__traceback__)[-1]
+    relative = os.path.relpath(frame.filename)
+    return f"{frame.filename if relative.startswith('..') else relative}:{frame.lineno}"
+
+
 def plugin_strategy(name: str, target: str) -> StrategyFn:
     """A batch strategy that calls the plug-in once per question."""
     fn = load_plugin(name, target)
@@ -200,7 +211,7 @@ def plugin_strategy(name: str, target: str) -> StrategyFn:
             except Exception as err:
                 raise StrategyError(
                     f"strategy '{name}': plug-in {target} raised {type(err).__name__}: {err}"
-                    f" (question: {batch.questions[row]!r})"
+                    f" at {raised_at(err)} (question: {batch.questions[row]!r})"
                 ) from err
             if not isinstance(summary, str):
                 raise StrategyError(

@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from selfreflect.chat import Message, prompts, question_chat
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 _SUMMARY_MARKER = re.compile(r"summary:\s*(.*)", re.IGNORECASE)
 
@@ -23,3 +27,8 @@ def cot_summary(text: str) -> str:
     """What follows the first case-insensitive ``summary:`` up to the end of that line."""
     match = _SUMMARY_MARKER.search(text)
     return match.group(1) if match else text
+
+
+def blank_summaries(summaries: pd.Series) -> pd.Series:
+    """Which summaries are blank (empty or whitespace), not missing (a failed question's)."""
+    return summaries.map(lambda text: isinstance(text, str) and not text.strip())
