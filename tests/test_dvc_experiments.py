@@ -267,9 +267,10 @@ def test_snakemakes_records_of_files_dvc_replaced_are_removed(smoke_dvc_run, smo
     project = clone(smoke_dvc_run, tmp_path / "p")
     records = project / ".snakemake" / "metadata"
     shutil.copytree(smoke_run / ".snakemake" / "metadata", records, dirs_exist_ok=True)
-    other = f"{SETTING}=100"
+    other = 'report={"figure_dpi": 100}'  # Snakemake's --config takes a top-level key
     run(["selfreflect", "dvc-sync", "--config", "config/smoke.yaml", "--set", other], project)
-    assert set(job_stats(snakemake(project, "--config", other).stdout)) == READERS
+    made = snakemake(project, "--config", other)
+    assert set(job_stats(made.stdout + made.stderr)) == READERS
     assert set(job_stats(snakemake(project, "-n").stdout)) == READERS  # by Snakemake's records
     run(["dvc", "checkout", "--force"], project)
     assert "up to date" in run(["dvc", "status"], project).stdout

@@ -521,7 +521,7 @@ def share_bytes(probs: np.ndarray) -> np.ndarray:
     valid = np.isfinite(probs) & (probs >= 0) & (probs <= 1)
     p = np.where(valid, probs, 1.0)
     with np.errstate(divide="ignore"):
-        below = 101 + np.round(-DECADE_STEPS * np.log10(np.maximum(p, 0) * 100))
+        below = 101 + np.round(-DECADE_STEPS * np.log10(p * 100))
     shares = np.where(p >= 0.01, np.round(p * 100), np.minimum(below, SMALLEST))
     return np.where(valid, shares, UNKNOWN).astype(np.int64)
 
