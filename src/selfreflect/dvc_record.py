@@ -9,7 +9,9 @@ that Snakemake reruns what DVC would:
 - made with the settings of the config, from the inputs recorded: DVC vouches for them, and an
   output older than its inputs (``dvc pull`` and ``dvc checkout`` write files in any order) is
   dated after them, so no job reruns for a file restored unchanged. Only the inputs Snakemake
-  compares by timestamp count, not the package code (its ``ancient`` inputs);
+  compares by timestamp count, not the package code (its ``ancient`` inputs). A record Snakemake
+  kept of a job that ended before the file was written (by DVC) is removed: it holds that job's
+  settings, not the file's;
 - made with other settings than the config (after ``dvc exp run``, ``dvc exp apply``, a checkout
   of another commit, or a config edited since): stale for this config, yet Snakemake, which
   keeps no record of what DVC made, would call them up to date. They are dated before their
