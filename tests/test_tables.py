@@ -16,6 +16,7 @@ from selfreflect.artifacts import HIGHER_IS_BETTER, ROW_KEYS
 from selfreflect.config import rival_arms, teachers
 from selfreflect.errors import InputError
 from selfreflect.mc_study.table import mc_table
+from selfreflect.report.catalog import human_agreement
 from selfreflect.report.readers import read_ratings, read_tables
 from selfreflect.report.runner import caption
 from selfreflect.report.tables import (
@@ -574,6 +575,27 @@ def test_human_agreement_without_matching_ratings_is_undefined():
     assert table["n_units"].eq(0).all() and table["alpha"].isna().all()
 
 
+def test_ratings_of_one_subject_are_compared_with_its_summaries_alone(tmp_path):
+    """The probe's: with two subjects, ratings of the first one's summaries were scored against
+    the second one's too (other texts), each a plausible alpha. Ratings with a subject column
+    join that subject's experiments; without one, a run of several subjects is refused."""
+    matrix = np.array([[1, 2, 3, 3, 2, 1], [1, 2, 3, 3, 2, 2]], float)
+    ratings = ratings_frame(matrix, ["a", "b"]).assign(subject="s")
+    one = scores_frame({"a": [0.9, 0.1, 0.5], "b": [0.1, 0.9, 0.6]})
+    scores = pd.concat([one, one.assign(subject="other")])
+    units = human_agreement_table(ratings, scores).groupby("subject")["n_units"].first()
+    assert units.to_dict() == {"s": 6, "other": 0}
+    path = tmp_path / "r.csv"
+    ratings.drop(columns="subject").to_csv(path, index=False)
+    with pytest.raises(InputError) as err:
+        human_agreement(scores, str(path))
+    assert str(err.value) == (
+        f"{path}: no subject column, and the scores are of several subjects' summaries (s,"
+        " other); name the subject each rating's summary is of"
+    )
+    assert human_agreement(one, str(path))["n_units"].eq(6).all()  # one subject: all of it
+
+
 def test_human_agreement_counts_rated_units_without_a_score():
     ratings = pd.DataFrame(
         {"question_id": ["q0", "q1"], "strategy": "a", "rater": "r1", "rating": [3, 4]}
@@ -915,3 +937,22 @@ def test_a_two_sided_plan_calls_an_mc_study_whose_scores_run_against_w1_so():
     two = mc_table(mc, **two_sided).iloc[0]
     assert two["p_value"] == pytest.approx(2 * 0.5**12)
     assert two["verdict"] == "orders against W1" and two["tracks_w1"] == "no"
+
+
+def test_judge_tokens_are_counted_per_judge_and_once_per_shard():
+    """The probe's: two judges' tokens were added into one total; and DVC keeps the shard files
+    the merged judgements record, which were counted a second time."""
+    from selfreflect.report.performance import judge_tokens_table
+
+    shard = {"kind": "judgements", "judge": "a", "shard": [0, 1], "judge_forward_tokens": 5}
+    merged = {"kind": "judgements", "judge": "a", "shard": None, "shards": [shard]}
+    studies = {"kind": "alt_metrics", "judge": "a", "judge_forward_tokens": 2}
+    other = {"kind": "judgements", "judge": "b", "judge_forward_tokens": 7}
+    table = judge_tokens_table([shard, merged, studies, other, {"kind": "answers"}])
+    assert table.values.tolist() == [
+        ["a", "judgements", 5],
+        ["a", "alt_metrics", 2],
+        ["a", "total", 7],
+        ["b", "judgements", 7],
+        ["b", "total", 7],
+    ]

@@ -11,7 +11,7 @@ that Snakemake reruns what DVC would:
   dated after them, so no job reruns for a file restored unchanged. Only the inputs Snakemake
   compares by timestamp count, not the package code (its ``ancient`` inputs). A record Snakemake
   kept of a job that ended before the file was written (by DVC) is removed: it holds that job's
-  settings, not the file's;
+  settings, not the file's; so is the record of a file dated now, which would look so next;
 - made with other settings than the config (after ``dvc exp run``, ``dvc exp apply``, a checkout
   of another commit, or a config edited since): stale for this config, yet Snakemake, which
   keeps no record of what DVC made, would call them up to date. They are dated before their
@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import os
 import shlex
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -217,7 +217,7 @@ def sync_plan(config: dict[str, Any]) -> SyncPlan:
             oldest = min(_times(kept, {**dates, **after}).values(), default=None)
             after.update(_dates_after_inputs(stage.temporary, stage.deps, dates, not_after=oldest))
     forget = tuple(_recorded_by_snakemake(stale))
-    outdated = tuple(_recorded_by_snakemake(vouched, written_since=True))
+    outdated = tuple(_recorded_by_snakemake(vouched, written_since=True, dated=set(after)))
     return SyncPlan(after, before, tuple(sorted(keys)), tuple(undatable), forget, outdated)
 
 
@@ -241,10 +241,13 @@ def dvc_sync(config: dict[str, Any], source: str, overrides: Sequence[str] = ())
     return plan
 
 
-def _recorded_by_snakemake(paths: Iterable[str], written_since: bool = False) -> list[str]:
+def _recorded_by_snakemake(
+    paths: Iterable[str], written_since: bool = False, dated: Collection[str] = ()
+) -> list[str]:
     """Those of ``paths`` that Snakemake keeps a record of (a job it ran made a file there);
     ``written_since``: only those written after that job ended (by DVC: ``dvc repro``, ``pull``
-    or ``checkout``), whose record, of the job's settings and inputs, is not the file's."""
+    or ``checkout``), whose record, of the job's settings and inputs, is not the file's, and
+    those ``dated`` now (dated after the job, they would look written since at the next run)."""
     if not (SNAKEMAKE_DIR / "metadata").is_dir():
         return []
     from snakemake.io import IOFile
@@ -256,8 +259,10 @@ def _recorded_by_snakemake(paths: Iterable[str], written_since: bool = False) ->
         if record is None:
             continue
         ended = record.get("endtime")
-        if not written_since or (
-            ended and os.path.exists(path) and _mtime(path) > ended * 1e9 + EARLIER_NS
+        if (
+            not written_since
+            or path in dated
+            or (ended and os.path.exists(path) and _mtime(path) > ended * 1e9 + EARLIER_NS)
         ):
             recorded.append(path)
     return recorded

@@ -56,7 +56,7 @@ def judge_tokens(project: Path, run: str) -> int:
 
     paths = (project / "results" / run).glob("*/*/judgements/*.parquet")
     table = judge_tokens_table(read_metadata(path) for path in paths)
-    return int(table["judge_forward_tokens"].iloc[-1])  # the total row
+    return int(table.loc[table["kind"] == "total", "judge_forward_tokens"].sum())
 
 
 def measure_size(

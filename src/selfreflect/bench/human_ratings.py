@@ -2,7 +2,8 @@
 
 Every (question, strategy) of a config's first summarised dataset gets a latent quality from 1
 to 5; each rater gives that quality, one point off with probability ``--noise`` (clipped to
-1..5). Question ids are the artifacts' ids, so the smoke run's human-agreement table joins them.
+1..5). Question ids are the artifacts' ids and the subject the config's first, so the smoke
+run's human-agreement table joins them.
 
     selfreflect bench human-ratings --config config/smoke.yaml \\
         --out data/human_ratings_example.csv
@@ -20,8 +21,9 @@ from selfreflect.questions import load_questions
 
 
 def ratings(config: dict, raters: int, noise: float, seed: int) -> pd.DataFrame:
-    """One row per question, strategy and rater: ``question_id, strategy, rater, rating``."""
-    dataset = summarized_datasets(config)[0]
+    """One row per question, strategy and rater: ``question_id, strategy, subject, rater,
+    rating``, of the first subject's summaries."""
+    dataset, subject = summarized_datasets(config)[0], config["subjects"][0]
     spec = config["datasets"][dataset]
     ids = load_questions(dataset, spec, question_count(config, dataset), config["seed"])["id"]
     strategies = config["summaries"]["strategies"]
@@ -33,8 +35,8 @@ def ratings(config: dict, raters: int, noise: float, seed: int) -> pd.DataFrame:
             for rater in range(1, raters + 1):
                 shift = rng.choice([-1, 1]) if rng.random() < noise else 0
                 rating = int(np.clip(quality + shift, 1, 5))
-                rows.append((question, strategy, f"r{rater}", rating))
-    return pd.DataFrame(rows, columns=["question_id", "strategy", "rater", "rating"])
+                rows.append((question, strategy, subject, f"r{rater}", rating))
+    return pd.DataFrame(rows, columns=["question_id", "strategy", "subject", "rater", "rating"])
 
 
 @click.command(help=__doc__.split("\n\n")[0])

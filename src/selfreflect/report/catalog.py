@@ -19,6 +19,7 @@ from typing import Any
 import pandas as pd
 
 from selfreflect.config import rival_arms, teachers
+from selfreflect.errors import InputError
 from selfreflect.mc_study.figure import mc_figure
 from selfreflect.mc_study.table import McPlan, mc_table
 from selfreflect.report import figures, readers, tables
@@ -150,9 +151,18 @@ def _human_ratings(config: Config, ratings: str | None) -> dict[str, Any]:
     return {"ratings_path": ratings_path}
 
 
-def _human_agreement(scores: pd.DataFrame, ratings_path: str) -> pd.DataFrame:
-    """Agreement with the ratings CSV ``ratings_path``; none where they rate nothing scored."""
-    table = tables.human_agreement_table(readers.read_ratings(ratings_path), scores)
+def human_agreement(scores: pd.DataFrame, ratings_path: str) -> pd.DataFrame:
+    """Agreement with the ratings CSV ``ratings_path``; none where they rate nothing scored.
+    Ratings of a run of several subjects say whose summaries they rate (a ``subject`` column):
+    one subject's ratings would be compared with every subject's summaries."""
+    ratings = readers.read_ratings(ratings_path)
+    subjects = list(dict.fromkeys(scores["subject"]))
+    if "subject" not in ratings and len(subjects) > 1:
+        raise InputError(
+            f"{ratings_path}: no subject column, and the scores are of several subjects'"
+            f" summaries ({', '.join(subjects)}); name the subject each rating's summary is of"
+        )
+    table = tables.human_agreement_table(ratings, scores)
     return table.iloc[:0] if table["n_units"].eq(0).all() else table
 
 
@@ -273,7 +283,7 @@ REPORTS = (
         "human_agreement",
         "Human agreement",
         reads="scores",
-        build=_human_agreement,
+        build=human_agreement,
         arguments=_human_ratings,
         settings=("report.human_ratings",),
         help="Krippendorff's alpha among raters and with SelfReflect (FILES: scores tables).",

@@ -50,13 +50,22 @@ def performance_table(jobs: pd.DataFrame) -> pd.DataFrame:
 
 
 def judge_tokens_table(metadata: Iterable[dict[str, Any]]) -> pd.DataFrame:
-    """The judge's forward tokens per artifact kind, summed over the artifacts whose metadata
-    (or shards') records them, then the total."""
-    totals: dict[str, int] = {}
+    """The forward tokens of each judge model per artifact kind, summed over the artifacts
+    whose metadata (or shards') records them, then that judge's total (judges of different
+    weights are not added up). A shard file left beside its merged artifact (DVC keeps them)
+    counts there, not again."""
+    totals: dict[tuple[str, str], int] = {}
     for meta in metadata:
+        if meta.get("shard") is not None:  # a shard: counted in its merged artifact
+            continue
         parts = meta.get("shards") or [meta]
         tokens = [part["judge_forward_tokens"] for part in parts if "judge_forward_tokens" in part]
         if tokens:
-            totals[meta["kind"]] = totals.get(meta["kind"], 0) + sum(tokens)
-    rows = [*totals.items(), ("total", sum(totals.values()))]
-    return pd.DataFrame(rows, columns=["kind", "judge_forward_tokens"])
+            key = (meta.get("judge", ""), meta["kind"])
+            totals[key] = totals.get(key, 0) + sum(tokens)
+    rows = []
+    for judge in dict.fromkeys(judge for judge, _ in totals):
+        kinds = [(kind, tokens) for (name, kind), tokens in totals.items() if name == judge]
+        rows += [(judge, kind, tokens) for kind, tokens in kinds]
+        rows.append((judge, "total", sum(tokens for _, tokens in kinds)))
+    return pd.DataFrame(rows, columns=["judge", "kind", "judge_forward_tokens"])

@@ -39,8 +39,10 @@ def _holds(path: str | Path, column: str) -> np.ndarray:
 
 
 def read_ratings(path: str | Path) -> pd.DataFrame:
-    """A ratings CSV: columns question_id, strategy, rater, rating (numeric, higher is better)."""
-    frame = pd.read_csv(path, dtype={"question_id": str, "strategy": str, "rater": str})
+    """A ratings CSV: columns question_id, strategy, rater, rating (numeric, higher is better),
+    and, kept where there is one, the subject whose summaries are rated."""
+    text = {"question_id": str, "strategy": str, "rater": str, "subject": str}
+    frame = pd.read_csv(path, dtype=text)
     missing = [c for c in RATINGS_COLUMNS if c not in frame.columns]
     if missing:
         raise InputError(f"{path}: missing column(s) {missing} (need {RATINGS_COLUMNS})")
@@ -48,4 +50,5 @@ def read_ratings(path: str | Path) -> pd.DataFrame:
     if ratings.isna().any():
         row = int(ratings.isna().to_numpy().argmax()) + 2
         raise InputError(f"{path}: line {row}: rating is not a number")
-    return frame[RATINGS_COLUMNS].assign(rating=ratings)
+    kept = [*RATINGS_COLUMNS, *(["subject"] if "subject" in frame else [])]
+    return frame[kept].assign(rating=ratings)

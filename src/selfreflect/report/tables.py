@@ -341,20 +341,25 @@ def _ranks(values: pd.DataFrame, ascending: bool) -> pd.DataFrame:
 def human_agreement_table(ratings: pd.DataFrame, scores: pd.DataFrame) -> pd.DataFrame:
     """Krippendorff's alpha among raters and between raters and SelfReflect, per experiment.
 
-    Units are (question, strategy) pairs rated by someone and scored by SelfReflect. Raw
+    Units are (question, strategy) pairs rated by someone and scored by SelfReflect; ratings
+    with a ``subject`` rate that subject's summaries alone, without one every experiment's. Raw
     ratings are compared at the interval level; SelfReflect (a distance) and the ratings are
     put on one scale as within-question ranks of the strategies (ordinal level).
     ``n_excluded`` rated units of the experiment have no score (reasons in the scores table).
     """
-    rated_units = ratings[["question_id", "strategy"]].drop_duplicates()
-    rated_units = pd.MultiIndex.from_frame(rated_units, names=["id", "strategy"])
     rows = []
     for values, cell in scores.groupby(EXPERIMENT, sort=False, dropna=False):
+        base = dict(zip(EXPERIMENT, values, strict=True))
+        own = ratings  # the ratings of this experiment's summaries
+        if "subject" in ratings:
+            own = ratings[ratings["subject"] == base["subject"]]
+        rated_units = own[["question_id", "strategy"]].drop_duplicates()
+        rated_units = pd.MultiIndex.from_frame(rated_units, names=["id", "strategy"])
         unscored = cell[cell["score"].isna()].set_index(["id", "strategy"]).index
         score = cell.dropna(subset=["score"]).pivot_table(
             index="id", columns="strategy", values="score"
         )
-        rated = ratings[
+        rated = own[
             ratings["question_id"].isin(score.index) & ratings["strategy"].isin(score.columns)
         ]
         by_rater = {
@@ -364,7 +369,6 @@ def human_agreement_table(ratings: pd.DataFrame, scores: pd.DataFrame) -> pd.Dat
             for rater, group in rated.groupby("rater")
         }
         units = sum(1 for _ in rated.groupby(["question_id", "strategy"]))
-        base = dict(zip(EXPERIMENT, values, strict=True))
         base |= {"n_raters": len(by_rater), "n_units": units}
         base |= {"n_excluded": int(unscored.isin(rated_units).sum())}
         for name, alpha in _alphas(by_rater, score).items():
