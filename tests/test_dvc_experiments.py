@@ -257,22 +257,3 @@ def test_an_unknown_baseline_stops_the_experiment_with_one_line(smoke_dvc_run, t
     assert "dvc.lock" not in run(["git", "status", "--porcelain"], project).stdout
     run(["dvc", "checkout"], project)
     assert table.read_text() == before
-
-
-def test_snakemakes_records_of_files_dvc_replaced_are_removed(smoke_dvc_run, smoke_run, tmp_path):
-    """The probe's: Snakemake made the tables with another setting, then DVC put back the
-    config's (`dvc repro`, `dvc checkout`). Snakemake's records still held the other setting, so
-    after `dvc-sync` it planned to remake them ("Params have changed"). `dvc-sync` removes the
-    records of files written after the job that Snakemake recorded, and nothing reruns."""
-    project = clone(smoke_dvc_run, tmp_path / "p")
-    records = project / ".snakemake" / "metadata"
-    shutil.copytree(smoke_run / ".snakemake" / "metadata", records, dirs_exist_ok=True)
-    other = 'report={"figure_dpi": 100}'  # Snakemake's --config takes a top-level key
-    run(["selfreflect", "dvc-sync", "--config", "config/smoke.yaml", "--set", other], project)
-    made = snakemake(project, "--config", other)
-    assert set(job_stats(made.stdout + made.stderr)) == READERS
-    assert set(job_stats(snakemake(project, "-n").stdout)) == READERS  # by Snakemake's records
-    run(["dvc", "checkout", "--force"], project)
-    assert "up to date" in run(["dvc", "status"], project).stdout
-    assert "keep Snakemake's records of the files it made there before" in sync_line(project)
-    assert_reruns_nothing(project)

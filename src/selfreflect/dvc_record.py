@@ -9,9 +9,7 @@ that Snakemake reruns what DVC would:
 - made with the settings of the config, from the inputs recorded: DVC vouches for them, and an
   output older than its inputs (``dvc pull`` and ``dvc checkout`` write files in any order) is
   dated after them, so no job reruns for a file restored unchanged. Only the inputs Snakemake
-  compares by timestamp count, not the package code (its ``ancient`` inputs). A record Snakemake
-  kept of a job that ended before the file was written (by DVC) is removed: it holds that job's
-  settings, not the file's; so is the record of a file dated now, which would look so next;
+  compares by timestamp count, not the package code (its ``ancient`` inputs);
 - made with other settings than the config (after ``dvc exp run``, ``dvc exp apply``, a checkout
   of another commit, or a config edited since): stale for this config, yet Snakemake, which
   keeps no record of what DVC made, would call them up to date. They are dated before their
@@ -33,7 +31,7 @@ from __future__ import annotations
 
 import os
 import shlex
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -125,10 +123,9 @@ class SyncPlan:
     keys: tuple[str, ...]  # the settings those were made with another value of
     undatable: tuple[RecordedStage, ...] = ()
     forget: tuple[str, ...] = ()  # those outputs that Snakemake keeps records of (made earlier)
-    outdated: tuple[str, ...] = ()  # vouched outputs whose Snakemake record is of an older file
 
     def __bool__(self) -> bool:
-        return bool(self.after or self.before or self.undatable or self.forget or self.outdated)
+        return bool(self.after or self.before or self.undatable or self.forget)
 
     def unforced(self, forced: Iterable[str]) -> SyncPlan:
         """The plan less the stale stages a run reruns anyway: ``forced`` names their rule or
@@ -157,12 +154,7 @@ class SyncPlan:
             clauses.append(
                 f"{len(stale)} outputs DVC made with another {', '.join(self.keys)} look up to date"
             )
-        if self.outdated:
-            clauses.append(
-                f"{len(self.outdated)} outputs DVC vouches for keep Snakemake's records of the"
-                " files it made there before"
-            )
-        first = next(iter([*self.after, *stale, *self.outdated]), None)
+        first = next(iter([*self.after, *stale]), None)
         line = f"{source}: " + " and ".join(clauses)
         if clauses:
             command = f"{SYNC_COMMAND} --config {source}{sets}"
@@ -198,7 +190,6 @@ def sync_plan(config: dict[str, Any]) -> SyncPlan:
     keys: set[str] = set()
     undatable = []
     stale = []
-    vouched = []
     for stage in stages:
         dates = {**after, **before}
         changed = _changed_since(stage, dates)
@@ -212,13 +203,11 @@ def sync_plan(config: dict[str, Any]) -> SyncPlan:
             before.update(early or {})
         elif stage.deps_as_recorded:
             kept = [*stage.outs, *stage.benchmarks]
-            vouched += [*stage.outs, *stage.temporary]
             after.update(_dates_after_inputs(kept, stage.deps, dates))
             oldest = min(_times(kept, {**dates, **after}).values(), default=None)
             after.update(_dates_after_inputs(stage.temporary, stage.deps, dates, not_after=oldest))
     forget = tuple(_recorded_by_snakemake(stale))
-    outdated = tuple(_recorded_by_snakemake(vouched, written_since=True, dated=set(after)))
-    return SyncPlan(after, before, tuple(sorted(keys)), tuple(undatable), forget, outdated)
+    return SyncPlan(after, before, tuple(sorted(keys)), tuple(undatable), forget)
 
 
 def dvc_sync(config: dict[str, Any], source: str, overrides: Sequence[str] = ()) -> SyncPlan:
@@ -229,11 +218,11 @@ def dvc_sync(config: dict[str, Any], source: str, overrides: Sequence[str] = ())
     plan = sync_plan(config)
     for path, time in {**plan.after, **plan.before}.items():
         os.utime(_time_carrier(path), ns=(time, time))
-    if plan.forget or plan.outdated:
+    if plan.forget:
         from snakemake.io import IOFile
 
         records = _snakemake_records()
-        for path in [*plan.forget, *plan.outdated]:
+        for path in plan.forget:
             records.cleanup_metadata(IOFile(path))
     if plan.undatable:
         stale = SyncPlan({}, {}, plan.keys, plan.undatable)
@@ -241,31 +230,14 @@ def dvc_sync(config: dict[str, Any], source: str, overrides: Sequence[str] = ())
     return plan
 
 
-def _recorded_by_snakemake(
-    paths: Iterable[str], written_since: bool = False, dated: Collection[str] = ()
-) -> list[str]:
-    """Those of ``paths`` that Snakemake keeps a record of (a job it ran made a file there);
-    ``written_since``: only those written after that job ended (by DVC: ``dvc repro``, ``pull``
-    or ``checkout``), whose record, of the job's settings and inputs, is not the file's, and
-    those ``dated`` now (dated after the job, they would look written since at the next run)."""
+def _recorded_by_snakemake(paths: Iterable[str]) -> list[str]:
+    """Those of ``paths`` that Snakemake keeps a record of (a job it ran made a file there)."""
     if not (SNAKEMAKE_DIR / "metadata").is_dir():
         return []
     from snakemake.io import IOFile
 
     records = _snakemake_records()
-    recorded = []
-    for path in paths:
-        record = records.metadata(IOFile(path))
-        if record is None:
-            continue
-        ended = record.get("endtime")
-        if (
-            not written_since
-            or path in dated
-            or (ended and os.path.exists(path) and _mtime(path) > ended * 1e9 + EARLIER_NS)
-        ):
-            recorded.append(path)
-    return recorded
+    return [path for path in paths if records.metadata(IOFile(path)) is not None]
 
 
 def _snakemake_records() -> FilePersistence:
