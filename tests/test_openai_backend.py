@@ -337,19 +337,25 @@ def test_each_response_is_judged_on_its_own(stub):
     assert short.texts == [] and short.error == "endpoint returned 1 of 2 choices"
 
 
+def hosted_config(**changes) -> dict:
+    """A config whose subject ``api`` is served by an endpoint and judged by ``local``."""
+    api = {"path": "gpt", "backend": "openai", "base_url": "http://127.0.0.1:1/v1"}
+    config = {
+        "run": "t",
+        "models": {"api": api, "local": {"path": "m"}},
+        "subjects": ["api"],
+        "judges": ["local"],
+        "datasets": {"d": {"source": "local", "path": "q.jsonl"}},
+    }
+    return {**config, **changes}
+
+
 def test_answers_job_on_short_responses_stops_with_one_quiet_line(stub, tmp_path):
     """Too few choices fail every question; the job stops with one error line, and only its own
     progress lines before it (no request logs)."""
     stub.serve(Reply(completion(1)))
-    model = {"path": "gpt", "backend": "openai", "base_url": stub.url, "max_retries": 0}
-    config = {
-        "run": "t",
-        "models": {"api": model, "local": {"path": "m"}},
-        "subjects": ["api"],
-        "judges": ["local"],
-        "datasets": {"d": {"source": "local", "path": "q.jsonl"}},
-        "answers": {"num_answers": 2},
-    }
+    config = hosted_config(answers={"num_answers": 2})
+    config["models"]["api"] |= {"base_url": stub.url, "max_retries": 0}
     (tmp_path / "c.yaml").write_text(yaml.safe_dump(config))
     questions = pd.DataFrame(
         {"id": ["a", "b"], "question": ["Question: A?", "Question: B?"], "dataset": "d"}
@@ -380,19 +386,6 @@ def test_openai_model_without_base_url_is_a_config_error():
     config["models"]["api"]["timeout"] = 0
     with pytest.raises(ConfigError, match=r"^c\.yaml: models\.api\.timeout: "):
         validate_config(config, source="c.yaml")
-
-
-def hosted_config(**changes) -> dict:
-    """A config whose subject ``api`` is served by an endpoint and judged by ``local``."""
-    api = {"path": "gpt", "backend": "openai", "base_url": "http://127.0.0.1:1/v1"}
-    config = {
-        "run": "t",
-        "models": {"api": api, "local": {"path": "m"}},
-        "subjects": ["api"],
-        "judges": ["local"],
-        "datasets": {"d": {"source": "local", "path": "q.jsonl"}},
-    }
-    return {**config, **changes}
 
 
 def test_an_openai_model_judges_nothing():
