@@ -145,18 +145,14 @@ def _check_endpoints(config: dict[str, Any], source: str) -> None:
                 f"{source}: {key}: '{name}' is served by backend openai, which samples and"
                 " summarises only; a judge needs the model's weights (backend hf or vllm)"
             )
-    if not hosted & set(config["subjects"]):
-        return
-    for dataset in evaluated_datasets(config):
-        if config["datasets"][dataset]["source"] != "mmlu":
-            continue
-        if config["answers"]["choice_truth"] == "logprobs":
-            subject = sorted(hosted & set(config["subjects"]))[0]
-            raise ConfigError(
-                f"{source}: answers.choice_truth: logprobs reads the subject's own letter"
-                f" probabilities, which subject '{subject}' (backend openai) does not give on"
-                f" multiple-choice dataset '{dataset}'; set choice_truth: samples"
-            )
+    subjects = sorted(hosted & set(config["subjects"]))
+    choices = [d for d in evaluated_datasets(config) if config["datasets"][d]["source"] == "mmlu"]
+    if subjects and choices and config["answers"]["choice_truth"] == "logprobs":
+        raise ConfigError(
+            f"{source}: answers.choice_truth: logprobs reads the subject's own letter"
+            f" probabilities, which subject '{subjects[0]}' (backend openai) does not give on"
+            f" multiple-choice dataset '{choices[0]}'; set choice_truth: samples"
+        )
 
 
 def schema_enum(*keys: str) -> list[str]:

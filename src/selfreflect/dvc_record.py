@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any
 from selfreflect.code_deps import SOURCE
 from selfreflect.dvc_project import run_project
 from selfreflect.errors import ConfigError
-from selfreflect.fileio import SNAKEMAKE_STAMP
+from selfreflect.fileio import SNAKEMAKE_STAMP, shown_path
 from selfreflect.paths import MODELS
 from selfreflect.workflow import PARAMS_FILE, rule_of, setting_values
 
@@ -140,7 +140,7 @@ class SyncPlan:
         """One line: what DVC left out of step with Snakemake, and the command that fixes it
         (``source``: the config files, shown relative to the working directory; ``overrides``:
         the run's ``--config`` ``KEY=VALUE`` arguments, which the command repeats)."""
-        source = ", ".join(_shown(path) for path in source.split(", "))
+        source = ", ".join(shown_path(path) for path in source.split(", "))
         quoted = [shlex.quote(argument) for argument in overrides]
         sets = "".join(f" --set {argument}" for argument in quoted)
         configs = f" --config {' '.join(quoted)}" if quoted else ""
@@ -310,13 +310,6 @@ def _dates_after_inputs(
         for path, time in _times(outs, dates).items()
         if time < newest or (not_after is not None and time > not_after)
     }
-
-
-def _shown(path: str) -> str:
-    """``path`` relative to the working directory where it lies below it (Snakemake gives its
-    config files as absolute paths)."""
-    relative = os.path.relpath(path) if os.path.isabs(path) else path
-    return path if relative.startswith("..") else relative
 
 
 def _time_carrier(path: str) -> str:

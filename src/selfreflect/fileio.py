@@ -557,3 +557,10 @@ def _die_of_sigterm() -> None:
     """End this process as SIGTERM ends it when nothing handles it."""
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     os.kill(os.getpid(), signal.SIGTERM)
+
+
+def shown_path(path: str) -> str:
+    """``path`` relative to the working directory where it lies below it, else as given (an
+    absolute path from Snakemake, a traceback's file)."""
+    relative = os.path.relpath(path) if os.path.isabs(path) else path
+    return path if relative.startswith("..") else relative

@@ -187,12 +187,12 @@ def load_plugin(name: str, target: str) -> Callable[[Context], str]:
 def raised_at(err: BaseException) -> str:
     """``file:line`` where ``err`` was raised (the innermost frame; the file relative to the
     working directory where it lies below it)."""
-    import os
     import traceback
 
+    from selfreflect.fileio import shown_path
+
     frame = traceback.extract_tb(err.__traceback__)[-1]
-    relative = os.path.relpath(frame.filename)
-    return f"{frame.filename if relative.startswith('..') else relative}:{frame.lineno}"
+    return f"{shown_path(frame.filename)}:{frame.lineno}"
 
 
 def plugin_strategy(name: str, target: str) -> StrategyFn:
