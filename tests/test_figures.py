@@ -194,14 +194,17 @@ def test_one_panel_per_experiment_and_missing_values_are_not_zero(tmp_path):
     assert experiments(validation[validation["dataset"] == "d"])[0][0] == ""
     mc = two_experiments(synthetic_mc(rng))
     convergence = convergence_table(two_experiments(synthetic_convergence(rng)), **stats)
+    scores = main_table(two_experiments(synthetic_scores(rng)), "greedy", **stats, plan=MAIN_PLAN)
     figures = {
+        "main": lambda table, stem: main_figure(table, stem, 3.3, 150),
         "validation": lambda table, stem: validation_figure(table, stem, 3.3, 150),
         "mc": lambda table, stem: mc_figure(
             table, mc_table(table, **stats, plan=MAIN_PLAN, mc_plan=mc_plan()), stem, 3.3, 150
         ),
         "convergence": lambda table, stem: convergence_figure(table, stem, 3.3, 150),
     }
-    for (name, draw), table in zip(figures.items(), [validation, mc, convergence], strict=True):
+    tables = [scores, validation, mc, convergence]
+    for (name, draw), table in zip(figures.items(), tables, strict=True):
         one = draw(table[table["dataset"] == "d"], tmp_path / f"{name}-1")[0]
         two = draw(table, tmp_path / f"{name}-2")[0]
         assert 1.7 < png_height(two) / png_height(one) < 2.3, name

@@ -46,7 +46,7 @@ def save(fig: plt.Figure, stem: str | Path, dpi: int) -> list[Path]:
     return paths
 
 
-def experiment_labels(frame: pd.DataFrame) -> pd.Series:
+def _experiment_labels(frame: pd.DataFrame) -> pd.Series:
     """``dataset / subject / judge`` per row (only the parts that vary)."""
     varying = [c for c in EXPERIMENT if frame[c].nunique() > 1] or ["dataset"]
     return frame[varying].astype(str).agg(" / ".join, axis=1)
@@ -56,7 +56,7 @@ def experiments(frame: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
     """(title, rows) of each experiment in order; one untitled panel for one or none."""
     if frame.empty or all(frame[c].nunique() <= 1 for c in EXPERIMENT):
         return [("", frame)]
-    labels = experiment_labels(frame)
+    labels = _experiment_labels(frame)
     return [(label, frame[labels == label]) for label in dict.fromkeys(labels)]
 
 

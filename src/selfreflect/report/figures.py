@@ -13,7 +13,6 @@ import pandas as pd
 from selfreflect.plotting import (
     SCORE_LABEL,
     STYLE,
-    experiment_labels,
     experiments,
     no_data,
     save,
@@ -36,28 +35,27 @@ def _error_bars(center, low, high) -> np.ndarray:
 
 
 def main_figure(table: pd.DataFrame, stem: str | Path, width: float, dpi: int) -> list[Path]:
-    """Mean score per strategy with its CI, one marker colour per experiment; a strategy
+    """Mean score per strategy with its CI, one panel per experiment on a shared score axis
+    (markers of several experiments on one axis crowd into each other's rows); a strategy
     without a scored question reads n/a."""
     with plt.rc_context(STYLE):
         strategies = list(dict.fromkeys(table["strategy"]))
-        fig, ax = plt.subplots(figsize=(width, 0.9 + 0.28 * len(strategies)))
-        labels = experiment_labels(table) if len(table) else pd.Series(dtype=str)
-        groups = list(dict.fromkeys(labels))
-        for k, label in enumerate(groups):
-            rows = table[labels == label]
+        panels = experiments(table)
+        height = 0.6 + 0.28 * max(len(strategies), 1)
+        fig, axes = stacked_panels(len(panels), width, height, sharex=True)
+        for ax, (title, rows) in zip(axes, panels, strict=True):
             y = np.array([strategies.index(s) for s in rows["strategy"]], dtype=float)
-            y += (k - (len(groups) - 1) / 2) * 0.2
             err = _error_bars(rows["mean"], rows["ci_low"], rows["ci_high"])
-            ax.errorbar(rows["mean"], y, xerr=err, fmt="o", ms=3, capsize=2, label=label)
+            ax.errorbar(rows["mean"], y, xerr=err, fmt="o", ms=3, capsize=2)
             for y_missing in y[rows["mean"].isna().to_numpy()]:
                 _missing(ax, y_missing)
-        ax.set_yticks(range(len(strategies)), strategies)
-        ax.invert_yaxis()
-        ax.set_xlabel(SCORE_LABEL)
-        if not len(table):
-            no_data(ax)
-        if len(groups) > 1:
-            ax.legend(loc="best", frameon=False)
+            ax.set_yticks(range(len(strategies)), strategies)
+            ax.set_ylim(len(strategies) - 0.5, -0.5)
+            ax.set_title(title)
+            if rows.empty:
+                no_data(ax)
+        axes[-1].set_xlabel(SCORE_LABEL)
+        fig.tight_layout()
         return save(fig, stem, dpi)
 
 
