@@ -1,6 +1,7 @@
 """DVC as its users expect, on copies of the session's DVC smoke run: experiments with `-S` that
 never touch a config, readable metrics, and no stale table when switching to Snakemake."""
 
+import base64
 import csv
 import io
 import shutil
@@ -257,3 +258,25 @@ def test_an_unknown_baseline_stops_the_experiment_with_one_line(smoke_dvc_run, t
     assert "dvc.lock" not in run(["git", "status", "--porcelain"], project).stdout
     run(["dvc", "checkout"], project)
     assert table.read_text() == before
+
+
+def test_snakemakes_records_of_files_dvc_replaced_are_removed(smoke_dvc_run, smoke_run, tmp_path):
+    """A probe's case: Snakemake made the tables with another setting, then DVC put back the
+    config's (here `dvc checkout`; a `dvc repro` after a config edit does the same). Snakemake's
+    records still held the other setting, so after `dvc-sync` it planned to remake them ("Params
+    have changed"). `dvc-sync` removes a record whose params are not its job's; the records of
+    the files Snakemake made with the config's settings are kept."""
+    project = clone(smoke_dvc_run, tmp_path / "p")
+    records = project / ".snakemake" / "metadata"
+    shutil.copytree(smoke_run / ".snakemake" / "metadata", records, dirs_exist_ok=True)
+    other = 'report={"figure_dpi": 100}'  # Snakemake's --config takes a top-level key
+    run(["selfreflect", "dvc-sync", "--config", "config/smoke.yaml", "--set", other], project)
+    made = snakemake(project, "--config", other)
+    assert set(job_stats(made.stdout + made.stderr)) == READERS
+    run(["dvc", "checkout", "--force"], project)
+    assert "up to date" in run(["dvc", "status"], project).stdout
+    answers = "results/smoke/smoke/tiny/answers.parquet"
+    record = records / base64.urlsafe_b64encode(answers.encode()).decode()
+    assert record.is_file()
+    assert_reruns_nothing(project)
+    assert record.is_file()

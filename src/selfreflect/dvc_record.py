@@ -9,7 +9,10 @@ that Snakemake reruns what DVC would:
 - made with the settings of the config, from the inputs recorded: DVC vouches for them, and an
   output older than its inputs (``dvc pull`` and ``dvc checkout`` write files in any order) is
   dated after them, so no job reruns for a file restored unchanged. Only the inputs Snakemake
-  compares by timestamp count, not the package code (its ``ancient`` inputs);
+  compares by timestamp count, not the package code (its ``ancient`` inputs). A record Snakemake
+  kept of a file it had made there with other params (settings, code, prompt texts) than the
+  job's now describes a file DVC has since replaced, and would make Snakemake remake it ("Params
+  have changed"): it is removed (:func:`outdated_records`);
 - made with other settings than the config (after ``dvc exp run``, ``dvc exp apply``, a checkout
   of another commit, or a config edited since): stale for this config, yet Snakemake, which
   keeps no record of what DVC made, would call them up to date. They are dated before their
@@ -40,7 +43,7 @@ from selfreflect.code_deps import SOURCE
 from selfreflect.dvc_project import run_project
 from selfreflect.errors import ConfigError
 from selfreflect.fileio import SNAKEMAKE_STAMP, shown_path
-from selfreflect.paths import MODELS
+from selfreflect.paths import MODELS, SNAKEFILE
 from selfreflect.workflow import PARAMS_FILE, rule_of, setting_values
 
 if TYPE_CHECKING:
@@ -50,6 +53,7 @@ LOCK_FILE = "dvc.lock"
 SYNC_COMMAND = "selfreflect dvc-sync"
 EARLIER_NS = 1_000_000_000  # how much before its newest input a stale output is dated
 SNAKEMAKE_DIR = Path(".snakemake")  # Snakemake's records, where it runs (the working directory)
+TRACKED_PARAMS = ("settings", "code", "prompts")  # how a job made a file (workflow.command_params)
 
 
 @dataclass(frozen=True)
@@ -123,6 +127,7 @@ class SyncPlan:
     keys: tuple[str, ...]  # the settings those were made with another value of
     undatable: tuple[RecordedStage, ...] = ()
     forget: tuple[str, ...] = ()  # those outputs that Snakemake keeps records of (made earlier)
+    vouched: tuple[str, ...] = ()  # every output DVC vouches for, dated or not
 
     def __bool__(self) -> bool:
         return bool(self.after or self.before or self.undatable or self.forget)
@@ -189,7 +194,8 @@ def sync_plan(config: dict[str, Any]) -> SyncPlan:
     before: dict[str, int] = {}
     keys: set[str] = set()
     undatable = []
-    stale = []
+    stale: list[str] = []
+    vouched: list[str] = []
     for stage in stages:
         dates = {**after, **before}
         changed = _changed_since(stage, dates)
@@ -202,32 +208,58 @@ def sync_plan(config: dict[str, Any]) -> SyncPlan:
                 undatable.append(stage)
             before.update(early or {})
         elif stage.deps_as_recorded:
+            vouched += stage.outs
             kept = [*stage.outs, *stage.benchmarks]
             after.update(_dates_after_inputs(kept, stage.deps, dates))
             oldest = min(_times(kept, {**dates, **after}).values(), default=None)
             after.update(_dates_after_inputs(stage.temporary, stage.deps, dates, not_after=oldest))
     forget = tuple(_recorded_by_snakemake(stale))
-    return SyncPlan(after, before, tuple(sorted(keys)), tuple(undatable), forget)
+    return SyncPlan(after, before, tuple(sorted(keys)), tuple(undatable), forget, tuple(vouched))
 
 
 def dvc_sync(config: dict[str, Any], source: str, overrides: Sequence[str] = ()) -> SyncPlan:
-    """Date the outputs ``dvc.lock`` records for ``config`` (module docstring); a one-line
-    :class:`ConfigError` names the stale outputs no date makes Snakemake remake, and the command
-    that does (with the ``--config`` ``overrides`` the config was given), after the others are
-    dated."""
+    """Date the outputs ``dvc.lock`` records for ``config`` (module docstring) and remove
+    Snakemake's records that no longer describe them; a one-line :class:`ConfigError` names
+    the stale outputs no date makes Snakemake remake, and the command that does (with the
+    ``--config`` ``overrides`` the config was given), after the others are dated."""
     plan = sync_plan(config)
     for path, time in {**plan.after, **plan.before}.items():
         os.utime(_time_carrier(path), ns=(time, time))
-    if plan.forget:
+    forget = [*plan.forget, *outdated_records(plan.vouched, source, overrides)]
+    if forget:
         from snakemake.io import IOFile
 
         records = _snakemake_records()
-        for path in plan.forget:
+        for path in forget:
             records.cleanup_metadata(IOFile(path))
     if plan.undatable:
         stale = SyncPlan({}, {}, plan.keys, plan.undatable)
         raise ConfigError(stale.message(source, overrides))
     return plan
+
+
+def outdated_records(paths: Iterable[str], source: str, overrides: Sequence[str]) -> list[str]:
+    """Those of ``paths`` whose record Snakemake keeps holds other params than its job has for
+    the config ``source`` with the ``--config`` ``overrides`` (:data:`TRACKED_PARAMS`, compared
+    as Snakemake stores them: as text). The jobs are listed only where there is a record."""
+    recorded = _recorded_by_snakemake(paths)
+    if not recorded:
+        return []
+    from snakemake.cli import parse_config
+    from snakemake.io import IOFile
+
+    from selfreflect.snakemake_jobs import workflow_jobs
+
+    jobs = workflow_jobs(Path(SNAKEFILE), Path(source), parse_config(list(overrides)))
+    params = {path: job.params for job in jobs for path in job.output}
+    records = _snakemake_records()
+    return [
+        path
+        for path in recorded
+        if path in params
+        and not {repr(params[path][key]) for key in TRACKED_PARAMS if key in params[path]}
+        <= set(records.params(IOFile(path)) or ())
+    ]
 
 
 def _recorded_by_snakemake(paths: Iterable[str]) -> list[str]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import logging
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -122,8 +122,11 @@ def job_stats(output: str) -> dict[str, int]:
     return {rule: n for rule, n in counts.items() if rule not in ("all", "total")}
 
 
-def workflow_jobs(snakefile: Path, configfile: Path) -> list[Job]:
-    """Every job of the workflow for ``configfile``, as if nothing had run."""
+def workflow_jobs(
+    snakefile: Path, configfile: Path, overrides: Mapping[str, Any] | None = None
+) -> list[Job]:
+    """Every job of the workflow for ``configfile`` and ``--config`` ``overrides`` (as
+    ``snakemake.cli.parse_config`` reads them), as if nothing had run."""
     from snakemake.api import SnakemakeApi
     from snakemake.settings.enums import Quietness
     from snakemake.settings.types import (
@@ -149,7 +152,7 @@ def workflow_jobs(snakefile: Path, configfile: Path) -> list[Job]:
         try:
             workflow = api.workflow(
                 resource_settings=ResourceSettings(),
-                config_settings=ConfigSettings(configfiles=[configfile]),
+                config_settings=ConfigSettings(configfiles=[configfile], config=overrides or {}),
                 snakefile=snakefile,
             )
             dag = workflow.dag(DAGSettings(forceall=True))
