@@ -258,7 +258,7 @@ CASES = [
         "'question.text'",
         field="question.text",
     ),
-    q_case("csv-missing-column", "q.csv", "text\nWho?\n", "row 1", "'question'"),
+    q_case("csv-missing-column", "q.csv", "text\nWho?\n", "line 2", "'question'"),
     q_case("csv-header-only", "q.csv", "question\n", "no questions"),
     q_case("csv-latin1", "q.csv", "question\nQui \xe9tait-ce?\n".encode("latin-1"), "not UTF-8"),
     q_case("parquet-garbage", "q.parquet", b"PAR1 not really", "not a readable Parquet"),

@@ -378,7 +378,14 @@ def test_blank_question(tmp_path: Path, blank: str) -> None:
 def test_blank_csv_cell(tmp_path: Path) -> None:
     path = tmp_path / "q.csv"
     path.write_text("question,other\nA,1\n,2\n", encoding="utf-8")
-    expect_error(local(path), "q.csv", "row 2", "'question'", "empty")
+    expect_error(local(path), "q.csv", "line 3", "'question'", "empty")
+
+
+@pytest.mark.parametrize("delimiter", [";", "\t"])
+def test_a_csv_file_with_another_delimiter(tmp_path: Path, delimiter: str) -> None:
+    path = tmp_path / "q.csv"
+    path.write_text(f"question{delimiter}answer\nWho?{delimiter}Me\n", encoding="utf-8")
+    expect_error(local(path), "q.csv", "line 1", "one column", f"not {delimiter!r}")
 
 
 def test_non_string_question(tmp_path: Path) -> None:

@@ -127,9 +127,13 @@ def _read_jsonl(path: Path) -> Records:
     return records
 
 
+OTHER_DELIMITERS = (";", "\t", "|")  # a spreadsheet's CSV export in some locales: one column
+
+
 def _read_csv(path: Path) -> Records:
-    """Rows of a CSV file with a header; bad quoting, a repeated column or a row with more
-    fields than the header (an unquoted comma) is an error naming the line."""
+    """Rows of a CSV file with a header, each named by the line it starts on; bad quoting, a
+    repeated column, a header split by another delimiter or a row with more fields than the
+    header (an unquoted comma) is an error naming the line."""
     records = []
     with path.open(encoding="utf-8-sig", newline="") as handle:
         reader = csv.DictReader(handle, strict=True)
@@ -139,6 +143,12 @@ def _read_csv(path: Path) -> Records:
             repeated = [name for name in header if header.count(name) > 1]
             if repeated:
                 raise InputError(f"{path}: line 1: column '{repeated[0]}' appears twice")
+            other = [d for d in OTHER_DELIMITERS if len(header) == 1 and d in header[0]]
+            if other:
+                raise InputError(
+                    f"{path}: line 1: one column '{header[0]}': fields are separated by"
+                    f" commas, not {other[0]!r}"
+                )
             start = reader.line_num + 1
             for row in reader:
                 if None in row:
@@ -147,7 +157,7 @@ def _read_csv(path: Path) -> Records:
                         f"{path}: line {start}: {fields} fields, the header has {len(header)}"
                         " (quote a field that holds a comma)"
                     )
-                records.append((f"row {len(records) + 1}", row))
+                records.append((f"line {start}", row))
                 start = reader.line_num + 1
         except csv.Error as err:
             hint = " (a quote is never closed)" if "end of data" in str(err) else ""
