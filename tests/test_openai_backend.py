@@ -9,6 +9,7 @@ every malformed, short, slow or failed response fails its own prompt with the re
 """
 
 import json
+import re
 import subprocess
 import sys
 import threading
@@ -28,9 +29,9 @@ from selfreflect.backends import Sampling
 from selfreflect.backends.registry import open_generator
 from selfreflect.chat import question_chat
 from selfreflect.config import finetuned, read_config_file, validate_config
-from selfreflect.errors import ConfigError, InputError
+from selfreflect.errors import ConfigError, InputError, StrategyError
 from selfreflect.strategies.registry import builtin_names
-from tests.test_strategies import QUESTIONS
+from tests.test_strategies import QUESTIONS, summaries_config
 from tests.test_strategies import run as run_strategy
 from tests.workflow_utils import copy_project, free_port, run
 
@@ -437,3 +438,18 @@ def test_a_variable_name_with_a_trailing_line_break_is_not_echoed():
 
     with pytest.raises(InputError, match="name not shown"):
         api_key({"name": "m", "api_key_env": "SELFREFLECT_UNSET_KEY\n"})
+
+
+def test_an_endpoints_error_inside_a_plugin_is_reported_as_the_endpoints(stub):
+    """A plug-in's `ctx.fresh_answers()` from an endpoint refusing the key: the job's error is
+    the endpoint's, as a built-in strategy's is, not "plug-in … raised InputError" at a line of
+    the backend's code."""
+    stub.serve(Reply({"error": {"message": "invalid key"}}, 401))
+    subject = open_generator(api_spec(stub.url, api_key_env=None, max_retries=0))
+    plugin = {"fresh": "tests.test_strategies_plugins:fresh_answers_only"}
+    endpoint = r"model 'tiny-api': endpoint \S+ failed: AuthenticationError: Error code: 401"
+    for strategy, plugins in (("fresh", plugin), ("concatenated_answers", {})):
+        with pytest.raises(StrategyError) as err:
+            config = summaries_config(plugins=plugins)
+            run_strategy(strategy, None, config=config, subject=subject)
+        assert re.fullmatch(f"strategy '{strategy}': {endpoint} - invalid key", str(err.value))

@@ -33,6 +33,10 @@ def echo_plugin(ctx: Context) -> str:
     return " | ".join([answer, *ctx.fresh_answers()])
 
 
+def fresh_answers_only(ctx: Context) -> str:
+    return " | ".join(ctx.fresh_answers())
+
+
 def recording_plugin(ctx: Context) -> str:
     SEEN.append({"context": dict(vars(ctx)), "fresh": ctx.fresh_answers()})
     return "ok"

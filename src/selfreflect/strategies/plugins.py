@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
-from selfreflect.errors import StrategyError
+from selfreflect.errors import SelfReflectError, StrategyError
 from selfreflect.progress import progress
 
 if TYPE_CHECKING:  # a plug-in's context names no engine: the summarize job opens the models
@@ -208,6 +208,8 @@ def plugin_strategy(name: str, target: str) -> StrategyFn:
             except QuestionFailed as failure:
                 batch.fail(row, str(failure))
                 continue
+            except SelfReflectError:  # the context's model calls: the error names its cause
+                raise
             except Exception as err:
                 raise StrategyError(
                     f"strategy '{name}': plug-in {target} raised {type(err).__name__}: {err}"
