@@ -10,9 +10,10 @@ that Snakemake reruns what DVC would:
   output older than its inputs (``dvc pull`` and ``dvc checkout`` write files in any order) is
   dated after them, so no job reruns for a file restored unchanged. Only the inputs Snakemake
   compares by timestamp count, not the package code (its ``ancient`` inputs). A record Snakemake
-  kept of a file it had made there with other params (settings, code, prompt texts) than the
-  job's now describes a file DVC has since replaced, and would make Snakemake remake it ("Params
-  have changed"): it is removed (:func:`outdated_records`);
+  kept of a file it had made there with other settings or prompt texts than the job's now
+  describes a file DVC has since replaced, and would make Snakemake remake it ("Params have
+  changed"): it is removed (:func:`outdated_records`). A record of other code is kept: without
+  it Snakemake could not tell a later code edit, so it remakes that file instead;
 - made with other settings than the config (after ``dvc exp run``, ``dvc exp apply``, a checkout
   of another commit, or a config edited since): stale for this config, yet Snakemake, which
   keeps no record of what DVC made, would call them up to date. They are dated before their
@@ -53,7 +54,9 @@ LOCK_FILE = "dvc.lock"
 SYNC_COMMAND = "selfreflect dvc-sync"
 EARLIER_NS = 1_000_000_000  # how much before its newest input a stale output is dated
 SNAKEMAKE_DIR = Path(".snakemake")  # Snakemake's records, where it runs (the working directory)
-TRACKED_PARAMS = ("settings", "code", "prompts")  # how a job made a file (workflow.command_params)
+# a job's params (workflow.command_params) whose recorded value dvc-sync compares: how the job
+# was set up. Not its `code`: a record of other code is left, and Snakemake reruns that job.
+TRACKED_PARAMS = ("settings", "prompts")
 
 
 @dataclass(frozen=True)
