@@ -44,6 +44,7 @@ def synthetic_controlled(rng):
                         "llm_rating": rng.uniform(1, 5),
                         "embedding": rng.uniform(),
                         "p_true": rng.uniform(),
+                        "error": None,
                         **KEYS,
                     }
                 )

@@ -15,6 +15,7 @@ from scipy import stats
 from selfreflect.artifacts import HIGHER_IS_BETTER, ROW_KEYS
 from selfreflect.config import rival_arms, teachers
 from selfreflect.errors import InputError
+from selfreflect.failures import ANSWERS_FAILED
 from selfreflect.mc_study.table import mc_table
 from selfreflect.report.catalog import human_agreement
 from selfreflect.report.readers import read_ratings, read_tables
@@ -254,15 +255,19 @@ def test_validation_table_counts_correct_rankings_per_direction():
                     "llm_rating": 3.0,
                     "embedding": emb,
                     "p_true": np.nan,
+                    "error": None,
                     **KEYS,
                 }
             )
-    for side in ("good", "bad"):  # a question without an idk pair
-        rows.append({"id": "q4", "pair_type": "idk", "side": side, "has_summary": False, **KEYS})
+    # a question without an idk pair, and one whose answers failed
+    for qid, error in (("q4", "no idk pair: …"), ("q5", f"{ANSWERS_FAILED}: prompt too long")):
+        for side in ("good", "bad"):
+            row = {"id": qid, "pair_type": "idk", "side": side, "has_summary": False}
+            rows.append({**row, "error": error, **KEYS})
     table = validation_table(pd.DataFrame(rows), 0.95, PAIRS_PLAN).set_index("metric")
     assert table.loc["selfreflect", ["n_pairs", "n_correct"]].tolist() == [4, 3]
-    assert table.loc["selfreflect", ["n_failed", "n_excluded"]].tolist() == [0, 1]
-    assert table.loc["p_true", ["n_failed", "n_excluded"]].tolist() == [4, 1]
+    assert table.loc["selfreflect", ["n_failed", "n_excluded"]].tolist() == [1, 1]
+    assert table.loc["p_true", ["n_failed", "n_excluded"]].tolist() == [5, 1]
     assert table.loc["embedding", "fraction"] == 1.0
     assert table.loc["llm_rating", "n_correct"] == 0  # all ties
     assert table.loc["p_true", "n_pairs"] == 0 and np.isnan(table.loc["p_true", "fraction"])
@@ -283,7 +288,8 @@ def controlled_pairs(pair_type: str, correct: dict[str, list[bool]]) -> list[dic
     rows = []
     for i in range(len(correct["selfreflect"])):
         for side in ("good", "bad"):
-            row = {"id": f"q{i}", "pair_type": pair_type, "side": side, "has_summary": True, **KEYS}
+            row = {"id": f"q{i}", "pair_type": pair_type, "side": side, "has_summary": True}
+            row |= {"error": None, **KEYS}
             for metric, higher in HIGHER_IS_BETTER.items():
                 preferred = side == "good" and correct[metric][i] if metric in correct else None
                 best = 1.0 if higher else 0.0
@@ -898,7 +904,7 @@ def pair_rows(right: int, wrong: int) -> pd.DataFrame:
             rows.append(
                 {"id": f"q{i}", "pair_type": "idk", "side": side, "has_summary": True}
                 | {"selfreflect": score, "llm_rating": 3.0, "embedding": 0.5, "p_true": 0.5}
-                | KEYS
+                | {"error": None, **KEYS}
             )
     return pd.DataFrame(rows)
 

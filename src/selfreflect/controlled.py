@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from selfreflect.chat import prompts
+from selfreflect.failures import ANSWERS_FAILED
 from selfreflect.strategies.clustering import Cluster, cluster_answers, normalise, resolve_embedder
 from selfreflect.strategies.related import verbalize
 
@@ -166,7 +167,7 @@ def pairs_table(
 
 def _no_pair_reason(error: str | None, clusters: list[Cluster] | None, pair_type: str) -> str:
     if clusters is None:
-        return f"answers failed: {error}"
+        return f"{ANSWERS_FAILED}: {error}"
     if not clusters:
         return "no conditioning answers"
     return f"no {pair_type} pair: {NO_PAIR[pair_type]}"

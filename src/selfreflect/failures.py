@@ -9,6 +9,7 @@ import pandas as pd
 
 from selfreflect.errors import SelfReflectError
 
+ANSWERS_FAILED = "answers failed"  # how a study's row begins the reason of a failed question
 _REASONS_SHOWN = 3
 _REASON_CHARS = 80
 

@@ -12,6 +12,7 @@ import numpy as np
 
 from selfreflect.chat import prompts
 from selfreflect.controlled import distribution_summary
+from selfreflect.failures import ANSWERS_FAILED
 from selfreflect.stats import wasserstein_1
 from selfreflect.text import LETTERS
 
@@ -69,7 +70,7 @@ def mc_exclusion(answer: Any, choices: Any) -> str | None:
     if choices is None or len(choices) == 0:
         return "not a multiple-choice question"
     if isinstance(answer.error, str):
-        return f"answers failed: {answer.error}"
+        return f"{ANSWERS_FAILED}: {answer.error}"
     if answer.choice_probs is None:
         return "the answers have no distribution over the choices (answers.choice_truth)"
     return None

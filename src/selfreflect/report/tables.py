@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from selfreflect.artifacts import EXPERIMENT, HIGHER_IS_BETTER
+from selfreflect.failures import ANSWERS_FAILED
 from selfreflect.stats import (
     binomial_p_value,
     bootstrap_ci,
@@ -164,7 +165,7 @@ def cost_table(summaries: pd.DataFrame, thinking: dict[str, bool]) -> pd.DataFra
 # --- metric validation (paper Table 1) -----------------------------------------------------------
 
 
-VALIDATION_COLUMNS = ("id", *EXPERIMENT, "pair_type", "side", *HIGHER_IS_BETTER)
+VALIDATION_COLUMNS = ("id", *EXPERIMENT, "pair_type", "side", *HIGHER_IS_BETTER, "error")
 
 
 def validation_table(
@@ -175,9 +176,10 @@ def validation_table(
     count as wrong) with its Wilson interval and the exact binomial p-value against chance
     (0.5), ``p_value_vs_chance`` (one-sided, above chance, unless ``two_sided``), corrected
     (``plan``) over the pair types of the metric in the experiment, with its verdict ("above
-    chance", or two-sided "below chance" where fewer than half are right). ``n_excluded``
-    questions had no such pair (their reasons are in the study table); ``n_failed`` pairs lack
-    the metric on a side. An alternative metric's
+    chance", or two-sided "below chance" where fewer than half are right). ``n_failed``:
+    questions whose answers failed (no pair could be made) and pairs that lack the metric on a
+    side; ``n_excluded`` questions had no such pair (the reasons are in the study table). An
+    alternative metric's
     row also compares it with SelfReflect on the ``n_common`` pairs both scored: the pairs only
     SelfReflect ranks correctly and only the metric does, and the exact McNemar p-value,
     corrected over all McNemar tests of the experiment, with its verdict."""
@@ -186,6 +188,7 @@ def validation_table(
     for values, cell in controlled.groupby(keys, sort=False, dropna=False):
         made = cell[cell["has_summary"]]
         n_made = made["id"].nunique()
+        failed = cell[cell["error"].str.startswith(ANSWERS_FAILED, na=False)]["id"].nunique()
         wide = made.pivot_table(index="id", columns="side", values=list(HIGHER_IS_BETTER))
         reference = ranked_correctly(wide, "selfreflect")
         for metric in HIGHER_IS_BETTER:
@@ -197,8 +200,8 @@ def validation_table(
                     **dict(zip(keys, values, strict=True)),
                     "metric": metric,
                     "n_pairs": n,
-                    "n_failed": n_made - n,
-                    "n_excluded": cell["id"].nunique() - n_made,
+                    "n_failed": failed + n_made - n,
+                    "n_excluded": cell["id"].nunique() - n_made - failed,
                     "n_correct": n_correct,
                     "fraction": ci.estimate if ci else np.nan,
                     "ci_low": ci.low if ci else np.nan,

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from selfreflect.controlled import SIDES, pairs_table
+from selfreflect.failures import ANSWERS_FAILED
 from selfreflect.mc_study.variants import mc_exclusion, mc_variants
 from selfreflect.progress import progress
 from selfreflect.scoring.contexts import question_contexts
@@ -93,7 +94,7 @@ def judged_texts(
 def upstream_error(answer: Any, summary: Any) -> str | None:
     """Why a question cannot be scored before any task is built, or None."""
     if isinstance(answer.error, str):
-        return f"answers failed: {answer.error}"
+        return f"{ANSWERS_FAILED}: {answer.error}"
     if summary is None:
         return "no summary for this question"
     if isinstance(summary.error, str):
