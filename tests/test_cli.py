@@ -4,6 +4,7 @@ import json
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -138,6 +139,8 @@ def test_version_is_the_package_version_and_in_the_changelog():
     result = run("--version")
     assert result.returncode == 0, result.stderr
     assert result.stdout.split() == ["selfreflect,", "version", __version__]
+    module = [sys.executable, "-m", "selfreflect", "--version"]  # where no entry point is
+    assert subprocess.run(module, capture_output=True, text=True).stdout == result.stdout
     changelog = (REPO / "CHANGELOG.md").read_text().splitlines()
     versions = [line.split()[1] for line in changelog if line.startswith("## ")]
     assert next(v for v in versions if v != "Unreleased") == __version__, versions
