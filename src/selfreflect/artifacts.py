@@ -288,6 +288,14 @@ ROW_GROUP_ROWS = 1024
 ROW_BATCH = 64  # rows a filtered read decodes at a time (artifacts.read_arrow: where)
 
 
+def _unreadable(path: str | Path, err: Exception) -> InputError:
+    """The error for an artifact Parquet cannot read (cut short by a full disk or a copy): it
+    looks up to date to both engines, so the message says how to have it made again."""
+    return InputError(
+        f"{path}: not a readable Parquet file ({err}); delete it and rerun to make it again"
+    )
+
+
 def arrow_table(kind: str, frame: pd.DataFrame) -> pa.Table:
     """``frame`` cast to the ``kind`` schema (the fields written later filled with nulls)."""
     schema = SCHEMAS[kind]
@@ -429,7 +437,7 @@ def read_arrow(
     try:
         found = pq.read_schema(path)
     except (pa.ArrowInvalid, OSError) as err:
-        raise InputError(f"{path}: not a readable Parquet file ({err})") from None
+        raise _unreadable(path, err) from None
     for field in SCHEMAS[kind]:
         if field.name not in found.names and field.name not in LATER_FIELDS.get(kind, ()):
             raise InputError(f"{path}: missing field '{field.name}' for a {kind} table")
@@ -443,7 +451,7 @@ def read_arrow(
         read = [name for name in columns if name in found.names]
         table = _read_rows(path, read, where) if where else pq.read_table(path, columns=read)
     except (pa.ArrowInvalid, OSError) as err:
-        raise InputError(f"{path}: not a readable Parquet file ({err})") from None
+        raise _unreadable(path, err) from None
     _check_values(kind, path, table)
     keys = ROW_KEYS.get(kind)
     if keys and set(keys) <= set(table.column_names):
@@ -557,7 +565,7 @@ def read_keys(kind: str, path: str | os.PathLike) -> pd.DataFrame:
                 _check_values(kind, Path(path), batch, first_row)
                 first_row += len(batch)
     except (pa.ArrowInvalid, OSError) as err:
-        raise InputError(f"{path}: not a readable Parquet file ({err})") from None
+        raise _unreadable(path, err) from None
     return keys
 
 
@@ -607,7 +615,7 @@ def _row_group(kind: str, path: str | os.PathLike, group: int) -> pa.Table:
             columns = [name for name in schema.names if name in found]
             table = parquet.read_row_group(group, columns=columns, use_threads=False)
     except (pa.ArrowInvalid, OSError) as err:
-        raise InputError(f"{path}: not a readable Parquet file ({err})") from None
+        raise _unreadable(path, err) from None
     return _with_later_fields(kind, table, schema.names).cast(schema)
 
 
@@ -620,7 +628,7 @@ def read_metadata(path: str | os.PathLike) -> dict[str, Any]:
     try:
         meta = pq.read_schema(path).metadata or {}
     except (pa.ArrowInvalid, OSError) as err:
-        raise InputError(f"{path}: not a readable Parquet file ({err})") from None
+        raise _unreadable(path, err) from None
     try:
         metadata = loads_json(meta.get(METADATA_KEY, b"{}").decode())
     except (ValueError, UnicodeDecodeError) as err:  # JSONDecodeError, DuplicateKey
