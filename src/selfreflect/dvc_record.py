@@ -12,7 +12,7 @@ that Snakemake reruns what DVC would:
   compares by timestamp count, not the package code (its ``ancient`` inputs). A record Snakemake
   kept of a file it had made there with other settings or prompt texts than the job's now
   describes a file DVC has since replaced, and would make Snakemake remake it ("Params have
-  changed"): it is removed (:func:`outdated_records`). A record of other code is kept: without
+  changed"): it is removed (:func:`_outdated_records`). A record of other code is kept: without
   it Snakemake could not tell a later code edit, so it remakes that file instead;
 - made with other settings than the config (after ``dvc exp run``, ``dvc exp apply``, a checkout
   of another commit, or a config edited since): stale for this config, yet Snakemake, which
@@ -228,7 +228,7 @@ def dvc_sync(config: dict[str, Any], source: str, overrides: Sequence[str] = ())
     plan = sync_plan(config)
     for path, time in {**plan.after, **plan.before}.items():
         os.utime(_time_carrier(path), ns=(time, time))
-    forget = [*plan.forget, *outdated_records(plan.vouched, source, overrides)]
+    forget = [*plan.forget, *_outdated_records(plan.vouched, source, overrides)]
     if forget:
         from snakemake.io import IOFile
 
@@ -241,7 +241,7 @@ def dvc_sync(config: dict[str, Any], source: str, overrides: Sequence[str] = ())
     return plan
 
 
-def outdated_records(paths: Iterable[str], source: str, overrides: Sequence[str]) -> list[str]:
+def _outdated_records(paths: Iterable[str], source: str, overrides: Sequence[str]) -> list[str]:
     """Those of ``paths`` whose record Snakemake keeps holds other params than its job has for
     the config ``source`` with the ``--config`` ``overrides`` (:data:`TRACKED_PARAMS`, compared
     as Snakemake stores them: as text). The jobs are listed only where there is a record."""
