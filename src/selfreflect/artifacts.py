@@ -290,9 +290,10 @@ ROW_BATCH = 64  # rows a filtered read decodes at a time (artifacts.read_arrow: 
 
 def _unreadable(path: str | Path, err: Exception) -> InputError:
     """The error for an artifact Parquet cannot read (cut short by a full disk or a copy): it
-    looks up to date to both engines, so the message says how to have it made again."""
+    looks up to date to Snakemake, whose dates it keeps, so the message says how to have it made
+    again (DVC, which compares content, sees it changed: `dvc checkout` restores it)."""
     return InputError(
-        f"{path}: not a readable Parquet file ({err}); delete it and rerun to make it again"
+        f"{path}: not a readable Parquet file ({err}); `snakemake --forcerun {path}` makes it again"
     )
 
 
