@@ -13,7 +13,7 @@ pytestmark = pytest.mark.workflow
 def test_a_judge_pass_batched_by_tokens_gives_the_same_scores(smoke_run, tmp_path):
     out = tmp_path / "batching.json"
     command = ["selfreflect", "bench", "judge-batching", "--config", "config/smoke.yaml"]
-    budgets = ["--budget", "64", "--budget", "1000000", "--repeats", "1", "--compile"]
+    budgets = ["--budget", "256", "--budget", "1000000", "--repeats", "1", "--compile"]
     printed = run([*command, *budgets, "--json", str(out)], smoke_run).stdout
     record = json.loads(out.read_text())
     assert record["questions"] > 0 and record["repeats"] == 1
@@ -21,7 +21,7 @@ def test_a_judge_pass_batched_by_tokens_gives_the_same_scores(smoke_run, tmp_pat
     assert [row["setting"] for row in record["settings"]] == [
         "batch_size", "token_budget", "token_budget", "batch_size"
     ]  # fmt: skip
-    assert (small["value"], whole["value"], compiled["value"]) == (64, 1000000, words["value"])
+    assert (small["value"], whole["value"], compiled["value"]) == (256, 1000000, words["value"])
     assert [row["compiled"] for row in record["settings"]] == [False, False, False, True]
     for row in record["settings"]:  # compiled or not, the same scores
         assert row["scores"] > 0 and row["max_score_difference"] < 1e-5
@@ -29,7 +29,7 @@ def test_a_judge_pass_batched_by_tokens_gives_the_same_scores(smoke_run, tmp_pat
         assert row["first_pass"]["cpu_s"] > 0
     # one forward per context holds each context's whole tree: the fewest tokens and forwards
     assert small["forwards"] > whole["forwards"] and whole["tokens"] <= words["tokens"]
-    assert "token_budget 64: first pass" in printed and "x of batch_size" in printed
+    assert "token_budget 256: first pass" in printed and "x of batch_size" in printed
     assert f"batch_size {words['value']} (compiled): first pass" in printed
 
 
