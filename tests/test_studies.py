@@ -12,7 +12,7 @@ from selfreflect.scoring.experiment import judge_question, judgement_rows, judge
 from selfreflect.scoring.prompts import QuestionAnswers
 from selfreflect.scoring.registry import open_judge
 from selfreflect.scoring.stopwords import stopword_policy
-from selfreflect.scoring.table import result
+from selfreflect.scoring.table import SIZE_ABOVE_ANSWERS, result
 from selfreflect.seeds import question_seed, subsample_indices
 
 SETTINGS = {"backend": "hf", "dtype": "auto", "batch_size": 8}
@@ -162,7 +162,7 @@ def test_convergence_scores_subsample_sizes(judge):
     assert sorted(q1.loc[q1["axis"] == "test", "size"]) == [1, 2]  # only 2 test answers
     reasons = table.loc[table["score"].isna()].groupby(["id", "strategy"])["error"].unique()
     assert reasons["q1", "b"].tolist() == ["summary failed: x"]
-    assert reasons["q1", "a"].tolist() == ["only 2 test answers"]
+    assert reasons["q1", "a"].tolist() == [f"{SIZE_ABOVE_ANSWERS}: 2 test answers"]
     assert reasons["q2", "b"].tolist() == ["no summary for this question"]
     assert reasons["q3", "a"].tolist() == ["answers failed: failed upstream"]
 

@@ -29,6 +29,7 @@ from selfreflect.report.tables import (
     validation_table,
 )
 from selfreflect.report.writers import latex_text, with_intervals, write_table_files
+from selfreflect.scoring.table import SIZE_ABOVE_ANSWERS
 from selfreflect.stats import krippendorff_alpha
 from tests.conftest import MINIMAL_CONFIG, REPO, mc_plan, report_plan
 
@@ -476,17 +477,20 @@ def test_mc_table_within_question_order_is_detected_where_the_pooled_rho_is_not(
 def test_convergence_table_means_per_size():
     conv = pd.DataFrame(
         {
-            "id": ["a", "b", "a", "b"],
+            "id": ["a", "b", "c", "a", "b", "c"],
             "strategy": "greedy",
             "axis": "test",
-            "size": [1, 1, 2, 2],
-            "score": [0.2, 0.4, 0.1, None],
+            "size": [1, 1, 1, 2, 2, 2],
+            "score": [0.2, 0.4, 0.3, 0.1, None, None],
+            "error": [None] * 4 + ["judge failed", f"{SIZE_ABOVE_ANSWERS}: 1 test answers"],
             **KEYS,
         }
     )
     table = convergence_table(conv, 200, 0.95, 0).set_index("size")
     assert table.loc[1, "mean"] == pytest.approx(0.3)
-    assert table.loc[2, ["n_scored", "n_failed"]].tolist() == [1, 1]
+    assert table.loc[1, ["n_scored", "n_failed", "n_excluded"]].tolist() == [3, 0, 0]
+    # a question with fewer answers than the size is no failure
+    assert table.loc[2, ["n_scored", "n_failed", "n_excluded"]].tolist() == [1, 1, 1]
 
 
 def test_cost_table_means_and_thinking_flag():

@@ -33,6 +33,7 @@ from selfreflect.config import (
     question_count,
     summarized_datasets,
 )
+from selfreflect.scoring.table import SIZE_ABOVE_ANSWERS
 
 VOCABULARY = 5000  # distinct made-up words
 # Word counts of the original tool's 20 example answers (tests/data/example_test_answers.json,
@@ -350,7 +351,7 @@ def _convergence_rows(
         for strategy in strategies:
             for axis in ("conditioning", "test"):
                 for size in report["convergence_sizes"]:
-                    error = None if size <= n else f"only {n} {axis} answers"
+                    error = None if size <= n else f"{SIZE_ABOVE_ANSWERS}: {n} {axis} answers"
                     labels = {"strategy": strategy, "axis": axis, "size": size}
                     rows.append({"id": qid, "kind": "convergence", **labels, "error": error})
     return pd.DataFrame(rows)

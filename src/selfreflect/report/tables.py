@@ -16,6 +16,7 @@ import pandas as pd
 
 from selfreflect.artifacts import EXPERIMENT, HIGHER_IS_BETTER
 from selfreflect.failures import ANSWERS_FAILED
+from selfreflect.scoring.table import SIZE_ABOVE_ANSWERS
 from selfreflect.stats import (
     binomial_p_value,
     bootstrap_ci,
@@ -284,17 +285,20 @@ def convergence_table(
     convergence: pd.DataFrame, n_resamples: int, confidence: float, seed: int
 ) -> pd.DataFrame:
     """Per experiment, strategy, subsampled answer set and size: mean score with bootstrap CI;
-    ``n_failed`` rows could not be scored (reasons in the study table)."""
+    ``n_excluded`` questions have fewer answers than the size, ``n_failed`` others could not be
+    scored (reasons in the study table)."""
     keys = [*EXPERIMENT, "strategy", "axis", "size"]
     rows = []
     for values, group in convergence.groupby(keys, sort=False, dropna=False):
         scored = group["score"].dropna().to_numpy(dtype=float)
         interval = _interval(scored, n_resamples, confidence, seed)
+        excluded = int(group["error"].str.startswith(SIZE_ABOVE_ANSWERS, na=False).sum())
         rows.append(
             {
                 **dict(zip(keys, values, strict=True)),
                 "n_scored": scored.size,
-                "n_failed": len(group) - scored.size,
+                "n_failed": len(group) - scored.size - excluded,
+                "n_excluded": excluded,
                 **dict(zip(["mean", "ci_low", "ci_high"], interval, strict=True)),
             }
         )

@@ -27,6 +27,9 @@ SCORES = ["id", "strategy", "score", "num_tasks", "error", "tasks"]  # a scores 
 LABELS = ["kind", "strategy", "pair_type", "side", "temperature", "axis", "size"]
 COLUMNS = ["id", *LABELS, "summary", "score", "num_tasks", "error", "tasks"]
 AXES = ("conditioning", "test")
+# how a convergence cell's reason begins where its size is above the question's answers: not
+# scored, and counted apart from the failures (the convergence table's ``n_excluded``)
+SIZE_ABOVE_ANSWERS = "size above the question's answers"
 
 
 class Result(NamedTuple):
@@ -85,7 +88,7 @@ def convergence_rows(
                 labels = {"strategy": strategy_row["strategy"], "axis": axis, "size": size}
                 out = row(qid, "convergence", None, error, **labels)
                 if judgement is not None and size > len(pools[axis]):
-                    out["error"] = f"only {len(pools[axis])} {axis} answers"
+                    out["error"] = f"{SIZE_ABOVE_ANSWERS}: {len(pools[axis])} {axis} answers"
                 elif judgement is not None and axis == "conditioning":
                     out |= _cell(judgement, judgement.distances[1 + fitting.index(size)])
                 elif judgement is not None:
