@@ -320,11 +320,13 @@ def test_a_plugins_error_says_where_it_was_raised(cli_project):
 
 def test_blank_summaries_are_scored_as_given_with_a_warning(cli_project):
     """A plug-in's empty summary is a summary (it says nothing), not a failure; the job's log
-    says how many there are, as `selfreflect score` does."""
+    says how many there are, as `selfreflect score` does, and so does its line on stdout."""
     out = cli_project / "blank.parquet"
     result = summarize_cli(cli_project, "blank", out)
     assert result.returncode == 0, result.stderr
     assert "warning: strategy 'blank': 3 blank summaries, scored as given\n" in result.stderr
+    # the line the terminal shows under Snakemake (a job's stderr goes to its log)
+    assert "blank: 3 summaries (0 failed, 3 blank) written to" in result.stdout
     assert read_table("summaries", out)["error"].isna().all()
 
 

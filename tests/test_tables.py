@@ -555,6 +555,12 @@ def test_read_ratings_checks_the_schema(tmp_path):
     bad.write_text("question_id,strategy,rater,rating\nq1,greedy,r1,good\n")
     with pytest.raises(InputError, match="line 2: rating is not a number"):
         read_ratings(bad)
+    bad.write_bytes(b"\xff\xfe,x\n")
+    with pytest.raises(InputError, match=r"bad\.csv: not UTF-8 text \(invalid start byte\)"):
+        read_ratings(bad)
+    bad.write_text('question_id,strategy,rater,rating\nq1,greedy,r1,4\n"q2\n')
+    with pytest.raises(InputError, match=r"bad\.csv: malformed CSV: .*EOF inside string"):
+        read_ratings(bad)
 
 
 def test_write_table_files(tmp_path):
@@ -884,6 +890,30 @@ def test_every_reader_refuses_a_row_given_twice_in_one_file_or_two(tmp_path, kin
         InputError, match=rf"c\.parquet: {kind} row \(.*\) is also in .*a\.parquet$"
     ):
         read_tables(kind, [tmp_path / name for name in ("a.parquet", "b.parquet", "c.parquet")])
+
+
+def test_an_answers_table_refuses_a_question_given_twice_in_it(tmp_path):
+    """Answers name their dataset and subject in the file's metadata, not in columns: a
+    question given twice in one file is refused (the judge pass crashed on it), the same id in
+    two files (two datasets' answers) is not. An unreadable file of the user's is named without
+    the workflow's hint."""
+    from selfreflect.artifacts import read_table, write_table
+
+    row = {"question": "Q?", "test_answers": ["a"], "conditioning_answers": ["b"]}
+    row |= {"backend": "hf", "model": "m", "seed": 0, "error": None}
+    one = pd.DataFrame([{"id": "q0", **row}])
+    write_table("answers", one, tmp_path / "a.parquet")
+    write_table("answers", one, tmp_path / "b.parquet")
+    write_table("answers", pd.concat([one, one]), tmp_path / "twice.parquet")
+    assert len(read_table("answers", tmp_path / "a.parquet")) == 1
+    assert len(read_table("answers", tmp_path / "b.parquet")) == 1
+    with pytest.raises(InputError, match=r"twice\.parquet: answers row \(id q0\) is twice in"):
+        read_table("answers", tmp_path / "twice.parquet")
+    # a file of the user's, not the workflow's: no rule remakes it
+    (tmp_path / "text.parquet").write_text("id,question\n")
+    with pytest.raises(InputError, match=r"text\.parquet: not a readable Parquet file") as err:
+        read_table("answers", tmp_path / "text.parquet")
+    assert "forcerun" not in str(err.value)
 
 
 def test_the_paper_configs_plan_compares_sampling_with_reasoning():

@@ -255,7 +255,8 @@ BOUNDED: dict[str, dict[str, tuple[float, float]]] = {
 SLACK = 1e-6
 # What names one row of each kind: a reader refuses a row given twice, in one file or in two it
 # reads together (a backup copy beside the table would count every row twice). Answers name
-# their dataset and subject in their metadata: checked where a reader labels them (explorer).
+# their dataset and subject in their metadata: a file's ids are checked when it is read, rows
+# of several files where a reader labels them (explorer).
 ROW_KEYS: dict[str, tuple[str, ...]] = {
     "answers": ("dataset", "subject", "id"),
     "answer_clusters": ("dataset", "subject", "id"),
@@ -289,12 +290,13 @@ ROW_BATCH = 64  # rows a filtered read decodes at a time (artifacts.read_arrow: 
 
 
 def _unreadable(path: str | Path, err: Exception) -> InputError:
-    """The error for an artifact Parquet cannot read (cut short by a full disk or a copy): it
-    looks up to date to Snakemake, whose dates it keeps, so the message says how to have it made
-    again (DVC, which compares content, sees it changed: `dvc checkout` restores it)."""
-    return InputError(
-        f"{path}: not a readable Parquet file ({err}); `snakemake --forcerun {path}` makes it again"
-    )
+    """The error for an artifact Parquet cannot read (cut short by a full disk or a copy): one
+    the workflow made (under ``results/`` or ``reports/``) looks up to date to Snakemake, whose
+    dates it keeps, so the message says how to have it made again (DVC, which compares content,
+    sees it changed: `dvc checkout` restores it); no rule makes a file of the user's."""
+    made = Path(path).parts[:1] in (("results",), ("reports",))
+    again = f"; `snakemake --forcerun {path}` makes it again" if made else ""
+    return InputError(f"{path}: not a readable Parquet file ({err}){again}")
 
 
 def arrow_table(kind: str, frame: pd.DataFrame) -> pa.Table:
@@ -392,11 +394,11 @@ def read_tables(
 def check_new_rows(
     kind: str, table: pd.DataFrame, file: str | os.PathLike, seen: dict[tuple[Any, ...], str]
 ) -> None:
-    """Record each row of ``table`` (read from ``file``) under its kind and key
-    (:data:`ROW_KEYS`) in ``seen``; one seen before, in this file or another, is refused with
-    one line naming the key and both files."""
-    names = ROW_KEYS[kind]
-    keys = table[list(names)].astype(object)
+    """Record each row of ``table`` (read from ``file``) under its kind and key (those of
+    :data:`ROW_KEYS` among its columns) in ``seen``; one seen before, in this file or another,
+    is refused with one line naming the key and both files."""
+    names = [name for name in ROW_KEYS[kind] if name in table.columns]
+    keys = table[names].astype(object)
     keys = keys.where(keys.notna(), None)  # a null is one value, NaN or None
     for key in keys.itertuples(index=False, name=None):
         if other := seen.get((kind, *key)):
@@ -441,7 +443,7 @@ def read_arrow(
         raise _unreadable(path, err) from None
     for field in SCHEMAS[kind]:
         if field.name not in found.names and field.name not in LATER_FIELDS.get(kind, ()):
-            raise InputError(f"{path}: missing field '{field.name}' for a {kind} table")
+            raise InputError(f"{path}: missing field '{field.name}' of a {kind} table")
         actual = found.field(field.name).type if field.name in found.names else pa.null()
         if actual != field.type and not pa.types.is_null(actual):
             raise InputError(
@@ -454,10 +456,12 @@ def read_arrow(
     except (pa.ArrowInvalid, OSError) as err:
         raise _unreadable(path, err) from None
     _check_values(kind, path, table)
-    keys = ROW_KEYS.get(kind)
-    if keys and set(keys) <= set(table.column_names):
-        rows = table.select(list(keys)).to_pandas()
-        check_new_rows(kind, rows, path, {} if seen is None else seen)
+    keys = ROW_KEYS.get(kind, ())
+    in_file = [name for name in keys if name in found.names]  # the others: the file's metadata
+    if in_file and set(in_file) <= set(table.column_names):
+        rows = table.select(in_file).to_pandas()
+        labelled = len(in_file) == len(keys)  # else unique within this file, as its label is
+        check_new_rows(kind, rows, path, {} if seen is None or not labelled else seen)
     return _with_later_fields(kind, table, columns)
 
 

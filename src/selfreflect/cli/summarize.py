@@ -152,7 +152,8 @@ def summarize(
             "summaries", questions, summarize_chunk, directory, CHECKPOINT_EVERY
         )
     check_failures(table, config["max_failed_share"], f"strategy '{strategy}'")
-    if blank := int(blank_summaries(table["summary"]).sum()):
+    blank = int(blank_summaries(table["summary"]).sum())
+    if blank:
         click.echo(
             f"warning: strategy '{strategy}': {blank} blank summaries, scored as given",
             err=True,
@@ -170,4 +171,5 @@ def summarize(
     write_table("summaries", table, out, metadata)
     checkpoints.clear(directory)
     failed = int(table["error"].notna().sum())
-    click.echo(f"{strategy}: {len(table)} summaries ({failed} failed) written to {out}")
+    blanks = f", {blank} blank" if blank else ""  # the terminal's line: the warning is logged
+    click.echo(f"{strategy}: {len(table)} summaries ({failed} failed{blanks}) written to {out}")

@@ -42,7 +42,12 @@ def read_ratings(path: str | Path) -> pd.DataFrame:
     """A ratings CSV: columns question_id, strategy, rater, rating (numeric, higher is better),
     and, kept where there is one, the subject whose summaries are rated."""
     text = {"question_id": str, "strategy": str, "rater": str, "subject": str}
-    frame = pd.read_csv(path, dtype=text)
+    try:
+        frame = pd.read_csv(path, dtype=text, encoding="utf-8-sig")
+    except UnicodeDecodeError as err:
+        raise InputError(f"{path}: not UTF-8 text ({err.reason})") from None
+    except (pd.errors.ParserError, pd.errors.EmptyDataError) as err:
+        raise InputError(f"{path}: malformed CSV: {' '.join(str(err).split())}") from None
     missing = [c for c in RATINGS_COLUMNS if c not in frame.columns]
     if missing:
         raise InputError(f"{path}: missing column(s) {missing} (need {RATINGS_COLUMNS})")
