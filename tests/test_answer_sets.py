@@ -417,7 +417,9 @@ def test_export_refuses_questions_that_are_not_the_answers(fitting_run):
     answers = read_table("answers", fitting_run / "answers.parquet")
     meta = read_metadata(fitting_run / "answers.parquet")
     write_table("answers", pd.concat([answers, answers.iloc[:1]]), fitting_run / "twice.pq", meta)
-    one_line_error(export(fitting_run, fitting_run / "set", "twice.pq"), "question q0")
+    one_line_error(
+        export(fitting_run, fitting_run / "set", "twice.pq"), "answers row (id q0) is twice"
+    )
     assert not (fitting_run / "set").exists()
 
 

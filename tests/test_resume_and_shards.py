@@ -304,7 +304,7 @@ def test_merge_refuses_a_shard_made_differently(tmp_path, questions, field):
 def test_merge_refuses_a_question_answered_twice_in_a_shard(tmp_path, questions):
     rows = questions_as_answers(questions)
     result = merge_shards(tmp_path, questions, "answers", [(pd.concat([rows, rows[:1]]), {})])
-    refused(result, "p0.parquet: question ", "in two rows")
+    refused(result, "p0.parquet: answers row (id ", ") is twice in this file")
 
 
 def test_merge_names_an_empty_item_by_its_row_in_the_shard(tmp_path):
