@@ -338,7 +338,7 @@ def set_of(project: Path, answers: pd.DataFrame) -> Path:
 
 
 QUESTION_DEFECTS = {
-    "duplicated": (lambda a: pd.concat([a, a.iloc[:1]]), "question q0 is answered more than"),
+    "duplicated": (lambda a: pd.concat([a, a.iloc[:1]]), "answers row (id q0) is twice in this"),
     "foreign": (  # a question of another run, sampled with its seed
         lambda a: a.assign(
             id=["q0", "q1", "x"], seed=[*a["seed"].tolist()[:2], question_seed(1, "x")]
