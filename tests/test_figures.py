@@ -80,6 +80,7 @@ def synthetic_convergence(rng):
                 "axis": axis,
                 "size": size,
                 "score": 0.3 / size + 0.05 * k + rng.normal(0, 0.02),
+                "error": None,
                 **KEYS,
             }
             for k, s in enumerate(STRATEGIES)
