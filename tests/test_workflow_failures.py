@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pandas as pd
@@ -17,7 +19,7 @@ import yaml
 from selfreflect.artifacts import read_table
 from selfreflect.config import read_config_file
 from selfreflect.snakemake_jobs import job_stats
-from tests.workflow_utils import clone_completed, copy_project, dvc_yaml_stages, run
+from tests.workflow_utils import clone_completed, copy_project, dvc_yaml_stages, run, run_env
 
 pytestmark = pytest.mark.workflow
 
@@ -110,3 +112,64 @@ def test_a_stopword_list_is_an_input_of_every_job_that_scores(tmp_path):
     scoring = [s for s in stages.values() if "selfreflect judge " in str(s["cmd"])]
     assert len(scoring) == 2  # one judge pass per dataset: strategies and studies alike
     assert all("data/stopwords.txt" in stage["deps"] for stage in scoring)
+
+
+def waiting_question_jobs(folder: Path, started: Path, go: Path) -> str:
+    """A folder to put first on PATH: its `selfreflect questions` touches ``started``, then waits
+    for ``go`` to exist before running the real command."""
+    real = shutil.which("selfreflect")
+    shim = folder / "selfreflect"
+    folder.mkdir()
+    shim.write_text(
+        "#!/bin/sh\n"
+        f'[ "$1" = questions ] && touch {started} && while [ ! -e {go} ]; do sleep 0.2; done\n'
+        f'exec {real} "$@"\n'
+    )
+    shim.chmod(0o755)
+    return str(folder)
+
+
+def test_a_run_with_other_settings_is_refused_while_another_run_holds_the_config(tmp_path):
+    """Every job reads logs/<run>/config.yaml: while a run holds it (its job waits here), a run
+    of other settings with outputs of its own, which Snakemake's lock lets start, stops before
+    its first job with one line and leaves the file as it was; a run of the same settings runs,
+    and once the first run has ended, so does the other."""
+    project = copy_project(tmp_path / "p")
+    config = read_config_file(project / SMOKE)
+    config["report"]["confidence"] = 0.5
+    (project / "config" / "other.yaml").write_text(yaml.safe_dump(config))
+    started, go = tmp_path / "started", tmp_path / "go"
+    shims = waiting_question_jobs(tmp_path / "bin", started, go)
+    first = subprocess.Popen(
+        ["snakemake", "results/smoke/smoke/questions.parquet", "--configfile", SMOKE, "-c1"],
+        cwd=project,
+        env=run_env(project, {"PATH": f"{shims}{os.pathsep}{os.environ['PATH']}"}),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        for _ in range(600):
+            if started.exists() or first.poll() is not None:
+                break
+            time.sleep(0.2)
+        assert started.exists(), first.communicate()[1][-3000:]
+        resolved = project / "logs/smoke/config.yaml"
+        held = resolved.read_text()
+        own = ["results/smoke/smoke_mmlu/questions.parquet", "-c1", "--configfile"]
+
+        other = run(["snakemake", *own, "config/other.yaml"], project, check=False)
+        assert other.returncode != 0
+        (line,) = [line for line in other.stderr.splitlines() if line.startswith("error:")]
+        assert line.startswith("error: logs/smoke/config.yaml: another Snakemake run of run "), line
+        assert resolved.read_text() == held
+        assert not (project / own[0]).exists()
+
+        run(["snakemake", *own, SMOKE], project)  # the same settings
+        assert (project / own[0]).exists() and resolved.read_text() == held
+    finally:
+        go.touch()
+        _, errors = first.communicate(timeout=300)
+    assert first.returncode == 0, errors[-3000:]
+    run(["snakemake", "--force", *own, "config/other.yaml"], project)  # a job to run: onstart
+    assert "confidence: 0.5" in resolved.read_text()

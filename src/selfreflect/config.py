@@ -457,19 +457,26 @@ def config_source(config_file: str) -> str:
 
 
 def write_resolved_config(config: dict[str, Any], path: str | os.PathLike, source: str) -> Path:
-    """Write the validated config (defaults filled) to ``path`` unless it is already there.
+    """Write the validated config (defaults filled) to ``path`` unless it is already there,
+    and hold it for as long as this process (Snakemake's, from ``onstart``) runs.
 
     Snakemake passes this file to every command, so commands see exactly Snakemake's
     ``config``, including ``--config`` overrides; its header names ``source``, the user's
-    config files (:func:`config_source`). Unchanged content is not rewritten.
+    config files (:func:`config_source`). Unchanged content is not rewritten. A run with other
+    settings, while another run in the folder holds the file, is refused (``ConfigError``):
+    rewriting it would change the settings of that run's jobs.
     """
-    from selfreflect.fileio import write_text
+    from selfreflect.fileio import write_text_held
 
     path = Path(path)
     header = RESOLVED_HEADER.format(config=source, run=config["run"])
     text = header + yaml.safe_dump(config, sort_keys=True)
-    if not path.is_file() or path.read_text(encoding="utf-8") != text:
-        write_text(path, text)
+    if not write_text_held(path, text):
+        raise ConfigError(
+            f"{path}: another Snakemake run of run '{config['run']}' in this folder is running "
+            f"with other settings, and its jobs read this file; wait until it ends, or give "
+            "this run another `run:` name (its own results/ and logs/)"
+        )
     return path
 
 

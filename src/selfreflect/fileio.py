@@ -172,6 +172,46 @@ def write_json(path: str | os.PathLike, obj: Any) -> None:
     write_text(path, json.dumps(obj, indent=2, ensure_ascii=False) + "\n")
 
 
+# the shared locks this process holds until it ends (:func:`write_text_held`), by lock file
+_HELD_LOCKS: dict[Path, int] = {}
+
+
+def write_text_held(path: str | os.PathLike, text: str) -> bool:
+    """Write ``text`` to ``path`` (unless it holds it already) and hold a shared ``flock`` of
+    ``.<name>.lock`` beside it until this process ends: while another process holds it, a
+    process whose ``text`` differs writes nothing and gets False. The system releases the lock
+    of a killed process; the lock is not passed to child processes."""
+    path = Path(path)
+    lock = path.parent / f".{path.name}.lock"
+    fd = _HELD_LOCKS.get(lock)
+    if fd is None:
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o666)
+        except OSError as err:
+            raise InputError(f"{path}: cannot write ({_reason(err)})") from None
+        fcntl.flock(fd, fcntl.LOCK_SH)
+        _HELD_LOCKS[lock] = fd
+    if _holds(path, text):
+        return True
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        del _HELD_LOCKS[lock]
+        os.close(fd)
+        return False
+    try:
+        if not _holds(path, text):
+            write_text(path, text)
+    finally:
+        fcntl.flock(fd, fcntl.LOCK_SH)
+    return True
+
+
+def _holds(path: Path, text: str) -> bool:
+    return path.is_file() and path.read_text(encoding="utf-8") == text
+
+
 class BadJson(ValueError):
     """JSON that parses but holds what no input should; the message says what and where."""
 

@@ -53,7 +53,8 @@ onstart:  # not on a dry run: a dry run with another config must not touch a run
         and DVC_SYNC.unforced(workflow.dag_settings.forcerun)
     ):
         sys.exit(f"error: {DVC_SYNC.message(_source, _overrides)}")
-    write_resolved_config(config, RESOLVED_CONFIG, _source)
+    with config_errors_exit():  # held until the run ends: a run with other settings is refused
+        write_resolved_config(config, RESOLVED_CONFIG, _source)
 
 
 def run_path(template):
