@@ -377,3 +377,28 @@ def test_a_yaml_syntax_error_is_snakemakes_line_and_ours_names_file_and_line(tmp
     monkeypatch.chdir(tmp_path)
     with pytest.raises(ConfigError, match=r"^bad\.yaml: malformed YAML at line 3: did not find"):
         read_config_file("bad.yaml")
+
+
+@pytest.mark.parametrize(
+    ("setting", "expected"),
+    [
+        (
+            "finetune: {training: {learning_rate: 2e-4}}",
+            "finetune.training.learning_rate: '2e-4' is not of type 'number'"
+            " (YAML reads 2e-4 as text: write 2.0e-4)",
+        ),
+        (
+            "questions: {num_questions: 1e3}",
+            "questions.num_questions: '1e3' is not of type 'integer'"
+            " (YAML reads 1e3 as text: write 1000)",
+        ),
+    ],
+    ids=["number", "integer"],
+)
+def test_a_number_yaml_reads_as_text_is_told_how_to_write_it(tmp_path, setting, expected):
+    """YAML 1.1 (PyYAML, Snakemake) reads an exponent with no dot as a string."""
+    path = tmp_path / "lr.yaml"
+    path.write_text(f"include: {REPO / 'config' / 'smoke.yaml'}\n{setting}\n")
+    with pytest.raises(ConfigError) as err:
+        load_config(path)
+    assert str(err.value) == f"{path}: {expected}"

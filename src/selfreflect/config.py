@@ -175,8 +175,36 @@ def _shorten(message: str) -> str:
     return f"{message[:MESSAGE_LIMIT]}... ({len(message)} characters in all)"
 
 
+# a number YAML 1.1 (PyYAML, Snakemake) reads as text: an exponent with no dot in the mantissa
+_EXPONENT_TEXT = re.compile(r"([+-]?[0-9]+)([eE][+-]?[0-9]+)")
+
+
 def _message(error: Any) -> str:
-    """The schema error's message, without the offending value where it may be a secret."""
+    """The schema error's message, without the offending value where it may be a secret; a
+    number that YAML read as text (``2e-4``) is told how to write it."""
+    message = _schema_message(error)
+    number = isinstance(error.instance, str) and _EXPONENT_TEXT.fullmatch(error.instance)
+    if not number:
+        return message
+    types = _accepted_types(error)
+    if "number" in types:
+        return f"{message} (YAML reads {number[0]} as text: write {number[1]}.0{number[2]})"
+    if "integer" in types and float(number[0]).is_integer():
+        return f"{message} (YAML reads {number[0]} as text: write {int(float(number[0]))})"
+    return message
+
+
+def _accepted_types(error: Any) -> set[str]:
+    """The JSON types the schema node that ``error`` failed takes (its own, or its options')."""
+    if error.validator == "type":
+        kinds = error.validator_value
+        return set(kinds) if isinstance(kinds, list) else {kinds}
+    if error.validator in ("anyOf", "oneOf"):
+        return {option.get("type") for option in error.validator_value} - {None}
+    return set()
+
+
+def _schema_message(error: Any) -> str:
     if error.absolute_path and error.absolute_path[-1] in SECRET_KEYS:
         return "must name an environment variable, not hold the key (value not shown)"
     if error.validator == "pattern" and error.validator_value == NAME["pattern"]:
