@@ -120,6 +120,15 @@ def test_malformed_reference_json(tmp_path):
     assert not out.exists()
 
 
+@pytest.mark.parametrize("flag", ["--dataset", "--subject"])
+def test_an_imported_answers_label_is_a_name_as_the_config_takes_it(tmp_path, flag):
+    """The labels go into the table's metadata, which paths and wildcards are made of."""
+    source, out = REFERENCE / "example_test_answers.json", tmp_path / "a.parquet"
+    result = run("import-answers", flag, "../nq", str(source), str(out))
+    assert_one_line_error(result, flag, "'../nq' is not a valid name")
+    assert not out.exists()
+
+
 def test_reference_answers_round_trip(tmp_path):
     """Each way says what it wrote, as every command does."""
     table, back = tmp_path / "a.parquet", tmp_path / "back.json"

@@ -7,7 +7,7 @@ from typing import Any
 import click
 
 from selfreflect.answer_sets import CHECKED
-from selfreflect.cli.options import file_option
+from selfreflect.cli.options import file_option, name_option
 
 
 @click.command("import-answers")
@@ -21,8 +21,8 @@ from selfreflect.cli.options import file_option
     "A datasets folder: the run's questions table [default: the run's, of --dataset].",
     required=False,
 )
-@click.option("--dataset", help="The dataset the answers belong to (else SOURCE's).")
-@click.option("--subject", help="The subject that gave them (else SOURCE's).")
+@name_option("--dataset", "The dataset the answers belong to (else SOURCE's).")
+@name_option("--subject", "The subject that gave them (else SOURCE's).")
 @click.option(
     "--accept",
     multiple=True,

@@ -29,6 +29,21 @@ def folder_option(
     return click.option(flag, name, required=required, multiple=multiple, type=kind, help=help)
 
 
+def _checked_name(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    import re
+
+    from selfreflect.config import NAME
+
+    if value is not None and not re.match(NAME["pattern"], value):
+        raise click.BadParameter(f"{value!r} is not a valid name: {NAME['description']}")
+    return value
+
+
+def name_option(flag: str, help: str) -> Callable[[Callable], Callable]:
+    """``flag NAME``, optional: a dataset or model name as the config's schema takes them."""
+    return click.option(flag, callback=_checked_name, help=help)
+
+
 CONFIG = file_option("--config", "Experiment config (YAML).")
 OUT = click.option("--out", required=True, type=click.Path(), help="Output path.")
 SUBJECT = click.option("--subject", required=True, help="Subject model name from the config.")
