@@ -144,3 +144,16 @@ def test_an_interrupted_folder_build_leaves_nothing_after_the_next(tmp_path, sig
     with atomic_dir(path, "test") as folder:
         (folder / "a").write_text("whole")
     assert list(tmp_path.iterdir()) == [path]
+
+
+@pytest.mark.parametrize(
+    "write",
+    [lambda path: write_text(path, "x"), lambda path: atomic_dir(path, "t").__enter__()],
+    ids=["file", "folder"],
+)
+def test_a_file_where_a_folder_above_an_output_should_be_is_named(tmp_path, write):
+    (tmp_path / "results").write_text("")  # the system says only "File exists"
+    out = tmp_path / "results" / "run" / "out"
+    with pytest.raises(InputError) as err:
+        write(out)
+    assert str(err.value) == f"{out}: cannot write here ({tmp_path / 'results'} is not a folder)"

@@ -69,7 +69,7 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
         yield tmp
         os.replace(tmp, path)
     except OSError as err:
-        raise InputError(f"{path}: cannot write ({_reason(err)})") from None
+        raise _cannot_write(path, err) from None
     finally:
         tmp.unlink(missing_ok=True)
     _sweep_temp_files(path)
@@ -95,7 +95,7 @@ def _temp_file(path: Path) -> Path:
         prefix = f".{path.name}.{_HOST}.{os.getpid()}."
         fd, tmp = tempfile.mkstemp(prefix=prefix, suffix=".tmp", dir=path.parent)
     except OSError as err:
-        raise InputError(f"{path}: cannot write ({_reason(err)})") from None
+        raise _cannot_write(path, err) from None
     os.fchmod(fd, 0o666 & ~_umask())
     os.close(fd)
     return Path(tmp)
@@ -158,6 +158,15 @@ def _reason(err: OSError) -> str:
     return err.strerror or " ".join(str(err).split())
 
 
+def _cannot_write(path: Path, err: OSError) -> InputError:
+    """One line for a failed write of ``path``: a file where a folder above it should be is
+    named (the system's reason, "File exists" or "Not a directory", names none)."""
+    blocking = next((p for p in path.parents if p.exists() and not p.is_dir()), None)
+    if blocking:  # as check_writable says it
+        return InputError(f"{path}: cannot write here ({blocking} is not a folder)")
+    return InputError(f"{path}: cannot write ({_reason(err)})")
+
+
 def write_atomic(path: str | os.PathLike, write: Callable[[Path], Any]) -> None:
     """Call ``write(tmp_path)`` and atomically rename the result to ``path``."""
     with atomic_path(path) as tmp:
@@ -189,7 +198,7 @@ def write_text_held(path: str | os.PathLike, text: str) -> bool:
             path.parent.mkdir(parents=True, exist_ok=True)
             fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o666)
         except OSError as err:
-            raise InputError(f"{path}: cannot write ({_reason(err)})") from None
+            raise _cannot_write(path, err) from None
         fcntl.flock(fd, fcntl.LOCK_SH)
         _HELD_LOCKS[lock] = fd
     if _holds(path, text):
@@ -461,7 +470,7 @@ def shared_files(paths: Iterable[str | os.PathLike], owner: str) -> Iterator[Non
                 with open(folder / SHARED_LIST, "a", encoding="utf-8") as listing:
                     listing.write("".join(f"{name}\n" for name in new))
             except OSError as err:
-                raise InputError(f"{folder}: cannot write ({_reason(err)})") from None
+                raise _cannot_write(folder, err) from None
 
 
 def check_apart(first: str | os.PathLike, second: str | os.PathLike) -> None:
@@ -492,7 +501,7 @@ def atomic_dir(path: str | os.PathLike, owner: str) -> Iterator[Path]:
         try:
             tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", dir=parent))
         except OSError as err:
-            raise InputError(f"{path}: cannot write ({_reason(err)})") from None
+            raise _cannot_write(path, err) from None
         try:
             yield tmp
             written = sorted(entry.relative_to(tmp).as_posix() for entry in tmp.rglob("*"))
@@ -522,7 +531,7 @@ def _folder_lock(path: Path, parent: Path) -> Iterator[None]:
             parent.mkdir(parents=True, exist_ok=True)
             fd = os.open(lock, os.O_RDONLY | os.O_CREAT, 0o666)
         except OSError as err:
-            raise InputError(f"{path}: cannot write ({_reason(err)})") from None
+            raise _cannot_write(path, err) from None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
