@@ -757,7 +757,12 @@ def test_report_commands_caption_their_correction_and_write_adjusted_p_metrics(t
     common += ["--figure-dir", str(tmp_path / "f")]
     runner = CliRunner()
     main = ["report", "main-table", *common, "--metrics-dir", str(tmp_path / "m")]
-    assert runner.invoke(cli, [*main, str(tmp_path / "scores.parquet")]).exit_code == 0
+    done = runner.invoke(cli, [*main, str(tmp_path / "scores.parquet")])
+    assert (done.exit_code, done.stdout) == (
+        0,
+        f"main: table written to {tmp_path / 't'}, figure to {tmp_path / 'f'},"
+        f" DVC metrics to {tmp_path / 'm'}\n",
+    )
     validation = ["report", "validation", *common, "--metrics", str(tmp_path / "v.json")]
     assert runner.invoke(cli, [*validation, str(tmp_path / "c.pq")]).exit_code == 0
     table = pd.read_csv(tmp_path / "t" / "main.csv").set_index("strategy")

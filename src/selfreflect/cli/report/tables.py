@@ -29,6 +29,11 @@ def table_command(report: Report) -> click.Command:
         reason = run_report(report, config_path, files, out_dir, **options)
         if reason:
             click.echo(f"{report.table}: skipped ({reason})", err=True)
+            return
+        written = [f"table written to {out_dir}"]
+        written += [f"figure to {options['figure_dir']}"] if options.get("figure_dir") else []
+        written += [f"DVC metrics to {options['metrics']}"] if options.get("metrics") else []
+        click.echo(f"{report.table}: {', '.join(written)}")
 
     inputs = [
         click.option(f"--{name}", type=click.Path(dir_okay=False), help=text)
