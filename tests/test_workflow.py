@@ -54,6 +54,16 @@ def test_job_progress_lines_reach_snakemakes_terminal(smoke_run, tmp_path_factor
     assert len(shown) == len(logged)  # each judge job's last line, also kept in its log
 
 
+def test_vllm_engine_lines_go_to_the_jobs_logs_not_the_terminal(smoke_run, tmp_path_factory):
+    """vLLM logs to standard output unless told otherwise: its tens of lines an engine would
+    bury the jobs' own lines on Snakemake's terminal."""
+    engine = re.compile(r"^(\(\w+ pid=\d+\) )?(INFO|WARNING) \d\d-\d\d \d\d:\d\d:\d\d \[")
+    terminal = (session_root(tmp_path_factory) / SMOKE_STDOUT).read_text()
+    assert not [line for line in terminal.splitlines() if engine.match(line)]
+    log = (smoke_run / "logs/smoke/answers/smoke/tiny/0.log").read_text()
+    assert any(engine.match(line) for line in log.splitlines())
+
+
 def test_a_run_reports_its_time_memory_and_judge_work(smoke_run):
     """Every job's benchmark file, summed per rule after the run; the judge jobs record the
     tokens the judge computed."""

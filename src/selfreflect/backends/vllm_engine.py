@@ -14,7 +14,9 @@ CPU_KV_CACHE_BYTES = 2**30  # KV cache on a CPU unless kv_cache_memory_bytes say
 def start_engine(spec: dict[str, Any], **overrides: Any) -> Any:
     """A ``vllm.LLM`` for a validated ``models`` entry (:func:`engine_kwargs`, ``overrides``
     over them). On a CPU it runs in this process: vLLM's own engine process would import vLLM
-    and torch again (about 50 s an engine) only to share the same cores."""
+    and torch again (about 50 s an engine) only to share the same cores. vLLM logs to standard
+    error, the job's log (its default, standard output, is the terminal of a workflow run)."""
+    os.environ.setdefault("VLLM_LOGGING_STREAM", "ext://sys.stderr")
     from vllm import LLM
 
     kwargs = engine_kwargs(spec, **overrides)
