@@ -365,6 +365,21 @@ def test_an_error_of_the_config_overrides_names_them_and_not_the_files(tmp_path)
         assert str(err.value).startswith(f"error: {blamed}"), err.value
 
 
+@pytest.mark.parametrize(
+    ("key", "change"),
+    [
+        ("scoring.stopwords", lambda c: c["scoring"].update(stopwords="data/words.txt")),
+        ("report.human_ratings", lambda c: c["report"].update(human_ratings="data/words.txt")),
+    ],
+)
+def test_a_missing_word_list_or_ratings_file_is_the_settings_error(tmp_path, key, change):
+    """Checked before any job, as a dataset's file is (Snakemake would name a rule's input)."""
+    path = _write(tmp_path, change)
+    with pytest.raises(SystemExit) as err:
+        checked_config([path], {}, str(path))
+    assert str(err.value) == f"error: {path}: {key}: data/words.txt: not found"
+
+
 def test_a_yaml_syntax_error_is_snakemakes_line_and_ours_names_file_and_line(tmp_path, monkeypatch):
     """Snakemake parses a --configfile before the workflow: its error names no file (as
     docs/configuration.md says); selfreflect's check of the same file names it and the line."""

@@ -87,7 +87,22 @@ def _checked(config: dict[str, Any], source: str) -> dict[str, Any]:
     check_finetune(config, source)
     check_model_paths(config, source, built=paths.MODELS)
     check_dataset_paths(config, source)
+    check_named_files(config, source)
     return config
+
+
+def check_named_files(config: dict[str, Any], source: str) -> None:
+    """One-line :class:`ConfigError` for a word list (``scoring.stopwords``) or ratings file
+    (``report.human_ratings``) that does not exist, before any job runs (Snakemake would name
+    the missing input of a rule, not the setting)."""
+    stopwords = config["scoring"]["stopwords"]
+    named = {
+        "scoring.stopwords": None if stopwords in BUILT_IN_STOPWORDS else stopwords,
+        "report.human_ratings": config["report"]["human_ratings"],
+    }
+    for key, path in named.items():
+        if path is not None and not os.path.isfile(path):
+            raise ConfigError(f"{source}: {key}: {path}: not found")
 
 
 def _blame(files_config: dict[str, Any], source: str, error: str) -> str:
