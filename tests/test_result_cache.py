@@ -200,6 +200,23 @@ def test_an_entry_that_cannot_be_stored_is_warned_about_and_the_judgement_kept(
     assert blocked.is_dir() and stored.is_file()
 
 
+def test_entries_that_cannot_be_stored_are_counted_and_the_first_warned_about(
+    judge, fresh, tmp_path, caplog
+):
+    """A cache that stores nothing (each entry's path a folder) logs one warning, not one an
+    entry, and counts them for the command's last line."""
+    cache = ResultCache(tmp_path, {"judge": "tiny"})
+    for text in TEXTS:
+        cache.path(cache.key(ANSWERS.key(), text)).mkdir(parents=True)
+    with caplog.at_level(logging.WARNING, logger="selfreflect.scoring.cache"):
+        assert_same(judged(judge, cache), fresh)
+    [warning] = caplog.messages
+    assert "not stored (others are counted)" in warning
+    assert cache.unstored == len(TEXTS) == 2
+    expected = f"; 2 not stored in the judge cache {tmp_path} (the log says why)"
+    assert cache.unstored_note() == expected
+
+
 def test_a_failed_judgement_is_read_back(judge, tmp_path, caplog):
     """A question that cannot be judged stores its reason (no distances): a valid entry."""
     cache = ResultCache(tmp_path, {"judge": "tiny"})

@@ -133,7 +133,10 @@ def judge(
             write_rows(rows, labels, rows_file)
         meta = {"shard": [shard, shards], "judge_forward_tokens": model.forward_tokens}
         written, failed = publish(rows_file, out, config, judge, meta)
-    click.echo(f"{written} judgements ({failed} not scored: their rows say why) written to {out}")
+    click.echo(
+        f"{written} judgements ({failed} not scored: their rows say why) written to {out}"
+        + cache.unstored_note()
+    )
 
 
 def write_rows(rows: Iterator[list[dict]], labels: dict[str, str], path: Path) -> None:

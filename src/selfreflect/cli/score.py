@@ -210,4 +210,6 @@ def score(
     if cache_dir is None:
         shutil.rmtree(cache, ignore_errors=True)
     failed = int(scores["error"].notna().sum())
-    click.echo(f"{len(scores) - failed} scores ({failed} failed) written to {out}")
+    click.echo(
+        f"{len(scores) - failed} scores ({failed} failed) written to {out}" + cached.unstored_note()
+    )

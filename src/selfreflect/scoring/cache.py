@@ -46,6 +46,13 @@ class ResultCache:
     def __init__(self, root: str | Path, salt: Any) -> None:
         self.root = Path(root)
         self.salt = _digest(salt)
+        self.unstored = 0  # entries that could not be stored (the first is logged)
+
+    def unstored_note(self) -> str:
+        """What a command's last line adds where entries could not be stored ("" if none)."""
+        if not self.unstored:
+            return ""
+        return f"; {self.unstored} not stored in the judge cache {self.root} (the log says why)"
 
     def key(self, question: Any, text: str) -> str:
         """The address of summary ``text`` on ``question``."""
@@ -69,7 +76,8 @@ class ResultCache:
 
     def put(self, question: Any, text: str, payload: dict[str, Any]) -> None:
         """Store an entry; one that cannot be stored (its path a folder, a read-only cache)
-        is warned about and left out: the judgement itself is not lost."""
+        is counted (:attr:`unstored`; the first is warned about) and left out: the judgement
+        itself is not lost."""
         key = self.key(question, text)
         path = self.path(key)
         entry = {"key": key, "checksum": checksum(payload), "payload": payload}
@@ -78,7 +86,9 @@ class ResultCache:
             path.parent.mkdir(parents=True, exist_ok=True)
             write_atomic(path, lambda tmp: tmp.write_bytes(data))
         except (OSError, InputError) as err:
-            log.warning("judge cache entry %s not stored: %s", path, err)
+            self.unstored += 1
+            if self.unstored == 1:
+                log.warning("judge cache entry %s not stored (others are counted): %s", path, err)
 
 
 def open_cache(root: str | Path, spec: dict[str, Any], settings: dict[str, Any]) -> ResultCache:
