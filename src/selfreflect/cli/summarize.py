@@ -152,8 +152,7 @@ def summarize(
             "summaries", questions, summarize_chunk, directory, CHECKPOINT_EVERY
         )
     check_failures(table, config["max_failed_share"], f"strategy '{strategy}'")
-    blank = int(blank_summaries(table["summary"]).sum())
-    if blank:
+    if blank := int(blank_summaries(table["summary"]).sum()):
         click.echo(
             f"warning: strategy '{strategy}': {blank} blank summaries, scored as given",
             err=True,
