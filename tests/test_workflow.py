@@ -44,14 +44,17 @@ def test_snakemake_runs_smoke_dag(smoke_run):
 
 def test_job_progress_lines_reach_snakemakes_terminal(smoke_run, tmp_path_factory):
     """A job's log is its standard error; its progress lines also reach the terminal of the
-    Snakemake run, whose standard output shows the jobs'."""
-    last = re.compile(r"judging: questions: (\d+)/\1 \(100%\)")
+    Snakemake run, whose standard output shows the jobs', each line naming its job."""
+    last = re.compile(r"(\S+)/tiny judge tiny: judging: questions: (\d+)/\2 \(100%\)")
     terminal = (session_root(tmp_path_factory) / SMOKE_STDOUT).read_text()
-    logs = [log.read_text() for log in (smoke_run / "logs/smoke").rglob("*.log")]
-    shown = [line for line in terminal.splitlines() if last.match(line)]
-    logged = [line for log in logs for line in log.splitlines() if last.search(line)]
+    logs = list((smoke_run / "logs/smoke/judge").rglob("*.log"))  # judge/DATASET/tiny/tiny/0
+    shown = [match[1] for line in terminal.splitlines() if (match := last.match(line))]
+    logged = [line for log in logs for line in log.read_text().splitlines() if last.search(line)]
     assert shown, terminal[-2000:]
-    assert len(shown) == len(logged)  # each judge job's last line, also kept in its log
+    assert len(shown) == len(logged) == len(logs)  # each judge job's last line, also logged
+    assert sorted(shown) == sorted(
+        log.relative_to(smoke_run / "logs/smoke/judge").parts[0] for log in logs
+    )
 
 
 def test_vllm_engine_lines_go_to_the_jobs_logs_not_the_terminal(smoke_run, tmp_path_factory):

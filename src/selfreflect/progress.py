@@ -13,6 +13,20 @@ from typing import TypeVar
 log = logging.getLogger(__name__)
 _ECHO = "stdout"  # the name of the handler echoing progress lines to standard output
 T = TypeVar("T")
+_job = ""  # the job this process runs, as its progress lines begin (:func:`name_job`)
+
+
+def name_job(*parts: str) -> None:
+    """Begin this process's progress lines with the job's ``parts`` (``nq/qwen``, ``shard
+    3``): a workflow's terminal shows its jobs' lines interleaved."""
+    global _job
+    _job = f"{' '.join(parts)}: " if parts else ""
+
+
+def shard_part(shard: int, shards: int) -> tuple[str, ...]:
+    """``("shard N",)`` for :func:`name_job` where a job is one of several shards (N as the
+    shard's files and logs number it), else nothing."""
+    return (f"shard {shard}",) if shards > 1 else ()
 
 
 class Progress:
@@ -34,8 +48,8 @@ class Progress:
             left = elapsed / self.done * (self.total - self.done) if self.done else 0.0
             share = 100 * self.done / self.total if self.total else 100.0
             log.info(
-                "%s: %d/%d (%.0f%%), %s elapsed, about %s left",
-                self.what, self.done, self.total, share, _duration(elapsed), _duration(left),
+                "%s%s: %d/%d (%.0f%%), %s elapsed, about %s left",
+                _job, self.what, self.done, self.total, share, _duration(elapsed), _duration(left),
             )  # fmt: skip
 
 

@@ -22,7 +22,7 @@ import click
 from selfreflect import __version__
 from selfreflect.cli.commands import COMMANDS, GROUPS, TOOLS, subcommands
 from selfreflect.errors import SelfReflectError
-from selfreflect.progress import echo_to_stdout
+from selfreflect.progress import echo_to_stdout, name_job
 from selfreflect.registry import load
 
 if TYPE_CHECKING:
@@ -70,6 +70,7 @@ def cli(verbose: bool) -> None:
     for name in QUIET_LOGGERS:
         logging.getLogger(name).setLevel(logging.NOTSET if verbose else logging.WARNING)
     echo_to_stdout()
+    name_job()  # none yet: a command running a job names it
 
 
 @cli.group("report", cls=LazyGroup, lazy=subcommands("report"))

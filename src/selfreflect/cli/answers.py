@@ -38,6 +38,7 @@ def answers(
     from selfreflect.config import answer_settings, load_config, model_spec
     from selfreflect.failures import check_failures
     from selfreflect.fileio import check_writable
+    from selfreflect.progress import name_job, shard_part
     from selfreflect.provenance import provenance
 
     config = load_config(config_path)
@@ -46,6 +47,7 @@ def answers(
     dataset = one_label(questions, "dataset", questions_path)
     settings = answer_settings(config, dataset)
     table = sharding.shard(questions, shard, shards)
+    name_job(f"{dataset}/{subject}", *shard_part(shard, shards))
     key = checkpoints.fingerprint(job_identity(settings, spec), config["seed"])
     directory = checkpoints.checkpoint_dir(out, key)
     check_writable(out)

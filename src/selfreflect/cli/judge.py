@@ -99,6 +99,7 @@ def judge(
     from selfreflect.artifacts import SCHEMAS, read_table, read_tables
     from selfreflect.config import load_config, model_spec
     from selfreflect.fileio import check_writable, scratch_path
+    from selfreflect.progress import name_job, shard_part
     from selfreflect.scoring.cache import open_cache
     from selfreflect.scoring.experiment import judgement_rows
     from selfreflect.scoring.registry import open_judge
@@ -114,6 +115,7 @@ def judge(
     if summaries_paths:
         summaries = read_tables("summaries", summaries_paths)
     cache = open_cache(cache_dir, spec, config["scoring"])
+    name_job(f"{dataset}/{subject}", f"judge {judge}", *shard_part(shard, shards))
     labels = {"dataset": dataset, "subject": subject, "judge": judge}
     report = {**config["report"], "cluster": config["summaries"]["cluster"]} if studies else None
     with scratch_path(out) as rows_file:

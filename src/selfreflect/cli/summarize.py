@@ -114,6 +114,7 @@ def summarize(
     from selfreflect.errors import ConfigError
     from selfreflect.failures import check_failures
     from selfreflect.fileio import check_writable
+    from selfreflect.progress import name_job
     from selfreflect.provenance import provenance
     from selfreflect.strategies.registry import resolve, strategy_settings
     from selfreflect.strategies.runner import open_models, summarizer_name
@@ -132,6 +133,7 @@ def summarize(
     if adapter is not None:
         check_trained_as(Path(adapter), *trained)
     questions = read_table("questions", questions_path)
+    name_job("/".join([*sorted(set(questions["dataset"])), subject]), strategy)
     summarizer = summarizer_name(config, subject)
     settings = strategy_settings(config["summaries"], strategy)
     models = list(dict.fromkeys([subject, summarizer]))
