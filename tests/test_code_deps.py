@@ -167,8 +167,14 @@ def test_the_commands_of_the_tables_are_the_catalogs():
 
 
 def test_data_files_are_code_and_prompts_are_keys():
-    assert "src/selfreflect/data/tiny_corpus.txt" in command_deps("tiny-model").files
+    """The config schema is every command's file, and no job's: its defaults are the params'
+    values (Deps.job_files)."""
+    assert "src/selfreflect/data/tiny_corpus.txt" in command_deps("tiny-model").job_files
     assert "src/selfreflect/data/config.schema.yaml" in command_deps("questions").files
+    questions = command_deps("questions")
+    assert set(questions.files) - set(questions.job_files) == {
+        "src/selfreflect/data/config.schema.yaml"
+    }
     assert not any(path.endswith("prompts.yaml") for path in command_deps("score").files)
     assert {"system", "score_masked_word"} <= set(command_deps("score").prompt_keys)
     assert command_deps("questions").prompt_keys == ()

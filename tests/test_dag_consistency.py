@@ -224,7 +224,7 @@ def test_each_job_runs_exactly_the_package_files_its_command_imports(generated, 
             continue
         command = command_name(job.shellcmd.split()[1:])
         plugin = plugins.get(job.wildcards.get("strategy")) if command == "summarize" else None
-        expected = {*command_deps(command).files, *(plugin_files(plugin) if plugin else ())}
+        expected = {*command_deps(command).job_files, *(plugin_files(plugin) if plugin else ())}
         code = {path for path in job.input if path.startswith(f"{SOURCE}/") or path in expected}
         assert code == expected, job.rule
         assert job.params["code"] == code_digest(sorted(expected)), job.rule

@@ -45,6 +45,7 @@ from selfreflect.strategies.plugins import project_module_file
 PACKAGE = "selfreflect"
 SOURCE = Path("src") / PACKAGE  # the package's folder in the project (DVC's deps, code hashes)
 PROMPTS_FILE = SOURCE / chat.PROMPTS_FILE  # tracked per key (params), not as code
+SCHEMA_FILE = "/data/config.schema.yaml"  # tracked by its settings' values, not as a job's code
 
 
 @dataclass(frozen=True)
@@ -59,6 +60,17 @@ class Deps:
     renders: bool | Callable[[Mapping[str, str]], list[str]] = False
     plugin: bool = False
     takes_config: bool = False
+
+    @property
+    def job_files(self) -> tuple[str, ...]:
+        """The files a job's outputs depend on (Snakemake's code input and hash, DVC's deps,
+        the keys of caches and checkpoints): all but the config schema. A job reads the schema
+        for what it checks and the defaults it fills in, and those defaults are in its params
+        already (the config every job reads is resolved), so an edited description or check
+        reruns no job; a changed default reruns the jobs reading that setting. The params check
+        (the ``dvc_yaml`` stage), whose output is whether params.yaml is the config the schema
+        resolves, keeps it (:attr:`files`)."""
+        return tuple(f for f in self.files if not f.endswith(SCHEMA_FILE))
 
     def setting_keys(self, job: Mapping[str, str], config: dict[str, Any]) -> list[tuple[str, ...]]:
         """The config key paths a job (its wildcards ``job``) of the command reads: templates
@@ -574,6 +586,6 @@ def job_identity(settings: Any, *specs: dict[str, Any]) -> dict[str, Any]:
         "models": [model_fingerprint(spec["path"]) for spec in specs],
         "specs": list(specs),
         "settings": settings,
-        "code": code_digest(deps.files),
+        "code": code_digest(deps.job_files),
         "prompts": prompt_texts(deps.prompt_keys),
     }

@@ -98,7 +98,7 @@ def _code_files(deps: Deps, config: dict[str, Any], wildcards: Any) -> list[str]
     from selfreflect.code_deps import plugin_files
 
     plugin = deps.plugin and config["summaries"]["plugins"].get(wildcards.strategy)
-    return sorted({*deps.files, *(plugin_files(plugin) if plugin else ())})
+    return sorted({*deps.job_files, *(plugin_files(plugin) if plugin else ())})
 
 
 def dvc_param(key: str, params: dict[str, Any]) -> str | None:
