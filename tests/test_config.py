@@ -380,6 +380,16 @@ def test_a_missing_word_list_or_ratings_file_is_the_settings_error(tmp_path, key
     assert str(err.value) == f"error: {path}: {key}: data/words.txt: not found"
 
 
+def test_a_misspelt_strategy_is_named_not_the_baseline_it_leaves_out(tmp_path):
+    """The baseline (greedy) is checked against the strategies after their names are."""
+    path = _write(tmp_path, lambda c: c["summaries"].update(strategies=["greddy", "basic"]))
+    with pytest.raises(SystemExit) as err:
+        checked_config([path], {}, str(path))
+    assert str(err.value).startswith(
+        f"error: {path}: summaries.strategies: unknown strategy 'greddy' (known: greedy, "
+    )
+
+
 def test_a_yaml_syntax_error_is_snakemakes_line_and_ours_names_file_and_line(tmp_path, monkeypatch):
     """Snakemake parses a --configfile before the workflow: its error names no file (as
     docs/configuration.md says); selfreflect's check of the same file names it and the line."""

@@ -12,7 +12,7 @@ import copy
 import math
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -83,8 +83,12 @@ def merge_config(base: dict[str, Any], override: dict[str, Any]) -> dict[str, An
     return merged
 
 
-def validate_config(config: Any, source: str = "config") -> dict[str, Any]:
-    """Validate ``config`` against the schema (filling defaults) and check cross-references.
+def validate_config(
+    config: Any, source: str = "config", check_names: Callable[[dict, str], None] | None = None
+) -> dict[str, Any]:
+    """Validate ``config`` against the schema (filling defaults) and check cross-references;
+    ``check_names`` (the workflow's strategy check, which lies above this module) checks the
+    names before the references to them (a misspelt strategy, not the baseline it leaves out).
 
     Raises a one-line :class:`ConfigError` naming ``source`` and the offending key.
     """
@@ -104,6 +108,8 @@ def validate_config(config: Any, source: str = "config") -> dict[str, Any]:
             raise ConfigError(f"{source}: {err}".replace("\n", " ")) from None
         where = ".".join(str(p) for p in cause.absolute_path) or "(top level)"
         raise ConfigError(f"{source}: {where}: {_shorten(_message(cause))}") from None
+    if check_names is not None:
+        check_names(config, source)
     _check_model_references(config, source)
     _check_baseline(config, source)
     _check_endpoints(config, source)

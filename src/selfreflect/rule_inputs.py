@@ -82,8 +82,7 @@ def checked_config(
 
 
 def _checked(config: dict[str, Any], source: str) -> dict[str, Any]:
-    config = validate_config(config, source=source)
-    check_strategies(config, source)
+    config = validate_config(config, source=source, check_names=check_strategies)
     check_finetune(config, source)
     check_model_paths(config, source, built=paths.MODELS)
     check_dataset_paths(config, source)
