@@ -157,3 +157,32 @@ def test_a_file_where_a_folder_above_an_output_should_be_is_named(tmp_path, writ
     with pytest.raises(InputError) as err:
         write(out)
     assert str(err.value) == f"{out}: cannot write here ({tmp_path / 'results'} is not a folder)"
+
+
+HOLD = """import sys
+from selfreflect.fileio import write_text_held
+assert write_text_held(sys.argv[1], "header a\\nsettings\\n")
+print("held", flush=True)
+sys.stdin.read()
+"""
+
+
+def test_a_held_file_is_rewritten_only_when_no_other_process_holds_it(tmp_path):
+    """write_text_held: while another process holds the file, other text is refused (False,
+    nothing written) unless ``compatible`` accepts what it holds; once that process has ended,
+    the file is rewritten."""
+    from selfreflect.fileio import write_text_held
+
+    path = tmp_path / "logs" / "config.yaml"
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD, str(path)], stdin=subprocess.PIPE, stdout=subprocess.PIPE
+    )
+    try:
+        assert holder.stdout.readline() == b"held\n"
+        assert not write_text_held(path, "header a\nother\n")
+        assert write_text_held(path, "header b\nsettings\n", lambda held: "settings" in held)
+        assert path.read_text() == "header a\nsettings\n"
+    finally:
+        holder.communicate(b"")
+    assert write_text_held(path, "header a\nother\n")
+    assert path.read_text() == "header a\nother\n"

@@ -132,8 +132,9 @@ def waiting_question_jobs(folder: Path, started: Path, go: Path) -> str:
 def test_a_run_with_other_settings_is_refused_while_another_run_holds_the_config(tmp_path):
     """Every job reads logs/<run>/config.yaml: while a run holds it (its job waits here), a run
     of other settings with outputs of its own, which Snakemake's lock lets start, stops before
-    its first job with one line and leaves the file as it was; a run of the same settings runs,
-    and once the first run has ended, so does the other."""
+    its first job with one line and leaves the file as it was; a run of the same settings runs
+    (its config file named otherwise: the file's header names it), and once the first run has
+    ended, so does the other."""
     project = copy_project(tmp_path / "p")
     config = read_config_file(project / SMOKE)
     config["report"]["confidence"] = 0.5
@@ -161,12 +162,12 @@ def test_a_run_with_other_settings_is_refused_while_another_run_holds_the_config
         other = run(["snakemake", *own, "config/other.yaml"], project, check=False)
         assert other.returncode != 0
         (line,) = [line for line in other.stderr.splitlines() if line.startswith("error:")]
-        assert line.startswith("error: logs/smoke/config.yaml: another Snakemake run of run "), line
+        assert line.startswith("error: logs/smoke/config.yaml: another Snakemake run in this"), line
         assert resolved.read_text() == held
         assert not (project / own[0]).exists()
 
-        run(["snakemake", *own, SMOKE], project)  # the same settings
-        assert (project / own[0]).exists() and resolved.read_text() == held
+        run(["snakemake", *own, str(project / SMOKE)], project)  # the same settings, named
+        assert (project / own[0]).exists() and resolved.read_text() == held  # otherwise
     finally:
         go.touch()
         _, errors = first.communicate(timeout=300)

@@ -504,11 +504,15 @@ def write_resolved_config(config: dict[str, Any], path: str | os.PathLike, sourc
 
     path = Path(path)
     header = RESOLVED_HEADER.format(config=source, run=config["run"])
-    text = header + yaml.safe_dump(config, sort_keys=True)
-    if not write_text_held(path, text):
+    settings = yaml.safe_dump(config, sort_keys=True)
+
+    def same_settings(held: str) -> bool:  # from another config file, or the same one named
+        return held.partition("\n")[2] == settings  # otherwise: the header (one line) aside
+
+    if not write_text_held(path, header + settings, same_settings):
         raise ConfigError(
-            f"{path}: another Snakemake run of run '{config['run']}' in this folder is running "
-            f"with other settings, and its jobs read this file; wait until it ends, or give "
+            f"{path}: another Snakemake run in this folder runs run '{config['run']}' with "
+            "other settings, which this file holds for its jobs; wait until it ends, or give "
             "this run another `run:` name (its own results/ and logs/)"
         )
     return path

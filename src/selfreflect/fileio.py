@@ -185,11 +185,14 @@ def write_json(path: str | os.PathLike, obj: Any) -> None:
 _HELD_LOCKS: dict[Path, int] = {}
 
 
-def write_text_held(path: str | os.PathLike, text: str) -> bool:
+def write_text_held(
+    path: str | os.PathLike, text: str, compatible: Callable[[str], bool] | None = None
+) -> bool:
     """Write ``text`` to ``path`` (unless it holds it already) and hold a shared ``flock`` of
-    ``.<name>.lock`` beside it until this process ends: while another process holds it, a
-    process whose ``text`` differs writes nothing and gets False. The system releases the lock
-    of a killed process; the lock is not passed to child processes."""
+    ``.<name>.lock`` beside it until this process ends. While another process holds it, the
+    file is not rewritten: True if what it holds is ``compatible`` (default: ``text`` alone),
+    else False. The system releases the lock of a killed process; the lock is not passed to
+    child processes."""
     path = Path(path)
     lock = path.parent / f".{path.name}.lock"
     fd = _HELD_LOCKS.get(lock)
@@ -201,24 +204,28 @@ def write_text_held(path: str | os.PathLike, text: str) -> bool:
             raise _cannot_write(path, err) from None
         fcntl.flock(fd, fcntl.LOCK_SH)
         _HELD_LOCKS[lock] = fd
-    if _holds(path, text):
+    if _held_text(path) == text:
         return True
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
+        fcntl.flock(fd, fcntl.LOCK_SH)  # a failed conversion may have let it go
+        held = _held_text(path)
+        if held is not None and (held == text or (compatible is not None and compatible(held))):
+            return True
         del _HELD_LOCKS[lock]
         os.close(fd)
         return False
     try:
-        if not _holds(path, text):
+        if _held_text(path) != text:
             write_text(path, text)
     finally:
         fcntl.flock(fd, fcntl.LOCK_SH)
     return True
 
 
-def _holds(path: Path, text: str) -> bool:
-    return path.is_file() and path.read_text(encoding="utf-8") == text
+def _held_text(path: Path) -> str | None:
+    return path.read_text(encoding="utf-8") if path.is_file() else None
 
 
 class BadJson(ValueError):
