@@ -94,14 +94,19 @@ def check_named_files(config: dict[str, Any], source: str) -> None:
     """One-line :class:`ConfigError` for a word list (``scoring.stopwords``) or ratings file
     (``report.human_ratings``) that does not exist, before any job runs (Snakemake would name
     the missing input of a rule, not the setting)."""
-    stopwords = config["scoring"]["stopwords"]
     named = {
-        "scoring.stopwords": None if stopwords in BUILT_IN_STOPWORDS else stopwords,
+        "scoring.stopwords": stopword_file(config),
         "report.human_ratings": config["report"]["human_ratings"],
     }
     for key, path in named.items():
         if path is not None and not os.path.isfile(path):
             raise ConfigError(f"{source}: {key}: {path}: not found")
+
+
+def stopword_file(config: dict[str, Any]) -> str | None:
+    """The word list ``scoring.stopwords`` names, if it names one (not a built-in policy)."""
+    policy = config["scoring"]["stopwords"]
+    return None if policy in BUILT_IN_STOPWORDS else policy
 
 
 def _blame(files_config: dict[str, Any], source: str, error: str) -> str:
@@ -276,8 +281,7 @@ class RunInputs:
 
     def stopword_files(self, wildcards: Namedlist) -> list[str]:
         """The word list scoring jobs read when ``scoring.stopwords`` names one (an input)."""
-        policy = self.config["scoring"]["stopwords"]
-        return [] if policy in BUILT_IN_STOPWORDS else [policy]
+        return [path] if (path := stopword_file(self.config)) else []
 
     def model_resources(
         self, models: Callable[[Namedlist], list[str]]
