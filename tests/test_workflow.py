@@ -67,6 +67,14 @@ def test_vllm_engine_lines_go_to_the_jobs_logs_not_the_terminal(smoke_run, tmp_p
     assert any(engine.match(line) for line in log.splitlines())
 
 
+def test_jobs_logs_hold_no_progress_bar(smoke_run):
+    """A job's log is a file: a library's progress bar (vLLM's, the datasets', MiniLM's) would
+    redraw itself there with carriage returns, one line growing for as long as the job runs."""
+    logs = list((smoke_run / "logs/smoke").rglob("*.log"))
+    assert len(logs) > 20
+    assert not [log for log in logs if b"\r" in log.read_bytes()]
+
+
 def test_a_run_reports_its_time_memory_and_judge_work(smoke_run):
     """Every job's benchmark file, summed per rule after the run; the judge jobs record the
     tokens the judge computed."""

@@ -69,6 +69,21 @@ def echo_to_stdout() -> None:
         log.addHandler(handler)
 
 
+def terminal_bars() -> bool:
+    """Whether libraries may draw progress bars: only where standard error is a terminal. A
+    job's log is a file, where each redraw of a bar (a carriage return) grows one line without
+    end; :class:`Progress` lines say how far the job is there."""
+    return sys.stderr.isatty()
+
+
+def quiet_bars_in_logs() -> None:
+    """Turn tqdm's bars off in this process and the ones it starts (vLLM's engine) unless
+    :func:`terminal_bars`: tqdm reads ``TQDM_DISABLE`` as it is imported, so this runs before any
+    command is. Calls that turn a bar on explicitly pass :func:`terminal_bars` themselves."""
+    if not terminal_bars():
+        os.environ.setdefault("TQDM_DISABLE", "1")
+
+
 def progress(items: Iterable[T], what: str, total: int, every: float = 30.0) -> Iterator[T]:
     """Yield ``items`` (``total`` of them), logging progress lines as they are consumed."""
     tracker = Progress(what, total, every)

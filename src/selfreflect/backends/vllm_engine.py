@@ -7,6 +7,7 @@ from typing import Any
 
 from selfreflect.backends import Generation, Generator, Sampling
 from selfreflect.families import PromptFormat
+from selfreflect.progress import terminal_bars
 
 CPU_KV_CACHE_BYTES = 2**30  # KV cache on a CPU unless kv_cache_memory_bytes says otherwise
 
@@ -15,11 +16,12 @@ def start_engine(spec: dict[str, Any], **overrides: Any) -> Any:
     """A ``vllm.LLM`` for a validated ``models`` entry (:func:`engine_kwargs`, ``overrides``
     over them). On a CPU it runs in this process: vLLM's own engine process would import vLLM
     and torch again (about 50 s an engine) only to share the same cores. vLLM logs to standard
-    error, the job's log (its default, standard output, is the terminal of a workflow run)."""
+    error, the job's log (its default, standard output, is the terminal of a workflow run), and
+    draws its progress bars only on a terminal (:func:`~selfreflect.progress.terminal_bars`)."""
     os.environ.setdefault("VLLM_LOGGING_STREAM", "ext://sys.stderr")
     from vllm import LLM
 
-    kwargs = engine_kwargs(spec, **overrides)
+    kwargs = engine_kwargs(spec, use_tqdm_on_load=terminal_bars(), **overrides)
     if _on_cpu():
         os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")
     return LLM(**kwargs)
@@ -126,7 +128,8 @@ class VllmGenerator(Generator):
                 requests.append(TokensPrompt(prompt_token_ids=ids))
                 params.append(sampling_params(spec))
         if requests:
-            outputs = self.llm.generate(requests, params, use_tqdm=True, lora_request=self.lora)
+            bars = terminal_bars()
+            outputs = self.llm.generate(requests, params, use_tqdm=bars, lora_request=self.lora)
             for i, output in zip(runnable, outputs, strict=True):
                 results[i].texts = [completion.text for completion in output.outputs]
                 results[i].completion_tokens = sum(len(c.token_ids) for c in output.outputs)

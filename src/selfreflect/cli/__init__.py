@@ -22,7 +22,7 @@ import click
 from selfreflect import __version__
 from selfreflect.cli.commands import COMMANDS, GROUPS, TOOLS, subcommands
 from selfreflect.errors import SelfReflectError
-from selfreflect.progress import echo_to_stdout, name_job
+from selfreflect.progress import echo_to_stdout, name_job, quiet_bars_in_logs
 from selfreflect.registry import load
 
 if TYPE_CHECKING:
@@ -116,6 +116,7 @@ def _command_deps(command: str, package: Path) -> Deps:
 
 def main() -> None:
     """Entry point: user errors become one line on stderr and exit status 1."""
+    quiet_bars_in_logs()
     try:
         cli.main(standalone_mode=False)
     except click.exceptions.Abort:

@@ -30,7 +30,7 @@ from selfreflect.report.studies import ALT_METRICS
 from selfreflect.scoring.contexts import ContextTasks
 from selfreflect.scoring.forwards import Judge
 from selfreflect.scoring.prompts import scoring_question
-from selfreflect.strategies.clustering import minilm
+from selfreflect.strategies.clustering import embeddings
 from selfreflect.text import QUESTION_PREFIX
 
 PROMPT_KEYS = (  # the prompts.yaml texts this module renders
@@ -109,9 +109,7 @@ def p_true(judge: Judge, items: Sequence[Item]) -> np.ndarray:
 
 def embedding_similarity(items: Sequence[Item]) -> np.ndarray:
     """Mean cosine similarity of each summary to its answers (NaN without answers); (n,)."""
-    texts = list(dict.fromkeys(t for _, answers, summary in items for t in [summary, *answers]))
-    vectors = minilm().encode(texts, normalize_embeddings=True) if texts else []
-    lookup = dict(zip(texts, vectors, strict=True))
+    lookup = embeddings(t for _, answers, summary in items for t in [summary, *answers])
     out = np.full(len(items), np.nan)
     for i, (_, answers, summary) in enumerate(items):
         if answers:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import importlib.util
 import logging
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
@@ -19,6 +19,7 @@ import pyarrow as pa
 
 from selfreflect.artifacts import SCHEMAS
 from selfreflect.errors import ConfigError
+from selfreflect.progress import terminal_bars
 from selfreflect.text import normalise
 
 log = logging.getLogger(__name__)
@@ -67,7 +68,7 @@ def cluster_answers(
     if embedder == "string":
         labels = [_string_labels(answers) for answers in groups]
     else:
-        vectors = _embeddings([a for answers in groups for a in answers])
+        vectors = embeddings([a for answers in groups for a in answers])
         labels = [_leader_labels([vectors[a] for a in answers], threshold) for answers in groups]
     return [_clusters(answers, ids) for answers, ids in zip(groups, labels, strict=True)]
 
@@ -87,10 +88,13 @@ def clusters_table(
     return pa.table({**columns, "clusters": clusters}, schema=SCHEMAS["answer_clusters"])
 
 
-def _embeddings(texts: Sequence[str]) -> dict[str, Any]:
+def embeddings(texts: Iterable[str]) -> dict[str, Any]:
     """The unit MiniLM vector of each distinct text, each embedded once (answers repeat)."""
     distinct = list(dict.fromkeys(texts))
-    vectors = minilm().encode(distinct, normalize_embeddings=True) if distinct else []
+    if not distinct:
+        return {}
+    bars = terminal_bars()
+    vectors = minilm().encode(distinct, normalize_embeddings=True, show_progress_bar=bars)
     return dict(zip(distinct, vectors, strict=True))
 
 
