@@ -155,9 +155,20 @@ def test_include_merges_files_in_order_under_the_including_one(tmp_path):
             "b.yaml: include: a.yaml: a cycle (A/a.yaml -> A/b.yaml -> A/a.yaml)",
         ),
         ({"a.yaml": "include: {b: 1}\n"}, "a.yaml: include: expected a file name or a list"),
-        ({"a.yaml": "include: b.yaml\n", "b.yaml": "[1]\n"}, "b.yaml: expected a mapping"),
+        (
+            {"a.yaml": "include: b.yaml\n", "b.yaml": "[1]\n"},
+            "b.yaml: expected a mapping of config keys at the top level (included by A/a.yaml)",
+        ),
+        (
+            {"a.yaml": "include: b.yaml\n", "b.yaml": "seed: [1\n"},
+            "(included by A/a.yaml)",
+        ),
+        (
+            {"a.yaml": "include: b.yaml\n", "b.yaml": "include: c.yaml\n"},
+            "b.yaml: include: c.yaml: config file not found (A/c.yaml) (included by A/a.yaml)",
+        ),
     ],
-    ids=["missing", "itself", "cycle", "not-a-name", "not-a-mapping"],
+    ids=["missing", "itself", "cycle", "not-a-name", "not-a-mapping", "malformed", "nested"],
 )
 def test_a_bad_include_is_one_line_naming_the_file_and_key(tmp_path, monkeypatch, files, expected):
     monkeypatch.chdir(tmp_path)

@@ -46,19 +46,21 @@ def read_config_file(path: str | os.PathLike) -> dict[str, Any]:
 
 def _read_included(path: Path, including: tuple[Path, ...]) -> dict[str, Any]:
     """The config file ``path`` with its includes resolved; ``including``: the files on the way
-    to it, outermost first (a cycle comes back to one of them)."""
+    to it, outermost first (a cycle comes back to one of them). An error in an included file
+    also names the file that included it."""
+    by = f" (included by {including[-1]})" if including else ""
     if not path.is_file():
         raise ConfigError(f"{path}: config file not found")
     try:
         data = read_yaml(path)
     except InputError as err:
-        raise ConfigError(str(err)) from None
+        raise ConfigError(f"{err}{by}") from None
     if not isinstance(data, dict):
-        raise ConfigError(f"{path}: expected a mapping of config keys at the top level")
+        raise ConfigError(f"{path}: expected a mapping of config keys at the top level{by}")
     names = data.pop(INCLUDE, [])
     names = [names] if isinstance(names, str) else names
     if not isinstance(names, list) or not all(isinstance(n, str) and n for n in names):
-        raise ConfigError(f"{path}: {INCLUDE}: expected a file name or a list of file names")
+        raise ConfigError(f"{path}: {INCLUDE}: expected a file name or a list of file names{by}")
     chain = (*including, path)
     merged: dict[str, Any] = {}
     for name in names:
@@ -67,7 +69,7 @@ def _read_included(path: Path, including: tuple[Path, ...]) -> dict[str, Any]:
             cycle = " -> ".join(map(str, (*chain, included)))
             raise ConfigError(f"{path}: {INCLUDE}: {name}: a cycle ({cycle})")
         if not included.is_file():
-            raise ConfigError(f"{path}: {INCLUDE}: {name}: config file not found ({included})")
+            raise ConfigError(f"{path}: {INCLUDE}: {name}: config file not found ({included}){by}")
         merged = merge_config(merged, _read_included(included, chain))
     return merge_config(merged, data)
 
