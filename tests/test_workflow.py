@@ -67,6 +67,17 @@ def test_vllm_engine_lines_go_to_the_jobs_logs_not_the_terminal(smoke_run, tmp_p
     assert any(engine.match(line) for line in log.splitlines())
 
 
+def test_the_mc_study_says_why_a_dataset_has_no_summaries(smoke_run, tmp_path_factory):
+    terminal = (session_root(tmp_path_factory) / SMOKE_STDOUT).read_text()
+    written = [line for line in terminal.splitlines() if "multiple-choice summaries" in line]
+    assert sorted(written) == [
+        "0 multiple-choice summaries written to results/smoke/smoke/tiny/studies/tiny/mc.parquet"
+        " (its questions have no choices)",
+        "40 multiple-choice summaries written to"
+        " results/smoke/smoke_mmlu/tiny/studies/tiny/mc.parquet",
+    ]
+
+
 def test_jobs_logs_hold_no_progress_bar(smoke_run):
     """A job's log is a file: a library's progress bar (vLLM's, the datasets', MiniLM's) would
     redraw itself there with carriage returns, one line growing for as long as the job runs."""

@@ -42,7 +42,8 @@ def mc_scores(
         config,
         experiment,
     )
-    click.echo(f"{written} multiple-choice summaries written to {out}")
+    none = "" if questions["choices"].notna().any() else " (its questions have no choices)"
+    click.echo(f"{written} multiple-choice summaries written to {out}{none}")
 
 
 def check_answered(
