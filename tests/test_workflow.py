@@ -57,6 +57,13 @@ def test_job_progress_lines_reach_snakemakes_terminal(smoke_run, tmp_path_factor
     )
 
 
+def test_a_plugin_strategys_job_reports_progress_as_the_others_do(smoke_run, tmp_path_factory):
+    """Its summaries' checkpoints count the questions (the plug-in counted them again)."""
+    terminal = (session_root(tmp_path_factory) / SMOKE_STDOUT).read_text()
+    lines = [line for line in terminal.splitlines() if line.startswith("smoke/tiny majority_vote:")]
+    assert lines and all("majority_vote: summaries: questions: " in line for line in lines), lines
+
+
 def test_vllm_engine_lines_go_to_the_jobs_logs_not_the_terminal(smoke_run, tmp_path_factory):
     """vLLM logs to standard output unless told otherwise: its tens of lines an engine would
     bury the jobs' own lines on Snakemake's terminal."""

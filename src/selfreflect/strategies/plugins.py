@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
 from selfreflect.errors import SelfReflectError, StrategyError
-from selfreflect.progress import progress
 
 if TYPE_CHECKING:  # a plug-in's context names no engine: the summarize job opens the models
     from selfreflect.backends import Generator, Sampling
@@ -201,8 +200,7 @@ def plugin_strategy(name: str, target: str) -> StrategyFn:
 
     def run(batch: Batch) -> dict[int, str]:
         summaries = {}
-        rows = batch.rows()
-        for row in progress(rows, f"strategy {name}: questions", len(rows)):
+        for row in batch.rows():  # the summaries job's checkpoints report the progress
             try:
                 summary = fn(Context(batch, row))
             except QuestionFailed as failure:
