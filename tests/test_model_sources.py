@@ -140,3 +140,27 @@ def test_convert_model_replaces_no_folder_that_is_not_its_own(tmp_path):
     )
     one_line_error(result, f"config: exists and has no {OWNER_MARKER} marker")
     assert snapshot(tmp_path) == before
+
+
+def test_a_hub_id_the_cache_and_hub_lack_fails_as_the_job_opens_it(tmp_path, monkeypatch):
+    """A missing local folder that reads as a hub id (``models/qwen``) fails in one line naming
+    it, before any loader (the tests run offline: HF_HUB_OFFLINE); one in the cache opens."""
+    from huggingface_hub import constants
+
+    from selfreflect.backends.registry import open_generator
+    from selfreflect.model_sources import check_loadable
+    from selfreflect.scoring.registry import open_judge
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "hub"))
+    spec = {"name": "m", "backend": "hf", "path": "models/qwen"}
+    with pytest.raises(InputError, match=r"^models/qwen: no model folder of that name, nor a"):
+        open_generator(spec)
+    with pytest.raises(InputError, match=r"^models/qwen: no model folder of that name, nor a"):
+        open_judge(spec, {"backend": "hf", "dtype": "auto"})
+    cached = tmp_path / "hub/models--models--qwen"
+    (cached / "snapshots/0123abcd").mkdir(parents=True)
+    (cached / "snapshots/0123abcd/config.json").write_text("{}")
+    (cached / "refs").mkdir()
+    (cached / "refs/main").write_text("0123abcd")
+    check_loadable("models/qwen")  # in the cache: the loader reads it from there

@@ -45,6 +45,25 @@ def check_model_path(path: str) -> None:
         raise InputError(f"{path}: model directory not found")
 
 
+def check_loadable(path: str) -> None:
+    """:func:`check_model_path`, and for a hub id its ``config.json`` from the Hugging Face
+    cache or hub, as a job opens the model: one line naming the id where neither gives it (a
+    local folder that is missing, offline, no such model), not the loader's lines after it."""
+    check_model_path(path)
+    if Path(path).is_dir():
+        return
+    from huggingface_hub import hf_hub_download
+
+    try:
+        hf_hub_download(path, "config.json")
+    except Exception as err:  # offline, unreachable, unknown or gated: the hub's own words
+        reason = " ".join(f"{type(err).__name__}: {err}".split())
+        raise InputError(
+            f"{path}: no model folder of that name, nor a Hugging Face model of that id in the"
+            f" cache or on the hub ({reason})"
+        ) from None
+
+
 @contextmanager
 def gguf_file(spec: dict[str, Any]) -> Iterator[Path]:
     """The GGUF file of a ``models`` entry: a file, a file in its ``package``, or the chunks

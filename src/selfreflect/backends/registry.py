@@ -28,12 +28,12 @@ BACKENDS = Registry(  # Generator subclasses, constructed from a model's spec
 
 def open_generator(spec: dict[str, Any]) -> Generator:
     """Load the model of a validated ``models`` entry (with ``name``) on its backend."""
-    from selfreflect.model_sources import check_model_path
+    from selfreflect.model_sources import check_loadable
 
     try:
         backend = BACKENDS.load(spec["backend"])
     except InputError as err:
         raise InputError(f"model '{spec['name']}': {err}") from None
     if backend.local:
-        check_model_path(spec["path"])
+        check_loadable(spec["path"])
     return backend(spec)

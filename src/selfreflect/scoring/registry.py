@@ -31,10 +31,10 @@ def open_judge(spec: dict[str, Any], settings: dict[str, Any], llm: Any = None) 
     ``settings["backend"]`` names the judge's backend in :data:`JUDGES`; ``settings["dtype"]``
     overrides the model's dtype unless ``auto``. ``llm`` wraps a running ``vllm.LLM``.
     """
-    from selfreflect.model_sources import check_model_path
+    from selfreflect.model_sources import check_loadable
 
     judge = JUDGES.load(settings["backend"])
-    check_model_path(spec["path"])
+    check_loadable(spec["path"])
     if settings["dtype"] != "auto":
         spec = {**spec, "dtype": settings["dtype"]}
     return judge.open(spec, settings, llm)
