@@ -189,14 +189,16 @@ def test_a_patterned_value_with_a_trailing_line_break_is_refused(
     assert line.startswith(f"error: c.yaml: {key}: "), line
 
 
-def test_a_hub_id_with_a_trailing_line_break_is_not_a_hub_id(tmp_path, monkeypatch):
+def test_a_path_no_hub_id_could_be_is_a_missing_folder(tmp_path, monkeypatch):
     from selfreflect.errors import InputError
     from selfreflect.model_sources import check_model_path
 
     monkeypatch.chdir(tmp_path)
     check_model_path("org/model")  # a hub id: no folder needed
-    with pytest.raises(InputError, match="model directory not found"):
-        check_model_path("org/model\n")
+    check_model_path("Qwen/Qwen2.5-7B-Instruct")
+    for local in ("org/model\n", "./qwen", "../qwen", "org/model.", "-org/model"):
+        with pytest.raises(InputError, match="model directory not found"):
+            check_model_path(local)  # a local path, or no id the hub could hold
 
 
 @pytest.mark.parametrize(("kind", "shape"), NAME_CASES, ids=[f"{k}-{s}" for k, s in NAME_CASES])

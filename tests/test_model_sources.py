@@ -154,9 +154,10 @@ def test_a_hub_id_the_cache_and_hub_lack_fails_as_the_job_opens_it(tmp_path, mon
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "hub"))
     spec = {"name": "m", "backend": "hf", "path": "models/qwen"}
-    with pytest.raises(InputError, match=r"^models/qwen: no model folder of that name, nor a"):
+    missing = r"^models/qwen: model directory not found, nor a Hugging Face model of that id in"
+    with pytest.raises(InputError, match=missing + r" the cache \(HF_HUB_OFFLINE is set\) \("):
         open_generator(spec)
-    with pytest.raises(InputError, match=r"^models/qwen: no model folder of that name, nor a"):
+    with pytest.raises(InputError, match=missing):
         open_judge(spec, {"backend": "hf", "dtype": "auto"})
     cached = tmp_path / "hub/models--models--qwen"
     (cached / "snapshots/0123abcd").mkdir(parents=True)

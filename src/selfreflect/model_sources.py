@@ -31,7 +31,8 @@ SOURCE_FILE = "source.json"  # written beside the weights: what they were conver
 OWNER = "selfreflect convert-model"  # the command whose marker a converted folder holds
 
 
-_HUB_ID = re.compile(r"[\w.-]+/[\w.-]+")  # fullmatch: no line break after it
+_PART = r"\w(?:[\w.-]*\w)?"  # a hub id's owner or name: no '.' or '-' at either end
+_HUB_ID = re.compile(rf"{_PART}/{_PART}")  # fullmatch: no line break after it
 
 
 def check_model_path(path: str) -> None:
@@ -53,14 +54,16 @@ def check_loadable(path: str) -> None:
     if Path(path).is_dir():
         return
     from huggingface_hub import hf_hub_download
+    from huggingface_hub.constants import HF_HUB_OFFLINE
 
     try:
         hf_hub_download(path, "config.json")
     except Exception as err:  # offline, unreachable, unknown or gated: the hub's own words
         reason = " ".join(f"{type(err).__name__}: {err}".split())
+        where = "the cache (HF_HUB_OFFLINE is set)" if HF_HUB_OFFLINE else "the cache or the hub"
         raise InputError(
-            f"{path}: no model folder of that name, nor a Hugging Face model of that id in the"
-            f" cache or on the hub ({reason})"
+            f"{path}: model directory not found, nor a Hugging Face model of that id in {where}"
+            f" ({reason})"
         ) from None
 
 
