@@ -163,3 +163,19 @@ def test_the_docs_deploy_the_current_release():
     for page in ("README.md", "docs/deploy.md"):
         tags = set(re.findall(r"\bv\d+\.\d+\.\d+\b", (REPO / page).read_text()))
         assert tags == {f"v{__version__}"}, (page, tags)
+
+
+def test_the_hubs_log_lines_are_printed_once():
+    """huggingface_hub prints its logs through a handler of its own; passed on to the command
+    line's handler as well, each line (a retry of the hub, say) was printed twice."""
+    code = (
+        "import logging\n"
+        "from selfreflect.cli import cli\n"
+        "cli.main(['config-docs', '--check'], standalone_mode=False)\n"
+        "from huggingface_hub.utils import _http  # its logger's handler comes with it\n"
+        "logging.getLogger('huggingface_hub.utils._http').warning('the hub line')\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True
+    )
+    assert result.stderr.count("the hub line") == 1, result.stderr
