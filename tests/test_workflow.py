@@ -79,7 +79,7 @@ def test_the_mc_study_says_why_a_dataset_has_no_summaries(smoke_run, tmp_path_fa
     written = [line for line in terminal.splitlines() if "multiple-choice summaries" in line]
     assert sorted(written) == [
         "0 multiple-choice summaries written to results/smoke/smoke/tiny/studies/tiny/mc.parquet"
-        " (its questions have no choices)",
+        " (results/smoke/smoke/questions.parquet: no choices)",
         "40 multiple-choice summaries written to"
         " results/smoke/smoke_mmlu/tiny/studies/tiny/mc.parquet",
     ]

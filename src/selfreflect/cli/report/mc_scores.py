@@ -42,8 +42,8 @@ def mc_scores(
         config,
         experiment,
     )
-    none = "" if questions["choices"].notna().any() else " (its questions have no choices)"
-    click.echo(f"{written} multiple-choice summaries written to {out}{none}")
+    why = "" if questions["choices"].notna().any() else f" ({questions_path}: no choices)"
+    click.echo(f"{written} multiple-choice summaries written to {out}{why}")
 
 
 def check_answered(
