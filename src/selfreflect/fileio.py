@@ -211,7 +211,7 @@ def write_text_held(
     except BlockingIOError:
         fcntl.flock(fd, fcntl.LOCK_SH)  # a failed conversion may have let it go
         held = _held_text(path)
-        if held is not None and (held == text or (compatible is not None and compatible(held))):
+        if held is not None and (compatible or text.__eq__)(held):
             return True
         del _HELD_LOCKS[lock]
         os.close(fd)

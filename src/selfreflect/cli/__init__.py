@@ -32,7 +32,6 @@ if TYPE_CHECKING:
 
 # libraries that log every request or lock at INFO: warnings only, unless --verbose
 QUIET_LOGGERS = ("httpx", "httpx2", "httpcore", "openai", "urllib3", "filelock", "huggingface_hub")
-OWN_HANDLER = "huggingface_hub"  # a library that prints its logs through a handler of its own
 
 
 class LazyGroup(click.Group):
@@ -70,7 +69,8 @@ def cli(verbose: bool) -> None:
     )
     for name in QUIET_LOGGERS:
         logging.getLogger(name).setLevel(logging.NOTSET if verbose else logging.WARNING)
-    logging.getLogger(OWN_HANDLER).propagate = False  # else each of its lines is printed twice
+    # the hub prints through a handler of its own: passed on too, each line was printed twice
+    logging.getLogger("huggingface_hub").propagate = False
     echo_to_stdout()
     name_job()  # none yet: a command running a job names it
 
