@@ -111,6 +111,25 @@ def judge_case(name: str, metadata: dict, rows: int, *expect: str) -> Case:
     return Case(name, files, args, ("a.pq", *expect))
 
 
+SUMMARY_ROW = {
+    **{"id": "x", "question": "Question: Q?", "strategy": "greedy", "summary": "a"},
+    **{"summarizer": "tiny", "prompt_tokens": 1, "completion_tokens": 1, "seconds": 0.1},
+    **{"dataset": "d", "subject": "tiny", "error": None},
+}
+
+
+def score_parquet_case(name: str, answers, summaries, *expect: str) -> Case:
+    """``selfreflect score`` of the summaries table ``summaries`` given the answers table
+    ``answers`` (writers of the two Parquet files)."""
+    args = ["score", "--judge", "{tmp}/judge", "--answers", "{tmp}/a.pq"]
+    args += ["--summaries", "{tmp}/s.pq", "--out", "{tmp}/o/s.pq"]
+    return Case(name, {"a.pq": answers, "s.pq": summaries}, args, expect)
+
+
+SUMMARIES = table("summaries", SUMMARY_ROW)
+ANSWERS = table("answers", ANSWERS_ROW)
+NO_ANSWERS = lambda path: write_table("answers", pd.DataFrame([ANSWERS_ROW]).iloc[:0], path)  # noqa: E731
+
 DUPLICATE_SUMMARY = '[{"question": "Q?", "summaries": {"a": "x", "a": "y"}}]'
 
 CASES = [
@@ -209,6 +228,27 @@ CASES = [
         ]
         for fmt, out in [("reference", "a.json"), ("hf", "set")]
     ],
+    # --- answers that are not the scored summaries' -----------------------------------------------
+    score_parquet_case("score-no-answers", NO_ANSWERS, SUMMARIES, "a.pq: no answers to judge"),
+    score_parquet_case(
+        "score-no-summaries",
+        ANSWERS,
+        lambda path: write_table("summaries", pd.DataFrame([SUMMARY_ROW]).iloc[:0], path),
+        "s.pq: no summaries to score",
+    ),
+    score_parquet_case(
+        "score-answers-of-other-questions",
+        table("answers", ANSWERS_ROW, id="y"),
+        SUMMARIES,
+        "s.pq: no summary's question is in",
+        "a.pq",
+    ),
+    score_parquet_case(
+        "score-answers-of-another-subject",
+        lambda path: write_table("answers", pd.DataFrame([ANSWERS_ROW]), path, {"subject": "u"}),
+        SUMMARIES,
+        "a.pq: subject: answers of 'u', not of 'tiny'",
+    ),
     # --- answers that are not the judge job's -----------------------------------------------------
     judge_case("judge-no-answers", {"dataset": "d", "subject": "tiny"}, 0, "no answers to judge"),
     judge_case(

@@ -666,3 +666,16 @@ def answers_experiment(metadata: dict[str, Any], path: str | os.PathLike) -> tup
             "recorded them: rerun `selfreflect answers`)"
         )
     return metadata["dataset"], metadata["subject"]
+
+
+def check_answers(answers: pd.DataFrame, path: str | os.PathLike, experiment: dict) -> None:
+    """Refuse (one line naming ``path``) an answers table with no rows or whose metadata
+    labels it with another dataset or subject than ``experiment`` (a label given as None is
+    not checked)."""
+    if answers.empty:
+        raise InputError(f"{path}: no answers to judge")
+    metadata = read_metadata(path) if any(experiment.values()) else {}
+    for label, expected in experiment.items():
+        found = metadata.get(label)
+        if None not in (found, expected) and found != expected:
+            raise InputError(f"{path}: {label}: answers of {found!r}, not of {expected!r}")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import click
 
@@ -25,9 +25,6 @@ from selfreflect.cli.options import (
 from selfreflect.cli.report.studies import experiment
 from selfreflect.config import evaluated_datasets
 
-if TYPE_CHECKING:
-    import pandas as pd
-
 STUDY_SETTINGS = (  # what --studies reads: the controlled pairs, MC variants, subsamples
     "summaries.cluster.embedder",
     "summaries.cluster.threshold",
@@ -41,21 +38,6 @@ STUDY_SETTINGS = (  # what --studies reads: the controlled pairs, MC variants, s
 def study_settings(job: Job, config: dict[str, Any]) -> tuple[str, ...]:
     """The studies' settings, in the jobs that run them (an evaluated dataset's)."""
     return STUDY_SETTINGS if job["dataset"] in evaluated_datasets(config) else ()
-
-
-def check_answers(answers: pd.DataFrame, path: str, experiment: dict[str, str]) -> None:
-    """Refuse (one line naming ``path``) an answers table with no rows or whose metadata
-    labels it with another dataset or subject than the job's ``experiment``."""
-    from selfreflect.artifacts import read_metadata
-    from selfreflect.errors import InputError
-
-    if answers.empty:
-        raise InputError(f"{path}: no answers to judge")
-    metadata = read_metadata(path)
-    for label, expected in experiment.items():
-        found = metadata.get(label)
-        if found is not None and found != expected:
-            raise InputError(f"{path}: {label}: answers of {found!r}, not of {expected!r}")
 
 
 @reads("seed", "scoring", judging, study_settings, prompts=True)
@@ -96,7 +78,7 @@ def judge(
     import pandas as pd
 
     from selfreflect import sharding
-    from selfreflect.artifacts import SCHEMAS, read_table, read_tables
+    from selfreflect.artifacts import SCHEMAS, check_answers, read_table, read_tables
     from selfreflect.config import load_config, model_spec
     from selfreflect.fileio import check_writable, scratch_path
     from selfreflect.progress import name_job, shard_part

@@ -83,6 +83,21 @@ def read_summaries(path: str) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["id", "question", "strategy", "summary", "error"])
 
 
+def check_questions_answered(
+    summaries: pd.DataFrame, summaries_path: str, answers: pd.DataFrame, answers_path: str
+) -> None:
+    """Refuse summaries none of whose questions the answers hold (nothing would be scored);
+    warn of those some of whose do not."""
+    unknown = set(summaries["id"]) - set(answers["id"])
+    if unknown == set(summaries["id"]):
+        raise InputError(
+            f"{summaries_path}: no summary's question is in {answers_path} (answers of other"
+            " questions)"
+        )
+    if unknown:
+        click.echo(f"warning: {len(unknown)} summaries lack a question in the answers", err=True)
+
+
 @click.command()
 @click.option("--config", "config_path", type=_FILE, help="Experiment config (YAML).")
 @click.option(
@@ -149,7 +164,7 @@ def score(
     import shutil
 
     from selfreflect import sharding
-    from selfreflect.artifacts import one_label, write_table
+    from selfreflect.artifacts import check_answers, one_label, write_table
     from selfreflect.failures import check_failures
     from selfreflect.fileio import check_writable, write_json
     from selfreflect.provenance import provenance
@@ -163,14 +178,16 @@ def score(
     config, spec = _config_and_judge(config_path, judge)
     settings = {**config["scoring"], **{k: v for k, v in overrides.items() if v is not None}}
     is_stopword = stopword_policy(settings["stopwords"])
-    answers = sharding.shard(read_answers(answers_path), shard, shards)
+    answers = read_answers(answers_path)
     summaries = read_summaries(summaries_path)
+    if summaries.empty:
+        raise InputError(f"{summaries_path}: no summaries to score")
     # every score row (failed questions' too) carries the summaries' dataset and subject (None
     # for a reference-format file, which names neither)
     labels = {key: one_label(summaries, key, summaries_path) for key in ("dataset", "subject")}
-    unknown = set(summaries["id"]) - set(answers["id"])
-    if unknown and shards == 1:
-        click.echo(f"warning: {len(unknown)} summaries lack a question in the answers", err=True)
+    check_answers(answers, answers_path, {} if _is_json(answers_path) else labels)
+    check_questions_answered(summaries, summaries_path, answers, answers_path)
+    answers = sharding.shard(answers, shard, shards)
     blank = blank_summaries(summaries["summary"])
     if blank.any():
         keys = ", ".join(dict.fromkeys(summaries["strategy"][blank]))
