@@ -200,6 +200,12 @@ CASES = [
         "no_such_dependency_xyz",
     ),
     plugin_case("plugin-no-function", "plugin_empty", "x = 1\n", "defines no 'vote'"),
+    plugin_case(
+        "plugin-not-a-function",
+        "plugin_value",
+        "vote = 'a'\n",
+        "plugin_value.py binds 'vote' to a value, not a function",
+    ),
     plugin_case("plugin-shadowed", "json", VOTE, "imported is", "json.py (a module of"),
     plugin_case("plugin-not-of-the-project", "this", None, "'this' is no .py file of the project"),
     # --- GGUF files -------------------------------------------------------------------------------

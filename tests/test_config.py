@@ -180,6 +180,18 @@ def test_a_bad_include_is_one_line_naming_the_file_and_key(tmp_path, monkeypatch
     assert "\n" not in str(err.value)
 
 
+def test_an_include_error_names_both_files_as_absolute_where_the_config_path_is(
+    tmp_path, monkeypatch
+):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "A").mkdir()
+    write_configs(tmp_path / "A", {"a.yaml": "include: b.yaml\n", "b.yaml": "seed: [1\n"})
+    with pytest.raises(ConfigError) as err:
+        load_config(tmp_path / "A" / "a.yaml")
+    assert str(err.value).startswith(f"{tmp_path}/A/b.yaml: malformed YAML"), err.value
+    assert str(err.value).endswith(f"(included by {tmp_path}/A/a.yaml)"), err.value
+
+
 SHIPPED = sorted(path.stem for path in (REPO / "config").glob("*.yaml"))
 
 
@@ -219,7 +231,7 @@ def test_snakemake_and_dvc_read_a_config_through_its_includes(tmp_path):
     assert failed.returncode != 0 and "Traceback" not in failed.stderr
     assert failed.stderr.strip().splitlines()[-1] == (
         f"error: {project}/config/exp.yaml: include: gone.yaml: config file not found"
-        " (config/gone.yaml)"
+        f" ({project}/config/gone.yaml)"
     )
 
     included = project / "config" / "base" / "smoke.yaml"

@@ -145,7 +145,8 @@ def test_checking_a_plugin_reads_its_file_and_runs_none_of_its_code(tmp_path, mo
     monkeypatch.setattr(sys, "path", list(sys.path))
     (tmp_path / "mine").mkdir()
     (tmp_path / "mine" / "vote.py").write_text(
-        "open('imported', 'w').close()\n\nif True:\n    def vote(ctx):\n        return 'a'\n"
+        "open('imported', 'w').close()\nlimit = 3\n\nif True:\n    def vote(ctx):\n"
+        "        return 'a'\n"
     )
     (tmp_path / "mine" / "__init__.py").write_text("open('package-imported', 'w').close()\n")
     check_strategies(summaries_config(strategies=["v"], plugins={"v": "mine.vote:vote"}))
@@ -156,6 +157,7 @@ def test_checking_a_plugin_reads_its_file_and_runs_none_of_its_code(tmp_path, mo
         ("antigravity.x:f", "module 'antigravity.x' is no .py file"),
         ("yaml:safe_load", "module 'yaml' is no .py file"),
         ("mine.vote:count", "mine/vote.py defines no 'count' at its top level"),
+        ("mine.vote:limit", "mine/vote.py binds 'limit' to a value, not a function"),
     ]:
         config = summaries_config(strategies=["v"], plugins={"v": target})
         with pytest.raises(ConfigError, match=rf"^c.yaml: summaries\.plugins\.v: .*{fragment}"):

@@ -63,8 +63,9 @@ def _read_included(path: Path, including: tuple[Path, ...]) -> dict[str, Any]:
         raise ConfigError(f"{path}: {INCLUDE}: expected a file name or a list of file names{by}")
     chain = (*including, path)
     merged: dict[str, Any] = {}
-    for name in names:
-        included = Path(os.path.relpath(path.resolve().parent / name))
+    for name in names:  # shown in the form the including file is: absolute, or relative
+        included = path.resolve().parent / name
+        included = included if path.is_absolute() else Path(os.path.relpath(included))
         if included.resolve() in {p.resolve() for p in chain}:
             cycle = " -> ".join(map(str, (*chain, included)))
             raise ConfigError(f"{path}: {INCLUDE}: {name}: a cycle ({cycle})")

@@ -135,23 +135,36 @@ def check_plugin(name: str, target: str) -> Path:
         tree = ast.parse(path.read_bytes(), filename=str(path))
     except SyntaxError as err:
         raise StrategyError(f"{prefix}: {path}:{err.lineno}: {err.msg}") from None
-    if function not in set(_top_level_names(tree.body)):
+    bindings = [callable_ for name, callable_ in _top_level_names(tree.body) if name == function]
+    if not bindings:
         raise StrategyError(f"{prefix}: {path} defines no '{function}' at its top level")
+    if not any(bindings):
+        raise StrategyError(f"{prefix}: {path} binds '{function}' to a value, not a function")
     return path
 
 
-def _top_level_names(body: list[ast.stmt]) -> Iterator[str]:
-    """The names a module's top level binds (in its ``if``, ``try`` and ``with`` blocks too)."""
+# values no call can be made of: a name bound only to these is no function
+_LITERALS = (ast.Constant, ast.JoinedStr, ast.List, ast.Tuple, ast.Set, ast.Dict)
+_LITERALS += (ast.ListComp, ast.SetComp, ast.DictComp)
+
+
+def _top_level_names(body: list[ast.stmt]) -> Iterator[tuple[str, bool]]:
+    """The names a module's top level binds (in its ``if``, ``try`` and ``with`` blocks too),
+    each with whether what it binds may be called (not a literal)."""
     for statement in body:
         match statement:
             case ast.FunctionDef() | ast.AsyncFunctionDef() | ast.ClassDef():
-                yield statement.name
-            case ast.Assign(targets=targets):
-                yield from (n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name))
+                yield statement.name, True
+            case ast.Assign(targets=targets, value=value):
+                for target in targets:  # one unpacked from a literal may be a function
+                    whole = isinstance(target, ast.Name) and isinstance(value, _LITERALS)
+                    names = (n.id for n in ast.walk(target) if isinstance(n, ast.Name))
+                    yield from ((name, not whole) for name in names)
             case ast.AnnAssign(target=ast.Name(id=name), value=value) if value is not None:
-                yield name
+                yield name, not isinstance(value, _LITERALS)
             case ast.Import(names=aliases) | ast.ImportFrom(names=aliases):
-                yield from ((alias.asname or alias.name).partition(".")[0] for alias in aliases)
+                names = ((alias.asname or alias.name).partition(".")[0] for alias in aliases)
+                yield from ((name, True) for name in names)
             case ast.If() | ast.With():
                 yield from _top_level_names([*statement.body, *getattr(statement, "orelse", [])])
             case ast.Try():
