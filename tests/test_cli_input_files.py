@@ -91,6 +91,11 @@ def table(kind: str, row: dict, run: str | None = None, **change):
     return lambda path: write_table(kind, frame, path, {"run": run} if run else None)
 
 
+def no_rows(kind: str, row: dict):
+    """A writer of a ``kind`` artifact with the columns of ``row`` and no row."""
+    return lambda path: write_table(kind, pd.DataFrame([row]).iloc[:0], path)
+
+
 def merge_case(name: str, shard, *expect: str) -> Case:
     files = {"q.pq": table("questions", QUESTIONS_ROW, run="t"), "p0.pq": shard}
     args = ["merge", "answers", "--questions", "{tmp}/q.pq", "--out", "{tmp}/o/a.pq", "{tmp}/p0.pq"]
@@ -128,7 +133,6 @@ def score_parquet_case(name: str, answers, summaries, *expect: str) -> Case:
 
 SUMMARIES = table("summaries", SUMMARY_ROW)
 ANSWERS = table("answers", ANSWERS_ROW)
-NO_ANSWERS = lambda path: write_table("answers", pd.DataFrame([ANSWERS_ROW]).iloc[:0], path)  # noqa: E731
 
 DUPLICATE_SUMMARY = '[{"question": "Q?", "summaries": {"a": "x", "a": "y"}}]'
 
@@ -235,11 +239,13 @@ CASES = [
         for fmt, out in [("reference", "a.json"), ("hf", "set")]
     ],
     # --- answers that are not the scored summaries' -----------------------------------------------
-    score_parquet_case("score-no-answers", NO_ANSWERS, SUMMARIES, "a.pq: no answers to judge"),
+    score_parquet_case(
+        "score-no-answers", no_rows("answers", ANSWERS_ROW), SUMMARIES, "a.pq: no answers to judge"
+    ),
     score_parquet_case(
         "score-no-summaries",
         ANSWERS,
-        lambda path: write_table("summaries", pd.DataFrame([SUMMARY_ROW]).iloc[:0], path),
+        no_rows("summaries", SUMMARY_ROW),
         "s.pq: no summaries to score",
     ),
     score_parquet_case(
