@@ -88,8 +88,9 @@ def check_questions_answered(
 ) -> None:
     """Refuse summaries none of whose questions the answers hold (nothing would be scored);
     warn of those some of whose do not."""
-    unknown = set(summaries["id"]) - set(answers["id"])
-    if unknown == set(summaries["id"]):
+    asked = set(summaries["id"])
+    unknown = asked - set(answers["id"])
+    if unknown == asked:
         raise InputError(
             f"{summaries_path}: no summary's question is in {answers_path} (answers of other"
             " questions)"

@@ -144,8 +144,17 @@ def check_plugin(name: str, target: str) -> Path:
 
 
 # values no call can be made of: a name bound only to these is no function
-_LITERALS = (ast.Constant, ast.JoinedStr, ast.List, ast.Tuple, ast.Set, ast.Dict)
-_LITERALS += (ast.ListComp, ast.SetComp, ast.DictComp)
+_LITERALS = (
+    ast.Constant,
+    ast.JoinedStr,
+    ast.List,
+    ast.Tuple,
+    ast.Set,
+    ast.Dict,
+    ast.ListComp,
+    ast.SetComp,
+    ast.DictComp,
+)
 
 
 def _top_level_names(body: list[ast.stmt]) -> Iterator[tuple[str, bool]]:
