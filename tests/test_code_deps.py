@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -93,6 +94,51 @@ def test_a_registry_counts_its_targets_where_it_is_built_or_imported():
     targets = code_deps._registry_in("selfreflect.rule_inputs", "BACKENDS", list(ast.walk(lazy)))
     assert ("selfreflect.backends.openai_engine", "OpenaiGenerator") in targets
     assert code_deps._registry_in("selfreflect.cli", "load", []) == []  # the loader, no table
+
+
+@pytest.fixture
+def cache_dir(tmp_path, monkeypatch) -> Path:
+    """The analyses' store in a folder of this test's, empty."""
+    monkeypatch.setattr(code_deps, "CACHE_DIR", tmp_path / "cache")
+    code_deps._stored_deps.cache_clear()
+    yield tmp_path / "cache"
+    code_deps._stored_deps.cache_clear()
+
+
+def test_an_analysis_is_stored_per_state_of_the_package_and_read_back(cache_dir, monkeypatch):
+    """What a command's analysis derived is read back from the store of the package's state,
+    not from another state's; a store that cannot be written leaves it derived each time."""
+    functions = {"selfreflect.report.tables": ("main_table",)}
+    derived = code_deps._function_deps(functions)
+    assert code_deps.function_deps(functions) == derived
+    (stored,) = cache_dir.iterdir()
+    entries = json.loads(stored.read_text())
+    entries = {key: [["tampered.py"], keys] for key, (_, keys) in entries.items()}
+    stored.write_text(json.dumps(entries))
+    code_deps._stored_deps.cache_clear()
+    assert code_deps.function_deps(functions).files == ("tampered.py",)  # read back
+    monkeypatch.setattr(code_deps, "_package_digest", lambda package: "another state")
+    code_deps._stored_deps.cache_clear()
+    assert code_deps.function_deps(functions) == derived  # not the other state's
+    assert len(list(cache_dir.iterdir())) == 2
+    blocked = cache_dir / "blocked"
+    blocked.write_text("a file where the folder would be")
+    monkeypatch.setattr(code_deps, "CACHE_DIR", blocked / "cache")
+    code_deps._stored_deps.cache_clear()
+    assert code_deps.function_deps(functions) == derived
+
+
+def test_the_packages_state_is_its_files_content(tmp_path):
+    """An edit that keeps a file's size and modification time is a new state of the package."""
+    package = tmp_path / "package"
+    shutil.copytree(REPO / SOURCE / "report", package)
+    before = code_deps._package_digest(package)
+    file = package / "tables.py"
+    times = file.stat().st_atime_ns, file.stat().st_mtime_ns
+    text = file.read_text()
+    file.write_text(text.replace("def ", "def!", 1).replace("def!", "dEf ", 1))
+    os.utime(file, ns=times)
+    assert code_deps._package_digest.__wrapped__(package) != before
 
 
 def test_a_command_depends_on_what_its_own_function_reaches():

@@ -18,7 +18,10 @@ render it.
 A plug-in strategy (``summaries.plugins``) is code of the jobs running it: its module, the
 working directory's modules it imports (directly or not) and what these use of the package.
 
-The analysis is static (``ast``) and reads the files of the package that runs; it names them
+The analysis is static (``ast``) and reads the files of the package that runs; its result for a
+command is stored in the user's cache folder (:data:`CACHE_DIR`) under a hash of every file of
+that package (:func:`function_deps`), as each ``snakemake`` call derives every rule's code
+inputs again. It names them
 as the working directory does (:func:`package_dir`): ``src/selfreflect/…`` in a checkout (the
 paths DVC's deps name), their full paths where the workflow runs elsewhere (as a Snakemake
 module, on an installed copy); a plug-in's modules are read in the working directory. A code
@@ -30,7 +33,10 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import json
+import os
 import re
+import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from functools import cache
@@ -477,8 +483,66 @@ def _module_bound(module: str, name: str) -> str | None:
     return None
 
 
+# where function_deps keeps what it derived, per state of the package (the user's cache folder)
+CACHE_DIR = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / PACKAGE / "code-deps"
+_KEPT_STATES = 8  # the newest files of CACHE_DIR kept: a few checkouts' or branches' packages
+
+
+@cache
+def _package_digest(package: Path) -> str:
+    """Content hash of the files of ``package`` (each named by its path in it) and of the
+    Python that parses them: what the analysis of the commands of the package reads."""
+    digest = hashlib.sha256(sys.version.encode())
+    for file in sorted(package.rglob("*")):
+        if file.is_file() and "__pycache__" not in file.parts:
+            digest.update(file.relative_to(package).as_posix().encode() + b"\0")
+            digest.update(file.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+@cache
+def _stored_deps(shown: Path) -> tuple[Path, dict[str, list[list[str]]]]:
+    """The file holding the stored analyses of this package's state with its files named under
+    ``shown`` (:func:`package_dir`), and what it holds (nothing where it is missing or
+    unreadable)."""
+    key = hashlib.sha256(f"{_package_digest(_HERE)}\0{shown}".encode()).hexdigest()[:16]
+    path = CACHE_DIR / f"{key}.json"
+    try:
+        return path, json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return path, {}
+
+
+def _store(path: Path, stored: dict[str, list[list[str]]]) -> None:
+    """Write ``stored`` to ``path`` atomically, the oldest other states' files removed; a cache
+    folder that cannot be written only leaves the analysis to be done again."""
+    from selfreflect.errors import InputError
+    from selfreflect.fileio import write_json
+
+    try:
+        write_json(path, stored)
+        states = sorted(CACHE_DIR.glob("*.json"), key=lambda file: file.stat().st_mtime)
+        for old in states[:-_KEPT_STATES]:
+            old.unlink(missing_ok=True)
+    except (InputError, OSError):  # write_json names the file it could not write
+        pass
+
+
 def function_deps(functions: dict[str, tuple[str, ...]]) -> Deps:
-    """The dependencies of ``{package module: top-level names}``, run together."""
+    """The dependencies of ``{package module: top-level names}``, run together (stored for the
+    package's state: :func:`_stored_deps`)."""
+    path, stored = _stored_deps(package_dir())
+    key = json.dumps(sorted(functions.items()))
+    if key not in stored:
+        deps = _function_deps(functions)
+        stored[key] = [list(deps.files), list(deps.prompt_keys)]
+        _store(path, stored)
+    files, prompt_keys = stored[key]
+    return Deps(tuple(files), tuple(prompt_keys))
+
+
+def _function_deps(functions: dict[str, tuple[str, ...]]) -> Deps:
+    """:func:`function_deps`, derived."""
     reach = Reach()
     for module, names in functions.items():
         if module_file(module) is None:

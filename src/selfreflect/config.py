@@ -24,7 +24,7 @@ from selfreflect.fileio import read_yaml
 
 SCHEMA_PATH = Path(str(resources.files("selfreflect") / "data" / "config.schema.yaml"))
 # every name that becomes part of a path or a command (the schema's ``$defs.name``)
-NAME = yaml.safe_load(SCHEMA_PATH.read_text(encoding="utf-8"))["$defs"]["name"]
+NAME = read_yaml(SCHEMA_PATH)["$defs"]["name"]
 INCLUDE = "include"  # the key naming the files a config file is merged over
 
 

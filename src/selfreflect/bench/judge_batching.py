@@ -3,17 +3,17 @@
     selfreflect bench judge-batching --config config/laptop.yaml --budget 256 --budget 1024 \\
         --compile --json docs/judge_batching.json
 
-Reads one summarised dataset's questions, answers and summaries of the config's run (README
-command 1 writes them; ``dvc pull`` in its DVC project fetches them), loads the `hf` judge once
-and judges every question with its studies, as the workflow's judge job does, under each
-setting: the config's ``batch_size`` masked words per forward, then ``token_budget`` each
-``--budget`` tokens, then (``--compile``) the config's ``batch_size`` with the decoder through
+Reads one summarised dataset's questions, answers and summaries of the config's run (README command
+1 writes them; ``dvc pull`` in its DVC project fetches them), loads the `hf` judge once and judges
+every question (``--questions N``: the first N) with its studies, as the workflow's judge job does,
+under each setting: the config's ``batch_size`` masked words per forward, then ``token_budget``
+each ``--budget`` tokens, then (``--compile``) the config's ``batch_size`` with the decoder through
 ``torch.compile``. One untimed pass of each setting (its first: the warm-up, in which a compiled
 decoder compiles), then ``--repeats`` timed ones of each, the settings taking turns so that other
-work on the machine slows each alike. Recorded per setting: the first pass's and the timed
-passes' wall and CPU seconds (median and range), forwards and tokens computed, and the largest
-difference of any score from the first setting's. ``selfreflect docs performance`` shows the
-record in docs/performance.md.
+work on the machine slows each alike. Recorded per setting: the first pass's and the timed passes'
+wall and CPU seconds (median and range), forwards and tokens computed, and the largest difference
+of any score from the first setting's. ``selfreflect docs performance`` shows the record in
+docs/performance.md.
 """
 
 from __future__ import annotations
@@ -114,10 +114,25 @@ def summary(runs: list[dict[str, Any]], first: list[float]) -> dict[str, Any]:
     return out
 
 
+def first_questions(inputs: dict[str, Any], count: int) -> dict[str, Any]:
+    """``inputs`` cut to the first ``count`` questions of the dataset."""
+    kept = set(inputs["questions"]["id"].head(count))
+    return {
+        **inputs,
+        **{k: inputs[k][inputs[k]["id"].isin(kept)] for k in ("questions", "answers", "summaries")},
+    }
+
+
 def benchmark(
-    config_path: Path, dataset: str | None, budgets: list[int], repeats: int, compiled: bool
+    config_path: Path,
+    dataset: str | None,
+    budgets: list[int],
+    repeats: int,
+    compiled: bool,
+    questions: int | None = None,
 ) -> dict:
-    """Judge the run's dataset under each setting, taking turns (see module)."""
+    """Judge the run's dataset (its first ``questions``, or all) under each setting, taking
+    turns (see module)."""
     from selfreflect.config import load_config, model_spec, summarized_datasets
     from selfreflect.model_sources import check_model_path
     from selfreflect.scoring.hf_judge import HfJudge, load_judge_model
@@ -125,6 +140,8 @@ def benchmark(
     config = load_config(config_path)
     dataset = dataset or summarized_datasets(config)[0]
     inputs = judge_inputs(config, dataset)
+    if questions is not None:
+        inputs = first_questions(inputs, questions)
     name = config["judges"][0]
     spec = model_spec(config, name, source=str(config_path))
     check_model_path(spec["path"])
@@ -216,6 +233,11 @@ def _torch_threads() -> int:
 )
 @click.option("--repeats", type=click.IntRange(min=1), default=3, show_default=True)
 @click.option(
+    "--questions",
+    type=click.IntRange(min=1),
+    help="Judge the dataset's first QUESTIONS questions only (default: all).",
+)
+@click.option(
     "--compile",
     "compiled",
     is_flag=True,
@@ -227,6 +249,7 @@ def judge_batching(
     dataset: str | None,
     budgets: tuple[int, ...],
     repeats: int,
+    questions: int | None,
     compiled: bool,
     json_out: Path | None,
 ) -> None:
@@ -234,7 +257,7 @@ def judge_batching(
     --compile, compiled."""
     from selfreflect.fileio import write_json
 
-    record = benchmark(config_path, dataset, list(budgets), repeats, compiled)
+    record = benchmark(config_path, dataset, list(budgets), repeats, compiled, questions)
     base = record["settings"][0]
     for row in record["settings"]:
         click.echo(

@@ -4,13 +4,18 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import matplotlib
-import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
 from selfreflect.artifacts import EXPERIMENT
-from selfreflect.plotting import SCORE_LABEL, STYLE, experiments, no_data, save, stacked_panels
+from selfreflect.plotting import (
+    SCORE_LABEL,
+    experiments,
+    no_data,
+    paper_style,
+    save,
+    stacked_panels,
+)
 
 
 def mc_figure(
@@ -19,7 +24,7 @@ def mc_figure(
     """SelfReflect score against the true W1 of each stated-distribution summary, one panel
     per experiment, titled with ``table``'s (:func:`~selfreflect.mc_study.table.mc_table`)
     median within-question rho with its CI and the pooled rho."""
-    with plt.rc_context(STYLE):
+    with paper_style() as plt:
         panels = experiments(mc)
         # room between panels for the two-line titles
         fig, axes = stacked_panels(len(panels), width, width * 0.85, gridspec_kw={"hspace": 0.55})
@@ -27,7 +32,7 @@ def mc_figure(
         norm = None
         if len(ok):
             log_t = np.log2(ok["temperature"].astype(float))
-            norm = matplotlib.colors.Normalize(log_t.min(), log_t.max())
+            norm = plt.Normalize(log_t.min(), log_t.max())
         points = None
         for ax, (title, rows) in zip(axes, panels, strict=True):
             scored = rows.dropna(subset=["score", "w1"])

@@ -5,22 +5,26 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
 from selfreflect.plotting import (
     SCORE_LABEL,
-    STYLE,
     experiments,
     no_data,
+    paper_style,
     save,
     stacked_panels,
 )
 
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.lines import Line2D
 
-def _missing(ax: plt.Axes, y: float) -> None:
+
+def _missing(ax: Axes, y: float) -> None:
     """Mark a missing value at height ``y`` on the left edge (not drawn as 0)."""
     transform = ax.get_yaxis_transform()  # x in axes fraction, y in data
     ax.text(0.01, y, "n/a", transform=transform, va="center", fontsize=5, color="0.4")
@@ -38,7 +42,7 @@ def main_figure(table: pd.DataFrame, stem: str | Path, width: float, dpi: int) -
     """Mean score per strategy with its CI, one panel per experiment on a shared score axis
     (markers of several experiments on one axis crowd into each other's rows); a strategy
     without a scored question reads n/a."""
-    with plt.rc_context(STYLE):
+    with paper_style():
         strategies = list(dict.fromkeys(table["strategy"]))
         panels = experiments(table)
         height = 0.6 + 0.28 * max(len(strategies), 1)
@@ -62,7 +66,7 @@ def main_figure(table: pd.DataFrame, stem: str | Path, width: float, dpi: int) -
 def validation_figure(table: pd.DataFrame, stem: str | Path, width: float, dpi: int) -> list[Path]:
     """Fraction of pairs ranked correctly per pair type and metric with Wilson intervals, one
     panel per experiment; a metric without pairs reads n/a."""
-    with plt.rc_context(STYLE):
+    with paper_style():
         pair_types = list(dict.fromkeys(table["pair_type"]))
         metrics = list(dict.fromkeys(table["metric"]))
         panels = experiments(table)
@@ -117,7 +121,7 @@ def convergence_figure(table: pd.DataFrame, stem: str | Path, width: float, dpi:
         "conditioning": "Number of conditioning answers",
         "test": "Number of masked-out answers",
     }
-    with plt.rc_context(STYLE):
+    with paper_style():
         panels = experiments(table)
         # lines that coincide stay visible: each strategy its own marker and dash, and the
         # first (the baseline, greedy) drawn on top
@@ -132,7 +136,7 @@ def convergence_figure(table: pd.DataFrame, stem: str | Path, width: float, dpi:
             for k, s in enumerate(strategies)
         }
         fig, axes = stacked_panels(2 * len(panels), width, width * 0.72, sharey=True)
-        shown: dict[str, plt.Line2D] = {}
+        shown: dict[str, Line2D] = {}
         for k, (title, experiment) in enumerate(panels):
             for ax, (axis, xlabel) in zip(axes[2 * k :], axes_names.items(), strict=False):
                 rows = experiment[experiment["axis"] == axis]
@@ -168,7 +172,7 @@ def convergence_figure(table: pd.DataFrame, stem: str | Path, width: float, dpi:
 def performance_figure(table: pd.DataFrame, stem: str | Path, width: float, dpi: int) -> list[Path]:
     """Wall seconds (summed over jobs) and peak memory of each rule, slowest at the top."""
     rules = table[table["rule"] != "total"].iloc[::-1]
-    with plt.rc_context(STYLE):
+    with paper_style() as plt:
         height = 0.5 + 0.16 * max(len(rules), 1)
         fig, (time_ax, memory_ax) = plt.subplots(
             1, 2, figsize=(width * 2, height), sharey=True, squeeze=True
