@@ -92,10 +92,9 @@ def epoch_means(loss: list[dict], epochs: int) -> list[float]:
 def training_figure(result: dict, path: Path) -> None:
     """Each method's training loss per optimiser step and GRPO's mean reward per step, one
     line per seed, a small PNG."""
-    import matplotlib
+    from selfreflect.plotting import pyplot
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     epochs = result["config"]["training"]["epochs"]
     panels = [(m, "loss", f"{m.upper()} loss") for m in by_method(result["loss"]) if m != "grpo"]

@@ -19,10 +19,9 @@ from selfreflect.docs.tables import table
 
 def figure(table: pd.DataFrame, path: Path) -> None:
     """Power against the question count: a line per judge and N, Wilson intervals shaded."""
-    import matplotlib
+    from selfreflect.plotting import pyplot
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     fig, ax = plt.subplots(figsize=(6.4, 4.0))
     for (judge, n), rows in table.groupby(["judge", "n_answers"]):
