@@ -493,10 +493,9 @@ def _package_digest(package: Path) -> str:
     """Content hash of the files of ``package`` (each named by its path in it) and of the
     Python that parses them: what the analysis of the commands of the package reads."""
     digest = hashlib.sha256(sys.version.encode())
-    for file in sorted(package.rglob("*")):
-        if file.is_file() and "__pycache__" not in file.parts:
-            digest.update(file.relative_to(package).as_posix().encode() + b"\0")
-            digest.update(file.read_bytes())
+    for file in _files(package):
+        digest.update(file.relative_to(package).as_posix().encode() + b"\0")
+        digest.update(file.read_bytes())
     return digest.hexdigest()[:16]
 
 
@@ -630,12 +629,19 @@ def code_digest(paths: str | Iterable[str]) -> str:
     root = package_dir()
     digest = hashlib.sha256()
     for path in map(Path, [paths] if isinstance(paths, str) else paths):
-        for file in sorted(path.rglob("*")) if path.is_dir() else [path]:
-            if file.is_file() and "__pycache__" not in file.parts:
-                name = SOURCE / file.relative_to(root) if file.is_relative_to(root) else file
-                digest.update(name.as_posix().encode())
-                digest.update(file.read_bytes())
+        for file in _files(path):
+            name = SOURCE / file.relative_to(root) if file.is_relative_to(root) else file
+            digest.update(name.as_posix().encode())
+            digest.update(file.read_bytes())
     return digest.hexdigest()[:16]
+
+
+def _files(path: Path) -> Iterator[Path]:
+    """The file ``path``, or every file below the folder ``path`` in order, bytecode caches
+    left out."""
+    for file in sorted(path.rglob("*")) if path.is_dir() else [path]:
+        if file.is_file() and "__pycache__" not in file.parts:
+            yield file
 
 
 def job_identity(settings: Any, *specs: dict[str, Any]) -> dict[str, Any]:
