@@ -13,6 +13,7 @@ from selfreflect import paths
 from selfreflect.config import load_config, read_config_file, validate_config
 from selfreflect.errors import ConfigError
 from selfreflect.rule_inputs import checked_config, typed_overrides
+from tests.conftest import SMOLLM2_FILE, SMOLLM2_PACKAGE
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -401,6 +402,42 @@ def test_a_missing_word_list_or_ratings_file_is_the_settings_error(tmp_path, key
     with pytest.raises(SystemExit) as err:
         checked_config([path], {}, str(path))
     assert str(err.value) == f"error: {path}: {key}: data/words.txt: not found"
+
+
+def _gguf_model(gguf: str, package: str | list[str] = SMOLLM2_PACKAGE) -> dict:
+    return {"gguf": gguf, "package": package, "backend": "hf"}
+
+
+@pytest.mark.parametrize(
+    ("entry", "message"),
+    [
+        (_gguf_model("SmolLM2.ggu"), f"package '{SMOLLM2_PACKAGE}': no file named 'SmolLM2.ggu'"),
+        (_gguf_model(SMOLLM2_FILE, "no-such-package-xyz"), "'no-such-package-xyz' is not instal"),
+        (_gguf_model("m.gguf", ["no-such-package-xyz"]), "'no-such-package-xyz' is not install"),
+        ({"gguf": "models/m.gguf", "backend": "hf"}, "models/m.gguf: GGUF file not found"),
+    ],
+)
+def test_a_gguf_file_that_is_not_where_the_run_s_model_says_is_the_settings_error(
+    tmp_path, entry, message
+):
+    """Checked before any job (a misspelt file name): the conversion would fail only after
+    Snakemake removed the converted folder every run shares. A model the run does not name is
+    not checked (a config may list models it does not use)."""
+
+    def judged_by(packaged):
+        def change(config):
+            config["models"].update(packaged=packaged, unused=_gguf_model("x.gguf", "no-such-x"))
+            config["judges"] = ["tiny", "packaged"]
+
+        return _write(tmp_path, change)
+
+    path = judged_by(entry)
+    with pytest.raises(SystemExit) as err:
+        checked_config([path], {}, str(path))
+    assert str(err.value).startswith(f"error: {path}: models.packaged.gguf: "), err.value
+    assert message in str(err.value)
+    ok = judged_by(_gguf_model(SMOLLM2_FILE))
+    assert checked_config([ok], {}, str(ok))["models"]["unused"]["gguf"] == "x.gguf"
 
 
 def test_a_misspelt_strategy_is_named_not_the_baseline_it_leaves_out(tmp_path):

@@ -287,6 +287,23 @@ def check_model_paths(
             raise ConfigError(f"{source}: models.{name}.path: {err}") from None
 
 
+def check_gguf_sources(config: dict[str, Any], source: str) -> None:
+    """One-line :class:`ConfigError` for a GGUF model of the run whose file is not where its
+    entry says (a package not installed, a file name not in it), before any job runs: its
+    conversion would fail only after Snakemake removed the converted folder every run shares.
+    Models the run does not name are not checked (a config may list more than it uses)."""
+    from selfreflect.model_sources import check_gguf_source
+
+    for name in dict.fromkeys(name for _, name in model_references(config)):
+        spec = config["models"][name]
+        if not spec["gguf"]:
+            continue
+        try:
+            check_gguf_source(spec)
+        except SelfReflectError as err:
+            raise ConfigError(f"{source}: models.{name}.gguf: {err}") from None
+
+
 def _canonical(config: dict[str, Any]) -> dict[str, Any]:
     """``config`` with every section's keys sorted, so that reordering keys in a YAML file
     changes no rule's parameters (Snakemake compares them as text). The order of named
@@ -304,14 +321,20 @@ def _canonical(config: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _check_model_references(config: dict[str, Any], source: str) -> None:
-    models, finetune = config["models"], config["finetune"]
+def model_references(config: dict[str, Any]) -> list[tuple[str, str]]:
+    """``(key, model name)`` of every model the config's settings name: the run's models."""
+    finetune = config["finetune"]
     references = [("subjects", name) for name in config["subjects"]]
     references += [("judges", name) for name in config["judges"]]
     named = [("summarizer", config["summarizer"]), ("finetune.judge", finetune["judge"])]
     for key, name in [*named, ("finetune.grpo.judge", finetune["grpo"]["judge"])]:
         if name is not None:  # set, even where nothing runs it: a name of nothing is a typo
             references.append((key, name))
+    return references
+
+
+def _check_model_references(config: dict[str, Any], source: str) -> None:
+    models, finetune = config["models"], config["finetune"]
     datasets = [("summaries.datasets", name) for name in config["summaries"]["datasets"] or []]
     if finetune["dataset"] is not None:
         datasets.append(("finetune.dataset", finetune["dataset"]))
@@ -319,7 +342,7 @@ def _check_model_references(config: dict[str, Any], source: str) -> None:
         if name not in config["datasets"]:
             known = ", ".join(sorted(config["datasets"]))
             raise ConfigError(f"{source}: {key}: unknown dataset '{name}' ({known})")
-    for key, name in references:
+    for key, name in model_references(config):
         if name not in models:
             known = ", ".join(sorted(models))
             raise ConfigError(f"{source}: {key}: unknown model '{name}' (models: {known})")

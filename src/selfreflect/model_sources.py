@@ -83,10 +83,26 @@ def gguf_file(spec: dict[str, Any]) -> Iterator[Path]:
     elif packages:
         yield _checked(package_file(packages, spec["gguf"]), spec)
     else:
-        path = Path(spec["gguf"])
-        if not path.is_file():
-            raise InputError(f"{path}: GGUF file not found")
-        yield _checked(path, spec)
+        yield _checked(_local_gguf(spec), spec)
+
+
+def check_gguf_source(spec: dict[str, Any]) -> None:
+    """Fail unless the GGUF file of a ``models`` entry is where it says (not read: its
+    ``sha256`` is checked where it is converted, :func:`gguf_file`)."""
+    packages = spec.get("package")
+    if isinstance(packages, list):
+        package_chunks(packages, spec["gguf"])
+    elif packages:
+        package_file(packages, spec["gguf"])
+    else:
+        _local_gguf(spec)
+
+
+def _local_gguf(spec: dict[str, Any]) -> Path:
+    path = Path(spec["gguf"])
+    if not path.is_file():
+        raise InputError(f"{path}: GGUF file not found")
+    return path
 
 
 def _checked(path: Path, spec: dict[str, Any]) -> Path:

@@ -23,6 +23,7 @@ from selfreflect import paths
 from selfreflect.config import (
     NAME,
     check_dataset_paths,
+    check_gguf_sources,
     check_model_paths,
     converted_models,
     evaluated_datasets,
@@ -85,6 +86,7 @@ def _checked(config: dict[str, Any], source: str) -> dict[str, Any]:
     config = validate_config(config, source=source, check_names=check_strategies)
     check_finetune(config, source)
     check_model_paths(config, source, built=paths.MODELS)
+    check_gguf_sources(config, source)
     check_dataset_paths(config, source)
     check_named_files(config, source)
     return config
