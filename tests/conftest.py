@@ -6,10 +6,13 @@ import copy
 import json
 import os
 import shutil
+import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+
+from tests.workflow_utils import SLURM_CLUSTER, slurm_cluster_up
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
@@ -166,9 +169,27 @@ class GroupDurations:
         DURATIONS.write_text(json.dumps(rounded, indent=1) + "\n")
 
 
+class SlurmClusterStop:
+    """Stops the SLURM cluster that tests/test_slurm.py started (it was down when the session
+    began) once the whole session ends: on the pytest-xdist controller, after every worker. Were
+    the worker that started it to stop it, each Snakemake process the other worker still runs
+    would wait 9 s on the stopped controller (tests/test_slurm.py)."""
+
+    def __init__(self) -> None:
+        self.was_up = slurm_cluster_up()
+
+    def pytest_sessionfinish(self) -> None:
+        if not self.was_up and slurm_cluster_up():
+            subprocess.run([*SLURM_CLUSTER, "stop"], check=True, capture_output=True)
+
+
 def pytest_configure(config: pytest.Config) -> None:
-    if config.getoption("store_durations") and not hasattr(config, "workerinput"):
+    if hasattr(config, "workerinput"):
+        return
+    if config.getoption("store_durations"):
         config.pluginmanager.register(GroupDurations(), "group-durations")
+    if os.environ.get("SELFREFLECT_SYSTEM_TESTS") == "1":  # only then may a test start SLURM
+        config.pluginmanager.register(SlurmClusterStop(), "slurm-cluster-stop")
 
 
 @pytest.fixture(scope="session")

@@ -2,10 +2,11 @@
 with accounting (slurmdbd on MariaDB), Snakemake submits every job through the SLURM executor
 plugin with the project's profile (workflow/profiles/slurm).
 
-The cluster stays up until the pytest session ends: Snakemake imports every installed executor
-plugin, and the SLURM plugin asks `scontrol` for the cluster's configuration on import, which
-waits 9 s for a controller that is installed but stopped; every later Snakemake process of the
-session would pay it."""
+The cluster stays up until the whole pytest session ends (conftest's ``pytest_sessionfinish``
+stops it on the pytest-xdist controller, once every worker is done): Snakemake imports every
+installed executor plugin, and the SLURM plugin asks `scontrol` for the cluster's configuration on
+import, which waits 9 s for a controller that is installed but stopped; every later Snakemake
+process of the session, on any worker, would pay it."""
 
 from __future__ import annotations
 
@@ -23,12 +24,11 @@ import yaml
 
 from selfreflect.artifacts import read_table
 from selfreflect.snakemake_jobs import job_stats
-from tests.workflow_utils import REPO, copy_project, run
+from tests.workflow_utils import REPO, SLURM_CLUSTER, copy_project, run, slurm_cluster_up
 
 pytestmark = [pytest.mark.slurm, pytest.mark.workflow]
 
 SYSTEM_TESTS = "SELFREFLECT_SYSTEM_TESTS"  # what asks for tests that install system software
-CLUSTER = ["bash", str(REPO / "scripts" / "slurm_cluster.sh")]
 # The rules whose jobs load a model: with the tiny model taking a GPU, they belong on `gpu`.
 MODEL_RULES = {
     "answers",
@@ -64,23 +64,20 @@ TARGETS = [  # before the options: --configfile takes every word that follows it
 
 @pytest.fixture(scope="session")
 def slurm_cluster():
-    """The cluster of scripts/slurm_cluster.sh, installed if missing, stopped at the end of the
-    session if started here; only where asked (``SELFREFLECT_SYSTEM_TESTS=1``, as .ci/run does):
-    it installs Debian packages and starts daemons on the machine."""
+    """The cluster of scripts/slurm_cluster.sh, installed if missing, started if down (and then
+    stopped when the session ends: conftest); only where asked (``SELFREFLECT_SYSTEM_TESTS=1``,
+    as .ci/run does): it installs Debian packages and starts daemons on the machine."""
     if os.environ.get(SYSTEM_TESTS) != "1":
         pytest.skip(f"the SLURM cluster changes the system; set {SYSTEM_TESTS}=1 to run it")
     if os.geteuid() != 0 or shutil.which("apt-get") is None:
         pytest.skip("the SLURM cluster is installed with apt-get as root (Debian/Ubuntu)")
-    install = subprocess.run([*CLUSTER, "install"], capture_output=True, text=True)
+    install = subprocess.run([*SLURM_CLUSTER, "install"], capture_output=True, text=True)
     if install.returncode != 0:
         pytest.skip(f"the SLURM packages cannot be installed: {install.stderr[-1000:]}")
-    was_up = subprocess.run([*CLUSTER, "status"], capture_output=True).returncode == 0
-    run([*CLUSTER, "start"], REPO)
+    was_up = slurm_cluster_up()
+    run([*SLURM_CLUSTER, "start"], REPO)
     if not was_up:  # jobs recovered from an earlier session's saved state would hold the node
         subprocess.run(["scancel", "--user", getpass.getuser()], check=True)
-    yield
-    if not was_up:
-        run([*CLUSTER, "stop"], REPO)
 
 
 def sacct_jobs(since: str, project: Path) -> list[dict[str, str]]:

@@ -27,6 +27,16 @@ _SKIP = shutil.ignore_patterns(
 )
 
 
+SLURM_CLUSTER = ["bash", str(REPO / "scripts" / "slurm_cluster.sh")]
+
+
+def slurm_cluster_up() -> bool:
+    """Whether the SLURM cluster of scripts/slurm_cluster.sh answers (its controller is up)."""
+    if shutil.which("scontrol") is None:
+        return False
+    return subprocess.run([*SLURM_CLUSTER, "status"], capture_output=True).returncode == 0
+
+
 def fresh_clone(dest: Path) -> Path:
     """A `git clone` of the checkout's commit, as a user gets it."""
     commit = run(["git", "rev-parse", "HEAD"], REPO).stdout.strip()
