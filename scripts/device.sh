@@ -47,23 +47,27 @@ EOF
 
 prepare() {
     local folder=${1:-.}
-    local wheels=$folder/.whl site=$folder/.device/site
+    local wheels=$folder/.whl site=$folder/.device/site downloads pins
     rm -rf "$wheels" "$folder/.device"
     mkdir -p "$wheels" "$site"
-    for pinned in $(requirement_closure); do
-        if [[ $pinned == wordfreq==* ]]; then  # a 57 MB wheel: its English lists only
-            python3 -m pip download -q --no-deps -d "$folder/.device" "$pinned"
-            python3 -m zipfile -e "$folder"/.device/wordfreq-*.whl "$site"
-            rm "$folder"/.device/wordfreq-*.whl
-            find "$site/wordfreq/data" -type f ! -name '*_en.*' -delete
-        else
-            python3 -m pip download -q --no-deps --only-binary=:all: \
-                --python-version "$DEVICE_PYTHON" --platform manylinux_2_28_x86_64 \
-                --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 \
-                -d "$wheels" "$pinned" 2>/dev/null ||
-                python3 -m pip wheel -q --no-deps -w "$wheels" "$pinned"  # an sdist: pure Python
-        fi
+    downloads=$(mktemp -d)
+    mapfile -t pins < <(requirement_closure)
+    # one pip call (a call per package took a minute and a half): each package's wheel for
+    # $DEVICE_PYTHON, or its sdist where it has none
+    python3 -m pip download -q --no-deps --prefer-binary --python-version "$DEVICE_PYTHON" \
+        --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 \
+        --platform manylinux2014_x86_64 -d "$downloads" "${pins[@]}"
+    python3 -m zipfile -e "$downloads"/wordfreq-*.whl "$site"  # a 57 MB wheel: its English lists
+    rm "$downloads"/wordfreq-*.whl
+    find "$site/wordfreq/data" -type f ! -name '*_en.*' -delete
+    local sdist
+    for sdist in "$downloads"/*.tar.gz "$downloads"/*.zip; do
+        [[ -e $sdist ]] || continue
+        python3 -m pip wheel -q --no-deps -w "$wheels" "$sdist"  # an sdist: pure Python
+        rm "$sdist"
     done
+    mv "$downloads"/*.whl "$wheels"
+    rm -rf "$downloads"
     # this package's wheel, built in a copy: a build writes into the tree it builds
     local tree
     tree=$(mktemp -d)
