@@ -136,12 +136,15 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Groups for `--dist loadgroup`: a test on a smoke run is its own group (the slow tests
     spread over the workers, each with its copy of the session's smoke run), any other test
     goes with its module (a module's fixtures are built on one worker), and the tests sharing
-    one of :data:`SHARED_BUILDS` go together. The smoke run tests go first (one worker builds
+    one of :data:`SHARED_BUILDS` go together. A test on the session's vLLM engine is marked
+    ``vllm``. The smoke run tests go first (one worker builds
     the run on every core while the others wait for it), then the groups longest first
     (:data:`DURATIONS`)."""
     recorded = json.loads(DURATIONS.read_text()) if DURATIONS.is_file() else {}
     seconds = {}
     for item in items:
+        if "vllm_engine" in item.fixturenames:  # the session's engine, directly or not
+            item.add_marker(pytest.mark.vllm)
         group = item.nodeid if smoke_run_used(item) else item.module.__name__
         shared = [name for name in SHARED_BUILDS if name in item.fixturenames]
         if shared:

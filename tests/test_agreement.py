@@ -35,12 +35,13 @@ SUMMARIES = {
 @pytest.fixture(scope="module")
 def experiment(tiny_model, tmp_path_factory):
     """A config scoring with hf and comparing reference on the first two of three questions'
-    answers, and two strategies' summaries tables."""
+    answers (hf listed again, as a user may: it scores once), and two strategies' summaries
+    tables."""
     folder = tmp_path_factory.mktemp("agreement")
     config = read_config_file(REPO / "config" / "smoke.yaml")
     config["models"]["tiny"]["path"] = str(tiny_model)
     config["scoring"]["backend"] = "hf"
-    config["report"].update(agreement_backends=["reference"], agreement_questions=2)
+    config["report"].update(agreement_backends=["hf", "reference"], agreement_questions=2)
     (folder / "config.yaml").write_text(yaml.safe_dump(config))
     answers = pd.DataFrame(
         ANSWERS, columns=["id", "question", "test_answers", "conditioning_answers"]

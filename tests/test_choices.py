@@ -94,7 +94,6 @@ def test_sampling_error_is_the_expected_total_variation_of_sampled_shares():
     assert sampling_error(truth, 200) == pytest.approx(measured, rel=0.05)
 
 
-@pytest.mark.vllm
 def test_truth_check_compares_the_truth_with_the_shares_its_answers_name():
     """Truth 0.7 / 0.3 / 0 / 0 / 0 (Berlin, Madrid, Paris, Rome, none) against answers naming
     Berlin, Madrid twice (by letter and by text) and Paris: shares 0.25 / 0.5 / 0.25 / 0, total

@@ -38,8 +38,15 @@ def test_pairs_of_a_question_with_unequal_groups():
     assert all(p.good == good for p in pairs.values())
     assert pairs["majority_only"].bad == "Paris"
     assert pairs["no_likelihoods"].bad == "Either Paris or Lyon or Nice."
-    assert pairs["reversed"].bad.startswith("Most likely Nice (about 50 %)")
-    assert "Berlin (about 17 %)" in pairs["extra_option"].bad
+    assert pairs["reversed"].bad == (
+        "Most likely Nice (about 50 %), could also be Lyon (about 33 %), "
+        "could also be Paris (about 17 %)."
+    )
+    # Berlin takes the rarest share (1/6); the real answers shrink by 5/6 to make room for it
+    assert pairs["extra_option"].bad == (
+        "Most likely Paris (about 42 %), could also be Lyon (about 28 %), "
+        "could also be Berlin (about 17 %), could also be Nice (about 14 %)."
+    )
     assert pairs["idk"].bad == "I don't know."
 
 

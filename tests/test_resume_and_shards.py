@@ -54,6 +54,9 @@ def test_merge_order_is_question_order_each_questions_rows_in_shard_order(questi
     shard, row = sharding.merge_order([second, ids.iloc[:3]], ids, ["b", "a"])
     assert list(shard) == [1, 1, 1, 0, 0, 0, 0, 0]
     assert list(row) == [0, 1, 2, 1, 3, 2, 0, 4]
+    many = pd.Series([ids[1]] * 300)  # a question's many rows (a judgements shard's) stay in order
+    shard, row = sharding.merge_order([ids.drop(1), many], ids, ["a", "b"])
+    assert list(shard[1:301]) == [1] * 300 and list(row[1:301]) == list(range(300))
 
 
 def test_merge_rejects_missing_foreign_and_duplicated_questions(questions):

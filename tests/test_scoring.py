@@ -4,6 +4,8 @@ failure recording, and the ``selfreflect score`` command (real tiny model, no mo
 from __future__ import annotations
 
 import json
+import math
+import re
 import subprocess
 
 import numpy as np
@@ -21,6 +23,7 @@ from selfreflect.scoring.contexts import (
     ContextTasks,
     context_tasks,
     packed_spans,
+    question_contexts,
     question_tasks,
     token_tree,
 )
@@ -31,6 +34,7 @@ from selfreflect.scoring.prompts import (
     TaskError,
     context_prompt,
     masked_words,
+    question_prompts,
     scoring_question,
 )
 from selfreflect.scoring.records import TOP_PREDICTIONS
@@ -88,11 +92,13 @@ def example_tasks(hf_model):
 def test_wordfreq_marks_function_words_and_keeps_content_words():
     assert [WORDFREQ(w) for w in ["the", "The,", "(and)", "is"]] == [True] * 4
     assert not any(WORDFREQ(w) for w in ["backstroke", "croissant", "swimming", "breathe"])
+    # either side of the calibrated line (Zipf 6.3): "which" is 6.30, "or" 6.54, "been" 6.27
+    assert WORDFREQ("which") and WORDFREQ("or") and not WORDFREQ("been")
 
 
 def test_unknown_single_character_and_inner_punctuation_words_are_kept():
     # the authors' TF-IDF vocabulary has no such entries, so they are never stopwords
-    assert not any(WORDFREQ(w) for w in ["qzxvbnmw", "a", "I", "don't", "5", "___"])
+    assert not any(WORDFREQ(w) for w in ["qzxvbnmw", "a", "I", "don't", "it's", "5", "___"])
 
 
 def test_all_stopword_answer_masks_every_word():
@@ -115,7 +121,7 @@ def test_empty_answers_are_skipped_and_control_characters_split():
 def test_none_policy_and_word_list_file(tmp_path):
     assert masked_positions(["the", "of"], NONE) == [0, 1]
     path = tmp_path / "stop.txt"
-    path.write_text("# my list\nBackstroke\n\nthe\n")
+    path.write_text("# of\nBackstroke\n\nthe\n")  # a comment line is no word
     policy = stopword_policy(str(path))
     assert policy("backstroke.") and policy("The") and not policy("of")
     with pytest.raises(InputError, match="stopword list not found"):
@@ -225,6 +231,9 @@ def test_total_variation_properties():
     other = one_hot.clone()
     one_hot[0, 0], other[0, 1] = 0.0, 0.0
     assert metric.task_distances(one_hot, other, 1.0).item() == pytest.approx(1.0)
+    # by hand, at T = 5: softmax([0, 5 ln 3] / 5) = [1/4, 3/4] against [1/2, 1/2]
+    three_to_one = torch.tensor([[0.0, 5 * math.log(3)]])
+    assert metric.task_distances(three_to_one, torch.zeros(1, 2), 5.0).item() == pytest.approx(0.25)
 
 
 def test_the_least_temperature_the_schema_allows_keeps_the_metric_finite():
@@ -242,9 +251,7 @@ def test_the_least_temperature_the_schema_allows_keeps_the_metric_finite():
 # --- judges --------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("policy", ["wordfreq", "none"])
-def test_hf_matches_reference_algorithm(example_tasks, hf_judge, reference_judge, policy):
-    reference, summaries = example_tasks[policy]
+def assert_hf_matches_the_reference_algorithm(hf_judge, reference_judge, reference, summaries):
     everything = range(len(reference.sequences))
     # the baseline's logits do not depend on T: compute them once, as its distances() does
     with torch.inference_mode():
@@ -258,6 +265,21 @@ def test_hf_matches_reference_algorithm(example_tasks, hf_judge, reference_judge
             assert fast.shape == (reference.num_tasks,)
             assert torch.allclose(fast, slow, atol=1e-5)
             assert abs(metric.score(fast.tolist()) - metric.score(slow.tolist())) < 1e-4
+
+
+@pytest.mark.parametrize("policy", ["wordfreq", "none"])
+def test_hf_matches_reference_algorithm(example_tasks, hf_judge, reference_judge, policy):
+    assert_hf_matches_the_reference_algorithm(hf_judge, reference_judge, *example_tasks[policy])
+
+
+def test_hf_matches_reference_algorithm_with_one_masked_word(hf_model, hf_judge, reference_judge):
+    """A context of one task (one held-out answer of one word): its only sequence is all shared
+    prefix but for its target tokens."""
+    tasks = question_tasks(
+        tiny_format(hf_model[0]), "Q", ["Paris"], ["Paris", "Lyon"], {"s": "Paris, likely"}, NONE
+    )
+    assert len(tasks[0].sequences) == 1
+    assert_hf_matches_the_reference_algorithm(hf_judge, reference_judge, *tasks)
 
 
 @pytest.mark.parametrize("budget", [1, 150, 600, 10**6])
@@ -275,6 +297,12 @@ def test_packed_spans_hold_at_most_the_budget_and_are_full(example_tasks, budget
         assert all(len(rows) == 1 for rows in spans)
     if budget == 10**6:
         assert len(spans) == 1
+
+
+def test_a_forward_takes_words_up_to_exactly_the_budget(example_tasks):
+    reference, _ = example_tasks["wordfreq"]
+    budget = len(token_tree(reference, range(2)).tokens)
+    assert packed_spans(reference, budget)[0] == range(2)
 
 
 def test_hf_batched_by_tokens_matches_the_reference_algorithm(
@@ -423,8 +451,28 @@ def test_too_long_prompt_is_a_recorded_failure(hf_model):
     tokenizer, model = hf_model
     judge = HfJudge("tiny", tiny_format(tokenizer), model, batch_size=4)
     judge.max_model_len = 64
-    judged = judge_question(judge, QuestionAnswers("Q", ["a b"], ["c"], []), ["x"], 5.0, NONE)
+    answers = QuestionAnswers("Q", ["a b"], ["c"], [])
+    judged = judge_question(judge, answers, ["x"], 5.0, NONE)
     assert judged["x"].score is None and "max_model_len is 64" in judged["x"].error
+    judge.max_model_len = int(re.search(r"prompt has (\d+) tokens", judged["x"].error)[1])
+    assert judge_question(judge, answers, ["x"], 5.0, NONE)["x"].score is not None  # just fits
+
+
+def test_a_summary_whose_target_tokens_differ_from_the_reference_s_fails_alone(hf_model):
+    """Were a summary's context to tokenise a masked word's target tokens otherwise than the
+    reference context does, its tasks would not line up with the reference's: that summary is a
+    recorded failure, and the other summary is judged."""
+    fmt = tiny_format(hf_model[0])
+
+    class OddFormat(type(fmt)):
+        def encode(self, text: str) -> list[int]:  # one more target token in the odd context
+            return [*super().encode(text), 0] if "an odd one" in text else super().encode(text)
+
+    answers = QuestionAnswers("Q", ["a b"], ["c"], [])
+    prompts = question_prompts(answers, ["a fine one", "an odd one"], NONE)
+    contexts = question_contexts(OddFormat(fmt.tokenizer, fmt.family), 10**6, prompts)
+    assert set(contexts.summaries) == {"a fine one"}
+    assert "differ from the reference context's" in contexts.failed["an odd one"]
 
 
 # --- the command ---------------------------------------------------------------------------

@@ -446,7 +446,10 @@ def test_equal_clusters_are_the_t_test_of_their_means() -> None:
     means = np.random.default_rng(4).normal(0.0, 1.0, 8)
     labels = np.repeat(np.array(list("abcdefgh")), 5)
     result = cluster_robust_mean(np.repeat(means, 5), labels)
-    assert result.p_value == pytest.approx(stats.ttest_1samp(means, 0.0).pvalue, rel=1e-12)
+    t_test = stats.ttest_1samp(means, 0.0)
+    assert result.p_value == pytest.approx(t_test.pvalue, rel=1e-12)
+    interval = t_test.confidence_interval(0.95)  # with G - 1 degrees of freedom
+    assert (result.mean.low, result.mean.high) == pytest.approx((interval.low, interval.high))
     assert result.design_effect == pytest.approx((8 * 5 - 1) / (8 - 1))
     noisy = np.repeat(means, 5) + np.random.default_rng(5).normal(0.0, 0.5, 40)
     within = noisy.reshape(8, 5).mean(axis=1)

@@ -4,6 +4,7 @@ off it, on the tiny model (transformers judge, no vLLM engine)."""
 import pandas as pd
 import pytest
 
+from selfreflect.mc_study.choices import sampling_error
 from selfreflect.mc_study.scores import mc_rows, mc_truth
 from selfreflect.report.alt_metrics import alt_metrics_table
 from selfreflect.report.studies import controlled_scores, convergence_scores
@@ -130,6 +131,10 @@ def test_mc_scores_only_for_multiple_choice_questions_with_a_truth(judge):
     assert "B. y (about 60 %)" in scored["summary"].iloc[1]
     assert scored[["choice_source", "choice_error"]].values.tolist() == [["logprobs", 0.0]] * 3
     assert scored[["ambiguous_conditioning", "ambiguous_test"]].values.tolist() == [[0, 1]] * 3
+    # the truth against all five answers (B, B | B, A, both): A / B / none 0.2 / 0.6 / 0.2
+    assert scored["truth_tv"].tolist() == pytest.approx([0.5 * (0.1 + 0.0 + 0.1)] * 3)
+    expected = sampling_error([0.3, 0.6, 0.1], 5)
+    assert scored["truth_tv_expected"].tolist() == pytest.approx([expected] * 3)
     excluded = table[table["summary"].isna()].drop_duplicates("id")
     assert excluded["error"].tolist() == [
         "not a multiple-choice question",
@@ -170,6 +175,7 @@ def test_convergence_scores_subsample_sizes(judge):
 def test_subsample_is_nested_and_seeded():
     assert subsample_indices(8, 3, 7) == subsample_indices(8, 5, 7)[:3]
     assert sorted(subsample_indices(8, 8, 7)) == list(range(8))
+    assert subsample_indices(8, 3, 7) != subsample_indices(8, 3, 8)  # each question its own
 
 
 def alone(judge, row, texts, test=None, conditioning=None):
