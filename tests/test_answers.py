@@ -40,6 +40,11 @@ def test_sampling_shapes_and_determinism(request, backend, questions, tmp_path):
     assert all(len(a) == 3 for a in first["conditioning_answers"])
     assert first["error"].isna().all()
     assert first["backend"].eq(backend).all()
+    assert list(first["seed"]) == [question_seed(1, qid) for qid in questions["id"]]
+    # a question drew its answers with the seed its row records, whatever was sampled beside it
+    own = Sampling(n=6, temperature=1.0, top_p=1.0, max_tokens=8, seed=int(first["seed"][1]))
+    [alone] = generator.chat([question_chat(questions["question"][1])], [own])
+    assert alone.texts == [*first["test_answers"][1], *first["conditioning_answers"][1]]
 
     again = sample_answers(generator, questions, SETTINGS, run_seed=1, backend=backend)
     pd.testing.assert_frame_equal(first, again)
@@ -49,6 +54,18 @@ def test_sampling_shapes_and_determinism(request, backend, questions, tmp_path):
     write_table("answers", first, tmp_path / "answers.parquet")
     loaded = read_table("answers", tmp_path / "answers.parquet")
     assert list(loaded["test_answers"].map(list)) == list(first["test_answers"].map(list))
+
+
+@pytest.mark.parametrize("near_greedy", [{"temperature": 1e-3}, {"top_p": 1e-6}])
+def test_the_sampling_settings_reach_the_model(hf_generator, questions, near_greedy):
+    """At T = 1 a question's answers differ; near-greedy settings make them all one."""
+
+    def distinct(settings):
+        answers = sample_answers(hf_generator, questions, settings, run_seed=1, backend="hf")
+        return [len({*t, *c}) for t, c in answers[["test_answers", "conditioning_answers"]].values]
+
+    assert max(distinct(SETTINGS)) > 1
+    assert distinct({**SETTINGS, **near_greedy}) == [1] * len(questions)
 
 
 def test_too_long_prompt_is_cut_or_a_recorded_failure(tiny_spec, vllm_engine, questions):

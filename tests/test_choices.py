@@ -125,6 +125,10 @@ def test_sampled_truth_reports_its_sampling_error(hf_generator, questions):
     again = choice_truth(hf_generator, questions, settings, [1, 2])
     assert again["choice_probs"][0] == probs  # seeded
     assert table["choice_probs"][1] is None
+    # sampling the answers draws each question's truth from that question's own seed
+    answers = sample_answers(hf_generator, questions, settings, run_seed=1, backend="hf")
+    own = choice_truth(hf_generator, questions, settings, list(answers["seed"]))
+    assert answers["choice_probs"][0] == own["choice_probs"][0]
 
 
 def test_a_backend_without_log_probabilities_is_told_to_sample(tiny_model, questions):

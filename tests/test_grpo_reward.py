@@ -46,14 +46,16 @@ def metric_scores(judge, row: int, texts: list[str]) -> list[float | None]:
 def test_the_reward_is_minus_the_metrics_score_degenerate_summaries_included(judge):
     reward = SelfReflectReward(judge, DATA, 5.0, stopword_policy("none"))
     logged: dict[str, list[float]] = {}
-    texts = [*DEGENERATE, "Rome"]
-    ids = ["q1"] * len(DEGENERATE) + ["q2"]
+    texts = [*DEGENERATE, "Rome", "Rome"]  # a group may sample one summary twice
+    ids = ["q1"] * len(DEGENERATE) + ["q2", "q2"]
     rewards = reward([""] * len(texts), texts, ids, lambda k, v: logged.setdefault(k, []).append(v))
-    expected = [*metric_scores(judge, 0, DEGENERATE), *metric_scores(judge, 1, ["Rome"])]
+    expected = [*metric_scores(judge, 0, DEGENERATE), *metric_scores(judge, 1, ["Rome"] * 2)]
     assert all(score is not None for score in expected)
     assert rewards == [-score for score in expected]
     assert all(-1 <= r <= 0 for r in rewards)
     assert logged["unscored"] == [0] and logged["reward_cpu_s"][0] > 0
+    per_summary = logged["reward_cpu_s"][0] / len(texts)
+    assert logged["reward_cpu_s_per_summary"] == [pytest.approx(per_summary)]
     assert logged["summary_words"] == [sum(len(t.split()) for t in texts) / len(texts)]
 
 
@@ -64,7 +66,7 @@ def test_a_summary_the_judge_cannot_score_gets_the_worst_reward_and_is_counted(j
     rewards = reward(
         ["", ""], [too_long, "Paris"], ["q1", "q1"], lambda k, v: logged.update({k: v})
     )
-    assert rewards[0] == WORST and rewards[1] == -metric_scores(judge, 0, ["Paris"])[0]
+    assert rewards[0] == WORST == -1.0 and rewards[1] == -metric_scores(judge, 0, ["Paris"])[0]
     assert logged["unscored"] == 1
 
 

@@ -451,6 +451,22 @@ def test_mmlu_bad_choices(tmp_path: Path) -> None:
     records = [{"question": "Q", "choices": [], "answer": 0}]
     write_parquet(tmp_path / "mmlu" / "all" / "test-00000-of-00001.parquet", records)
     expect_error({"source": "mmlu", "path": str(tmp_path / "mmlu")}, "record 0", "'choices'")
+    eleven = [{"question": "Q", "choices": list("abcdefghijk"), "answer": 0}]
+    write_parquet(tmp_path / "mmlu" / "all" / "test-00000-of-00001.parquet", eleven)
+    expect_error({"source": "mmlu", "path": str(tmp_path / "mmlu")}, "list of 1 to 10 strings")
+
+
+def test_mmlu_ten_choices_and_a_gold_index_beyond_them(tmp_path: Path) -> None:
+    """Ten options (A to J) load; an ``answer`` that names no option is no gold."""
+    records = [
+        {"question": "Ten?", "choices": list("abcdefghij"), "answer": 9},
+        {"question": "Four?", "choices": list("abcd"), "answer": 4},
+    ]
+    write_parquet(tmp_path / "mmlu" / "all" / "test-00000-of-00001.parquet", records)
+    frame = load_questions("mmlu", {"source": "mmlu", "path": str(tmp_path / "mmlu")}, 10, 0)
+    frame = frame.set_index("source_index")
+    assert len(frame.loc[0, "choices"]) == 10 and frame.loc[0, "gold"] == "J"
+    assert pd.isna(frame.loc[1, "gold"])
 
 
 def test_utf8_csv_with_byte_order_mark_is_read(tmp_path):

@@ -167,6 +167,35 @@ def test_scoring_question_and_answer_list():
     assert format_answers(["a b", "c"]) == "x_1 = 'a b'\nx_2 = 'c'"
 
 
+def test_the_judge_s_chats_are_the_protocol_s():
+    """The chats of docs/protocol.md §5 with the original tool's texts (data/prompts.yaml), word
+    for word: the reference context says how many answers it lists and asks by the
+    distribution of answers, a summary context by the answer."""
+    prompts = question_prompts(QuestionAnswers("Why", ["a b"], ["c", "d"], []), ["s"], NONE)
+    system = {
+        "role": "system",
+        "content": "You are a friendly chatbot who always responds with short and concise"
+        " answers.\n",
+    }
+    ask = (
+        'We now show a text with a missing word "_". Fill in the missing word "_" only based on'
+        ' the {} you gave above: {}\nPlease provide only the missing word "_", not the whole'
+        " sentence."
+    )
+    assert prompts.references[0].chats[0] == [
+        system,
+        {"role": "user", "content": "Question: Why?\nSample 2 answers to this question."},
+        {"role": "assistant", "content": "x_1 = 'c'\nx_2 = 'd'"},
+        {"role": "user", "content": ask.format("distribution of answers", "_ b")},
+    ]
+    assert prompts.summaries["s"].chats[1] == [
+        system,
+        {"role": "user", "content": "Question: Why?"},
+        {"role": "assistant", "content": "s"},
+        {"role": "user", "content": ask.format("answer", "a _")},
+    ]
+
+
 def test_target_tokens_are_the_extra_tokens_of_the_chat_ending_with_the_word(hf_model):
     tokenizer, _ = hf_model
     words = masked_words(["The easiest is backstroke."], NONE)
@@ -390,6 +419,28 @@ def test_hf_matches_reference_algorithm_with_a_sliding_window(example_tasks, hf_
     slow = ReferenceJudge("sliding", fmt, sliding).distances(reference, [summary], 5.0)
     sliding.set_attn_implementation(attention)
     fast = HfJudge("sliding", fmt, sliding, batch_size=4).distances(reference, [summary], 5.0)
+    assert torch.allclose(fast[0], slow[0], atol=1e-5)
+
+
+def test_hf_matches_reference_algorithm_with_final_logit_softcapping(hf_model):
+    """A judge whose logits are soft-capped (Gemma 2's ``final_logit_softcapping``): the hf
+    judge caps the logits it computes itself as the model's own forward does."""
+    from transformers import Gemma2Config, Gemma2ForCausalLM
+
+    tokenizer, model = hf_model
+    ids = {k: getattr(model.config, k) for k in ("vocab_size", "pad_token_id", "eos_token_id")}
+    shape = dict(hidden_size=64, intermediate_size=128, num_hidden_layers=2, head_dim=16)
+    heads = dict(num_attention_heads=4, num_key_value_heads=2, attn_logit_softcapping=None)
+    config = Gemma2Config(**ids, **shape, **heads, final_logit_softcapping=0.5)
+    torch.manual_seed(0)
+    capped = Gemma2ForCausalLM(config).eval()
+    fmt = tiny_format(tokenizer)
+    reference, summaries = question_tasks(
+        fmt, "Q", ["Paris is big", "Lyon"], ["Paris", "Lyon"], {"s": "Paris, likely"}, NONE
+    )
+    slow = ReferenceJudge("capped", fmt, capped).distances(reference, [summaries["s"]], 5.0)
+    capped.set_attn_implementation("sdpa")
+    fast = HfJudge("capped", fmt, capped, batch_size=4).distances(reference, [summaries["s"]], 5.0)
     assert torch.allclose(fast[0], slow[0], atol=1e-5)
 
 

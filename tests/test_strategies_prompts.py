@@ -1,5 +1,6 @@
 """Golden prompts of the paper's strategies (SPEC §4) and the strategies' text post-processing."""
 
+import pandas as pd
 import pytest
 
 from selfreflect.chat import format_answers, question_chat
@@ -7,7 +8,7 @@ from selfreflect.families import PromptFormat, detect_family
 from selfreflect.strategies.clustering import Cluster, cluster_answers, normalise
 from selfreflect.strategies.paper import sample_and_summarize_chat, twostep_cot_chat
 from selfreflect.strategies.related import stated, verbalize
-from selfreflect.strategies.text import cot_summary, prompt, user_chat
+from selfreflect.strategies.text import blank_summaries, cot_summary, prompt, user_chat
 from selfreflect.tiny_model import build_tokenizer
 
 QUESTION = "Question: What is the capital of Australia?"
@@ -207,6 +208,10 @@ def test_string_clusters():
     assert clusters == [Cluster("Canberra.", 3), Cluster("Sydney", 2)]
     assert normalise("  It's  Canberra!! ") == "it s canberra"
     assert cluster_answers([[], [" "]], "string", 0.8) == [[], []]
+    # a group is named by its most frequent spelling, not its first
+    assert cluster_answers([["canberra", "Canberra.", "Canberra."]], "string", 0.8) == [
+        [Cluster("Canberra.", 3)]
+    ]
 
 
 def test_minilm_clusters_by_meaning():
@@ -219,3 +224,11 @@ def test_minilm_clusters_by_meaning():
     assert [c.size for c in first] == [3, 1]
     assert first[1].text == "Sydney"
     assert [c.size for c in second] == [2]
+    # an answer joins the most similar of several leaders, not the first
+    [third] = cluster_answers([["Canberra", "Jane Austen", "Jane Austen."]], "minilm", 0.6)
+    assert [(c.text, c.size) for c in third] == [("Jane Austen", 2), ("Canberra", 1)]
+
+
+def test_blank_summaries_are_empty_or_whitespace_not_missing():
+    summaries = pd.Series(["", " \n", None, float("nan"), "x"])  # a failed question's: missing
+    assert blank_summaries(summaries).tolist() == [True, True, False, False, False]

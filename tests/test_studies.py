@@ -57,14 +57,17 @@ def questions_frame(choices=(None, None, None)) -> pd.DataFrame:
     return pd.DataFrame({"id": ["q1", "q2", "q3"], "choices": list(choices)})
 
 
-def judged(judge, summaries=NO_SUMMARIES, questions=None, cache=None, answers=None, **report):
-    """The judgements of the three questions of :func:`answers_frame` (or ``answers``)."""
+def judged(
+    judge, summaries=NO_SUMMARIES, questions=None, cache=None, answers=None, shard=None, **report
+):
+    """The judgements of the three questions of :func:`answers_frame` (or ``answers``), or of
+    those of ``shard`` among them."""
     answers = answers_frame() if answers is None else answers
     rows = judgement_rows(
         judge,
         questions_frame() if questions is None else questions,
         answers,
-        answers,
+        answers if shard is None else shard,
         summaries,
         SCORING,
         {**REPORT, **report},
@@ -170,6 +173,15 @@ def test_convergence_scores_subsample_sizes(judge):
     assert reasons["q1", "a"].tolist() == [f"{SIZE_ABOVE_ANSWERS}: 2 test answers"]
     assert reasons["q2", "b"].tolist() == ["no summary for this question"]
     assert reasons["q3", "a"].tolist() == ["answers failed: failed upstream"]
+
+
+def test_the_convergence_questions_are_the_dataset_s_first_in_every_shard(judge):
+    summaries = summaries_frame({"a": ["Paris", "B"]})
+    settings = {"convergence_sizes": [1], "convergence_questions": 1}
+    whole = judged(judge, summaries, **settings)
+    assert set(whole.loc[whole["kind"] == "convergence", "id"]) == {"q1"}
+    later = judged(judge, summaries, shard=answers_frame().iloc[1:], **settings)
+    assert set(later["id"]) == {"q2", "q3"} and not (later["kind"] == "convergence").any()
 
 
 def test_subsample_is_nested_and_seeded():
