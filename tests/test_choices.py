@@ -14,6 +14,7 @@ from selfreflect.mc_study.choices import (
     choice_counts,
     choice_truth,
     letter_probabilities,
+    over_options,
     parse_choice,
     sampling_error,
 )
@@ -43,6 +44,7 @@ PARSE_CASES = [
     ("B", 1),
     ("b", 1),
     ("(B)", 1),
+    ("( B )", 1),
     ("B.", 1),
     ("B)", 1),
     ("(c) because", 2),
@@ -77,6 +79,7 @@ def test_choice_counts_count_ambiguous_answers_apart_from_none():
     choices = ["x1", "x2"]
     counts = choice_counts(["B", "b)", "x2", "?", "x1 or x2", "(A) (B)"], choices)
     assert list(counts) == [0, 3, 1, 2]  # A, B, none, ambiguous
+    assert list(over_options(counts)) == [0, 3, 3]  # an ambiguous answer names no one choice
 
 
 def test_letter_probabilities_sum_a_letters_token_variants():
@@ -84,6 +87,7 @@ def test_letter_probabilities_sum_a_letters_token_variants():
     probs = letter_probabilities(first, 4)  # "Based" is a word, "E" no choice of four
     np.testing.assert_allclose(probs, [0.0, 0.6, 0.1, 0.0, 0.3])
     assert letter_probabilities({}, 2).tolist() == [0.0, 0.0, 1.0]
+    np.testing.assert_allclose(letter_probabilities({"B": 0.9, "F": 0.1}, 4), [0, 0.9, 0, 0, 0.1])
 
 
 def test_sampling_error_is_the_expected_total_variation_of_sampled_shares():

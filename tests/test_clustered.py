@@ -104,39 +104,56 @@ def test_an_mc_questions_value_is_its_rho_over_its_temperatures():
 
 def test_the_clustered_table_tests_each_mean_by_cluster_within_its_family():
     """Each test's row is cluster_robust_mean of its values under the clusters given (a
-    question without one alone); Holm within the family; the family's finding as verdict."""
+    question without one alone) against its null, at the confidence given; Holm within the
+    family (a claim's ``versus`` comparison is a family of its own); the pairs by their own
+    plan; the family's finding as verdict."""
     rng = np.random.default_rng(0)
     templates = np.repeat(np.arange(10), 4)
     clusters = pd.Series({f"q{i}": f"t{t}" for i, t in enumerate(templates[:36])})
     strong = rng.normal(-1.0, 0.3, 10)[templates] + rng.normal(0, 0.1, 40)  # better, clustered
     null = rng.normal(0.0, 1.0, 40)
+    ranked = rng.binomial(1, 0.7, 40).astype(float)  # a pair type ranked right, against chance
+    tests = [
+        ("strategies", "cot - greedy", strong, 0.0),
+        ("strategies", "basic - greedy", null, 0.0),
+        ("versus", "cot - sampled", strong + 0.5, 0.0),
+        ("pairs", "idk", ranked, 0.5),
+    ]
     outcomes = pd.concat(
         [
             pd.DataFrame(
                 {
                     **CELL,
-                    "family": "strategies",
+                    "family": family,
                     "test": test,
                     "id": [f"q{i}" for i in range(40)],
                     "value": values,
-                    "null": 0.0,
+                    "null": null_value,
                 }
             )
-            for test, values in (("cot - greedy", strong), ("basic - greedy", null))
+            for family, test, values, null_value in tests
         ],
         ignore_index=True,
     )
-    table = clustered_table(outcomes, clusters, 0.95, PLAN, PLAN).set_index("test")
+    pair_plan = Plan(level=0.05, correction="holm", minimum=41)  # more pairs than there are
+    table = clustered_table(outcomes, clusters, 0.9, PLAN, pair_plan).set_index("test")
     labels = pd.Series([f"t{t}" for t in templates[:36]] + ["q36", "q37", "q38", "q39"])
-    expected = cluster_robust_mean(strong, labels)
+    expected = cluster_robust_mean(strong, labels, confidence=0.9)
     row = table.loc["cot - greedy"]
     assert row["p_value"] == pytest.approx(expected.p_value, rel=1e-12)
     assert row["design_effect"] == pytest.approx(expected.design_effect, rel=1e-12)
+    assert [row["ci_low"], row["ci_high"]] == pytest.approx([expected.mean.low, expected.mean.high])
     assert (row["n_questions"], row["n_clusters"]) == (40, 13)
     assert row["verdict"] == "better"
-    holm = min(1.0, 2 * min(table["p_value"]))
-    assert min(table["p_adjusted"]) == pytest.approx(holm)
+    strategies = table[table["family"] == "strategies"]
+    holm = min(1.0, 2 * min(strategies["p_value"]))
+    assert min(strategies["p_adjusted"]) == pytest.approx(holm)
     assert table.loc["basic - greedy", "verdict"] == "not significant"
+    versus = table.loc["cot - sampled"]
+    assert versus["p_adjusted"] == pytest.approx(versus["p_value"])  # alone in its family
+    pair = table.loc["idk"]
+    assert pair["p_value"] == pytest.approx(cluster_robust_mean(ranked, labels, 0.5).p_value)
+    assert pair["verdict"] == "too few"  # the pairs' plan
 
 
 def test_a_test_without_a_p_value_says_why():

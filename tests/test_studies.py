@@ -118,7 +118,7 @@ def test_controlled_scores_every_metric(judge):
 
 
 def test_mc_scores_only_for_multiple_choice_questions_with_a_truth(judge):
-    questions = questions_frame([None, ["x", "y"], ["x"]])
+    questions = questions_frame([[], ["x", "y"], ["x"]])  # q1: no options, as no choices
     answers = answers_frame()
     answers.at[1, "test_answers"] = ["B", "A", "x or y"]  # the last names both choices
     answers.at[1, "choice_probs"] = [0.3, 0.6, 0.1]  # A, B, none

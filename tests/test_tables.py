@@ -26,11 +26,12 @@ from selfreflect.report.tables import (
     cost_table,
     human_agreement_table,
     main_table,
+    pairs_correct,
     validation_table,
 )
 from selfreflect.report.writers import latex_text, with_intervals, write_table_files
 from selfreflect.scoring.table import SIZE_ABOVE_ANSWERS
-from selfreflect.stats import krippendorff_alpha
+from selfreflect.stats import bootstrap_ci, krippendorff_alpha
 from tests.conftest import MINIMAL_CONFIG, REPO, mc_plan, report_plan
 
 KEYS = {"dataset": "d", "subject": "s", "judge": "j"}
@@ -92,6 +93,10 @@ def test_main_table_means_counts_and_paired_test():
     # paired on the 3 questions both scored: differences -0.4 each
     assert table.loc["better", "n_paired"] == 3
     assert table.loc["better", "diff"] == pytest.approx(-0.4)
+    # the configured confidence: the greedy interval is the bootstrap's at 50 %
+    half = main_table(scores_frame({"greedy": greedy}), "greedy", 500, 0.5, 0, MAIN_PLAN)
+    ci = bootstrap_ci(np.array(greedy[:3]), confidence=0.5, n_resamples=500, seed=0)
+    assert half[["ci_low", "ci_high"]].iloc[0].tolist() == pytest.approx([ci.low, ci.high])
 
 
 def test_main_table_without_baseline_leaves_comparison_empty():
@@ -140,6 +145,12 @@ def test_main_table_tests_a_claims_family_of_comparisons():
     assert table.loc[["cot", "basic"], "versus_verdict"].tolist() == ["worse", "worse"]
     assert table.loc[["greedy", "sampled"], "versus_p_value"].isna().all()
     assert "versus" not in main_table(scores, "greedy", 100, 0.95, 0, MAIN_PLAN)
+    # a reference strategy (a family of its own against the baseline) stays in the claim's
+    referenced = main_table(
+        scores, "greedy", 100, 0.95, 0, MAIN_PLAN, references=["basic"], versus=versus
+    )
+    adjusted = referenced.set_index("strategy").loc[["cot", "basic"], "versus_p_adjusted"]
+    assert adjusted.tolist() == pytest.approx([4 / 2**n, 4 / 2**n])
 
 
 def test_main_table_compares_each_grpo_adapter_with_the_other_methods_of_its_seed():
@@ -267,6 +278,7 @@ def test_validation_table_counts_correct_rankings_per_direction():
             rows.append({**row, "error": error, **KEYS})
     table = validation_table(pd.DataFrame(rows), 0.95, PAIRS_PLAN).set_index("metric")
     assert table.loc["selfreflect", ["n_pairs", "n_correct"]].tolist() == [4, 3]
+    assert pairs_correct(table.reset_index())["pairs_correct"].tolist() == [0.75]  # SelfReflect's
     assert table.loc["selfreflect", ["n_failed", "n_excluded"]].tolist() == [1, 1]
     assert table.loc["p_true", ["n_failed", "n_excluded"]].tolist() == [5, 1]
     assert table.loc["embedding", "fraction"] == 1.0
@@ -424,6 +436,34 @@ def test_mc_table_rank_correlation():
     assert constant[["n_rho", "n_rho_skipped"]].tolist() == [0, 1]
 
 
+def test_the_mc_truth_check_agrees_at_the_plan_s_share_and_within_its_tolerance():
+    """Five questions checked, four within their expected error (one exactly at it, with
+    tolerance 0), so the share is the plan's minimum (0.8): agrees. A question without a truth
+    check is not counted."""
+    n = 6
+    mc = pd.DataFrame(
+        {
+            "id": [f"q{i}" for i in range(n)],
+            "temperature": 1.0,
+            "summary": "s",
+            "w1": np.linspace(0.1, 0.6, n),
+            "ambiguous_conditioning": 0,
+            "ambiguous_test": 0,
+            "choice_source": "samples",
+            "choice_error": [0.0] * 4 + [0.05, 0.0],
+            "truth_tv": [0.0, 0.05, 0.05, 0.05, 0.4, np.nan],
+            "truth_tv_expected": [0.0, 0.1, 0.1, 0.1, 0.1, np.nan],
+            "score": np.linspace(0.1, 0.6, n),
+            **KEYS,
+        }
+    )
+    plan = replace(MC_STATS["mc_plan"], truth_tolerance=0.0, truth_min_share=0.8)
+    row = mc_table(mc, **{**MC_STATS, "mc_plan": plan}).iloc[0]
+    assert row[["n_truth_checked", "n_truth_agree"]].tolist() == [5, 4]
+    assert row["truth_agree_share"] == pytest.approx(0.8) and row["truth_check"] == "agrees"
+    assert row["truth_error"] == pytest.approx(0.05 / n)  # the questions' mean sampling error
+
+
 def test_mc_table_within_question_order_is_detected_where_the_pooled_rho_is_not():
     """Every question's score orders its temperatures exactly as W1 does, but the questions'
     score levels run against their W1 levels: the median per-question rho is 1 with a small
@@ -512,6 +552,7 @@ def test_cost_table_means_and_thinking_flag():
     assert row["thinking"] and (row["n_summaries"], row["n_failed"]) == (2, 1)
     assert (row["prompt_tokens"], row["completion_tokens"], row["seconds"]) == (15, 5, 2)
     assert row["summary_words"] == 1.5 and row["total_seconds"] == 4.5
+    assert not cost_table(summaries, {}).iloc[0]["thinking"]  # a summariser of no config's
 
 
 def ratings_frame(matrix: np.ndarray, strategies: list[str]) -> pd.DataFrame:
@@ -542,6 +583,25 @@ def test_human_agreement_alpha_matches_stats():
     assert table["n_raters"].iloc[0] == 3 and table["n_units"].iloc[0] == 6
     # every rater and SelfReflect rank b over a, a over b, a over b... except ties -> high alpha
     assert alpha["mean rater vs SelfReflect (ranks, ordinal)"] > 0.5
+    # the within-question ranks by hand (1 = best: the highest rating, the lowest score; a tie
+    # shares 1.5), units (q0, a), (q0, b), (q1, a), ...; the mean rater's rank is the mean
+    nan = np.nan
+    raters = np.array(
+        [[2, 1, 1.5, 1.5, 1, 2], [2, 1, 1.5, 1.5, 1.5, 1.5], [nan, 1, 1.5, 1.5, 1, 2]]
+    )
+    selfreflect = np.array([2, 1, 1, 2, 1, 2])
+    mean = np.array([2, 1, 1.5, 1.5, 7 / 6, 11 / 6])
+    expected = {
+        "raters (within-question ranks, ordinal)": raters,
+        "raters + SelfReflect (ranks, ordinal)": np.vstack([raters, selfreflect]),
+        "mean rater vs SelfReflect (ranks, ordinal)": np.vstack([mean, selfreflect]),
+    }
+    for comparison, ranks in expected.items():
+        assert alpha[comparison] == pytest.approx(krippendorff_alpha(ranks, "ordinal"))
+    # a strategy nobody rated changes no rank
+    unrated = scores_frame({"a": [0.9, 0.1, 0.5], "b": [0.1, 0.9, 0.6], "c": [0.0, 0.0, 0.0]})
+    with_c = human_agreement_table(ratings_frame(matrix, strategies), unrated)
+    assert with_c.set_index("comparison")["alpha"].tolist() == pytest.approx(alpha.tolist())
 
 
 def test_read_ratings_checks_the_schema(tmp_path):
@@ -618,7 +678,7 @@ def test_human_agreement_counts_rated_units_without_a_score():
     )
     scores = pd.concat(
         [
-            scores_frame({"a": [0.1, None]}),
+            scores_frame({"a": [0.1, None], "unrated": [None, None]}),
             scores_frame({"a": [None, None]}).assign(dataset="all_failed", score=np.nan),
         ]
     )
