@@ -136,10 +136,9 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Groups for `--dist loadgroup`: a test on a smoke run is its own group (the slow tests
     spread over the workers, each with its copy of the session's smoke run), any other test
     goes with its module (a module's fixtures are built on one worker), and the tests sharing
-    one of :data:`SHARED_BUILDS` go together. A test on the session's vLLM engine is marked
-    ``vllm``. The smoke run tests go first (one worker builds
+    one of :data:`SHARED_BUILDS` go together. The smoke run tests go first (one worker builds
     the run on every core while the others wait for it), then the groups longest first
-    (:data:`DURATIONS`)."""
+    (:data:`DURATIONS`). A test on the session's vLLM engine is marked ``vllm``."""
     recorded = json.loads(DURATIONS.read_text()) if DURATIONS.is_file() else {}
     seconds = {}
     for item in items:
