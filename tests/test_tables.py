@@ -31,7 +31,7 @@ from selfreflect.report.tables import (
 )
 from selfreflect.report.writers import latex_text, with_intervals, write_table_files
 from selfreflect.scoring.table import SIZE_ABOVE_ANSWERS
-from selfreflect.stats import bootstrap_ci, krippendorff_alpha
+from selfreflect.stats import bootstrap_ci, krippendorff_alpha, within_question_test
 from tests.conftest import MINIMAL_CONFIG, REPO, mc_plan, report_plan
 
 KEYS = {"dataset": "d", "subject": "s", "judge": "j"}
@@ -462,6 +462,33 @@ def test_the_mc_truth_check_agrees_at_the_plan_s_share_and_within_its_tolerance(
     assert row[["n_truth_checked", "n_truth_agree"]].tolist() == [5, 4]
     assert row["truth_agree_share"] == pytest.approx(0.8) and row["truth_check"] == "agrees"
     assert row["truth_error"] == pytest.approx(0.05 / n)  # the questions' mean sampling error
+
+
+def test_mc_table_s_median_rho_interval_is_at_the_configured_confidence():
+    rng = np.random.default_rng(1)
+    n = 8 * len(TEMPERATURES)
+    mc = pd.DataFrame(
+        {
+            "id": np.repeat([f"q{q}" for q in range(8)], len(TEMPERATURES)),
+            "temperature": TEMPERATURES * 8,
+            "summary": "s",
+            "w1": rng.uniform(0, 1, n),
+            "score": rng.uniform(0, 1, n),  # rhos of every sign: an interval of some width
+            "ambiguous_conditioning": 0,
+            "ambiguous_test": 0,
+            "choice_source": "logprobs",
+            "choice_error": 0.0,
+            "truth_tv": 0.0,
+            "truth_tv_expected": 0.1,
+            **KEYS,
+        }
+    )
+    row = mc_table(mc, **{**MC_STATS, "confidence": 0.5}).iloc[0]
+    two_sided = MC_STATS["mc_plan"].two_sided
+    test = within_question_test(mc["id"], mc["score"], mc["w1"], seed=0, confidence=0.5,
+                                n_resamples=200, two_sided=two_sided)  # fmt: skip
+    assert test.median.low < test.median.high
+    assert [row["median_rho_low"], row["median_rho_high"]] == [test.median.low, test.median.high]
 
 
 def test_mc_table_within_question_order_is_detected_where_the_pooled_rho_is_not():
