@@ -1,10 +1,12 @@
 """One verdict per claim (selfreflect.claims): each judge's verdict read off the report tables,
-and the plan's rule that combines judges through the primary judge."""
+and the plan's rule that combines judges through the primary judge; the tables' verdicts
+themselves come from the adjusted p-values (selfreflect.verdicts)."""
 
 import pandas as pd
 import pytest
 
 from selfreflect import claims
+from selfreflect.verdicts import Plan, with_verdicts
 
 NOT_CONFIRMED = "not confirmed: the primary judge's test is not significant"
 AGAINST = "fails: the primary judge's verdict is against"
@@ -114,3 +116,68 @@ def test_the_finetuning_control_succeeds_fails_or_is_void_by_its_rule(teacher, a
     better = adapters.count("better")
     assert f"adapters better than greedy: {better} of 3 (the rule needs 2)" in found.numbers
     assert f"concatenated_answers -0.0300 to greedy, adjusted p 1e-05: {teacher}" in found.numbers
+
+
+def main_rows(*rows: dict) -> pd.DataFrame:
+    """Main-table rows of judge a on dataset real (the numbers a verdict quotes filled in)."""
+    numbers = {"diff": 0.0, "diff_low": 0.0, "diff_high": 0.0, "p_adjusted": 0.01}
+    numbers |= {"versus_diff": 0.0, "versus_diff_low": 0.0, "versus_diff_high": 0.0}
+    numbers |= {"versus_p_adjusted": 0.01, "n_failed": 0, "family": "strategies"}
+    return pd.DataFrame([{"judge": "a", "dataset": "real"} | numbers | row for row in rows])
+
+
+def test_a_strategy_worse_than_the_baseline_is_against_even_where_it_failed():
+    found = {"main": main_rows({"strategy": "cot", "verdict": "worse", "n_failed": 1})}
+    assert claims.beats_baseline(found, "a", "real", "cot").verdict == "against"
+
+
+def test_the_plan_s_versus_claims_read_each_other_strategy_s_comparison():
+    """``versus: {strategy: sas}``: one claim per strategy compared with sas (a row saying it is
+    worse than sas supports "sas beats it"), none for the rows compared with nothing."""
+    none = {"versus": None, "versus_verdict": None, "verdict": None, "p_adjusted": None}
+    main = main_rows(
+        {"strategy": "greedy"} | none,
+        {"strategy": "sas"} | none,
+        {"strategy": "cot", "versus": "sas", "versus_verdict": "worse", "verdict": None},
+        {"strategy": "basic", "versus": "sas", "versus_verdict": "better", "verdict": None},
+    ).assign(p_adjusted=None)
+    validation = pd.DataFrame(columns=["judge", "dataset", "pair_type", "metric"])  # no pairs
+    found = {"validation": validation, "main": main}
+    claimed = claims.claims(found, {"versus": {"strategy": "sas"}}, "real", None)
+    verdicts = [(claim.name, claim.verdict(found, "a").verdict) for claim in claimed]
+    assert verdicts == [("sas beats cot", "supports"), ("sas beats basic", "against")]
+
+
+@pytest.mark.parametrize(
+    ("row", "expected"),
+    [
+        ({"tracks_w1": "yes", "verdict": "not significant"}, "supports"),  # by the pooled rho
+        ({"tracks_w1": "no", "verdict": "orders as W1"}, "neither"),  # the plan decides
+        ({"tracks_w1": "no", "verdict": "orders against W1"}, "against"),
+    ],
+)
+def test_the_mc_claim_follows_the_statistic_the_plan_decides_by(row, expected):
+    numbers = {"median_rho": 0.5, "p_value": 0.01, "pooled_rho": 0.5, "pooled_p_value": 0.01}
+    study = pd.DataFrame(
+        [{"judge": "a", "dataset": "mc", "pooled_verdict": "positive"} | numbers | row]
+    )
+    assert claims.tracks_w1({"mc_study": study}, "a", "mc").verdict == expected
+
+
+def test_the_pairs_claim_reads_selfreflect_s_row_of_the_validation_table():
+    """The validation table has a row per metric: the claim is SelfReflect's."""
+    found = tables({"a": "above chance"})
+    other = found["validation"].assign(metric="embedding", verdict_vs_chance="below chance")
+    found["validation"] = pd.concat([found["validation"], other], ignore_index=True)
+    assert claims.pairs(found, "a", "real", "idk").verdict == "supports"
+
+
+def test_a_verdict_needs_the_adjusted_p_below_the_level():
+    """Bonferroni over two tests: p 0.025 adjusts to exactly the level, which is not below it;
+    p 0.02 to 0.04, below it."""
+    table = pd.DataFrame({"family": ["a", "a"], "p_value": [0.025, 0.02], "n": [10, 10]})
+    plan = Plan(level=0.05, correction="bonferroni", minimum=5)
+    found = pd.Series(["better", "better"])
+    out = with_verdicts(table, "p_value", "n", ["family"], plan, found, "too few")
+    assert out["p_adjusted"].tolist() == [0.05, 0.04]
+    assert out["verdict"].tolist() == ["not significant", "better"]
