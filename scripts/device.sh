@@ -52,8 +52,7 @@ prepare() {
     mkdir -p "$wheels" "$site"
     downloads=$(mktemp -d)
     mapfile -t pins < <(requirement_closure)
-    # one pip call (a call per package took a minute and a half): each package's wheel for
-    # $DEVICE_PYTHON, or its sdist where it has none
+    # in one pip call: each package's wheel for $DEVICE_PYTHON, or its sdist where it has none
     python3 -m pip download -q --no-deps --prefer-binary --python-version "$DEVICE_PYTHON" \
         --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 \
         --platform manylinux2014_x86_64 -d "$downloads" "${pins[@]}"

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.workflow_utils import SLURM_CLUSTER, slurm_cluster_up
+from tests.workflow_utils import SLURM_CLUSTER, SYSTEM_TESTS, slurm_cluster_up
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
@@ -190,7 +190,7 @@ def pytest_configure(config: pytest.Config) -> None:
         return
     if config.getoption("store_durations"):
         config.pluginmanager.register(GroupDurations(), "group-durations")
-    if os.environ.get("SELFREFLECT_SYSTEM_TESTS") == "1":  # only then may a test start SLURM
+    if os.environ.get(SYSTEM_TESTS) == "1":  # only then may a test start SLURM
         config.pluginmanager.register(SlurmClusterStop(), "slurm-cluster-stop")
 
 

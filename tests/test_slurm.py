@@ -24,11 +24,17 @@ import yaml
 
 from selfreflect.artifacts import read_table
 from selfreflect.snakemake_jobs import job_stats
-from tests.workflow_utils import REPO, SLURM_CLUSTER, copy_project, run, slurm_cluster_up
+from tests.workflow_utils import (
+    REPO,
+    SLURM_CLUSTER,
+    SYSTEM_TESTS,
+    copy_project,
+    run,
+    slurm_cluster_up,
+)
 
 pytestmark = [pytest.mark.slurm, pytest.mark.workflow]
 
-SYSTEM_TESTS = "SELFREFLECT_SYSTEM_TESTS"  # what asks for tests that install system software
 # The rules whose jobs load a model: with the tiny model taking a GPU, they belong on `gpu`.
 MODEL_RULES = {
     "answers",

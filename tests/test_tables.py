@@ -436,26 +436,29 @@ def test_mc_table_rank_correlation():
     assert constant[["n_rho", "n_rho_skipped"]].tolist() == [0, 1]
 
 
+def mc_frame(**columns) -> pd.DataFrame:
+    """Rows of the multiple-choice study's scored summaries: ``columns`` (id, temperature, w1,
+    score, ...) over the defaults of an exact truth within its expected error."""
+    defaults = {"summary": "s", "ambiguous_conditioning": 0, "ambiguous_test": 0}
+    defaults |= {"choice_source": "logprobs", "choice_error": 0.0}
+    defaults |= {"truth_tv": 0.0, "truth_tv_expected": 0.1}
+    return pd.DataFrame(defaults | columns | KEYS)
+
+
 def test_the_mc_truth_check_agrees_at_the_plan_s_share_and_within_its_tolerance():
     """Five questions checked, four within their expected error (one exactly at it, with
     tolerance 0), so the share is the plan's minimum (0.8): agrees. A question without a truth
     check is not counted."""
     n = 6
-    mc = pd.DataFrame(
-        {
-            "id": [f"q{i}" for i in range(n)],
-            "temperature": 1.0,
-            "summary": "s",
-            "w1": np.linspace(0.1, 0.6, n),
-            "ambiguous_conditioning": 0,
-            "ambiguous_test": 0,
-            "choice_source": "samples",
-            "choice_error": [0.0] * 4 + [0.05, 0.0],
-            "truth_tv": [0.0, 0.05, 0.05, 0.05, 0.4, np.nan],
-            "truth_tv_expected": [0.0, 0.1, 0.1, 0.1, 0.1, np.nan],
-            "score": np.linspace(0.1, 0.6, n),
-            **KEYS,
-        }
+    mc = mc_frame(
+        id=[f"q{i}" for i in range(n)],
+        temperature=1.0,
+        w1=np.linspace(0.1, 0.6, n),
+        score=np.linspace(0.1, 0.6, n),
+        choice_source="samples",
+        choice_error=[0.0] * 4 + [0.05, 0.0],
+        truth_tv=[0.0, 0.05, 0.05, 0.05, 0.4, np.nan],
+        truth_tv_expected=[0.0, 0.1, 0.1, 0.1, 0.1, np.nan],
     )
     plan = replace(MC_STATS["mc_plan"], truth_tolerance=0.0, truth_min_share=0.8)
     row = mc_table(mc, **{**MC_STATS, "mc_plan": plan}).iloc[0]
@@ -467,21 +470,11 @@ def test_the_mc_truth_check_agrees_at_the_plan_s_share_and_within_its_tolerance(
 def test_mc_table_s_median_rho_interval_is_at_the_configured_confidence():
     rng = np.random.default_rng(1)
     n = 8 * len(TEMPERATURES)
-    mc = pd.DataFrame(
-        {
-            "id": np.repeat([f"q{q}" for q in range(8)], len(TEMPERATURES)),
-            "temperature": TEMPERATURES * 8,
-            "summary": "s",
-            "w1": rng.uniform(0, 1, n),
-            "score": rng.uniform(0, 1, n),  # rhos of every sign: an interval of some width
-            "ambiguous_conditioning": 0,
-            "ambiguous_test": 0,
-            "choice_source": "logprobs",
-            "choice_error": 0.0,
-            "truth_tv": 0.0,
-            "truth_tv_expected": 0.1,
-            **KEYS,
-        }
+    mc = mc_frame(
+        id=np.repeat([f"q{q}" for q in range(8)], len(TEMPERATURES)),
+        temperature=TEMPERATURES * 8,
+        w1=rng.uniform(0, 1, n),
+        score=rng.uniform(0, 1, n),  # rhos of every sign: an interval of some width
     )
     row = mc_table(mc, **{**MC_STATS, "confidence": 0.5}).iloc[0]
     two_sided = MC_STATS["mc_plan"].two_sided

@@ -27,6 +27,7 @@ _SKIP = shutil.ignore_patterns(
 )
 
 
+SYSTEM_TESTS = "SELFREFLECT_SYSTEM_TESTS"  # what asks for tests that install system software
 SLURM_CLUSTER = ["bash", str(REPO / "scripts" / "slurm_cluster.sh")]
 
 
