@@ -7,8 +7,9 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
+from selfreflect.config import validate_config
 from selfreflect.finetune.data import grpo_questions
-from selfreflect.finetune.reward import WORST, SelfReflectReward
+from selfreflect.finetune.reward import WORST, SelfReflectReward, reward_function
 from selfreflect.scoring.experiment import judge_question
 from selfreflect.scoring.prompts import QuestionAnswers
 from selfreflect.scoring.registry import open_judge
@@ -34,12 +35,14 @@ def judge(tiny_spec):
         yield model
 
 
-def metric_scores(judge, row: int, texts: list[str]) -> list[float | None]:
+def metric_scores(
+    judge, row: int, texts: list[str], temperature: float = 5.0, stopwords: str = "none"
+) -> list[float | None]:
     """The scores the judge pass of the evaluation gives ``texts`` on DATA's ``row``."""
     question = DATA.iloc[row]
     answers = QuestionAnswers(question.question, question.test_answers,
                               question.conditioning_answers, [])  # fmt: skip
-    judged = judge_question(judge, answers, texts, 5.0, stopword_policy("none"))
+    judged = judge_question(judge, answers, texts, temperature, stopword_policy(stopwords))
     return [judged[text].score for text in texts]
 
 
@@ -68,6 +71,32 @@ def test_a_summary_the_judge_cannot_score_gets_the_worst_reward_and_is_counted(j
     )
     assert rewards[0] == WORST == -1.0 and rewards[1] == -metric_scores(judge, 0, ["Paris"])[0]
     assert logged["unscored"] == 1
+
+
+def test_the_grpo_runs_reward_scores_with_the_configs_judge_temperature_and_stopwords(
+    tiny_spec, judge
+):
+    """reward_function judges with finetune.grpo.judge at the config's scoring temperature and
+    stopword policy, not the defaults (5, none), which score these summaries otherwise."""
+    tiny = {"path": tiny_spec["path"], "backend": "hf", "dtype": "auto"}
+    config = validate_config(
+        {
+            "models": {"tiny": tiny, "reward": tiny},
+            "subjects": ["tiny"],
+            "judges": ["tiny"],
+            "datasets": {"train": {"source": "local", "path": "train.jsonl"}},
+            "scoring": {"temperature": 2.0, "stopwords": "wordfreq"},
+            "finetune": {"dataset": "train", "grpo": {"judge": "reward"}},
+        }
+    )
+    texts = [*DEGENERATE, "Paris"]
+    with reward_function(config, DATA, "config") as reward:
+        rewards = reward([""] * len(texts), texts, ["q1"] * len(texts))
+    expected = metric_scores(judge, 0, texts, 2.0, "wordfreq")
+    assert rewards == pytest.approx([-score for score in expected], abs=1e-6)
+    for temperature, stopwords in [(5.0, "wordfreq"), (2.0, "none")]:
+        other = metric_scores(judge, 0, texts, temperature, stopwords)
+        assert rewards != pytest.approx([-score for score in other], abs=1e-6)
 
 
 def test_grpo_questions_are_those_whose_answers_were_sampled():
