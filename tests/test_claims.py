@@ -164,6 +164,17 @@ def test_the_mc_claim_follows_the_statistic_the_plan_decides_by(row, expected):
     assert claims.tracks_w1({"mc_study": study}, "a", "mc").verdict == expected
 
 
+def test_the_mc_claim_is_made_only_where_the_mc_study_ran():
+    """A multiple-choice dataset without the MC study's table (its study not run) makes no
+    claim on it, and no error; with the table, the claim is made (none without the dataset)."""
+    found = tables({"a": "above chance"})
+    assert [c.name for c in claims.claims(found, {}, "real", "mc")] == ["pairs: idk"]
+    found["mc_study"] = pd.DataFrame(columns=["judge", "dataset"])
+    named = [c.name for c in claims.claims(found, {}, "real", "mc")]
+    assert named == ["pairs: idk", "MC study tracks W1"]
+    assert [c.name for c in claims.claims(found, {}, "real", None)] == ["pairs: idk"]
+
+
 def test_the_pairs_claim_reads_selfreflect_s_row_of_the_validation_table():
     """The validation table has a row per metric: the claim is SelfReflect's."""
     found = tables({"a": "above chance"})
