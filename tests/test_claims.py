@@ -192,3 +192,16 @@ def test_a_verdict_needs_the_adjusted_p_below_the_level():
     out = with_verdicts(table, "p_value", "n", ["family"], plan, found, "too few")
     assert out["p_adjusted"].tolist() == [0.05, 0.04]
     assert out["verdict"].tolist() == ["not significant", "better"]
+
+
+def test_rows_without_a_family_key_are_a_family_of_their_own_and_get_verdicts():
+    """A missing family key (NaN) is a family like any other: its tests are adjusted together
+    and get verdicts, not dropped to NaN."""
+    table = pd.DataFrame(
+        {"family": ["a", None, None], "p_value": [0.01, 0.01, 0.02], "n": [10, 10, 10]}
+    )
+    plan = Plan(level=0.05, correction="bonferroni", minimum=5)
+    found = pd.Series(["better"] * 3)
+    out = with_verdicts(table, "p_value", "n", ["family"], plan, found, "too few")
+    assert out["p_adjusted"].tolist() == [0.01, 0.02, 0.04]
+    assert out["verdict"].tolist() == ["better"] * 3
