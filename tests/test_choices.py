@@ -6,8 +6,9 @@ import pandas as pd
 import pytest
 
 from selfreflect.answers import sample_answers
-from selfreflect.backends import Generator
+from selfreflect.backends import Generator, Sampling
 from selfreflect.backends.hf_engine import HfGenerator
+from selfreflect.chat import question_chat
 from selfreflect.errors import InputError
 from selfreflect.mc_study.choices import (
     AMBIGUOUS,
@@ -133,6 +134,16 @@ def test_sampled_truth_reports_its_sampling_error(hf_generator, questions):
     answers = sample_answers(hf_generator, questions, settings, run_seed=1, backend="hf")
     own = choice_truth(hf_generator, questions, settings, list(answers["seed"]))
     assert answers["choice_probs"][0] == own["choice_probs"][0]
+    # from the seed after the answers' (4 here; 4 and 5 draw different shares), not their own
+    truth = choice_truth(hf_generator, questions, settings, [4, 0])["choice_probs"][0]
+    chat = question_chat(questions["question"][0])
+    shares = {}
+    for seed in (4, 5):
+        knobs = {k: settings[k] for k in ("temperature", "top_p", "max_tokens")}
+        sampling = Sampling(n=200, seed=seed, **knobs)
+        [drawn] = hf_generator.chat([chat], [sampling])
+        shares[seed] = (over_options(choice_counts(drawn.texts, CHOICES)) / 200).tolist()
+    assert truth == shares[5] != shares[4]
 
 
 def test_a_backend_without_log_probabilities_is_told_to_sample(tiny_model, questions):
