@@ -484,3 +484,34 @@ def test_a_setting_of_another_type_does_not_fit():
     with pytest.raises(InputError, match=r"temperature: the set's True, the run's 1\.0"):
         answer_sets.check_fits({**run, "temperature": True}, run, set(), "set")
     assert answer_sets.check_fits({**run, "temperature": 1}, run, set(), "set") == {}
+
+
+def test_an_unknown_model_never_fits_even_a_run_whose_model_is_unknown():
+    """A set whose model has neither hash nor hub revision is no set of a run whose model has
+    none either (None == None is not the same model); --accept model takes it."""
+    run = {field: f"{field}-value" for field in answer_sets.CHECKED} | {"model": None}
+    with pytest.raises(InputError, match=r"set: model: the set's None, the run's None"):
+        answer_sets.check_fits(run, run, set(), "set")
+    assert answer_sets.check_fits(run, run, {"model"}, "set") == {
+        "model": {"set": None, "run": None}
+    }
+
+
+def test_a_failed_question_of_a_set_holds_no_answers():
+    """A row whose sampling failed (its reason in ``error``) holds no answers: check_rows
+    counts N test and N conditioning answers on answered rows alone."""
+    meta = {"subject": "tiny", "seed": 1, "settings": {"num_answers": 2}}
+    failed = pd.DataFrame(
+        {"id": ["q0"], "model": "tiny", "seed": [question_seed(1, "q0")], "error": "too long"}
+    ).assign(test_answers=[[]], conditioning_answers=[[]])
+    answer_sets.check_rows(failed, meta, "set")
+    with pytest.raises(InputError, match="question q0: 0 test and 0 conditioning answers"):
+        answer_sets.check_rows(failed.assign(error=None), meta, "set")
+
+
+def test_a_question_answered_in_two_shards_is_refused():
+    """Shards are read one at a time (each refuses a question given twice in it): a question
+    the set's shards answer twice between them is refused when it joins a run."""
+    answers = pd.DataFrame({"id": ["q0", "q1", "q0"], "question": ["A?", "B?", "A?"]})
+    with pytest.raises(InputError, match=r"^set: question q0 is answered more than once$"):
+        answer_sets.check_questions(answers, None, "set", None)

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
 import pytest
 
 from selfreflect import fileio
@@ -186,3 +187,159 @@ def test_a_held_file_is_rewritten_only_when_no_other_process_holds_it(tmp_path):
         holder.communicate(b"")
     assert write_text_held(path, "header a\nother\n")
     assert path.read_text() == "header a\nother\n"
+
+
+def test_a_failed_write_leaves_the_earlier_file_and_no_temporary_file(tmp_path):
+    """A write whose block fails (here after writing half its file) raises, leaves the earlier
+    file as it was, and leaves no temporary file beside it (this live process's would never be
+    swept)."""
+    path = tmp_path / "out.json"
+    write_text(path, "earlier")
+
+    def half(tmp: Path) -> None:
+        tmp.write_text("half")
+        raise ValueError("the writer failed")
+
+    with pytest.raises(ValueError, match="the writer failed"):
+        fileio.write_atomic(path, half)
+    assert path.read_text() == "earlier"
+    assert list(tmp_path.iterdir()) == [path]
+
+
+def test_another_machines_temporary_file_is_kept_whatever_its_pid(tmp_path):
+    """A fresh temporary file of another machine's writer stays even where no process of this
+    machine has its pid: pids are only asked about on the machine that wrote the file."""
+    no_such_pid = int(Path("/proc/sys/kernel/pid_max").read_text()) + 1
+    theirs = temp_file(tmp_path, f".out.json.0123abcd.{no_such_pid}.abcdefgh.tmp")
+    write_text(tmp_path / "out.json", "A")
+    assert theirs.exists()
+
+
+def test_malformed_json_is_named_with_its_line(tmp_path):
+    """read_json's one line names the line of the error (not its column)."""
+    path = tmp_path / "bad.json"
+    path.write_text('{\n  "a": 1,\n  "b":\n}\n')
+    with pytest.raises(InputError) as err:
+        fileio.read_json(path)
+    assert str(err.value) == f"{path}: malformed JSON at line 4: Expecting value"
+
+
+def test_json_and_yaml_saved_with_a_byte_order_mark_are_read(tmp_path):
+    """A file an editor saved with a UTF-8 byte order mark reads as the same file without it."""
+    (tmp_path / "a.json").write_bytes(b'\xef\xbb\xbf{"a": [1, 2]}\n')
+    (tmp_path / "a.yaml").write_bytes(b"\xef\xbb\xbfa: [1, 2]\n")
+    assert fileio.read_json(tmp_path / "a.json") == {"a": [1, 2]}
+    assert fileio.read_yaml(tmp_path / "a.yaml") == {"a": [1, 2]}
+
+
+def test_a_link_is_not_replaced_even_to_an_empty_folder(tmp_path):
+    """A link to a folder is refused before the block runs, whatever its target holds: the
+    target stays as it was."""
+    (tmp_path / "target").mkdir()
+    out = tmp_path / "out"
+    out.symlink_to(tmp_path / "target")
+    refused = pytest.raises(InputError, match="exists and is not a folder test wrote; not")
+    with refused, atomic_dir(out, "test") as folder:
+        (folder / "a").write_text("a")
+    assert out.is_symlink() and list((tmp_path / "target").iterdir()) == []
+
+
+def test_a_file_a_person_put_in_an_own_output_folder_is_not_deleted(tmp_path):
+    """An output folder the command wrote, with a file added since: the next build is refused,
+    naming that file, which stays (the marker lists what the command wrote)."""
+    out = tmp_path / "out"
+    with atomic_dir(out, "test") as folder:
+        (folder / "a").write_text("first")
+    (out / "notes.txt").write_text("mine")
+    refused = pytest.raises(InputError, match=r"holds notes\.txt, which test did not write")
+    with refused, atomic_dir(out, "test") as folder:
+        (folder / "a").write_text("second")
+    assert (out / "notes.txt").read_text() == "mine" and (out / "a").read_text() == "first"
+
+
+def test_a_file_put_in_the_output_folder_while_it_is_built_is_not_deleted(tmp_path):
+    """A file put in the earlier output while the new one is built: the swap is refused (the
+    folder is checked again before it is replaced) and the file stays; no temporary folder."""
+    out = tmp_path / "out"
+    with atomic_dir(out, "test") as folder:
+        (folder / "a").write_text("first")
+    refused = pytest.raises(InputError, match=r"holds notes\.txt, which test did not write")
+    with refused, atomic_dir(out, "test") as folder:
+        (folder / "a").write_text("second")
+        (out / "notes.txt").write_text("mine")
+    assert (out / "notes.txt").read_text() == "mine" and (out / "a").read_text() == "first"
+    assert list(tmp_path.iterdir()) == [out]
+
+
+def test_a_folder_holding_the_working_directory_is_not_replaced(tmp_path, monkeypatch):
+    """Even an empty output folder is refused while the working directory lies in it."""
+    out = tmp_path / "out"
+    out.mkdir()
+    monkeypatch.chdir(out)
+    with pytest.raises(InputError, match="holds the working directory; test does not replace"):
+        fileio.check_replaceable(out, "test")
+
+
+def test_a_frame_lacking_a_column_of_its_kind_is_refused_naming_it(tmp_path):
+    """write_table names the columns a frame lacks (a later field excepted) and writes
+    nothing."""
+    answers = read_reference_answers(write_json(tmp_path / "a.json", ANSWERS))
+    answers = answers.drop(columns=["seed"])
+    with pytest.raises(ValueError, match=r"^answers table lacks columns \['seed'\]$"):
+        write_table("answers", answers, tmp_path / "a.parquet")
+    assert not (tmp_path / "a.parquet").exists()
+
+
+def test_a_null_read_a_batch_at_a_time_is_named_with_its_row_in_the_file(tmp_path):
+    """read_frames checks each batch as it comes; a null where every row holds a value is
+    named with its row in the whole file, past the first batch too."""
+    from selfreflect.artifacts import ROW_BATCH, read_frames
+
+    rows = ROW_BATCH + 10
+    frame = pd.DataFrame({"id": [f"q{i}" for i in range(rows)], "question": "Q?"})
+    frame.loc[ROW_BATCH + 6, "question"] = None
+    frame = frame.assign(dataset="d", source_index=range(rows), choices=None, gold=None)
+    write_table("questions", frame, tmp_path / "q.parquet")
+    with pytest.raises(InputError) as err:
+        list(read_frames("questions", tmp_path / "q.parquet", ["id", "question"]))
+    row = ROW_BATCH + 6
+    expected = f"{tmp_path / 'q.parquet'}: field 'question' is empty in row {row} (id q{row})"
+    assert str(err.value) == expected
+
+
+def test_a_filtered_read_gives_only_the_rows_holding_every_value_asked_for(tmp_path):
+    """read_table's ``where``: the rows whose columns hold all its values, in file order."""
+    from selfreflect.artifacts import read_table
+
+    keys = [("d", "a"), ("d", "b"), ("e", "a"), ("d", "a")]
+    frame = pd.DataFrame(
+        {"id": [f"q{i}" for i in range(4)], "dataset": [d for d, _ in keys]}
+    ).assign(question="Q?", subject="s", strategy=[s for _, s in keys], summary="x")
+    frame = frame.assign(summarizer="m", prompt_tokens=1, completion_tokens=1, seconds=0.0)
+    write_table("summaries", frame.assign(error=None), tmp_path / "s.parquet")
+    read = read_table("summaries", tmp_path / "s.parquet", where={"dataset": "d", "strategy": "a"})
+    assert read["id"].tolist() == ["q0", "q3"]
+
+
+def test_a_table_labelled_with_two_experiments_is_refused(tmp_path):
+    """one_label: a table whose rows name two datasets is not one experiment's; one is."""
+    from selfreflect.artifacts import one_label
+
+    table = pd.DataFrame({"dataset": ["d", "e", None]})
+    with pytest.raises(InputError, match=r"^q\.parquet: dataset: several values \['d', 'e'\]"):
+        one_label(table, "dataset", "q.parquet")
+    assert one_label(table.iloc[[0, 2]], "dataset", "q.parquet") == "d"
+
+
+@pytest.mark.parametrize("folder", ["results", "reports"])
+def test_an_unreadable_workflow_artifact_says_how_to_make_it_again(tmp_path, monkeypatch, folder):
+    """A file cut short under the workflow's folders looks up to date to Snakemake: its one
+    line says how to have it made again."""
+    from selfreflect.artifacts import read_table
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / folder).mkdir()
+    (tmp_path / folder / "a.parquet").write_bytes(b"PAR1 cut short")
+    with pytest.raises(InputError, match=r"not a readable Parquet file") as err:
+        read_table("answers", f"{folder}/a.parquet")
+    assert str(err.value).endswith(f"; `snakemake --forcerun {folder}/a.parquet` makes it again")

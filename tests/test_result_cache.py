@@ -185,6 +185,19 @@ def assert_same(got: dict, expected: dict) -> None:
         assert [r["word"] for r in judgement.records] == [r["word"] for r in other.records]
 
 
+def test_the_score_and_kept_tasks_are_against_the_full_reference(fresh):
+    """A judgement with an extra reference context: its score is the mean of its distances to
+    the full conditioning answers (the first context), and its kept task records hold those
+    distances, not the extra context's."""
+    from selfreflect.scoring import metric
+
+    for judgement in fresh.values():
+        full, extra = judgement.distances
+        assert full != pytest.approx(extra, abs=1e-6)  # else the test could not tell them apart
+        assert judgement.score == pytest.approx(metric.score(full), abs=1e-12)
+        assert [r["distance"] for r in judgement.records] == pytest.approx(full, abs=1e-12)
+
+
 def test_an_entry_that_cannot_be_stored_is_warned_about_and_the_judgement_kept(
     judge, fresh, tmp_path, caplog
 ):
@@ -249,6 +262,16 @@ def test_two_judges_storing_one_entry_both_store_it_without_a_warning(
     entry = cache.path(cache.key("q", "Paris"))
     assert cache.get("q", "Paris", lambda payload: payload) == {"distances": []}
     assert list(entry.parent.iterdir()) == [entry]
+
+
+def test_an_entry_of_another_judge_setup_is_not_found(tmp_path):
+    """Entries are addressed by their judge setup (``salt``) too: a cache of another judge, or
+    of other settings, under the same root finds none of this one's; the same setup does."""
+    ResultCache(tmp_path, {"judge": "tiny"}).put("q", "Paris", {"distances": []})
+    other = ResultCache(tmp_path, {"judge": "other"})
+    assert other.get("q", "Paris", lambda payload: payload) is None
+    same = ResultCache(tmp_path, {"judge": "tiny"})
+    assert same.get("q", "Paris", lambda payload: payload) == {"distances": []}
 
 
 QUESTIONS = [normalize_question(q) for q in ["Who wrote Hamlet", "Where is Paris"]]

@@ -1001,6 +1001,19 @@ def test_an_answers_table_refuses_a_question_given_twice_in_it(tmp_path):
     assert "forcerun" not in str(err.value)
 
 
+def test_answers_files_of_two_experiments_read_together_keep_their_rows(tmp_path):
+    """Two answers files read together (two datasets' answers, each labelled only in its
+    metadata) may answer the same question id: its rows are not one row given twice."""
+    from selfreflect.artifacts import read_tables, write_table
+
+    row = {"id": "q0", "question": "Q?", "test_answers": ["a"], "conditioning_answers": ["b"]}
+    one = pd.DataFrame([row | {"backend": "hf", "model": "m", "seed": 0, "error": None}])
+    write_table("answers", one, tmp_path / "a.parquet", {"dataset": "d", "subject": "s"})
+    write_table("answers", one, tmp_path / "b.parquet", {"dataset": "e", "subject": "s"})
+    both = read_tables("answers", [tmp_path / "a.parquet", tmp_path / "b.parquet"])
+    assert both["id"].tolist() == ["q0", "q0"]
+
+
 def test_the_paper_configs_plan_compares_sampling_with_reasoning():
     """config/config.yaml's report.plan.versus gives the main table each reasoning strategy ->
     sample_and_summarize; a run that lists not the claim's strategy has no such family."""
