@@ -499,6 +499,40 @@ CASES = [
         [*SCORE, "--summaries", "s", "--out", "o", "--batch-size", "0"],
         ("--batch-size",),
     ),
+    Case(  # a link is the file it links to: its rows would count twice
+        "report-same-file-by-a-link",
+        {
+            "c.yaml": config(),
+            "s.pq": b"not read",
+            "link.pq": lambda path: path.symlink_to(path.parent / "s.pq"),
+        },
+        ["report", "cost-table", *REPORT_TABLE, "{tmp}/s.pq", "{tmp}/link.pq"],
+        ("link.pq", "given twice"),
+    ),
+    Case(
+        "report-a-folder-as-a-file",
+        {"c.yaml": config(), "s.pq": lambda path: path.mkdir()},
+        ["report", "cost-table", *REPORT_TABLE, "{tmp}/s.pq"],
+        ("s.pq", "is a directory"),
+    ),
+    Case(
+        "cli-questions-a-folder",
+        {"c.yaml": config(), "q.pq": lambda path: path.mkdir()},
+        [*ANSWERS_CMD, "--questions", "{tmp}/q.pq", *OUT_A],
+        ("--questions", "q.pq", "is a directory"),
+    ),
+    Case(
+        "cli-gpus-negative",
+        {"c.yaml": config(), "q.pq": artifact("questions", pd.DataFrame([QUESTIONS_ROW]))},
+        [*ANSWERS_CMD, "--questions", "{tmp}/q.pq", *OUT_A, "--gpus", "-1"],
+        ("--gpus", "-1"),
+    ),
+    Case(  # the name becomes part of the table's rows and of paths
+        "cli-import-answers-bad-dataset-name",
+        {"ref.json": json.dumps(GOOD_ANSWERS)},
+        ["import-answers", "{tmp}/ref.json", "{tmp}/o/a.pq", "--dataset", "../x"],
+        ("--dataset", "'../x' is not a valid name"),
+    ),
     Case(
         "cli-output-under-a-file",  # one line, before any model loads
         {

@@ -411,3 +411,36 @@ def test_no_stage_without_a_model_depends_on_an_engine(config, tmp_path):
         for name, stage in model_free.items()
     }
     assert {name: deps for name, deps in engines.items() if deps} == {}
+
+
+def test_a_setting_template_is_split_at_dots_before_its_wildcards_are_filled():
+    """``models.{judge}.dtype`` of a job whose judge is named ``a.b`` is the key path
+    ``models``, ``a.b``, ``dtype``; a key path given whole is kept."""
+    deps = code_deps.Deps((), (), settings=("models.{judge}.dtype", lambda job, config: [("x.y",)]))
+    assert deps.setting_keys({"judge": "a.b"}, {}) == [("models", "a.b", "dtype"), ("x.y",)]
+
+
+def test_a_command_that_renders_no_prompt_tracks_no_prompt_text():
+    """The PROMPT_KEYS of the modules a command loads are tracked only where it renders prompts
+    (a job of another command would rerun on an edited prompt it never shows)."""
+    assert code_deps.Deps((), ("system",)).prompts({}) == []
+    assert code_deps.Deps((), ("system",), renders=True).prompts({}) == ["system"]
+    own = code_deps.Deps((), ("system",), renders=lambda job: [f"strategy.{job['strategy']}"])
+    assert own.prompts({"strategy": "basic"}) == ["system", "strategy.basic"]
+
+
+def test_a_code_hash_leaves_bytecode_caches_out(tmp_path):
+    """Python writes __pycache__ files as it imports: they change no job's code."""
+    (tmp_path / "module.py").write_text("X = 1\n")
+    before = code_deps.code_digest(str(tmp_path))
+    (tmp_path / "__pycache__").mkdir()
+    (tmp_path / "__pycache__" / "module.cpython-311.pyc").write_bytes(b"\x00compiled")
+    assert code_deps.code_digest(str(tmp_path)) == before
+    (tmp_path / "module.py").write_text("X = 2\n")
+    assert code_deps.code_digest(str(tmp_path)) != before
+
+
+def test_a_command_taking_a_config_file_says_so():
+    """``takes_config``: the commands with ``--config`` get the resolved config as a param."""
+    assert command_deps("answers").takes_config
+    assert not command_deps("export-answers").takes_config

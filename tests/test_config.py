@@ -487,3 +487,138 @@ def test_a_number_yaml_reads_as_text_is_told_how_to_write_it(tmp_path, setting, 
     with pytest.raises(ConfigError) as err:
         load_config(path)
     assert str(err.value) == f"{path}: {expected}"
+
+
+def _local_run(tmp_path, **changes) -> dict:
+    """A config of a local model folder, an openai-served subject and a local questions file,
+    all present under ``tmp_path``; ``changes`` update its top level."""
+    (tmp_path / "m").mkdir(exist_ok=True)
+    (tmp_path / "m" / "config.json").write_text("{}")
+    (tmp_path / "q.jsonl").write_text('{"question": "Q?"}\n')
+    api = {"backend": "openai", "path": "gpt-4o-mini", "base_url": "http://localhost:1/v1"}
+    config = {
+        "run": "t",
+        "models": {"m": {"path": str(tmp_path / "m")}, "api": api},
+        "subjects": ["m", "api"],
+        "judges": ["m"],
+        "datasets": {"d": {"source": "local", "path": str(tmp_path / "q.jsonl")}},
+    }
+    return {**config, **changes}
+
+
+def _checked_error(tmp_path, config: dict) -> str:
+    path = tmp_path / "c.yaml"
+    path.write_text(yaml.safe_dump(config))
+    with pytest.raises(SystemExit) as err:
+        checked_config([path], {}, str(path))
+    return str(err.value).removeprefix(f"error: {path}: ")
+
+
+def test_a_missing_local_dataset_or_model_is_named_before_any_job(tmp_path):
+    """The workflow's check (checked_config): a local questions file that is gone, a model folder
+    that is missing or has no config.json are each the setting's one line; a model served by
+    an openai endpoint names no folder and passes."""
+    path = tmp_path / "c.yaml"
+    path.write_text(yaml.safe_dump(_local_run(tmp_path)))
+    assert checked_config([path], {}, str(path))["models"]["api"]["path"] == "gpt-4o-mini"
+    datasets = {"d": {"source": "local", "path": str(tmp_path / "gone.jsonl")}}
+    assert _checked_error(tmp_path, _local_run(tmp_path, datasets=datasets)) == (
+        f"datasets.d.path: {tmp_path}/gone.jsonl: not found"
+    )
+    models = {"m": {"path": str(tmp_path / "empty")}}
+    (tmp_path / "empty").mkdir()
+    assert _checked_error(tmp_path, _local_run(tmp_path, models=models, subjects=["m"])) == (
+        f"models.m.path: {tmp_path}/empty: model directory has no config.json"
+    )
+    models = {"m": {"path": str(tmp_path / "absent")}}
+    assert _checked_error(tmp_path, _local_run(tmp_path, models=models, subjects=["m"])) == (
+        f"models.m.path: {tmp_path}/absent: model directory not found"
+    )
+
+
+def test_an_integer_of_64_bits_is_refused(tmp_path):
+    """The artifacts store signed 64-bit integers: 2**63 is the first that does not fit."""
+    config = _local_run(tmp_path)
+    assert validate_config({**config, "seed": 2**63 - 1})["seed"] == 2**63 - 1
+    with pytest.raises(ConfigError, match=r"^c\.yaml: seed: an integer of 64 bits \(at most 63\)"):
+        validate_config({**config, "seed": 2**63}, source="c.yaml")
+
+
+def test_an_unknown_summarizer_is_named(tmp_path):
+    """The summariser is a model reference like the subjects and judges."""
+    with pytest.raises(ConfigError, match=r"^c\.yaml: summarizer: unknown model 'nosuch'"):
+        validate_config(_local_run(tmp_path, summarizer="nosuch"), source="c.yaml")
+
+
+def test_a_datasets_own_question_count_and_answer_settings_override_the_runs(tmp_path):
+    """``datasets.NAME.num_questions`` and ``datasets.NAME.answers`` win over the run's
+    ``questions.num_questions`` and ``answers``; a dataset without them keeps the run's."""
+    from selfreflect.config import answer_settings, question_count
+
+    config = _local_run(tmp_path, questions={"num_questions": 7}, answers={"num_answers": 5})
+    config["datasets"]["own"] = {
+        "source": "local",
+        "path": str(tmp_path / "q.jsonl"),
+        "num_questions": 3,
+        "answers": {"num_answers": 2},
+    }
+    config = validate_config(config)
+    assert (question_count(config, "own"), question_count(config, "d")) == (3, 7)
+    assert answer_settings(config, "own")["num_answers"] == 2
+    assert answer_settings(config, "d")["num_answers"] == 5
+    assert answer_settings(config, "own")["max_tokens"] == config["answers"]["max_tokens"]
+
+
+def test_a_datasets_local_files_are_its_question_jobs_inputs_and_hashed(tmp_path):
+    """RunInputs: a local file, or a hub-kind dataset kept in a local folder, is an input of
+    its questions job, and every file in the folder is hashed into the job's params (an edited
+    file reruns it); a hub id is no input."""
+    from snakemake.iocontainers import Namedlist
+
+    from selfreflect.fileio import file_digest
+    from selfreflect.rule_inputs import RunInputs
+
+    folder = tmp_path / "sqa" / "default"
+    folder.mkdir(parents=True)
+    (folder / "test.parquet").write_bytes(b"one")
+    (folder / "README.md").write_bytes(b"two")
+    config = _local_run(tmp_path)
+    config["datasets"].update(
+        folder={"source": "simpleqa", "path": str(tmp_path / "sqa")},
+        hub={"source": "simpleqa"},
+    )
+    run = RunInputs(validate_config(config), lambda command: None)
+    job = {name: Namedlist(fromdict={"dataset": name}) for name in ("d", "folder", "hub")}
+    assert run.dataset_files(job["d"]) == [str(tmp_path / "q.jsonl")]
+    assert run.dataset_files(job["folder"]) == [str(tmp_path / "sqa")]
+    assert run.dataset_files(job["hub"]) == [] and run.dataset_digest(job["hub"]) == []
+    files = sorted([folder / "README.md", folder / "test.parquet"])
+    assert run.dataset_digest(job["folder"]) == [file_digest(f) for f in files]
+    before = run.dataset_digest(job["folder"])
+    (folder / "test.parquet").write_bytes(b"edited")
+    assert run.dataset_digest(job["folder"]) != before
+
+
+def test_a_word_list_and_a_built_model_are_job_inputs_and_gpu_jobs_ask_the_gpu_partition(
+    tmp_path,
+):
+    """RunInputs: the word list ``scoring.stopwords`` names is an input of the scoring jobs (a
+    built-in policy is none); a model the workflow builds (results/models/) is an input of the
+    jobs loading it, a local folder elsewhere is not; a job holding a GPU model asks SLURM's GPU
+    partition, one holding a CPU model (``gpus: 0``) the default one."""
+    from snakemake.iocontainers import Namedlist
+
+    from selfreflect.rule_inputs import GPU_PARTITION, RunInputs
+
+    config = _local_run(tmp_path, scoring={"stopwords": "data/words.txt"})
+    config["models"]["built"] = {"gguf": "x.gguf", "gpus": 0}
+    run = RunInputs(validate_config(config), lambda command: None)
+    job = Namedlist(fromdict={"subject": "built", "judge": "m", "dataset": "d"})
+    assert run.stopword_files(job) == ["data/words.txt"]
+    assert RunInputs(validate_config(_local_run(tmp_path)), None).stopword_files(job) == []
+    assert run.models("{subject}", "{judge}")(job) == ["results/models/built"]
+    assert run.models("{judge}")(job) == []
+    resources = run.model_resources(lambda w: [w.judge])
+    assert (resources["gpu"](job), resources["slurm_partition"](job)) == (1, GPU_PARTITION)
+    cpu = run.model_resources(lambda w: [w.subject])
+    assert (cpu["gpu"](job), cpu["slurm_partition"](job)) == (0, None)

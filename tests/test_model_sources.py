@@ -165,3 +165,57 @@ def test_a_hub_id_the_cache_and_hub_lack_fails_as_the_job_opens_it(tmp_path, mon
     (cached / "refs").mkdir()
     (cached / "refs/main").write_text("0123abcd")
     check_loadable("models/qwen")  # in the cache: the loader reads it from there
+
+
+def test_a_model_folder_needs_config_json_and_a_file_is_no_hub_id(tmp_path, monkeypatch):
+    """A folder without config.json is named (not left to the loader); a file at a path that
+    reads as a hub id (``org/model``) is a local path, so no model folder."""
+    from selfreflect.model_sources import check_model_path
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "org").mkdir()
+    with pytest.raises(InputError, match=r"^org: model directory has no config\.json$"):
+        check_model_path("org")
+    (tmp_path / "org" / "model").write_text("not a folder")
+    with pytest.raises(InputError, match=r"^org/model: model directory not found$"):
+        check_model_path("org/model")
+
+
+def _distribution(site, name: str, files: dict[str, bytes | None]) -> None:
+    """An installed distribution ``name`` in the folder ``site`` whose RECORD lists ``files``
+    in that order (a file whose content is None is listed but absent)."""
+    info = site / f"{name.replace('-', '_')}-1.0.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n")
+    (info / "RECORD").write_text("".join(f"{file},,\n" for file in files))
+    for file, content in files.items():
+        if content is not None:
+            (site / file).parent.mkdir(parents=True, exist_ok=True)
+            (site / file).write_bytes(content)
+
+
+def test_a_package_file_is_one_listed_file_that_is_there(tmp_path, monkeypatch):
+    """A name two files of the package share is refused (which one is meant is a guess), and
+    so is a listed file missing from the installed folder."""
+    _distribution(
+        tmp_path, "fake-weights", {"a/m.gguf": b"a", "b/m.gguf": b"b", "c/gone.gguf": None}
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert package_file("fake-weights", "a/m.gguf").read_bytes() == b"a"
+    with pytest.raises(InputError, match=r"^package 'fake-weights': 2 files named 'm\.gguf'$"):
+        package_file("fake-weights", "m.gguf")
+    with pytest.raises(InputError, match=r"'c/gone\.gguf' is listed but missing at"):
+        package_file("fake-weights", "gone.gguf")
+
+
+def test_chunks_are_joined_in_name_order_whatever_the_record_lists(tmp_path, monkeypatch):
+    """A package's chunks are taken in name order (RECORD may list them in any), and only its
+    ``partNN.bin`` files, not other files whose names start with ``part``."""
+    chunks = {"w/part01.bin": b"B", "w/partial.json": b"{}", "w/part00.bin": b"A"}
+    _distribution(tmp_path, "fake-parts-one", chunks)
+    _distribution(tmp_path, "fake-parts-two", {"x/m.gguf.part1": b"D", "x/m.gguf.part0": b"C"})
+    monkeypatch.syspath_prepend(str(tmp_path))
+    paths = package_chunks(["fake-parts-one"], "m.gguf")
+    assert [path.read_bytes() for path in paths] == [b"A", b"B"]
+    paths = package_chunks(["fake-parts-one", "fake-parts-two"], "m.gguf")
+    assert b"".join(path.read_bytes() for path in paths) == b"ABCD"

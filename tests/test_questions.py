@@ -482,3 +482,40 @@ def test_question_ids_hash_the_normalised_question():
     assert question_id("Who wrote Hamlet") == question_id("Question: Who wrote Hamlet?")
     assert question_id("  Who wrote Hamlet?  ") == question_id("Question: Who wrote Hamlet?")
     assert question_id("Who wrote Hamlet") != question_id("Who wrote Macbeth")
+
+
+def test_a_csv_file_with_a_repeated_column_or_an_unquoted_comma_is_refused(tmp_path):
+    """A repeated header column (one of the two values would be dropped) and a row with more
+    fields than the header (an unquoted comma: the extra text would be dropped) are errors
+    naming the line, not questions read short."""
+    path = tmp_path / "q.csv"
+    path.write_text("question,answer,question\nWho?,Me,Whom?\n", encoding="utf-8")
+    expect_error(local(path), "q.csv", "line 1", "column 'question' appears twice")
+    path.write_text("question,answer\nWho?,Me\nWhere, then?,Here\n", encoding="utf-8")
+    expect_error(local(path), "q.csv", "line 3", "3 fields, the header has 2")
+
+
+def test_a_csv_header_with_a_semicolon_in_one_of_its_columns_is_read(tmp_path):
+    """The other-delimiter hint is for a header read as one column; a semicolon inside one of
+    several comma-separated column names is no such header."""
+    path = tmp_path / "q.csv"
+    path.write_text("notes;more,question\nx,Who?\n", encoding="utf-8")
+    assert list(load_questions("d", local(path), 10, seed=0)["question"]) == ["Question: Who?"]
+
+
+def test_an_upper_case_extension_is_read(tmp_path):
+    """``Q.JSONL`` is a JSONL file (the extension's case is the file system's, not a format)."""
+    path = write_jsonl(tmp_path / "Q.JSONL", [{"question": "A?"}])
+    assert list(load_questions("d", local(path), 10, seed=0)["question"]) == ["Question: A?"]
+
+
+def test_an_mmlu_gold_answer_that_is_true_or_false_is_no_index(tmp_path):
+    """``answer: true`` is no choice index (bool is an int in Python): no gold."""
+    records = [
+        {"question": "Bool?", "choices": list("abcd"), "answer": True},
+        {"question": "Other?", "choices": list("abcd"), "answer": False},
+    ]
+    write_parquet(tmp_path / "mmlu" / "all" / "test-00000-of-00001.parquet", records)
+    frame = load_questions("mmlu", {"source": "mmlu", "path": str(tmp_path / "mmlu")}, 10, 0)
+    frame = frame.set_index("source_index")
+    assert frame["gold"].isna().all()

@@ -121,3 +121,20 @@ def test_unwritable_output_is_named_before_the_model_loads(tmp_path, monkeypatch
     assert stderr.strip() == f"error: {tmp_path}/out/scores.parquet: cannot write here" + (
         f" ({tmp_path}/out is not a folder)"
     )
+
+
+def test_a_failed_score_is_null_in_the_reference_scores():
+    """reference_scores: a failed score (NaN in the table) is None, JSON's null, not NaN (which
+    is no JSON); a question without summaries gets ``{}``; each question's keys in order."""
+    import pandas as pd
+
+    from selfreflect.reference_format import reference_scores
+
+    answers = pd.DataFrame({"id": ["q1", "q2", "q3"]})
+    summaries = pd.DataFrame({"id": ["q1", "q1", "q2"], "strategy": ["b", "a", "a"]})
+    scores = pd.DataFrame(
+        {"id": ["q1", "q1", "q2"], "strategy": ["a", "b", "a"], "score": [0.25, float("nan"), 1]}
+    )
+    out = reference_scores(answers, summaries, scores)
+    assert out == [{"b": None, "a": 0.25}, {"a": 1.0}, {}]
+    assert list(out[0]) == ["b", "a"] and out[0]["b"] is None
