@@ -622,3 +622,20 @@ def test_a_word_list_and_a_built_model_are_job_inputs_and_gpu_jobs_ask_the_gpu_p
     assert (resources["gpu"](job), resources["slurm_partition"](job)) == (1, GPU_PARTITION)
     cpu = run.model_resources(lambda w: [w.subject])
     assert (cpu["gpu"](job), cpu["slurm_partition"](job)) == (0, None)
+
+
+def test_an_openai_model_takes_no_gpu_unless_its_gpus_say_so(tmp_path):
+    """A model served by an openai endpoint runs elsewhere: a job holding it alone takes no GPU
+    and goes to SLURM's default partition; its ``gpus`` still count where set."""
+    from snakemake.iocontainers import Namedlist
+
+    from selfreflect.config import model_gpus
+    from selfreflect.rule_inputs import RunInputs
+
+    config = validate_config(_local_run(tmp_path))
+    assert (model_gpus(config, "api"), model_gpus(config, "api", "m")) == (0, 1)
+    resources = RunInputs(config, None).model_resources(lambda w: [w.subject])
+    job = Namedlist(fromdict={"subject": "api"})
+    assert (resources["gpu"](job), resources["slurm_partition"](job)) == (0, None)
+    config["models"]["api"]["gpus"] = 2
+    assert model_gpus(config, "api") == 2

@@ -468,11 +468,16 @@ def summarized_datasets(config: dict[str, Any]) -> list[str]:
 
 
 def model_gpus(config: dict[str, Any], *names: str) -> int:
-    """GPUs a job holding the distinct models ``names`` takes from Snakemake's ``gpu`` resource."""
+    """GPUs a job holding the distinct models ``names`` takes from Snakemake's ``gpu`` resource:
+    each model's ``gpus``; unset, its ``tensor_parallel_size``, or none for an openai endpoint
+    (the model runs where it is served)."""
     total = 0
     for name in set(names):
         spec = config["models"][name]
-        total += spec["tensor_parallel_size"] if spec["gpus"] is None else spec["gpus"]
+        if spec["gpus"] is not None:
+            total += spec["gpus"]
+        elif spec["backend"] != "openai":
+            total += spec["tensor_parallel_size"]
     return total
 
 
