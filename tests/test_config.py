@@ -44,6 +44,13 @@ def _write(tmp_path, change):
     return path
 
 
+def settings_error(path: Path) -> str:
+    """The one line the workflow's config check (checked_config) exits with on ``path``."""
+    with pytest.raises(SystemExit) as err:
+        checked_config([path], {}, str(path))
+    return str(err.value)
+
+
 @pytest.mark.parametrize(
     ("change", "expected"),
     [
@@ -399,9 +406,7 @@ def test_an_error_of_the_config_overrides_names_them_and_not_the_files(tmp_path)
 def test_a_missing_word_list_or_ratings_file_is_the_settings_error(tmp_path, key, change):
     """Checked before any job, as a dataset's file is (Snakemake would name a rule's input)."""
     path = _write(tmp_path, change)
-    with pytest.raises(SystemExit) as err:
-        checked_config([path], {}, str(path))
-    assert str(err.value) == f"error: {path}: {key}: data/words.txt: not found"
+    assert settings_error(path) == f"error: {path}: {key}: data/words.txt: not found"
 
 
 def _gguf_model(gguf: str, package: str | list[str] = SMOLLM2_PACKAGE) -> dict:
@@ -432,10 +437,9 @@ def test_a_gguf_file_that_is_not_where_the_run_s_model_says_is_the_settings_erro
         return _write(tmp_path, change)
 
     path = judged_by(entry)
-    with pytest.raises(SystemExit) as err:
-        checked_config([path], {}, str(path))
-    assert str(err.value).startswith(f"error: {path}: models.packaged.gguf: "), err.value
-    assert message in str(err.value)
+    error = settings_error(path)
+    assert error.startswith(f"error: {path}: models.packaged.gguf: "), error
+    assert message in error
     ok = judged_by(_gguf_model(SMOLLM2_FILE))
     assert checked_config([ok], {}, str(ok))["models"]["unused"]["gguf"] == "x.gguf"
 
@@ -443,9 +447,7 @@ def test_a_gguf_file_that_is_not_where_the_run_s_model_says_is_the_settings_erro
 def test_a_misspelt_strategy_is_named_not_the_baseline_it_leaves_out(tmp_path):
     """The baseline (greedy) is checked against the strategies after their names are."""
     path = _write(tmp_path, lambda c: c["summaries"].update(strategies=["greddy", "basic"]))
-    with pytest.raises(SystemExit) as err:
-        checked_config([path], {}, str(path))
-    assert str(err.value).startswith(
+    assert settings_error(path).startswith(
         f"error: {path}: summaries.strategies: unknown strategy 'greddy' (known: greedy, "
     )
 
@@ -509,9 +511,7 @@ def _local_run(tmp_path, **changes) -> dict:
 def _checked_error(tmp_path, config: dict) -> str:
     path = tmp_path / "c.yaml"
     path.write_text(yaml.safe_dump(config))
-    with pytest.raises(SystemExit) as err:
-        checked_config([path], {}, str(path))
-    return str(err.value).removeprefix(f"error: {path}: ")
+    return settings_error(path).removeprefix(f"error: {path}: ")
 
 
 def test_a_missing_local_dataset_or_model_is_named_before_any_job(tmp_path):
