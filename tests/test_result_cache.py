@@ -140,6 +140,10 @@ CORRUPTIONS = {  # name: (corruption, a fragment of the warning)
     "records too short": (resealed(lambda p: p["records"].pop()), "records"),
     "records not tasks": (resealed(lambda p: p["records"].__setitem__(0, {})), "task records"),
     "an error not text": (resealed(set_field("error", 3)), "error"),
+    "a failed judgement with tasks": (
+        resealed(lambda p: p.update(error="out of memory", distances=[])),
+        "a failed judgement holds tasks",
+    ),
     "a field missing": (resealed(lambda p: p.pop("records")), "fields"),
     "no checksum": (edited(lambda e: e.pop("checksum")), "older format"),
     "old format": (old_format, "older format"),

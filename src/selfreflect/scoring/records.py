@@ -68,6 +68,8 @@ class Judgement:
         )
         if error is not None and not isinstance(error, str):
             raise ValueError("error is neither null nor a string")
+        if error is not None and (owners or records):
+            raise ValueError("a failed judgement holds tasks")
         if not _ints(owners) or not all(0 <= owner < test_answers for owner in owners):
             raise ValueError(f"owners are not indices of the {test_answers} test answers")
         expected = 0 if error is not None else references
