@@ -639,3 +639,23 @@ def test_an_openai_model_takes_no_gpu_unless_its_gpus_say_so(tmp_path):
     assert (resources["gpu"](job), resources["slurm_partition"](job)) == (0, None)
     config["models"]["api"]["gpus"] = 2
     assert model_gpus(config, "api") == 2
+
+
+def test_sft_learns_from_the_teachers_summaries_dpo_from_the_candidates(tmp_path):
+    """RunInputs: the training questions' tables a finetuning method learns from are its
+    teacher's (SFT) or the candidates' (DPO), and the candidates are what the judge pass scores
+    on the training questions."""
+    from snakemake.iocontainers import Namedlist
+
+    from selfreflect.rule_inputs import RunInputs
+
+    finetune = {"dataset": "train", "teacher": "cot", "candidates": ["greedy", "basic"]}
+    config = _local_run(tmp_path, finetune=finetune)
+    config["datasets"]["train"] = config["datasets"]["d"]
+    run = RunInputs(validate_config(config), None)
+    for method, strategies in {"sft": ["cot"], "dpo": ["greedy", "basic"]}.items():
+        job = Namedlist(fromdict={"subject": "m", "method": method})
+        wildcards = run.training_wildcards(job)
+        assert (wildcards["strategy"], wildcards["dataset"]) == (strategies, "train")
+    on_training = Namedlist(fromdict={"dataset": "train"})
+    assert run.judged_strategies(on_training) == ["greedy", "basic"]

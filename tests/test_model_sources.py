@@ -144,7 +144,8 @@ def test_convert_model_replaces_no_folder_that_is_not_its_own(tmp_path):
 
 def test_a_hub_id_the_cache_and_hub_lack_fails_as_the_job_opens_it(tmp_path, monkeypatch):
     """A missing local folder that reads as a hub id (``models/qwen``) fails in one line naming
-    it, before any loader (the tests run offline: HF_HUB_OFFLINE); one in the cache opens."""
+    it, before any loader (the tests run offline: HF_HUB_OFFLINE); one in the cache opens, and
+    an existing local folder of that shape is not looked for in the cache or hub."""
     from huggingface_hub import constants
 
     from selfreflect.backends.registry import open_generator
@@ -165,6 +166,9 @@ def test_a_hub_id_the_cache_and_hub_lack_fails_as_the_job_opens_it(tmp_path, mon
     (cached / "refs").mkdir()
     (cached / "refs/main").write_text("0123abcd")
     check_loadable("models/qwen")  # in the cache: the loader reads it from there
+    (tmp_path / "models/local").mkdir(parents=True)
+    (tmp_path / "models/local/config.json").write_text("{}")
+    check_loadable("models/local")  # a local folder, though it reads as a hub id: not looked up
 
 
 def test_a_model_folder_needs_config_json_and_a_file_is_no_hub_id(tmp_path, monkeypatch):
