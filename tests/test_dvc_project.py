@@ -9,7 +9,17 @@ from pathlib import Path
 import pytest
 from dvc.repo import Repo
 
-from selfreflect.dvc_project import DVC_CONFIG, DVC_IGNORE, make_project
+from selfreflect.config import validate_config
+from selfreflect.dvc_project import (
+    DVC_CONFIG,
+    DVC_IGNORE,
+    ROOT,
+    config_files,
+    make_project,
+    missing_ignores,
+    missing_links,
+    project_links,
+)
 from selfreflect.errors import ConfigError
 from selfreflect.fileio import SNAKEMAKE_STAMP
 from selfreflect.paths import DVC_PROJECT_LINKS
@@ -29,6 +39,7 @@ def test_a_folder_hashes_alike_whether_snakemake_or_dvc_made_it(tmp_path, monkey
     make_project(tmp_path / "dvc" / "r")
     project = tmp_path / "dvc" / "r"
     assert (project / DVC_IGNORE).read_text() == (REPO / DVC_IGNORE).read_text()
+    assert (project / DVC_CONFIG).read_text() == (REPO / DVC_CONFIG).read_text()  # its remotes
     folder = project / "results" / "folder"
     folder.mkdir(parents=True)
     (folder / "a.txt").write_text("a")
@@ -153,3 +164,63 @@ def test_a_config_project_links_the_files_its_config_names(tmp_path):
         " repository, where DVC's project runs cannot reach it by a relative path; give it as an"
         " absolute path"
     )
+
+
+def test_a_second_make_project_adds_only_the_ignore_lines_the_project_lacks(tmp_path, monkeypatch):
+    """A rerun of `selfreflect dvc-yaml` with one link more (a plug-in's `examples/`) appends
+    that link's line alone: the lines DVC wrote there (its outputs) stay, none comes twice."""
+    (tmp_path / DVC_CONFIG).parent.mkdir()
+    shutil.copyfile(REPO / DVC_CONFIG, tmp_path / DVC_CONFIG)
+    shutil.copyfile(REPO / DVC_IGNORE, tmp_path / DVC_IGNORE)
+    (tmp_path / "examples").mkdir()
+    run(["git", "init", "-q"], tmp_path)
+    monkeypatch.chdir(tmp_path)
+    project = Path("dvc/r")
+    make_project(project)
+    with (project / ".gitignore").open("a") as ignore:
+        ignore.write("/out.txt\n")  # as `dvc repro` adds an output
+    make_project(project, [*DVC_PROJECT_LINKS, "examples"])
+    lines = (project / ".gitignore").read_text().splitlines()
+    assert sorted(lines) == sorted(
+        ["/out.txt", "/examples/**", *(f"/{name}/**" for name in DVC_PROJECT_LINKS)]
+    )
+    assert os.readlink(project / "examples") == os.path.join("..", "..", "examples")
+
+
+def test_the_root_project_lacks_no_link_and_no_ignore_line(monkeypatch):
+    """The paper's config's project is the root, which links nothing: `selfreflect dvc-yaml
+    --check` there asks for no link and no .gitignore line."""
+    monkeypatch.chdir(REPO)
+    assert missing_links(ROOT, DVC_PROJECT_LINKS) == []
+    assert missing_ignores(ROOT, DVC_PROJECT_LINKS) == []
+
+
+def test_the_files_a_config_names_are_its_existing_relative_paths(tmp_path, monkeypatch):
+    """Local questions, a GGUF file without a package and the human ratings, where they exist;
+    not a Hub name (no such file), an absolute path (reached as it is) or a missing file."""
+    for name in ("data/q.jsonl", "models/m.gguf", "ratings/h.csv", "abs/q.jsonl"):
+        (tmp_path / name).parent.mkdir(exist_ok=True)
+        (tmp_path / name).write_text("")
+    monkeypatch.chdir(tmp_path)
+    datasets = {
+        "d": {"source": "local", "path": "data/q.jsonl"},
+        "a": {"source": "local", "path": str(tmp_path / "abs/q.jsonl")},
+        "gone": {"source": "local", "path": "data/gone.jsonl"},
+    }
+    config = validate_config(
+        {
+            "models": {"hub": {"path": "Qwen/Qwen2.5-7B"}, "g": {"gguf": "models/m.gguf"}},
+            "subjects": ["hub"],
+            "judges": ["g"],
+            "datasets": datasets,
+            "report": {"human_ratings": "ratings/h.csv"},
+        }
+    )
+    assert config_files(config, "c.yaml") == ["data/q.jsonl", "models/m.gguf", "ratings/h.csv"]
+
+
+def test_a_project_links_the_roots_folders_and_the_top_of_each_file_it_names():
+    """Each named file's top folder is linked beside the root's folders, each once."""
+    assert project_links() == sorted(DVC_PROJECT_LINKS)
+    named = project_links(["examples/plugins.py", "mydata/q/smoke.jsonl", "data/x.csv"])
+    assert named == sorted({*DVC_PROJECT_LINKS, "examples", "mydata"})

@@ -83,6 +83,20 @@ def test_a_temporary_file_newer_than_the_stage_s_benchmark_file_is_dated_as_its_
     assert sync_plan(config("greedy")).after == {PART: made}
 
 
+def test_a_reader_of_a_re_dated_output_is_dated_after_that_output_s_new_time(project):
+    """A second stage reads the first's output: it is dated by the time that output gets, not
+    by the one it has on disk, so after the sync neither stage is older than its inputs."""
+    reader = {"cmd": f"cp {OUT} reports/r/summary.txt", "deps": [OUT]}
+    reader["outs"] = ["reports/r/summary.txt"]
+    stages = {"table": {**STAGE, "outs": [OUT]}, "summary": reader}
+    (project / "dvc.yaml").write_text(yaml.safe_dump({"stages": stages}))
+    run(["dvc", "repro", "-q"], project)
+    os.utime(project / "in.txt", ns=(RESTORED, RESTORED))
+    assert sync_plan(config("greedy")).after["reports/r/summary.txt"] == RESTORED
+    dvc_sync(config("greedy"), "c.yaml")
+    assert not sync_plan(config("greedy"))
+
+
 def test_a_folder_snakemake_made_is_dated_by_its_timestamp_file(project):
     """Snakemake takes a folder output's time from its `.snakemake_timestamp` (after `dvc pull`
     wrote its files in any order, the folder's own time is not what Snakemake reads)."""
@@ -94,6 +108,20 @@ def test_a_folder_snakemake_made_is_dated_by_its_timestamp_file(project):
     os.utime(project / "in.txt", ns=(RESTORED, RESTORED))
     dvc_sync(config("greedy"), "c.yaml")
     assert mtime(project, f"{folder}/.snakemake_timestamp") == RESTORED
+
+
+def test_a_folder_without_a_timestamp_file_is_dated_itself(project):
+    """A folder `dvc repro` made holds no `.snakemake_timestamp`: Snakemake takes the folder's
+    own time, which is the one dated (and no timestamp file is made)."""
+    folder = "reports/r/folder"
+    made = f"mkdir -p {folder} && cp in.txt {folder}/a.txt"
+    stage = {"cmd": made, "deps": ["in.txt"], "outs": [folder]}
+    (project / "dvc.yaml").write_text(yaml.safe_dump({"stages": {"f": stage}}))
+    run(["dvc", "repro", "-q"], project)
+    os.utime(project / "in.txt", ns=(RESTORED, RESTORED))
+    dvc_sync(config("greedy"), "c.yaml")
+    assert mtime(project, folder) == RESTORED
+    assert not (project / folder / ".snakemake_timestamp").exists()
 
 
 def test_the_plan_is_one_line_naming_the_command(project):
@@ -199,6 +227,19 @@ def test_outputs_changed_since_or_of_another_run_are_left_to_snakemake(project):
     (project / OUT).write_text("rewritten by Snakemake\n")
     os.utime(project / "in.txt", (2e9, 2e9))
     assert not sync_plan(config("basic"))
+
+
+def test_a_stage_whose_input_or_output_changed_since_dvc_recorded_it_is_left_to_snakemake(
+    project,
+):
+    """Newer than the output, an input DVC did not record (edited since) or the input as
+    recorded beside an output rewritten since: DVC vouches for neither, nothing is dated."""
+    (project / "in.txt").write_text("other answers\n")
+    assert not sync_plan(config("greedy"))
+    (project / "in.txt").write_text("answers\n")
+    (project / OUT).write_text("rewritten by Snakemake\n")
+    os.utime(project / "in.txt", ns=(RESTORED, RESTORED))
+    assert not sync_plan(config("greedy"))
 
 
 def test_a_copy_without_git_has_no_record_to_date(project):

@@ -6,7 +6,7 @@ import pytest
 
 from selfreflect.errors import ConfigError
 from selfreflect.snakemake_jobs import Job
-from selfreflect.workflow import expanded, grouped
+from selfreflect.workflow import expanded, grouped, rule_of
 from tests.workflow_utils import job_name
 
 
@@ -121,3 +121,44 @@ def test_two_jobs_whose_names_dvc_writes_alike_stop_the_generation(datasets):
         stages[1][1]["deps"] = ["elsewhere"]
     with pytest.raises(ConfigError, match=r"two jobs map to the DVC stage name 'judge.*a_b'"):
         grouped(stages)
+
+
+def test_a_value_that_begins_another_is_read_as_the_longer_one():
+    """A subject named like its judge and more (``a-b`` judged by ``a``): the longer value is
+    the word where it stands, so both jobs are one template."""
+    judged = [("smoke", "a-b", "a"), ("smoke", "c-d", "c")]
+    stages = [
+        (job("judge", dataset=d, subject=s, judge=j), judge_stage(d, s, j)) for d, s, j in judged
+    ]
+    written = grouped(stages)
+    assert list(written) == ["judge"]
+    assert written["judge"]["do"]["outs"] == [
+        "results/smoke/smoke/${item.subject}/judgements/${item.judge}.p"
+    ]
+
+
+def test_stages_differing_after_their_last_wildcard_value_are_stages_of_their_own():
+    """One job's command has an option more after the value: no template makes both."""
+    stages = [
+        (job("echo", name="a"), {"cmd": "echo a", "outs": ["a.txt"]}),
+        (job("echo", name="b"), {"cmd": "echo b --twice", "outs": ["b.txt"]}),
+    ]
+    assert stages_read(stages) == {"echo-a": stages[0][1], "echo-b": stages[1][1]}
+    assert list(grouped(stages)) == ["echo-a", "echo-b"]
+
+
+def test_a_rules_second_template_is_named_2_after_stages_of_their_own():
+    """The numbering counts the rule's templates (``foreach`` stages) alone."""
+    prompts = {"twostep_cot": ["x", "y"], "basic": ["basic"], "cot": ["cot"], "greedy": []}
+    prompts |= {"concatenated_answers": []}
+    stages = [
+        (job("summarize", dataset="smoke", subject="tiny", strategy=s), summary_stage(s, p))
+        for s, p in prompts.items()
+    ]
+    assert list(grouped(stages)) == ["summarize-smoke-tiny-twostep_cot", "summarize", "summarize-2"]
+
+
+def test_the_rule_of_a_stage_is_read_off_its_name():
+    names = ["summarize-2@smoke-tiny-greedy", "summarize@smoke-tiny-basic", "judge-smoke-tiny-a"]
+    assert [rule_of(name) for name in names] == ["summarize", "summarize", "judge"]
+    assert rule_of("report_main_table") == "report_main_table"

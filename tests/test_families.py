@@ -43,6 +43,7 @@ EMPTY_THINK = "<think>\n\n</think>\n\n"
         ("Qwen/Qwen2.5-0.5B", "qwen2.5-base"),
         ("Qwen/Qwen3-8B", "qwen3"),
         ("Qwen/Qwen3-8B-Base", "qwen3-base"),
+        ("Qwen/Qwen3-0.6B-Base", "qwen3-base"),
         ("deepseek-ai/DeepSeek-R1-Distill-Qwen-7B", "deepseek-r1-distill"),
         ("Qwen/QwQ-32B", "qwq"),
         ("google/gemma-3-4b-it", "gemma"),
@@ -72,6 +73,18 @@ def test_family_key_overrides_detection_and_gguf_and_name_count():
     assert model_family(spec(path="Qwen/Qwen2.5-7B", family="qwen2.5")).name == "qwen2.5"
     gguf = spec(gguf="Qwen3-8B-Q4_K_M.gguf", package="x")
     assert gguf["path"] == "results/models/m" and model_family(gguf).name == "qwen3"
+
+
+def test_the_path_decides_the_family_before_the_entrys_name():
+    """The path (then the GGUF file) is searched before the ``models`` key naming the entry."""
+    spec = {"name": "gemma-3-4b-it", "path": "Qwen/Qwen3-8B"}
+    assert model_family(spec).name == "qwen3"
+    assert model_family({"name": "gemma-3-4b-it", "path": "results/models/m"}).name == "gemma"
+
+
+def test_a_spec_without_fidelity_is_prompted_as_the_authors_did():
+    """No ``fidelity`` in the spec (a bench command's tokenizer entry): ``original``."""
+    assert PromptFormat.for_model(None, {"name": "m"}).fidelity == ORIGINAL
 
 
 BOS = {"gemma": "<bos>", "deepseek-r1-distill": "<｜begin▁of▁sentence｜>"}
@@ -237,6 +250,43 @@ def test_reasoning_removal_by_fidelity(text, original, corrected):
     """original splits on "</think>\\n\\n" and keeps the whole text unless there is exactly one."""
     assert fmt_with(None, "qwen3", ORIGINAL).after_reasoning(text) == original
     assert fmt_with(None, "qwen3", CORRECTED).after_reasoning(text) == corrected
+
+
+@pytest.mark.parametrize("family", ["gemma", "gemma-pt"])
+def test_gemma_merges_a_leading_system_message_only(family):
+    """``messages`` (what an OpenAI-compatible server gets) merges the system message into the
+    first user turn for both Gemma families; a chat opening with a user turn is left as it is."""
+    fmt = PromptFormat(None, BY_NAME[family])
+    system = [{"role": "system", "content": "S"}, {"role": "user", "content": "U"}]
+    assert fmt.messages(system) == [{"role": "user", "content": "S\nU"}]
+    turns = [
+        {"role": "user", "content": "U"},
+        {"role": "assistant", "content": "A"},
+        {"role": "user", "content": "V"},
+    ]
+    assert fmt.messages(turns) == turns
+    assert PromptFormat(None, BY_NAME["qwen3"]).messages(system) == system
+
+
+def test_without_a_tokenizer_the_servers_template_renders_chats():
+    """An OpenAI-compatible server (no tokenizer here) applies its chat template: no ". " stop,
+    except for a base family."""
+    assert PromptFormat(None, BY_NAME["generic"]).has_chat_template
+    assert PromptFormat(None, BY_NAME["generic"]).summary_stop == ()
+    assert not PromptFormat(None, BY_NAME["qwen3-base"]).has_chat_template
+
+
+def test_corrected_fidelity_adds_the_bos_token_a_text_lacks():
+    """corrected: special tokens added unless the text already starts with BOS; original:
+    always (a second BOS)."""
+    corrected = fmt_with("gemma3-it.jinja", "gemma", CORRECTED)
+    corrected.tokenizer.add_bos_token = True
+    bos = corrected.tokenizer.bos_token_id
+    plain = corrected.tokenizer("hello", add_special_tokens=False)["input_ids"]
+    assert corrected.encode("hello") == [bos, *plain]
+    assert corrected.encode("<bos>hello") == [bos, *plain]
+    original = PromptFormat(corrected.tokenizer, corrected.family, ORIGINAL)
+    assert original.encode("<bos>hello") == [bos, bos, *plain]
 
 
 def test_base_family_stops_summaries_at_period():
