@@ -44,6 +44,12 @@ EMPTY_THINK = "<think>\n\n</think>\n\n"
         ("Qwen/Qwen3-8B", "qwen3"),
         ("Qwen/Qwen3-8B-Base", "qwen3-base"),
         ("Qwen/Qwen3-0.6B-Base", "qwen3-base"),
+        ("Qwen/Qwen3-30B-A3B-Base", "qwen3-base"),
+        ("Qwen/Qwen3-30B-A3B", "qwen3"),
+        ("Qwen/Qwen2.5-Coder-0.5B", "qwen2.5-base"),
+        ("Qwen/Qwen2.5-Math-7B", "qwen2.5-base"),
+        ("Qwen/Qwen2.5-Coder-0.5B-Instruct", "qwen2.5"),
+        ("qwen2.5-coder-0.5b-instruct-q4_k_m.gguf", "qwen2.5"),
         ("deepseek-ai/DeepSeek-R1-Distill-Qwen-7B", "deepseek-r1-distill"),
         ("Qwen/QwQ-32B", "qwq"),
         ("google/gemma-3-4b-it", "gemma"),
@@ -75,11 +81,17 @@ def test_family_key_overrides_detection_and_gguf_and_name_count():
     assert gguf["path"] == "results/models/m" and model_family(gguf).name == "qwen3"
 
 
-def test_the_path_decides_the_family_before_the_entrys_name():
-    """The path (then the GGUF file) is searched before the ``models`` key naming the entry."""
+def test_the_gguf_file_then_the_path_decide_the_family_before_the_entrys_name():
+    """The GGUF file, then the path, then the ``models`` key naming the entry: a converted
+    model's folder is named by its key (``results/models/qwen2.5-coder-0.5b``, no "instruct"),
+    so its GGUF file says what it is."""
     spec = {"name": "gemma-3-4b-it", "path": "Qwen/Qwen3-8B"}
     assert model_family(spec).name == "qwen3"
     assert model_family({"name": "gemma-3-4b-it", "path": "results/models/m"}).name == "gemma"
+    converted = {"name": "qwen2.5-coder-0.5b", "path": "results/models/qwen2.5-coder-0.5b"}
+    assert model_family(converted).name == "qwen2.5-base"
+    converted["gguf"] = "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"
+    assert model_family(converted).name == "qwen2.5"
 
 
 def test_a_spec_without_fidelity_is_prompted_as_the_authors_did():

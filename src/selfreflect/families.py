@@ -38,9 +38,10 @@ class Family:
 FAMILIES = (
     Family("deepseek-r1-distill", r"deepseek-r1-distill", reasoning=True),
     Family("qwq", r"qwq", reasoning=True),
-    Family("qwen3-base", r"qwen3-[\w.]*-base", base=True),
+    Family("qwen3-base", r"qwen3-[\w.-]*-base", base=True),  # Qwen3-30B-A3B-Base too
     Family("qwen3", r"qwen3"),
-    Family("qwen2.5-base", r"qwen2\.5-[\d.]+b(?![\w.-]*instruct)", base=True),
+    # Qwen2.5-7B, and the named variants' base models (Qwen2.5-Coder-0.5B, Qwen2.5-Math-7B)
+    Family("qwen2.5-base", r"qwen2\.5-(?:[a-z]+-)*[\d.]+b(?![\w.-]*instruct)", base=True),
     Family("qwen2.5", r"qwen2\.5"),
     Family("gemma-pt", r"gemma-3-[\w.]*-pt", base=True, merge_system=True),
     Family("gemma", r"gemma", merge_system=True),
@@ -62,7 +63,7 @@ def model_family(spec: dict[str, Any]) -> Family:
     """The family of a validated ``models`` entry: its ``family`` key, else detected."""
     if spec.get("family"):
         return BY_NAME[spec["family"]]
-    return detect_family(spec.get("path"), spec.get("gguf"), spec.get("name"))
+    return detect_family(spec.get("gguf"), spec.get("path"), spec.get("name"))
 
 
 @dataclass(frozen=True)
