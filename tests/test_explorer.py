@@ -666,3 +666,36 @@ def test_the_docs_say_the_workflow_deletes_its_folder_outputs_before_a_rerun():
     for name in folders:
         named = getattr(paths, name).replace("{run}", "<run>").split("{")[0]
         assert f"`{named}" in paragraph, name
+
+
+def test_tied_scores_share_the_best_rank_and_a_pairs_failed_side_is_shown():
+    """Two strategies with one score both rank 1; a controlled pair whose bad side failed
+    shows that side's reason."""
+    tables = hostile_tables()
+    scores = tables["scores"]
+    tables["scores"] = pd.concat([scores, scores.assign(strategy="other")], ignore_index=True)
+    pair = {"id": "q1", "dataset": "d", "subject": "s", "judge": "j", "pair_type": "idk",
+            "summary": "s", "selfreflect": 0.1, "llm_rating": 5.0, "embedding": 0.5,
+            "p_true": 0.5}  # fmt: skip
+    sides = [{**pair, "side": "good", "error": None}, {**pair, "side": "bad", "error": "died"}]
+    tables["controlled_scores"] = pd.DataFrame(sides)
+    shown = {row["id"]: row for row in questions([tables], {})}
+    assert [shown["q1"]["strategies"][name]["rank"] for name in ("greedy", "other")] == [1, 1]
+    assert [pair["error"] for pair in shown["q1"]["pairs"]] == ["died"]
+
+
+def test_scores_of_a_question_without_its_answer_clusters_are_refused(tmp_path):
+    """Every scored question needs its row in the answer clusters given, not only in the
+    answers: one line names the file and the question."""
+    tables = hostile_tables()
+    write_table(
+        "answers", tables["answers"], tmp_path / "a.parquet", {"dataset": "d", "subject": "s"}
+    )
+    clusters = tables["answer_clusters"].iloc[1:]
+    write_table(
+        "answer_clusters", clusters, tmp_path / "c.parquet", {"dataset": "d", "subject": "s"}
+    )
+    write_table("scores", tables["scores"], tmp_path / "s.parquet")
+    message = r"s\.parquet: id q0 \(d, s\) has no row in the answer clusters files given"
+    with pytest.raises(InputError, match=message):
+        read_files([tmp_path / "a.parquet", tmp_path / "c.parquet", tmp_path / "s.parquet"])

@@ -3,6 +3,7 @@
 The functions at the top are the plug-ins, referenced as ``tests.test_strategies_plugins:NAME``.
 """
 
+import contextlib
 import inspect
 import subprocess
 import sys
@@ -71,6 +72,13 @@ def skip_hamlet(ctx: Context) -> str:
 
 def not_a_string(ctx: Context) -> int:
     return 42
+
+
+def chat_then_fresh(ctx: Context) -> str:
+    """Goes on after its own chat failed: the question stays failed, its fresh answers unasked."""
+    with contextlib.suppress(QuestionFailed):
+        ctx.chat([{"role": "user", "content": "why " * 300}])
+    return " | ".join(ctx.fresh_answers())
 
 
 def plugin_config(**plugins: str) -> dict:
@@ -377,3 +385,187 @@ def test_a_plugins_modules_are_code_deps_of_its_strategys_stages_only(tmp_path):
         "summarize-smoke-tiny-majority_vote": {"examples/plugins.py"},
         "summarize-smoke-tiny-vote": {"examples/vote.py", "examples/vote_words.py"},
     }
+
+
+def test_a_seeded_finetuned_strategy_is_its_methods_built_in():
+    """``finetuned_<method>-seed<N>`` runs the built-in of its method: resolved as it, and no
+    plug-in may take the name; an unknown name's message lists the plug-ins too."""
+    assert resolve_strategy("finetuned_sft-seed2", {}) is resolve_strategy("finetuned_sft", {})
+    mine = {"finetuned_dpo-seed3": f"{MODULE}:echo_plugin"}
+    config = summaries_config(strategies=["basic"], plugins=mine)
+    with pytest.raises(ConfigError, match=r"'finetuned_dpo-seed3' is a built-in strategy"):
+        check_strategies(config, "c.yaml")
+    with pytest.raises(StrategyError, match=r"\(known: greedy, .*, finetuned_grpo, mine\)$"):
+        resolve_strategy("nope", {"mine": f"{MODULE}:echo_plugin"})
+
+
+def test_the_packages_own_modules_are_no_plugins(monkeypatch):
+    """Even run from the checkout with its src/ on the path, a module of the package is
+    refused as a plug-in: a plug-in is the project's code."""
+    monkeypatch.chdir(REPO)
+    monkeypatch.setattr(sys, "path", [str(REPO / "src"), *sys.path])
+    plugins = {"mine": "selfreflect.strategies.paper:greedy"}
+    config = summaries_config(strategies=["mine"], plugins=plugins)
+    with pytest.raises(ConfigError, match=r"'selfreflect.strategies.paper' is no \.py file"):
+        check_strategies(config, "c.yaml")
+
+
+def test_a_package_is_read_before_a_module_of_its_name(tmp_path, monkeypatch):
+    """As Python imports it: ``mine/__init__.py``, not ``mine.py`` beside it."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "__init__.py").write_text("def vote(ctx):\n    return 'a'\n")
+    (tmp_path / "mine.py").write_text("limit = 3\n")
+    check_strategies(summaries_config(strategies=["v"], plugins={"v": "mine:vote"}))
+
+
+def test_the_interpreters_environment_inside_the_project_holds_no_plugins(tmp_path, monkeypatch):
+    """A module on the path in the running environment, where it lies inside the working
+    tree (not only its site-packages), is installed code, refused unread."""
+    monkeypatch.chdir(tmp_path)
+    folder = tmp_path / "env/lib/python3.11"
+    folder.mkdir(parents=True)
+    (folder / "vote.py").write_text("def vote(ctx):\n    return 'a'\n")
+    monkeypatch.setattr(sys, "prefix", str(tmp_path / "env"))
+    monkeypatch.setattr(sys, "path", [str(folder), *sys.path])
+    config = summaries_config(strategies=["v"], plugins={"v": "vote:vote"})
+    with pytest.raises(ConfigError, match=r"module 'vote' is no \.py file of the project"):
+        check_strategies(config, "c.yaml")
+
+
+BINDINGS = """\
+vote = None  # replaced below
+try:
+    import json as parse
+except ImportError:
+    pass
+if False:
+    pass
+else:
+    def pick(ctx):
+        return "a"
+try:
+    import no_such_fast_module
+except ImportError:
+    def score(ctx):
+        return "a"
+first, second = (str.upper, str.lower)
+limit: int = 3
+
+
+def vote(ctx):
+    return "a"
+"""
+
+
+def test_a_plugins_function_is_found_however_its_module_binds_it(tmp_path, monkeypatch):
+    """Read, not run: a name bound to a function in an ``else`` or ``except`` block, imported
+    under another name, unpacked, or bound to a value first and a function after, is a function;
+    one annotated and bound to a literal is a value."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    (tmp_path / "mine.py").write_text(BINDINGS)
+    for function in ["vote", "parse", "pick", "score", "first"]:
+        plugins = {"v": f"mine:{function}"}
+        check_strategies(summaries_config(strategies=["v"], plugins=plugins))
+    config = summaries_config(strategies=["v"], plugins={"v": "mine:limit"})
+    with pytest.raises(ConfigError, match=r"mine\.py binds 'limit' to a value, not a function"):
+        check_strategies(config, "c.yaml")
+
+
+def test_a_plugin_must_be_the_projects_module_and_a_function_when_imported(tmp_path, monkeypatch):
+    """A module of the plug-in's name imported first from elsewhere is refused (its code is
+    not the file checked), and so is a name the import binds to no function."""
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    for project in ("one", "two"):
+        (tmp_path / project).mkdir()
+        (tmp_path / project / "dup_plugin.py").write_text(
+            "def vote(ctx):\n    return 'a'\n\n\nlimit = int('3')\n"
+        )
+    try:
+        monkeypatch.chdir(tmp_path / "one")
+        resolve_strategy("v", {"v": "dup_plugin:vote"})
+        with pytest.raises(StrategyError, match=r"^strategy 'v': plug-in dup_plugin:limit is not"):
+            resolve_strategy("v", {"v": "dup_plugin:limit"})
+        monkeypatch.chdir(tmp_path / "two")
+        with pytest.raises(StrategyError, match=r"the module imported is .*one/dup_plugin\.py,"):
+            resolve_strategy("v", {"v": "dup_plugin:vote"})
+    finally:
+        sys.modules.pop("dup_plugin", None)
+
+
+def test_a_batch_samples_meters_and_drops_failed_rows_on_hf(tiny_model):
+    """On the tiny model (transformers, no vLLM): a question too long for the model fails at
+    twostep_cot's first step and is not asked again (a batch of it alone ends without a
+    second call); each step samples with the settings and each question's own seed; a row's
+    tokens add up over its calls, and the call's seconds are shared among its rows."""
+    import time
+
+    from selfreflect.backends.hf_engine import HfGenerator
+    from selfreflect.strategies.runner import fresh_seed
+    from tests.conftest import tiny_model_spec
+
+    spec = {**tiny_model_spec(tiny_model, backend="hf"), "fidelity": "corrected"}
+    recording = Recording(HfGenerator({**spec, "max_model_len": 128}))
+    long = "Question: " + "why " * 200 + "?"
+    questions = [QUESTIONS[0], long, QUESTIONS[1]]
+    start = time.perf_counter()
+    table = run("twostep_cot", recording, questions=questions)
+    elapsed = time.perf_counter() - start
+    (first, _, made), (second, samplings, more) = recording.calls
+    assert len(first) == 3 and len(second) == 2 and made[1].error is not None
+    assert table["summary"][1] is None and "max_model_len is 128" in table["error"][1]
+    seed = summaries_config()["seed"]
+    seeds = [fresh_seed(seed, qid) for qid in questions_table([questions[0], questions[2]])["id"]]
+    assert [(s.seed, s.max_tokens, s.stop) for s in samplings] == [
+        (one, 12, recording.format.summary_stop) for one in seeds
+    ]
+    assert table["prompt_tokens"][0] == made[0].prompt_tokens + more[0].prompt_tokens
+    assert table["completion_tokens"][2] == made[2].completion_tokens + more[1].completion_tokens
+    assert 0 < table["seconds"].sum() <= elapsed
+    recording.calls.clear()
+    table = run("twostep_cot", recording, questions=[long])
+    assert len(recording.calls) == 1 and table["summary"].isna().all()
+
+
+def test_fresh_answers_sample_with_their_settings_and_each_questions_seed(hf_generator):
+    """A question's fresh answers: ``num_fresh_answers`` at ``fresh_temperature`` and
+    ``fresh_max_tokens``, stopping where the subject's summaries stop, with its own seed."""
+    from selfreflect.strategies.runner import fresh_seed
+
+    subject = Recording(hf_generator)
+    plugins = {"fresh": f"{MODULE}:fresh_answers_only"}
+    config = summaries_config(plugins=plugins, fresh_temperature=0.7)
+    run("fresh", None, config=config, questions=QUESTIONS[:2], subject=subject)
+    samplings = [sampling for _, call, _ in subject.calls for sampling in call]
+    seeds = [fresh_seed(config["seed"], qid) for qid in questions_table(QUESTIONS[:2])["id"]]
+    stop = hf_generator.format.summary_stop
+    assert [(s.n, s.temperature, s.max_tokens, s.stop, s.seed) for s in samplings] == [
+        (4, 0.7, 8, stop, seed) for seed in seeds
+    ]
+
+
+def test_a_question_failed_in_a_plugins_call_draws_no_fresh_answers(tiny_model):
+    """A plug-in that goes on after its chat failed gets no fresh answers for the question:
+    it stays failed, for the chat's reason."""
+    from selfreflect.backends.hf_engine import HfGenerator
+    from tests.conftest import tiny_model_spec
+
+    spec = {**tiny_model_spec(tiny_model, backend="hf"), "fidelity": "corrected"}
+    generator = Recording(HfGenerator({**spec, "max_model_len": 128}))
+    table = run("goes_on", generator, config=plugin_config(goes_on=chat_then_fresh.__name__))
+    assert table["summary"].isna().all() and len(generator.calls) == 3  # one chat a question
+    assert table["error"].str.contains("max_model_len is 128").all()
+
+
+def test_a_thinking_summariser_samples_in_thinking_mode_on_hf(hf_generator):
+    """With ``thinking`` on, the summariser is asked in thinking mode (no empty reasoning
+    block in the prompt) and samples with ``summaries.thinking``."""
+    from tests.test_strategies_prompts import GOLDEN
+
+    recording = Recording(hf_generator)
+    run("greedy", recording, questions=[QUESTIONS[0]], thinking=True)
+    [(prompts, samplings, _)] = recording.calls
+    assert prompts == [GOLDEN["greedy"]]
+    assert [(s.temperature, s.top_p, s.top_k) for s in samplings] == [(0.6, 0.95, 20)]

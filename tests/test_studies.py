@@ -13,7 +13,7 @@ from selfreflect.scoring.experiment import judge_question, judgement_rows, judge
 from selfreflect.scoring.prompts import QuestionAnswers
 from selfreflect.scoring.registry import open_judge
 from selfreflect.scoring.stopwords import stopword_policy
-from selfreflect.scoring.table import SIZE_ABOVE_ANSWERS, result
+from selfreflect.scoring.table import SIZE_ABOVE_ANSWERS, result, summary_scores
 from selfreflect.seeds import question_seed, subsample_indices
 
 SETTINGS = {"backend": "hf", "dtype": "auto", "batch_size": 8}
@@ -292,3 +292,35 @@ def test_a_multiple_choice_answer_masks_its_label_and_option_text_as_one_word(ju
         words[bool(choices)] = [record["word"] for record in judged[texts[0]].records]
     assert "B. y" in words[True] and "y" not in words[True]
     assert {"B.", "y"} <= set(words[False])
+
+
+def test_kept_tasks_are_on_the_strategy_rows_alone(judge):
+    """The task records kept for the explorer are on the strategies' rows: a controlled
+    pair's side or a convergence cell keeps none. A conditioning-answers cell counts every
+    test answer's tasks."""
+    report = {**REPORT, "pair_types": ["idk"], "convergence_sizes": [1]}
+    scoring = {**SCORING, "keep_tasks": True}
+    summaries = summaries_frame({"a": ["Paris", "B"]})
+    rows = judgement_rows(
+        judge, questions_frame(), answers_frame(), answers_frame(), summaries, scoring, report,
+        1, stopword_policy("none"),
+    )  # fmt: skip
+    table = judgements_table(rows)
+    scored = table[table["score"].notna()]
+    assert set(scored["kind"]) == {"strategy", "pair", "convergence"}
+    assert scored.loc[scored["kind"] == "strategy", "tasks"].map(len).gt(0).all()
+    assert table.loc[table["kind"] != "strategy", "tasks"].isna().all()
+    cells = scored[(scored["kind"] == "convergence") & (scored["axis"] == "conditioning")]
+    whole = scored[scored["kind"] == "strategy"].set_index("id")["num_tasks"]
+    assert cells["num_tasks"].tolist() == cells["id"].map(whole).tolist()  # every test answer
+    assert (whole > 1).all()
+
+
+def test_scores_keep_each_questions_summaries_in_their_order():
+    """The scores rows of a question come in the order of its summaries, which need not be
+    the first question's order of strategies."""
+    keys = {"id": ["q1", "q1", "q2", "q2"], "strategy": ["b", "a", "a", "b"]}
+    judged = pd.DataFrame({"id": ["q1", "q1", "q2", "q2"], "strategy": ["a", "b", "a", "b"]})
+    judged = judged.assign(kind="strategy", score=0.5, num_tasks=1, error=None, tasks=None)
+    scores = summary_scores(judged, pd.DataFrame(keys))
+    assert scores[["id", "strategy"]].to_dict("list") == keys

@@ -1094,3 +1094,24 @@ def test_judge_tokens_are_counted_per_judge_and_once_per_shard():
         ["b", "judgements", 7],
         ["b", "total", 7],
     ]
+
+
+def test_the_mc_study_report_is_skipped_only_where_no_summary_was_scored():
+    """One failed summary among scored ones leaves the table, counted as failed."""
+    from selfreflect.report.catalog import report_for
+
+    scores = [0.2, 0.3, np.nan, 0.9]
+    mc = mc_frame(id=["a"] * 4, temperature=TEMPERATURES[:4], w1=[0.1, 0.2, 0.3, 0.4], score=scores)
+    assert report_for("mc_study").build(mc, **MC_STATS)["n_failed"].tolist() == [1]
+    assert report_for("mc_study").build(mc.assign(score=np.nan), **MC_STATS).empty
+
+
+def test_human_agreement_keeps_the_experiments_the_ratings_do_not_rate(tmp_path):
+    """Empty only where the ratings rate nothing this run scored: a subject they do not rate
+    keeps its rows, with no units, beside the rated one."""
+    matrix = np.array([[1, 2, 3, 3, 2, 1], [1, 2, 3, 3, 2, 2]], float)
+    path = tmp_path / "r.csv"
+    ratings_frame(matrix, ["a", "b"]).assign(subject="s").to_csv(path, index=False)
+    one = scores_frame({"a": [0.9, 0.1, 0.5], "b": [0.1, 0.9, 0.6]})
+    table = human_agreement(pd.concat([one, one.assign(subject="other")]), str(path))
+    assert table.groupby("subject")["n_units"].first().to_dict() == {"s": 6, "other": 0}
