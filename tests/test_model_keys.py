@@ -18,6 +18,7 @@ from selfreflect.config import (
 )
 from selfreflect.fileio import read_yaml
 from selfreflect.scoring.registry import JUDGES
+from selfreflect.strategies.registry import strategy_settings
 
 PACKAGE = Path(__file__).resolve().parents[1] / "src" / "selfreflect"
 READ = re.compile(r"""spec(?:\[|\.get\()\s*["']([a-z_]+)["']""")
@@ -108,3 +109,48 @@ def test_training_tracks_the_weights_and_dtype_it_loads(config):
     keys = tracked("finetune-train", {"subject": "tiny", "method": "sft"}, config)
     assert {"fidelity", "models.tiny.path", "models.tiny.dtype"} <= keys
     assert not {key for key in keys if key.startswith("models.tiny.") and "max_model" in key}
+
+
+def test_a_summary_job_tracks_its_own_plugin_and_no_list_of_jobs(config):
+    """A strategy's job tracks its own plug-in entry, not another strategy's, nor which
+    strategies or datasets the run lists; a seeded finetuned strategy renders its method's
+    prompts."""
+    plugins = {**config["summaries"]["plugins"], "other": "examples.plugins:majority_vote"}
+    mine = {**config, "summaries": {**config["summaries"], "plugins": plugins}}
+    job = {"dataset": "smoke", "subject": "tiny", "strategy": "majority_vote"}
+    keys = {key for key in tracked("summarize", job, mine) if key.startswith("summaries.")}
+    assert {"summaries.plugins.majority_vote", "summaries.num_fresh_answers"} <= keys
+    assert not keys & {
+        "summaries.plugins",
+        "summaries.plugins.other",
+        "summaries.strategies",
+        "summaries.datasets",
+    }
+    greedy = tracked("summarize", {**job, "strategy": "greedy"}, mine)
+    assert not {key for key in greedy if key.startswith("summaries.plugins")}
+    seeded = command_deps("summarize").prompts({**job, "strategy": "finetuned_sft-seed2"})
+    assert {"system", "basic"} <= set(seeded)
+
+
+def test_a_summary_jobs_checkpoints_are_keyed_by_its_own_settings_alone(config):
+    """The settings keying a summaries job's checkpoints hold its own plug-in entry, not
+    another strategy's nor the lists of strategies and datasets: a strategy or dataset added
+    to the run resumes the others' jobs."""
+    plugins = {**config["summaries"]["plugins"], "other": "examples.plugins:majority_vote"}
+    summaries = {**config["summaries"], "plugins": plugins}
+    settings = strategy_settings(summaries, "majority_vote")
+    assert settings["plugins"] == {"majority_vote": "examples.plugins:majority_vote"}
+    assert "strategies" not in settings
+    assert not {"strategies", "datasets"} & set(settings)
+    more = {**summaries, "strategies": [*summaries["strategies"], "cot"], "datasets": ["other"]}
+    assert strategy_settings(more, "greedy") == strategy_settings(summaries, "greedy")
+
+
+def test_a_table_job_tracks_its_figures_size_and_the_cost_table_each_models_thinking(config):
+    """A table drawn as a figure tracks the figure's width and resolution, one without a
+    figure does not; the cost table tracks every model's thinking mode."""
+    figure = {"report.figure_width", "report.figure_dpi"}
+    assert figure <= tracked("report main-table", {}, config)
+    cost = tracked("report cost-table", {}, config)
+    assert not figure & cost
+    assert {f"models.{name}.thinking" for name in config["models"]} <= cost

@@ -119,8 +119,8 @@ def strategy_setting_keys(summaries: dict[str, Any], name: str) -> list[tuple[st
 
 
 def strategy_settings(summaries: dict[str, Any], name: str) -> dict[str, Any]:
-    """The ``summaries`` settings one strategy depends on (not the list of other strategies)."""
-    settings = copy.deepcopy(summaries)
-    del settings["strategies"]
+    """The ``summaries`` settings one strategy depends on (not the lists of strategies and
+    datasets): what :func:`strategy_setting_keys` tracks."""
+    settings = {k: copy.deepcopy(v) for k, v in summaries.items() if k not in _NOT_SETTINGS}
     settings["plugins"] = {k: v for k, v in summaries["plugins"].items() if k == name}
     return settings
