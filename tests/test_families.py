@@ -49,6 +49,7 @@ EMPTY_THINK = "<think>\n\n</think>\n\n"
         ("Qwen/Qwen2.5-Coder-0.5B", "qwen2.5-base"),
         ("Qwen/Qwen2.5-Math-7B", "qwen2.5-base"),
         ("Qwen/Qwen2.5-Coder-0.5B-Instruct", "qwen2.5"),
+        ("models/qwen2.5-instruct-7b", "qwen2.5"),
         ("qwen2.5-coder-0.5b-instruct-q4_k_m.gguf", "qwen2.5"),
         ("deepseek-ai/DeepSeek-R1-Distill-Qwen-7B", "deepseek-r1-distill"),
         ("Qwen/QwQ-32B", "qwq"),

@@ -41,7 +41,9 @@ FAMILIES = (
     Family("qwen3-base", r"qwen3-[\w.-]*-base", base=True),  # Qwen3-30B-A3B-Base too
     Family("qwen3", r"qwen3"),
     # Qwen2.5-7B, and the named variants' base models (Qwen2.5-Coder-0.5B, Qwen2.5-Math-7B)
-    Family("qwen2.5-base", r"qwen2\.5-(?:[a-z]+-)*[\d.]+b(?![\w.-]*instruct)", base=True),
+    Family(
+        "qwen2.5-base", r"qwen2\.5-(?:(?!instruct)[a-z]+-)*[\d.]+b(?![\w.-]*instruct)", base=True
+    ),
     Family("qwen2.5", r"qwen2\.5"),
     Family("gemma-pt", r"gemma-3-[\w.]*-pt", base=True, merge_system=True),
     Family("gemma", r"gemma", merge_system=True),
