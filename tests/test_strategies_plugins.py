@@ -495,6 +495,15 @@ def test_a_plugin_must_be_the_projects_module_and_a_function_when_imported(tmp_p
         sys.modules.pop("dup_plugin", None)
 
 
+def short_context_generator(tiny_model):
+    """The tiny model through transformers with a 128-token context: a long question fails."""
+    from selfreflect.backends.hf_engine import HfGenerator
+    from tests.conftest import tiny_model_spec
+
+    spec = {**tiny_model_spec(tiny_model, backend="hf"), "fidelity": "corrected"}
+    return HfGenerator({**spec, "max_model_len": 128})
+
+
 def test_a_batch_samples_meters_and_drops_failed_rows_on_hf(tiny_model):
     """On the tiny model (transformers, no vLLM): a question too long for the model fails at
     twostep_cot's first step and is not asked again (a batch of it alone ends without a
@@ -502,12 +511,9 @@ def test_a_batch_samples_meters_and_drops_failed_rows_on_hf(tiny_model):
     tokens add up over its calls, and the call's seconds are shared among its rows."""
     import time
 
-    from selfreflect.backends.hf_engine import HfGenerator
     from selfreflect.strategies.runner import fresh_seed
-    from tests.conftest import tiny_model_spec
 
-    spec = {**tiny_model_spec(tiny_model, backend="hf"), "fidelity": "corrected"}
-    recording = Recording(HfGenerator({**spec, "max_model_len": 128}))
+    recording = Recording(short_context_generator(tiny_model))
     long = "Question: " + "why " * 200 + "?"
     questions = [QUESTIONS[0], long, QUESTIONS[1]]
     start = time.perf_counter()
@@ -549,11 +555,7 @@ def test_fresh_answers_sample_with_their_settings_and_each_questions_seed(hf_gen
 def test_a_question_failed_in_a_plugins_call_draws_no_fresh_answers(tiny_model):
     """A plug-in that goes on after its chat failed gets no fresh answers for the question:
     it stays failed, for the chat's reason."""
-    from selfreflect.backends.hf_engine import HfGenerator
-    from tests.conftest import tiny_model_spec
-
-    spec = {**tiny_model_spec(tiny_model, backend="hf"), "fidelity": "corrected"}
-    generator = Recording(HfGenerator({**spec, "max_model_len": 128}))
+    generator = Recording(short_context_generator(tiny_model))
     table = run("goes_on", generator, config=plugin_config(goes_on=chat_then_fresh.__name__))
     assert table["summary"].isna().all() and len(generator.calls) == 3  # one chat a question
     assert table["error"].str.contains("max_model_len is 128").all()
