@@ -8,6 +8,7 @@ import os
 import shutil
 import subprocess
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -203,11 +204,12 @@ def tiny_model(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="session")
 def smollm2_model(tmp_path_factory) -> Path:
-    """SmolLM2-135M-Instruct from its registry package, converted to a float32 folder once."""
+    """SmolLM2-135M-Instruct from its registry package, converted to a float32 folder once per
+    session (about 40 s) and copied to each pytest-xdist worker that needs it."""
     from selfreflect.model_sources import convert_gguf
 
     spec = {"gguf": SMOLLM2_FILE, "package": SMOLLM2_PACKAGE, "dtype": "float32"}
-    return convert_gguf(spec, tmp_path_factory.mktemp("models") / "smollm2")
+    return built_once(tmp_path_factory, "smollm2", partial(convert_gguf, spec), folder="smollm2")
 
 
 @pytest.fixture(scope="session")
@@ -245,10 +247,12 @@ def session_root(tmp_path_factory) -> Path:
     return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
 
 
-def built_once(tmp_path_factory, name: str, build: Callable[[Path], None]) -> Path:
-    """This worker's copy of a project that ``build`` makes once per session: the first
-    pytest-xdist worker to need it builds it (Snakemake then has every core), the others wait
-    for it. A failed build leaves nothing, and the next worker tries again."""
+def built_once(
+    tmp_path_factory, name: str, build: Callable[[Path], None], folder: str = "project"
+) -> Path:
+    """This worker's copy (named ``folder``) of a project that ``build`` makes once per session:
+    the first pytest-xdist worker to need it builds it (Snakemake then has every core), the
+    others wait for it. A failed build leaves nothing, and the next worker tries again."""
     from filelock import FileLock
 
     from tests.workflow_utils import clone_completed
@@ -260,7 +264,7 @@ def built_once(tmp_path_factory, name: str, build: Callable[[Path], None]) -> Pa
             shutil.rmtree(shared, ignore_errors=True)
             build(shared)
             done.touch()
-    return clone_completed(shared, tmp_path_factory.mktemp(name) / "project")
+    return clone_completed(shared, tmp_path_factory.mktemp(name) / folder)
 
 
 SMOKE_STDOUT = "smoke-snakemake.stdout"  # in the session's root (session_root)
