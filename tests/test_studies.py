@@ -11,9 +11,10 @@ from selfreflect.report.studies import controlled_scores, convergence_scores
 from selfreflect.scoring.cache import ResultCache
 from selfreflect.scoring.experiment import judge_question, judgement_rows, judgements_table
 from selfreflect.scoring.prompts import QuestionAnswers
+from selfreflect.scoring.records import Judgement
 from selfreflect.scoring.registry import open_judge
 from selfreflect.scoring.stopwords import stopword_policy
-from selfreflect.scoring.table import SIZE_ABOVE_ANSWERS, result, summary_scores
+from selfreflect.scoring.table import SIZE_ABOVE_ANSWERS, convergence_rows, result, summary_scores
 from selfreflect.seeds import question_seed, subsample_indices
 
 SETTINGS = {"backend": "hf", "dtype": "auto", "batch_size": 8}
@@ -324,3 +325,52 @@ def test_scores_keep_each_questions_summaries_in_their_order():
     judged = judged.assign(kind="strategy", score=0.5, num_tasks=1, error=None, tasks=None)
     scores = summary_scores(judged, pd.DataFrame(keys))
     assert scores[["id", "strategy"]].to_dict("list") == keys
+
+
+def test_convergence_cells_of_no_task_and_of_a_failed_judgement_above_the_answers():
+    """A subsample of held-out answers none of which had a word to mask is a cell failed with
+    that reason (not a score of no tasks); a failed judgement's cells name its error where
+    their size fits, and the size where it is above the question's answers."""
+    pools = {"conditioning": ["c1", "c2"], "test": ["t1", "t2"]}
+    [picked] = subsample_indices(2, 1, seed=7)
+    judged = {
+        "S": Judgement(distances=[[0.5, 0.25], [0.75, 0.5]], owners=[1 - picked] * 2),
+        "F": Judgement(distances=[], owners=[], error="the judge failed"),
+    }
+    strategies = [
+        {"strategy": name, "summary": name, "error": None} for name in judged
+    ]  # fmt: skip
+    rows = convergence_rows("q1", pools, strategies, judged, sizes=[1, 3], seed=7)
+    cells = {(r["strategy"], r["axis"], r["size"]): (r["score"], r["error"]) for r in rows}
+    above = {axis: f"{SIZE_ABOVE_ANSWERS}: 2 {axis} answers" for axis in pools}
+    assert cells == {
+        ("S", "conditioning", 1): (0.625, None),
+        ("S", "conditioning", 3): (None, above["conditioning"]),
+        ("S", "test", 1): (None, "no held-out answer has a word to mask"),
+        ("S", "test", 3): (None, above["test"]),
+        ("F", "conditioning", 1): (None, "the judge failed"),
+        ("F", "conditioning", 3): (None, above["conditioning"]),
+        ("F", "test", 1): (None, "the judge failed"),
+        ("F", "test", 3): (None, above["test"]),
+    }
+
+
+def test_a_summary_too_long_for_the_judge_fails_its_convergence_cells_not_the_job(judge):
+    """A summary whose contexts the judge cannot hold fails on a convergence question like on
+    any other: its strategy row and its cells say why, the other strategy's cells are scored."""
+    summaries = pd.DataFrame(
+        {
+            "id": ["q1", "q1"],
+            "strategy": ["long", "short"],
+            "summary": ["Paris " * 3000, "Paris"],
+            "error": [None, None],
+        }
+    )
+    settings = {"convergence_sizes": [1], "convergence_questions": 1}
+    table = judged(judge, summaries, **settings)
+    q1 = table[table["id"] == "q1"].set_index(["kind", "strategy", "axis"])
+    [reason] = q1.loc[("strategy", "long"), "error"].unique()
+    assert "max_model_len is 2048" in reason
+    cells = q1.loc["convergence"]
+    assert cells.loc["long", "error"].tolist() == [reason, reason]
+    assert cells.loc["short", "score"].notna().all()

@@ -83,35 +83,38 @@ def convergence_rows(
         error = strategy_row["error"]
         judgement = judged.get(strategy_row["summary"]) if error is None else None
         for axis in AXES:
-            fitting = [n for n in sizes if n <= len(pools[axis])]
             for size in sizes:
                 labels = {"strategy": strategy_row["strategy"], "axis": axis, "size": size}
                 out = row(qid, "convergence", None, error, **labels)
-                if judgement is not None and size > len(pools[axis]):
-                    out["error"] = f"{SIZE_ABOVE_ANSWERS}: {len(pools[axis])} {axis} answers"
-                elif judgement is not None and axis == "conditioning":
-                    out |= _cell(judgement, judgement.distances[1 + fitting.index(size)])
-                elif judgement is not None:
-                    chosen = set(subsample_indices(len(pools["test"]), size, seed))
-                    out |= _test_cell(judgement, chosen)
+                if judgement is not None:
+                    out |= _convergence_cell(judgement, pools, axis, size, sizes, seed)
                 yield out
 
 
-def _cell(judgement: Judgement, distances: list[float]) -> dict:
+def _convergence_cell(
+    judgement: Judgement,
+    pools: dict[str, list[str]],
+    axis: str,
+    size: int,
+    sizes: list[int],
+    seed: int,
+) -> dict:
+    """The result of one convergence cell: its size is above the axis' answers, the judgement
+    failed, no chosen held-out answer has a task, or the mean over the cell's tasks."""
+    if size > len(pools[axis]):
+        return {"error": f"{SIZE_ABOVE_ANSWERS}: {len(pools[axis])} {axis} answers"}
     if judgement.error is not None:
         return {"error": judgement.error}
+    if axis == "conditioning":  # one reference context per fitting size, after the full one
+        fitting = [n for n in sizes if n <= len(pools[axis])]
+        distances = judgement.distances[1 + fitting.index(size)]
+    else:
+        chosen = set(subsample_indices(len(pools["test"]), size, seed))
+        pairs = zip(judgement.distances[0], judgement.owners, strict=True)
+        distances = [d for d, owner in pairs if owner in chosen]
+        if not distances:
+            return {"error": "no held-out answer has a word to mask"}
     return {"score": float(np.mean(distances)), "num_tasks": len(distances), "error": None}
-
-
-def _test_cell(judgement: Judgement, chosen: set[int]) -> dict:
-    """The cell of the test answers ``chosen``: the mean over their tasks of the full pass."""
-    if judgement.error is not None:
-        return {"error": judgement.error}
-    pairs = zip(judgement.distances[0], judgement.owners, strict=True)
-    distances = [d for d, owner in pairs if owner in chosen]
-    if not distances:
-        return {"error": "no held-out answer has a word to mask"}
-    return _cell(judgement, distances)
 
 
 def of_kind(judgements: pd.DataFrame, kind: str, labels: list[str]) -> pd.DataFrame:
