@@ -1016,13 +1016,20 @@ def test_answers_files_of_two_experiments_read_together_keep_their_rows(tmp_path
 
 def test_the_paper_configs_plan_compares_sampling_with_reasoning():
     """config/config.yaml's report.plan.versus gives the main table each reasoning strategy ->
-    sample_and_summarize; a run that lists not the claim's strategy has no such family."""
+    sample_and_summarize; a run that lists not the claim's strategy has no such family, and a
+    strategy (compared or reference) that a run lists not is left out."""
     from selfreflect.config import load_config
     from selfreflect.report.catalog import _main_arguments
 
     config = load_config(REPO / "config" / "config.yaml")
     claim = dict.fromkeys(["basic", "cot", "twostep_cot"], "sample_and_summarize")
     assert _main_arguments(config)["versus"] == claim
+    assert _main_arguments(config)["references"] == ["concatenated_answers"]
+    # only the strategies the run lists: a reasoning one it lists not, a reference it lists not
+    config["summaries"]["strategies"] = ["greedy", "basic", "sample_and_summarize"]
+    arguments = _main_arguments(config)
+    assert arguments["versus"] == {"basic": "sample_and_summarize"}
+    assert arguments["references"] == []
     config["summaries"]["strategies"] = ["greedy", "basic", "cot"]
     assert _main_arguments(config)["versus"] == {}
 
