@@ -337,9 +337,7 @@ def test_convergence_cells_of_no_task_and_of_a_failed_judgement_above_the_answer
         "S": Judgement(distances=[[0.5, 0.25], [0.75, 0.5]], owners=[1 - picked] * 2),
         "F": Judgement(distances=[], owners=[], error="the judge failed"),
     }
-    strategies = [
-        {"strategy": name, "summary": name, "error": None} for name in judged
-    ]  # fmt: skip
+    strategies = [{"strategy": name, "summary": name, "error": None} for name in judged]
     rows = convergence_rows("q1", pools, strategies, judged, sizes=[1, 3], seed=7)
     cells = {(r["strategy"], r["axis"], r["size"]): (r["score"], r["error"]) for r in rows}
     above = {axis: f"{SIZE_ABOVE_ANSWERS}: 2 {axis} answers" for axis in pools}
