@@ -250,9 +250,10 @@ def session_root(tmp_path_factory) -> Path:
 def built_once(
     tmp_path_factory, name: str, build: Callable[[Path], None], folder: str = "project"
 ) -> Path:
-    """This worker's copy (named ``folder``) of a project that ``build`` makes once per session:
-    the first pytest-xdist worker to need it builds it (Snakemake then has every core), the
-    others wait for it. A failed build leaves nothing, and the next worker tries again."""
+    """This worker's copy (named ``folder``) of a folder that ``build`` makes once per session
+    (a project that ran, a converted model): the first pytest-xdist worker to need it builds it
+    (Snakemake then has every core), the others wait for it. A failed build leaves nothing,
+    and the next worker tries again."""
     from filelock import FileLock
 
     from tests.workflow_utils import clone_completed
