@@ -22,8 +22,19 @@ from selfreflect.families import (
     detect_family,
     model_family,
 )
-from selfreflect.scoring.contexts import context_tasks
-from selfreflect.scoring.prompts import MaskedWord, context_prompt
+from selfreflect.scoring.contexts import (
+    context_tasks,
+    encoded_texts,
+    rendered_chats,
+    shared_head,
+)
+from selfreflect.scoring.prompts import (
+    MaskedWord,
+    QuestionAnswers,
+    context_prompt,
+    question_prompts,
+)
+from selfreflect.scoring.stopwords import stopword_policy
 from selfreflect.strategies.paper import sample_and_summarize_chat, twostep_cot_chat
 from selfreflect.strategies.text import prompt, user_chat
 from selfreflect.tiny_model import build_tokenizer
@@ -388,3 +399,71 @@ SMOLLM2_ANSWER_IDS = [  # <|im_start|> is 1, <|im_end|> 2, "\n" 198
     *[19484, 5360, 30, 198, 2, 198, 1, 4093, 198, 17872, 42, 1812, 314, 260, 3575, 282],
     *[4617, 47, 2, 198, 1, 520, 9531, 198],
 ]
+
+
+# --- a context's texts tokenized with their shared head once ---------------------------------
+
+
+def reference_texts(fmt: PromptFormat) -> list[str]:
+    """The rendered chats of a question's reference context: every word of two held-out
+    answers masked, three conditioning answers as the context."""
+    answers = QuestionAnswers(
+        QUESTION,
+        ["Canberra is the capital.", "It is Sydney, I think."],
+        ["Canberra.", "Sydney, the largest city.", "Melbourne, once."],
+        [],
+    )
+    prompt = question_prompts(answers, ["Canberra or Sydney."], stopword_policy("none"))
+    return rendered_chats(fmt, prompt.references[0])
+
+
+def assert_head_tokenized_apart(fmt: PromptFormat) -> None:
+    """Every text of the context is its shared head's ids followed by its rest's: the head
+    is the start up to the last chat marker all texts share, so the fast path holds."""
+    texts = reference_texts(fmt)
+    head = shared_head(texts, fmt.tokenizer)
+    assert len(head) > len(texts[0]) // 2 and all(text.startswith(head) for text in texts)
+    head_ids = fmt.encode(head)
+    for text in texts:
+        rest = fmt.tokenizer(text[len(head) :], add_special_tokens=False)["input_ids"]
+        assert head_ids + rest == fmt.encode(text), text
+    assert encoded_texts(fmt, texts) == [fmt.encode(text) for text in texts]
+
+
+@pytest.mark.parametrize("fidelity", [ORIGINAL, CORRECTED])
+def test_smollm2_tokenizes_a_contexts_shared_head_apart(smollm2_tokenizer, fidelity):
+    fmt = PromptFormat(smollm2_tokenizer, detect_family(SMOLLM2_FILE), fidelity)
+    assert_head_tokenized_apart(fmt)
+
+
+@pytest.mark.parametrize("fidelity", [ORIGINAL, CORRECTED])
+def test_gemma_tokenizes_a_contexts_shared_head_apart(gemma_tokenizer, fidelity):
+    """Gemma's tokenizer (SentencePiece pieces, a BOS added, twice with the authors' fidelity)."""
+    gemma_tokenizer.chat_template = (TEMPLATES / "gemma3-it.jinja").read_text()
+    try:
+        fmt = PromptFormat(gemma_tokenizer, detect_family("google/gemma-3-270m-it"), fidelity)
+        assert_head_tokenized_apart(fmt)
+    finally:
+        gemma_tokenizer.chat_template = None
+
+
+@pytest.mark.parametrize("family", ["qwen2.5", "qwen3"])  # markers the tiny tokenizer has
+def test_the_qwen_templates_tokenize_a_contexts_shared_head_apart(family):
+    assert_head_tokenized_apart(fmt_with(FRAMES[family][0], family))
+
+
+def test_a_tokenizer_that_marks_a_texts_end_has_each_text_tokenized_whole():
+    """A tokenizer whose special tokens end a text (EOS appended) would put one after the
+    head: the check on the first and last text catches it and each text is tokenized whole."""
+    from tokenizers.processors import TemplateProcessing
+
+    fmt = fmt_with(FRAMES["qwen2.5"][0], "qwen2.5")
+    eos = fmt.tokenizer.eos_token
+    fmt.tokenizer.backend_tokenizer.post_processor = TemplateProcessing(
+        single=f"$A {eos}", special_tokens=[(eos, fmt.tokenizer.convert_tokens_to_ids(eos))]
+    )
+    texts = reference_texts(fmt)
+    head = shared_head(texts, fmt.tokenizer)
+    rest = fmt.tokenizer(texts[0][len(head) :], add_special_tokens=False)["input_ids"]
+    assert fmt.encode(head) + rest != fmt.encode(texts[0])  # the head's own EOS
+    assert encoded_texts(fmt, texts) == [fmt.encode(text) for text in texts]

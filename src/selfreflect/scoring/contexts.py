@@ -18,6 +18,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -123,14 +124,57 @@ def common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
     return int(np.flatnonzero(np.asarray(a[:n]) != np.asarray(b[:n]))[0])
 
 
+def shared_head(texts: Sequence[str], tokenizer: Any) -> str:
+    """The longest start of all ``texts`` that ends with one of the tokenizer's added tokens
+    (the chat template's markers): a tokenizer splits a text at its added tokens before
+    anything else, so what follows one is tokenized apart from what precedes it."""
+    first, last = min(texts), max(texts)  # the texts' common start is these two's
+    length = next(
+        (i for i, pair in enumerate(zip(first, last, strict=False)) if pair[0] != pair[1]),
+        len(first),
+    )
+    common = first[:length]
+    markers = {token.content for token in tokenizer.added_tokens_decoder.values()}
+    ends = [common.rfind(marker) + len(marker) for marker in markers if marker and marker in common]
+    return common[: max(ends, default=0)]
+
+
+def encoded_texts(fmt: PromptFormat, texts: list[str]) -> list[list[int]]:
+    """``fmt.encode`` of each of ``texts``, their :func:`shared_head` tokenized once: a
+    context's chats share everything up to their last turn (at the paper's N, thousands of
+    tokens of conditioning answers), so tokenizing each whole would cost the judge's host
+    more than its forwards. Checked against whole encodings of the first and last text; where
+    they differ (a tokenizer that marks a text's end, or strips around a marker), each text is
+    encoded whole."""
+    head = shared_head(texts, fmt.tokenizer) if fmt.tokenizer is not None else ""
+    if not head:
+        return [fmt.encode(text) for text in texts]
+    head_ids = fmt.encode(head)
+    tails = fmt.tokenizer([text[len(head) :] for text in texts], add_special_tokens=False)
+    joined = [head_ids + tail for tail in tails["input_ids"]]
+    if any(joined[i] != fmt.encode(texts[i]) for i in {0, len(texts) - 1}):
+        return [fmt.encode(text) for text in texts]
+    return joined
+
+
+def rendered_chats(fmt: PromptFormat, prompt: ContextPrompt) -> list[str]:
+    """Each chat of a context rendered twice: answered with its masked word (the final message
+    continued), then with the generation prompt."""
+    rendered = []
+    for chat, masked in zip(prompt.chats, prompt.words, strict=True):
+        answered = [*chat, {"role": "assistant", "content": masked.word}]
+        rendered.append(fmt.render(answered, continue_final_message=True))
+        rendered.append(fmt.render(chat, add_generation_prompt=True))
+    return rendered
+
+
 def context_tasks(fmt: PromptFormat, prompt: ContextPrompt) -> ContextTasks:
     """The token sequences of one context's chats; raises :class:`TaskError` when a masked
     word has no target tokens."""
+    encoded = encoded_texts(fmt, rendered_chats(fmt, prompt))
     sequences, starts = [], []
-    for chat, masked in zip(prompt.chats, prompt.words, strict=True):
-        answered = [*chat, {"role": "assistant", "content": masked.word}]
-        with_word = fmt.encode(fmt.render(answered, continue_final_message=True))
-        without = fmt.encode(fmt.render(chat, add_generation_prompt=True))
+    for k, masked in enumerate(prompt.words):
+        with_word, without = encoded[2 * k], encoded[2 * k + 1]
         start = common_prefix(with_word, without)
         if start == len(with_word):
             raise TaskError(f"masked word {masked.word!r} has no target tokens")
