@@ -78,3 +78,29 @@ def test_a_failed_explorer_benchmark_build_says_error_once(tmp_path):
         run_benchmark(2, 0, 2, tmp_path)
     message = err.value.format_message()
     assert message == "the explorer build failed: explorer: no scores file among the files given"
+
+
+def test_the_contexts_benchmark_times_both_tokenizations_of_the_same_texts(tiny_model, tmp_path):
+    """`bench contexts` on the tiny model's tokenizer: both ways give the same ids for every
+    context of the example questions, each timed over the same repeats."""
+    import json
+
+    import yaml
+
+    from tests.conftest import MINIMAL_CONFIG
+
+    config = tmp_path / "c.yaml"
+    config.write_text(
+        yaml.safe_dump({**MINIMAL_CONFIG, "models": {"m": {"path": str(tiny_model)}}})
+    )
+    out = tmp_path / "contexts.json"
+    args = ["--tokenizer-config", str(config), "--tokenizer-model", "m", "--answers", "3"]
+    printed = run(
+        ["selfreflect", "bench", "contexts", *args, "--repeats", "2", "--json", str(out)], REPO
+    )
+    (case,) = json.loads(out.read_text())["cases"]
+    assert case["answers"] == 3 and case["identical"] and case["texts"] > case["contexts"] > 0
+    for way in ("whole", "shared_head"):
+        times = case["cpu_s"][way]
+        assert 0 < times["min"] <= times["median"] <= times["max"]
+    assert f"N = 3: {case['texts']} texts" in printed.stdout

@@ -40,7 +40,13 @@ GROWTH = [
     *("bench", "growth", "--config", f"{REPO}/config/smoke.yaml"),
     *("--tokenizer-config", f"{REPO}/config/science.yaml"),
 ]
+CONTEXTS = ["bench", "contexts", "--tokenizer-config", f"{REPO}/config/science.yaml"]
 CASES = [
+    Case(
+        "contexts unknown tokenizer model",
+        [*CONTEXTS, "--tokenizer-model", "nope", "--json", "c.json"],
+        ["--tokenizer-model: ", f"'nope' is not a model of {REPO}/config/science.yaml"],
+    ),
     Case("explorer questions 0", ["bench", "explorer", "--questions", "0"], ["'--questions'"]),
     Case("explorer questions -3", ["bench", "explorer", "--questions", "-3"], ["'--questions'"]),
     Case("explorer answers 0", ["bench", "explorer", "--answers", "0"], ["'--answers'"]),

@@ -174,6 +174,19 @@ def tokenizer_options(command: Callable) -> Callable:
     )(command)
 
 
+def tokenizer_spec(config: Path, model: str) -> dict[str, Any]:
+    """The ``models`` entry of --tokenizer-model in --tokenizer-config (a usage error naming
+    the option where the config has no such model)."""
+    from selfreflect.config import load_config
+
+    models = load_config(config)["models"]
+    if model not in models:
+        raise click.BadParameter(
+            f"'{model}' is not a model of {config}", param_hint="--tokenizer-model"
+        )
+    return models[model]
+
+
 @click.command()
 @click.option(
     "--config",
@@ -236,17 +249,10 @@ def growth(
     measured = load_config(config)
     paths = dataset_paths(datasets, measured, config)
     digest = measured_digest(measured, paths)
-    tokenizer = load_config(tokenizer_config)["models"]
-    if tokenizer_model not in tokenizer:
-        raise click.BadParameter(
-            f"'{tokenizer_model}' is not a model of {tokenizer_config}",
-            param_hint="--tokenizer-model",
-        )
+    spec = tokenizer_spec(tokenizer_config, tokenizer_model)
     record = resumed(json_out, (str(config), digest), (str(tokenizer_config), tokenizer_model))
     if "judge_work" not in record:
-        per_question = judge_work(
-            tokenizer[tokenizer_model], judge_answers, load_paper_batch_size()
-        )
+        per_question = judge_work(spec, judge_answers, load_paper_batch_size())
         record["judge_work"] = {"config": str(tokenizer_config), "tokenizer_model": tokenizer_model}
         record["judge_work"] |= per_question
         write_json(json_out, record)

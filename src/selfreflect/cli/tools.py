@@ -23,6 +23,7 @@ BENCH = (  # selfreflect bench NAME: selfreflect.bench.<NAME with _>
     "scale",
     "judge-memory",
     "judge-batching",
+    "contexts",
     "growth",
     "paper-run",
     "calibrate-stopwords",

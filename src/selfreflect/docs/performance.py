@@ -33,6 +33,7 @@ from selfreflect.fileio import read_json
 REAL_RUN = Path("docs") / "real_model.json"
 EXPLORER = Path("docs") / "explorer_scale.json"
 BATCHING = Path("docs") / "judge_batching.json"  # selfreflect bench judge-batching
+CONTEXTS = Path("docs") / "contexts.json"  # selfreflect bench contexts
 # the Quick start run (its config of then: answers of up to 24 tokens) measured before the shared
 # judge pass (one judge job per strategy and study), with it while the controlled pairs still
 # grouped answers by string, and with them grouped by meaning
@@ -547,6 +548,35 @@ def cpu_threads(records: list[dict]) -> str:
     )
 
 
+def contexts(record: dict) -> str:
+    """The judge's host time to tokenize the example questions' contexts, whole and with their
+    shared head once (``selfreflect bench contexts``), per N."""
+
+    def seconds(times: dict) -> str:
+        return f"{times['median']:.2f} ({times['min']:.2f}-{times['max']:.2f})"
+
+    rows = [
+        [
+            case["answers"],
+            case["contexts"],
+            f"{case['texts']:,}",
+            f"{case['tokens']:,}",
+            seconds(case["cpu_s"]["whole"]),
+            seconds(case["cpu_s"]["shared_head"]),
+            f"{case['speedup']:.1f}x",
+            "yes" if case["identical"] else "no",
+        ]
+        for case in record["cases"]
+    ]
+    header = ["N", "contexts", "texts", "tokens", "whole: CPU s", "shared head: CPU s"]
+    header += ["speed-up", "same token ids"]
+    return (
+        f"Measured {record['date']} on {record['machine']} with the tokenizer and prompts of "
+        f"`{record['tokenizer_model']}`; median of {record['repeats']} passes (range) after an "
+        "untimed one, the two ways taking turns.\n\n" + table(header, rows, align="rrrrrrrl") + "\n"
+    )
+
+
 def spans(
     runs: list[dict],
     real_run: dict,
@@ -596,6 +626,7 @@ def pages() -> dict[Path, str]:
     records = (read_json(REAL_RUN), earlier, read_json(EXPLORER), read_json(BATCHING))
     threads = [read_json(path) for path in sorted(CPU_THREADS.glob("*.json"))]
     rendered = spans(recorded(), *records, device_runs(), device_runs(CPU_DAGS), threads)
+    rendered["contexts"] = contexts(read_json(CONTEXTS))
     return {path: fill(path.read_text(encoding="utf-8"), rendered) for path in DOCS}
 
 
