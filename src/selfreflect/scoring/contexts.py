@@ -146,7 +146,7 @@ def encoded_texts(fmt: PromptFormat, texts: list[str]) -> list[list[int]]:
     more than its forwards. Checked against whole encodings of the first and last text; where
     they differ (a tokenizer that marks a text's end, or strips around a marker), each text is
     encoded whole."""
-    head = shared_head(texts, fmt.tokenizer) if fmt.tokenizer is not None else ""
+    head = shared_head(texts, fmt.tokenizer)
     if not head:
         return [fmt.encode(text) for text in texts]
     head_ids = fmt.encode(head)
