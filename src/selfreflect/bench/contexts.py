@@ -13,7 +13,7 @@ median and the range are recorded, with whether both ways gave the same token id
 from __future__ import annotations
 
 import datetime
-import platform
+import os
 import statistics
 import time
 from pathlib import Path
@@ -21,6 +21,7 @@ from pathlib import Path
 import click
 
 from selfreflect.bench.growth import load_tokenizer, tokenizer_options, tokenizer_spec
+from selfreflect.bench.scorer import cpu_name
 
 
 def context_texts(fmt, answers: int) -> list[list[str]]:
@@ -88,6 +89,7 @@ def contexts(
 
     spec = tokenizer_spec(tokenizer_config, tokenizer_model)
     fmt = PromptFormat.for_model(load_tokenizer(spec), spec)
+    load = os.getloadavg()[0]  # other work on the cores swells both ways' times
     cases = []
     for n in sizes:
         cases.append(measure(fmt, n, repeats))
@@ -100,7 +102,8 @@ def contexts(
         )
     record = {
         "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="minutes"),
-        "machine": platform.processor() or platform.machine(),
+        "machine": cpu_name(),
+        "load_average": round(load, 1),
         "tokenizer_model": tokenizer_model,
         "repeats": repeats,
         "cases": cases,

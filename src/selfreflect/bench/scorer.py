@@ -430,15 +430,20 @@ def peak_rss_mib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
+def cpu_name() -> str:
+    """The CPU's model name (/proc/cpuinfo), else what the platform module says."""
+    cpuinfo = Path("/proc/cpuinfo")
+    lines = cpuinfo.read_text().splitlines() if cpuinfo.exists() else []
+    names = [line.split(":", 1)[1].strip() for line in lines if line.startswith("model name")]
+    return names[0] if names else platform.processor()
+
+
 def device_name(device: str) -> str:
     import torch
 
     if device.startswith("cuda"):
         return torch.cuda.get_device_name()
-    cpuinfo = Path("/proc/cpuinfo")
-    lines = cpuinfo.read_text().splitlines() if cpuinfo.exists() else []
-    names = [line.split(":", 1)[1].strip() for line in lines if line.startswith("model name")]
-    return f"{names[0] if names else platform.processor()}, {torch.get_num_threads()} threads"
+    return f"{cpu_name()}, {torch.get_num_threads()} threads"
 
 
 def commit() -> str | None:

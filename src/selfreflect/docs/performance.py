@@ -571,7 +571,8 @@ def contexts(record: dict) -> str:
     header = ["N", "contexts", "texts", "tokens", "whole: CPU s", "shared head: CPU s"]
     header += ["speed-up", "same token ids"]
     return (
-        f"Measured {record['date']} on {record['machine']} with the tokenizer and prompts of "
+        f"Measured {record['date']} on {record['machine']} (load average "
+        f"{record['load_average']} at the start) with the tokenizer and prompts of "
         f"`{record['tokenizer_model']}`; median of {record['repeats']} passes (range) after an "
         "untimed one, the two ways taking turns.\n\n" + table(header, rows, align="rrrrrrrl") + "\n"
     )
