@@ -553,7 +553,7 @@ def contexts(record: dict) -> str:
     shared head once (``selfreflect bench contexts``), per N."""
 
     def seconds(times: dict) -> str:
-        return f"{times['median']:.2f} ({times['min']:.2f}-{times['max']:.2f})"
+        return f"{times['median']:.2f} ({extent([times['min'], times['max']], '.2f')})"
 
     rows = [
         [
